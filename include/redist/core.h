@@ -1,0 +1,188 @@
+/*
+ * redist/core.h - status codes, errors, element types, meshes and sharding
+ * types.  Pure values, no I/O, no MPI.
+ *
+ * Conventions (all of libredist):
+ *  - every fallible call returns a redist_status_t (REDIST_OK == 0, errors
+ *    negative) and takes an optional redist_error_t *err (NULL allowed) that
+ *    receives a message naming the place of the first error;
+ *  - output parameters come last (just before the error struct) and are
+ *    written only on success;
+ *  - objects returned through `**out` belong to the caller, who frees them
+ *    with the matching *_free function (which accepts NULL);
+ *  - the library never prints, never aborts and never asserts on input.
+ */
+#ifndef REDIST_CORE_H
+#define REDIST_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REDIST_VERSION_MAJOR 0
+#define REDIST_VERSION_MINOR 1
+#define REDIST_VERSION_PATCH 0
+#define REDIST_VERSION_STRING "0.1.0"
+
+/** Largest number of mesh axes and of array dims. */
+#define REDIST_MAX_AXES 16
+#define REDIST_MAX_DIMS 16
+/** Longest axis name, terminating NUL excluded. */
+#define REDIST_MAX_NAME 63
+/** Largest device count of a mesh (ranks are C ints in every backend). */
+#define REDIST_MAX_DEVICES 2147483647LL
+
+typedef enum redist_status {
+    REDIST_OK = 0,
+    REDIST_ERR_INVALID = -1,    /**< bad argument or bad input (spec, plan) */
+    REDIST_ERR_NOMEM = -2,      /**< allocation failed */
+    REDIST_ERR_OVERFLOW = -3,   /**< a size or byte count exceeds 64 bits */
+    REDIST_ERR_INFEASIBLE = -4, /**< no plan exists under the constraints */
+    REDIST_ERR_IO = -5,         /**< a file could not be read or written */
+    REDIST_ERR_PARSE = -6,      /**< JSON syntax error (line and column set) */
+    REDIST_ERR_LIMIT = -7,      /**< a search or size limit was reached */
+    REDIST_ERR_PLAN = -8,       /**< the verifier rejected a plan */
+    REDIST_ERR_BACKEND = -9,    /**< the communication backend failed */
+    REDIST_ERR_MISMATCH = -10   /**< ranks disagree (size, plan, data) */
+} redist_status_t;
+
+/** A short constant description of a status ("invalid input", ...). */
+const char *redist_status_string(redist_status_t status);
+
+#define REDIST_ERROR_SOURCE_LENGTH 256
+#define REDIST_ERROR_PATH_LENGTH 128
+#define REDIST_ERROR_TEXT_LENGTH 384
+
+/**
+ * Where and why something failed.  Modelled on jansson's json_error_t.
+ * `source` is the file name (or "<command line>", "<string>"); `line` and
+ * `column` are 1-based and set (non-zero) for JSON syntax errors; `path` is
+ * a JSON path into the document for semantic errors ("to.dims[1]").  Empty
+ * strings and zeros mean "not applicable".
+ */
+typedef struct redist_error {
+    redist_status_t status;
+    int line;
+    int column;
+    char source[REDIST_ERROR_SOURCE_LENGTH];
+    char path[REDIST_ERROR_PATH_LENGTH];
+    char text[REDIST_ERROR_TEXT_LENGTH];
+} redist_error_t;
+
+/** Reset an error struct to "no error" (status REDIST_OK, empty strings). */
+void redist_error_clear(redist_error_t *err);
+
+/**
+ * Format an error as one line: "source:line:col: text" for syntax errors,
+ * "source: path: text" for semantic ones, omitting empty parts.  Writes at
+ * most `size` bytes including the NUL; returns `buf`.
+ */
+char *redist_error_format(const redist_error_t *err, char *buf, size_t size);
+
+/* ---------------------------------------------------------------- dtypes */
+
+typedef enum redist_dtype {
+    REDIST_F16, REDIST_BF16, REDIST_F32, REDIST_F64,
+    REDIST_I8, REDIST_I16, REDIST_I32, REDIST_I64,
+    REDIST_U8, REDIST_U16, REDIST_U32, REDIST_U64,
+    REDIST_C64, REDIST_C128,
+    REDIST_DTYPE_COUNT
+} redist_dtype_t;
+
+/** Element size in bytes, 0 for an out-of-range value. */
+size_t redist_dtype_size(redist_dtype_t dtype);
+/** The FORMATS.md name ("bf16"), NULL for an out-of-range value. */
+const char *redist_dtype_name(redist_dtype_t dtype);
+/** Look a dtype up by name; REDIST_ERR_INVALID if unknown. */
+redist_status_t redist_dtype_from_name(const char *name, redist_dtype_t *out);
+
+typedef enum redist_reduce {
+    REDIST_REDUCE_SUM, REDIST_REDUCE_MAX, REDIST_REDUCE_MIN,
+    REDIST_REDUCE_PROD, REDIST_REDUCE_COUNT
+} redist_reduce_t;
+
+const char *redist_reduce_name(redist_reduce_t op);
+redist_status_t redist_reduce_from_name(const char *name, redist_reduce_t *out);
+
+/* ------------------------------------------------------------------ mesh */
+
+/** A device mesh: ordered named axes; ranks are row-major (first axis
+ *  slowest).  Immutable once created. */
+typedef struct redist_mesh redist_mesh_t;
+
+/**
+ * Create a mesh of `naxes` axes (1..REDIST_MAX_AXES).  Names must be
+ * distinct, non-empty, at most REDIST_MAX_NAME bytes; sizes >= 1, with a
+ * device count of at most REDIST_MAX_DEVICES.  The names are copied.
+ */
+redist_status_t redist_mesh_create(int naxes, const char *const names[],
+                                   const int64_t sizes[], redist_mesh_t **out,
+                                   redist_error_t *err);
+void redist_mesh_free(redist_mesh_t *mesh);
+
+int redist_mesh_num_axes(const redist_mesh_t *mesh);
+const char *redist_mesh_axis_name(const redist_mesh_t *mesh, int axis);
+int64_t redist_mesh_axis_size(const redist_mesh_t *mesh, int axis);
+int64_t redist_mesh_num_devices(const redist_mesh_t *mesh);
+/** Index of the axis called `name`, or -1. */
+int redist_mesh_find_axis(const redist_mesh_t *mesh, const char *name);
+/** Rank of the device with the given coordinates (one per axis). */
+int64_t redist_mesh_rank(const redist_mesh_t *mesh, const int64_t coords[]);
+/** Coordinates (one per axis) of device `rank`. */
+void redist_mesh_coords(const redist_mesh_t *mesh, int64_t rank,
+                        int64_t coords[]);
+
+/* --------------------------------------------------------- sharding type */
+
+/**
+ * A sharding type, a plain value the caller may fill directly.
+ * dims[i][0..ndims_axes[i]-1] are the mesh-axis indices that split array
+ * dim i, major first; `partial` is a bitmask (bit a = mesh axis a) of axes
+ * holding pending reductions; every other axis is replicated.
+ */
+typedef struct redist_type {
+    int ndims;
+    uint8_t dim_naxes[REDIST_MAX_DIMS];
+    uint8_t dims[REDIST_MAX_DIMS][REDIST_MAX_AXES];
+    uint32_t partial;
+} redist_type_t;
+
+/** A fully replicated type of `ndims` dims (0..REDIST_MAX_DIMS). */
+void redist_type_init(redist_type_t *type, int ndims);
+/** Append mesh axis `axis` as the new minor axis of `dim`. */
+redist_status_t redist_type_push_axis(redist_type_t *type, int dim, int axis);
+/** Mark mesh axis `axis` as partial. */
+redist_status_t redist_type_add_partial(redist_type_t *type, int axis);
+/** 1 when both types are the same (same dims lists, same partial set). */
+int redist_type_equal(const redist_type_t *a, const redist_type_t *b);
+
+/**
+ * Check a type against a mesh and global shape: axes exist, none used
+ * twice, every dim divisible by its product of axis sizes.  `what` names
+ * the type in error paths ("from", "to").
+ */
+redist_status_t redist_type_validate(const redist_type_t *type,
+                                     const redist_mesh_t *mesh, int ndims,
+                                     const int64_t shape[], const char *what,
+                                     redist_error_t *err);
+
+/** Local (per-device) shape of a valid type. */
+redist_status_t redist_type_local_shape(const redist_type_t *type,
+                                        const redist_mesh_t *mesh,
+                                        const int64_t shape[],
+                                        int64_t local[]);
+
+/**
+ * Write a readable form, e.g. "[{data,model}, {}] partial{x}", into buf
+ * (at most size bytes including the NUL).  Returns buf.
+ */
+char *redist_type_format(const redist_type_t *type, const redist_mesh_t *mesh,
+                         char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

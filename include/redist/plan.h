@@ -1,0 +1,161 @@
+/*
+ * redist/plan.h - plans: the solver, read-only step views, statistics, the
+ * independent verifier and the JSON / text writers.  Depends on jansson
+ * only; never on MPI or OpenSHMEM.
+ *
+ * A plan is a sequence of typed steps (FORMATS.md section 2) from the
+ * spec's source type to its target type.  redist_plan_create returns the
+ * optimum of the default objective: minimal peak local bytes, then minimal
+ * total received bytes, then fewest collectives.  Planning is a pure
+ * function of the spec and options: every rank computes the same plan.
+ */
+#ifndef REDIST_PLAN_H
+#define REDIST_PLAN_H
+
+#include <stdio.h>
+
+#include "redist/spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum redist_op {
+    REDIST_OP_SLICE,
+    REDIST_OP_ALL_GATHER,
+    REDIST_OP_ALL_TO_ALL,
+    REDIST_OP_REDUCE_SCATTER,
+    REDIST_OP_ALL_REDUCE,
+    REDIST_OP_PERMUTE,
+    REDIST_OP_COUNT
+} redist_op_t;
+
+/** "all_to_all", ...; NULL when out of range. */
+const char *redist_op_name(redist_op_t op);
+redist_status_t redist_op_from_name(const char *name, redist_op_t *out);
+/** 1 for a collective (everything but slice). */
+int redist_op_is_collective(redist_op_t op);
+
+/** One step of a plan, a read-only copy. */
+typedef struct redist_step_view {
+    redist_op_t op;
+    int dim;      /**< slice, all_gather, reduce_scatter; else -1 */
+    int from_dim; /**< all_to_all; else -1 */
+    int to_dim;   /**< all_to_all; else -1 */
+    int axis;     /**< mesh axis; -1 for permute */
+    redist_type_t after;                /**< type after the step */
+    int64_t local_shape[REDIST_MAX_DIMS]; /**< local shape after it */
+    uint64_t local_bytes;               /**< bytes per device after it */
+    uint64_t recv_bytes; /**< bytes received per device (rounded up) */
+} redist_step_view_t;
+
+typedef struct redist_plan_stats {
+    uint64_t src_bytes;  /**< local bytes of the source type */
+    uint64_t dst_bytes;  /**< local bytes of the target type */
+    uint64_t peak_bytes; /**< largest local size on the path */
+    uint64_t recv_bytes; /**< total received per device (rounded up) */
+    int collectives;     /**< steps other than slice */
+    int steps;
+    int memory_efficient; /**< peak <= max(src, dst) */
+} redist_plan_stats_t;
+
+typedef struct redist_plan_options {
+    /** 0: none.  Else plans whose peak exceeds it are refused
+     *  (REDIST_ERR_INFEASIBLE). */
+    uint64_t max_peak_bytes;
+    /** Search budget in visited types; 0: the default (4 million).
+     *  Exceeding it gives REDIST_ERR_LIMIT. */
+    uint64_t max_states;
+} redist_plan_options_t;
+
+typedef struct redist_plan redist_plan_t;
+
+/**
+ * Plan `spec` (opts may be NULL).  The plan keeps its own copy of the spec;
+ * the caller may free `spec` afterwards.  Errors: REDIST_ERR_INFEASIBLE
+ * when no plan exists (a target partial axis the source lacks, or
+ * max_peak_bytes too small), REDIST_ERR_LIMIT when the search budget ran
+ * out, REDIST_ERR_NOMEM, REDIST_ERR_OVERFLOW.
+ */
+redist_status_t redist_plan_create(const redist_spec_t *spec,
+                                   const redist_plan_options_t *opts,
+                                   redist_plan_t **out, redist_error_t *err);
+void redist_plan_free(redist_plan_t *plan);
+
+const redist_spec_t *redist_plan_spec(const redist_plan_t *plan);
+int redist_plan_num_steps(const redist_plan_t *plan);
+/** Copy step i (0-based) into *view; REDIST_ERR_INVALID if out of range. */
+redist_status_t redist_plan_step(const redist_plan_t *plan, int i,
+                                 redist_step_view_t *view);
+void redist_plan_stats(const redist_plan_t *plan, redist_plan_stats_t *out);
+/** The largest local size on the path (what a device must be able to hold). */
+uint64_t redist_plan_peak_bytes(const redist_plan_t *plan);
+
+/**
+ * Build a plan from explicit steps (for verification of hand-written or
+ * foreign plans).  Each step needs `op` and its fields; for permute,
+ * `after` is the target type.  The steps are replayed through the
+ * verifier: an illegal step gives REDIST_ERR_PLAN with the step index in
+ * err->path ("steps[2]").
+ */
+redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
+                                       const redist_step_view_t steps[],
+                                       redist_plan_t **out,
+                                       redist_error_t *err);
+
+/* ---------------------------------------------------------- verifier */
+
+typedef struct redist_verify_result {
+    int valid;            /**< every precondition held, the end is the target */
+    uint64_t peak_bytes;
+    uint64_t recv_bytes;  /**< total, rounded up */
+    int collectives;
+    int steps;
+    int memory_efficient;
+    int failed_step;      /**< index of the first bad step, -1 if none */
+} redist_verify_result_t;
+
+/**
+ * Replay `plan` step by step against its spec with the step table alone
+ * (independent of the solver): check each precondition and effect,
+ * recompute local shapes, peak and bytes.  Returns REDIST_OK when the plan
+ * is valid, REDIST_ERR_PLAN (err says which step and why) otherwise; *out
+ * (may be NULL) is filled in both cases.
+ */
+redist_status_t redist_plan_verify(const redist_plan_t *plan,
+                                   redist_verify_result_t *out,
+                                   redist_error_t *err);
+
+/**
+ * Read a plan JSON document (FORMATS.md section 4; only "steps" is
+ * required, each step's "after" only for permute) for `spec` and verify
+ * it.  Structural problems (not JSON, steps not an array, a field of the
+ * wrong JSON type) are REDIST_ERR_PARSE / REDIST_ERR_INVALID; an illegal
+ * step, an "after", "local_shape", "recv_bytes" or "stats" value that
+ * disagrees with the replay, or a plan that does not end at the target is
+ * REDIST_ERR_PLAN.  *out is filled whenever the document was readable.
+ */
+redist_status_t redist_plan_verify_file(const redist_spec_t *spec,
+                                        const char *path,
+                                        redist_verify_result_t *out,
+                                        redist_error_t *err);
+redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
+                                          const char *text, size_t len,
+                                          const char *source,
+                                          redist_verify_result_t *out,
+                                          redist_error_t *err);
+
+/* ---------------------------------------------------------- writers */
+
+/** The FORMATS.md section 4 object as a NUL-terminated string, to be freed
+ *  with free(); NULL on allocation failure. */
+char *redist_plan_to_json(const redist_plan_t *plan);
+/** Print the readable table (and, for meshes of up to 64 devices when
+ *  `grid` is non-zero, which block each device holds after each step). */
+redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
+                                  int grid);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

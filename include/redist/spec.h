@@ -1,0 +1,98 @@
+/*
+ * redist/spec.h - a redistribution problem ("spec"): mesh, global shape,
+ * dtype, source and target types, reduce op, and the optional `expect`
+ * block of a spec file.  Built from C values or loaded from JSON
+ * (FORMATS.md section 3) with jansson.
+ */
+#ifndef REDIST_SPEC_H
+#define REDIST_SPEC_H
+
+#include "redist/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct redist_spec redist_spec_t;
+
+/** What a spec file's `expect` block asks for (only `check` reads it). */
+typedef struct redist_expect {
+    int has_max_collectives, has_max_recv_bytes, has_max_peak_bytes;
+    int has_ops, has_infeasible;
+    int64_t max_collectives;
+    uint64_t max_recv_bytes;
+    uint64_t max_peak_bytes;
+    int infeasible;
+    int nops;
+    const char *const *ops; /**< op names, owned by the spec */
+} redist_expect_t;
+
+/** Flags of the loaders. */
+enum {
+    /** Accept a target whose partial axes the source lacks (no plan can
+     *  exist; redist_plan_create then reports REDIST_ERR_INFEASIBLE).
+     *  Without the flag such a spec is rejected as bad input. */
+    REDIST_SPEC_ALLOW_UNPLANNABLE = 1u << 0
+};
+
+/**
+ * Build a spec from C values.  `mesh` is copied (the caller keeps and frees
+ * its own); `name` may be NULL.  Every product of sizes and the byte counts
+ * are checked for 64-bit overflow; the types are validated against the mesh
+ * and shape (errors name "from"/"to" paths).
+ */
+redist_status_t redist_spec_create(const redist_mesh_t *mesh, int ndims,
+                                   const int64_t shape[], redist_dtype_t dtype,
+                                   const redist_type_t *from,
+                                   const redist_type_t *to,
+                                   redist_reduce_t reduce, const char *name,
+                                   redist_spec_t **out, redist_error_t *err);
+
+/** Load a spec file.  Errors carry the file name, line:column for syntax
+ *  errors and a JSON path for semantic ones. */
+redist_status_t redist_spec_load_file(const char *path, unsigned flags,
+                                      redist_spec_t **out,
+                                      redist_error_t *err);
+/** Load a spec from `len` bytes of text; `source` names it in errors. */
+redist_status_t redist_spec_load_buffer(const char *text, size_t len,
+                                        const char *source, unsigned flags,
+                                        redist_spec_t **out,
+                                        redist_error_t *err);
+
+/**
+ * Build a spec from the command-line (inline) form:
+ *   mesh   "x=2,y=4"         shape "1024x512"
+ *   type   "x,y|"  (dims separated by '|', axes of a dim major first by ',')
+ *   partial "x,y"  (may be NULL or "")
+ * dtype and reduce by name (NULL: "f32", "sum"); name may be NULL.
+ * Errors name the option ("--from") as their path.
+ */
+redist_status_t redist_spec_from_strings(const char *mesh, const char *shape,
+                                         const char *dtype, const char *from,
+                                         const char *from_partial,
+                                         const char *to, const char *to_partial,
+                                         const char *reduce, const char *name,
+                                         unsigned flags, redist_spec_t **out,
+                                         redist_error_t *err);
+
+void redist_spec_free(redist_spec_t *spec);
+
+const char *redist_spec_name(const redist_spec_t *spec); /**< "" if none */
+const redist_mesh_t *redist_spec_mesh(const redist_spec_t *spec);
+int redist_spec_ndims(const redist_spec_t *spec);
+const int64_t *redist_spec_shape(const redist_spec_t *spec);
+redist_dtype_t redist_spec_dtype(const redist_spec_t *spec);
+redist_reduce_t redist_spec_reduce(const redist_spec_t *spec);
+const redist_type_t *redist_spec_from(const redist_spec_t *spec);
+const redist_type_t *redist_spec_to(const redist_spec_t *spec);
+/** Bytes per device of the source and target local blocks. */
+uint64_t redist_spec_src_bytes(const redist_spec_t *spec);
+uint64_t redist_spec_dst_bytes(const redist_spec_t *spec);
+/** The expect block; all has_* are 0 when the spec had none.  The view
+ *  lives as long as the spec. */
+void redist_spec_expect(const redist_spec_t *spec, redist_expect_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

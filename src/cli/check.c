@@ -1,0 +1,257 @@
+/*
+ * redistplan check SPEC... [--junit FILE]: validate spec files and their
+ * `expect` blocks.  One PASS/FAIL/ERROR line per spec, then
+ * "N passed, M failed".  Exit 0 all pass, 1 a failure, 2 bad input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#include <stdarg.h>
+
+static void rd_appendf(char *buf, size_t size, size_t *pos, const char *fmt,
+                       ...) __attribute__((format(printf, 4, 5)));
+static void rd_appendf(char *buf, size_t size, size_t *pos, const char *fmt,
+                       ...)
+{
+    if (*pos >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *pos, size - *pos, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *pos = *pos + (size_t)n >= size ? size - 1 : *pos + (size_t)n;
+}
+
+typedef struct {
+    const char *path;
+    const char *name;
+    int outcome; /* 0 pass, 1 fail, 2 error */
+    char reason[1024];
+} result_t;
+
+static void check_one(const char *path, result_t *r)
+{
+    redist_error_t err;
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plan = NULL;
+    redist_expect_t ex;
+    char buf[1024];
+    size_t pos = 0;
+    r->path = path;
+    r->outcome = 0;
+    r->reason[0] = '\0';
+    redist_error_clear(&err);
+    if (redist_spec_load_file(path, 0, &spec, &err)) {
+        r->outcome = 2;
+        snprintf(r->reason, sizeof r->reason, "%s",
+                 redist_error_format(&err, buf, sizeof buf));
+        return;
+    }
+    redist_spec_expect(spec, &ex);
+    redist_status_t st = redist_plan_create(spec, NULL, &plan, &err);
+    if (ex.has_infeasible && ex.infeasible) {
+        if (st == REDIST_ERR_INFEASIBLE)
+            snprintf(r->reason, sizeof r->reason, "no plan, as expected (%s)",
+                     err.text);
+        else if (st == REDIST_OK) {
+            r->outcome = 1;
+            snprintf(r->reason, sizeof r->reason,
+                     "expected no plan, but a plan of %d steps exists",
+                     redist_plan_num_steps(plan));
+        } else {
+            r->outcome = 1;
+            snprintf(r->reason, sizeof r->reason, "planning failed: %s",
+                     redist_error_format(&err, buf, sizeof buf));
+        }
+        goto done;
+    }
+    if (st) {
+        r->outcome = 1;
+        rd_cli_source(&err, path);
+        snprintf(r->reason, sizeof r->reason, "no plan: %s",
+                 redist_error_format(&err, buf, sizeof buf));
+        goto done;
+    }
+    redist_verify_result_t vr;
+    if (redist_plan_verify(plan, &vr, &err)) {
+        r->outcome = 1;
+        snprintf(r->reason, sizeof r->reason, "the verifier rejects the "
+                 "plan: %s",
+                 redist_error_format(&err, buf, sizeof buf));
+        goto done;
+    }
+    redist_plan_stats_t s;
+    redist_plan_stats(plan, &s);
+    if (ex.has_max_collectives && s.collectives > ex.max_collectives)
+        rd_appendf(r->reason, sizeof r->reason, &pos,
+                   "%s%d collectives > max_collectives %lld",
+                   pos ? "; " : "", s.collectives,
+                   (long long)ex.max_collectives);
+    if (ex.has_max_recv_bytes && s.recv_bytes > ex.max_recv_bytes)
+        rd_appendf(r->reason, sizeof r->reason, &pos,
+                   "%srecv %llu bytes > max_recv_bytes %llu",
+                   pos ? "; " : "", (unsigned long long)s.recv_bytes,
+                   (unsigned long long)ex.max_recv_bytes);
+    if (ex.has_max_peak_bytes && s.peak_bytes > ex.max_peak_bytes)
+        rd_appendf(r->reason, sizeof r->reason, &pos,
+                   "%speak %llu bytes > max_peak_bytes %llu",
+                   pos ? "; " : "", (unsigned long long)s.peak_bytes,
+                   (unsigned long long)ex.max_peak_bytes);
+    if (ex.has_ops) {
+        int n = redist_plan_num_steps(plan), same = n == ex.nops;
+        for (int i = 0; same && i < n; i++) {
+            redist_step_view_t v;
+            redist_plan_step(plan, i, &v);
+            same = strcmp(redist_op_name(v.op), ex.ops[i]) == 0;
+        }
+        if (!same) {
+            rd_appendf(r->reason, sizeof r->reason, &pos,
+                       "%sops are [", pos ? "; " : "");
+            for (int i = 0; i < n; i++) {
+                redist_step_view_t v;
+                redist_plan_step(plan, i, &v);
+                rd_appendf(r->reason, sizeof r->reason, &pos, "%s%s",
+                           i ? ", " : "", redist_op_name(v.op));
+            }
+            rd_appendf(r->reason, sizeof r->reason, &pos, "], expected [");
+            for (int i = 0; i < ex.nops; i++)
+                rd_appendf(r->reason, sizeof r->reason, &pos, "%s%s",
+                           i ? ", " : "", ex.ops[i]);
+            rd_appendf(r->reason, sizeof r->reason, &pos, "]");
+        }
+    }
+    if (pos)
+        r->outcome = 1;
+    else
+        snprintf(r->reason, sizeof r->reason,
+                 "%d collective%s, recv %llu bytes, peak %llu bytes%s",
+                 s.collectives, s.collectives == 1 ? "" : "s",
+                 (unsigned long long)s.recv_bytes,
+                 (unsigned long long)s.peak_bytes,
+                 s.memory_efficient ? "" : " (bound not met)");
+done:
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+}
+
+static void xml_escape(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default:
+            if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
+                fprintf(f, "&#%d;", *s);
+            else
+                fputc(*s, f);
+        }
+    }
+}
+
+static int write_junit(const char *file, const result_t *res, int n)
+{
+    FILE *f = fopen(file, "w");
+    if (!f) {
+        perror(file);
+        return -1;
+    }
+    int fails = 0, errors = 0;
+    for (int i = 0; i < n; i++) {
+        fails += res[i].outcome == 1;
+        errors += res[i].outcome == 2;
+    }
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f,
+            "<testsuites><testsuite name=\"redistplan check\" tests=\"%d\" "
+            "failures=\"%d\" errors=\"%d\">\n",
+            n, fails, errors);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "  <testcase classname=\"redistplan.check\" name=\"");
+        xml_escape(f, res[i].path);
+        fprintf(f, "\">");
+        if (res[i].outcome) {
+            fprintf(f, "<%s message=\"",
+                    res[i].outcome == 1 ? "failure" : "error");
+            xml_escape(f, res[i].reason);
+            fprintf(f, "\"/>");
+        } else {
+            fprintf(f, "<system-out>");
+            xml_escape(f, res[i].reason);
+            fprintf(f, "</system-out>");
+        }
+        fprintf(f, "</testcase>\n");
+    }
+    fprintf(f, "</testsuite></testsuites>\n");
+    if (fclose(f)) {
+        perror(file);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_cmd_check(int argc, char **argv)
+{
+    const char *junit = NULL;
+    int n = 0;
+    result_t *res = calloc((size_t)argc, sizeof *res);
+    if (!res) {
+        fprintf(stderr, "redistplan: out of memory\n");
+        return 2;
+    }
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    if (!paths) {
+        free(res);
+        fprintf(stderr, "redistplan: out of memory\n");
+        return 2;
+    }
+    int np = 0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--junit") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "redistplan: --junit needs a file\n");
+                free(res);
+                free(paths);
+                return 2;
+            }
+            junit = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "redistplan: check: unknown option %s\n", argv[i]);
+            free(res);
+            free(paths);
+            return 2;
+        } else
+            paths[np++] = argv[i];
+    }
+    if (np == 0) {
+        fprintf(stderr, "redistplan: check: no spec files given\n");
+        free(res);
+        free(paths);
+        return 2;
+    }
+    int passed = 0, failed = 0, errors = 0;
+    for (int i = 0; i < np; i++) {
+        check_one(paths[i], &res[n]);
+        const result_t *r = &res[n++];
+        const char *tag = r->outcome == 0 ? "PASS" : r->outcome == 1 ? "FAIL"
+                                                                     : "ERROR";
+        printf("%s %s: %s\n", tag, r->path, r->reason);
+        passed += r->outcome == 0;
+        failed += r->outcome != 0;
+        errors += r->outcome == 2;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    int rc = errors ? 2 : failed ? 1 : 0;
+    if (junit && write_junit(junit, res, n))
+        rc = 2;
+    free(res);
+    free(paths);
+    return rc;
+}

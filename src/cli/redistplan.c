@@ -1,0 +1,318 @@
+/*
+ * redistplan - plan, check and verify array redistributions.
+ *
+ *   redistplan plan SPEC [--json] [--no-grid] [--max-peak BYTES]
+ *   redistplan check SPEC... [--junit FILE]
+ *   redistplan verify SPEC PLAN.json
+ *
+ * Exit codes follow FORMATS.md section 5.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redist.h"
+#include "cli.h"
+
+static const char *usage_text =
+    "usage: redistplan COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  plan SPEC [--json] [--no-grid] [--max-peak BYTES] [--max-states N]\n"
+    "      print the optimal plan (minimal peak, then bytes, then "
+    "collectives)\n"
+    "  check SPEC... [--junit FILE]\n"
+    "      validate specs and their expect blocks; 'N passed, M failed'\n"
+    "  verify SPEC PLAN.json\n"
+    "      replay a plan step by step; report peak, bytes, memory "
+    "efficiency\n"
+    "%s"
+    "\n"
+    "a SPEC is a JSON file (see README), or '-' with the inline options:\n"
+    "  --mesh data=2,model=4      axes in order (ranks are row-major)\n"
+    "  --shape 4096x16384         global shape\n"
+    "  --dtype bf16               f16 bf16 f32 f64 i8..i64 u8..u64 c64 c128 "
+    "(default f32)\n"
+    "  --from 'data|model'        dims separated by '|', axes of a dim\n"
+    "  --to 'data,model|'           major first separated by ','\n"
+    "  --from-partial x,y         partial axes of the source (and "
+    "--to-partial)\n"
+    "  --reduce sum               sum max min prod (default sum)\n"
+    "  --name NAME\n"
+    "example:\n"
+    "  redistplan plan - --mesh x=2,y=4 --shape 1024x512 --from 'x,y|' "
+    "--to '|x,y'\n"
+    "\n"
+    "exit codes: 0 ok; 1 check/verify failure or data mismatch; 2 bad "
+    "input;\n"
+    "            3 no plan exists (plan)\n";
+
+static const char *extra_usage = "";
+
+void cli_set_extra_usage(const char *text) { extra_usage = text; }
+
+void cli_usage(FILE *f) { fprintf(f, usage_text, extra_usage); }
+
+void cli_print_error(const redist_error_t *err)
+{
+    char buf[1024];
+    fprintf(stderr, "redistplan: %s\n",
+            redist_error_format(err, buf, sizeof buf));
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!s || !*s || *s == '-')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Options shared by the commands that read one spec. */
+int cli_spec_option(cli_spec_args *a, int argc, char **argv, int *i)
+{
+    static const char *const names[] = {"--mesh",  "--shape",        "--dtype",
+                                        "--from",  "--from-partial", "--to",
+                                        "--to-partial", "--reduce", "--name"};
+    const char **slots[] = {&a->mesh,    &a->shape,        &a->dtype,
+                            &a->from,    &a->from_partial, &a->to,
+                            &a->to_partial, &a->reduce,    &a->name};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        size_t n = strlen(names[k]);
+        if (strncmp(argv[*i], names[k], n) != 0)
+            continue;
+        if (argv[*i][n] == '=') {
+            *slots[k] = argv[*i] + n + 1;
+            return 1;
+        }
+        if (argv[*i][n] != '\0')
+            continue;
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "redistplan: %s needs a value\n", names[k]);
+            return -1;
+        }
+        *slots[k] = argv[++*i];
+        return 1;
+    }
+    return 0;
+}
+
+redist_status_t cli_load_spec(const cli_spec_args *a, unsigned flags,
+                              redist_spec_t **out, redist_error_t *err)
+{
+    if (a->path && strcmp(a->path, "-") != 0) {
+        if (a->mesh || a->shape || a->from || a->to) {
+            redist_error_clear(err);
+            err->status = REDIST_ERR_INVALID;
+            snprintf(err->text, sizeof err->text,
+                     "give either a spec file or the inline options "
+                     "(with '-'), not both");
+            return REDIST_ERR_INVALID;
+        }
+        return redist_spec_load_file(a->path, flags, out, err);
+    }
+    return redist_spec_from_strings(a->mesh, a->shape, a->dtype, a->from,
+                                    a->from_partial, a->to, a->to_partial,
+                                    a->reduce, a->name, flags, out, err);
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+    cli_spec_args sa;
+    redist_plan_options_t opts;
+    int json = 0, grid = 1;
+    memset(&sa, 0, sizeof sa);
+    memset(&opts, 0, sizeof opts);
+    for (int i = 2; i < argc; i++) {
+        int r = cli_spec_option(&sa, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r)
+            continue;
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--no-grid") == 0)
+            grid = 0;
+        else if (strcmp(argv[i], "--max-peak") == 0 && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &opts.max_peak_bytes)) {
+                fprintf(stderr, "redistplan: --max-peak: not a byte count: "
+                                "%s\n",
+                        argv[i]);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--max-states") == 0 && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &opts.max_states)) {
+                fprintf(stderr, "redistplan: --max-states: not a count: %s\n",
+                        argv[i]);
+                return 2;
+            }
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "redistplan: plan: unknown option %s\n", argv[i]);
+            return 2;
+        } else if (!sa.path)
+            sa.path = argv[i];
+        else {
+            fprintf(stderr, "redistplan: plan takes one spec\n");
+            return 2;
+        }
+    }
+    if (!sa.path && !sa.mesh) {
+        fprintf(stderr, "redistplan: plan: missing SPEC (a file, or '-' with "
+                        "--mesh ...)\n");
+        return 2;
+    }
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_spec_t *spec = NULL;
+    if (cli_load_spec(&sa, 0, &spec, &err)) {
+        cli_print_error(&err);
+        return 2;
+    }
+    redist_plan_t *plan = NULL;
+    redist_status_t st = redist_plan_create(spec, &opts, &plan, &err);
+    if (st) {
+        rd_cli_source(&err, sa.path);
+        cli_print_error(&err);
+        redist_spec_free(spec);
+        return st == REDIST_ERR_INFEASIBLE || st == REDIST_ERR_LIMIT ? 3 : 2;
+    }
+    int rc = 0;
+    if (json) {
+        char *text = redist_plan_to_json(plan);
+        if (!text) {
+            fprintf(stderr, "redistplan: out of memory\n");
+            rc = 2;
+        } else {
+            puts(text);
+            free(text);
+        }
+    } else {
+        redist_plan_print(plan, stdout, grid);
+    }
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+    return rc;
+}
+
+void rd_cli_source(redist_error_t *err, const char *path)
+{
+    if (err->source[0] == '\0')
+        snprintf(err->source, sizeof err->source, "%s",
+                 path && strcmp(path, "-") ? path : "<command line>");
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+    cli_spec_args sa;
+    const char *plan_path = NULL;
+    memset(&sa, 0, sizeof sa);
+    for (int i = 2; i < argc; i++) {
+        int r = cli_spec_option(&sa, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "redistplan: verify: unknown option %s\n",
+                    argv[i]);
+            return 2;
+        }
+        if (!sa.path)
+            sa.path = argv[i];
+        else if (!plan_path)
+            plan_path = argv[i];
+        else {
+            fprintf(stderr, "redistplan: verify takes SPEC PLAN.json\n");
+            return 2;
+        }
+    }
+    if (!sa.path || !plan_path) {
+        fprintf(stderr, "redistplan: verify: usage: redistplan verify SPEC "
+                        "PLAN.json\n");
+        return 2;
+    }
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_spec_t *spec = NULL;
+    if (cli_load_spec(&sa, REDIST_SPEC_ALLOW_UNPLANNABLE, &spec, &err)) {
+        cli_print_error(&err);
+        return 2;
+    }
+    redist_verify_result_t res;
+    redist_status_t st = redist_plan_verify_file(spec, plan_path, &res, &err);
+    int rc;
+    if (st == REDIST_OK) {
+        printf("valid plan: %d step%s, %d collective%s\n", res.steps,
+               res.steps == 1 ? "" : "s", res.collectives,
+               res.collectives == 1 ? "" : "s");
+        printf("  peak %llu bytes per device; received %llu bytes per "
+               "device\n",
+               (unsigned long long)res.peak_bytes,
+               (unsigned long long)res.recv_bytes);
+        uint64_t bound = redist_spec_src_bytes(spec) >
+                                 redist_spec_dst_bytes(spec)
+                             ? redist_spec_src_bytes(spec)
+                             : redist_spec_dst_bytes(spec);
+        printf("  memory-efficient: %s (max(src, dst) = %llu bytes)\n",
+               res.memory_efficient ? "yes" : "no",
+               (unsigned long long)bound);
+        redist_plan_t *best = NULL;
+        redist_error_t e2;
+        redist_error_clear(&e2);
+        if (redist_plan_create(spec, NULL, &best, &e2) == REDIST_OK) {
+            redist_plan_stats_t o;
+            redist_plan_stats(best, &o);
+            int opt = o.peak_bytes == res.peak_bytes &&
+                      o.recv_bytes == res.recv_bytes &&
+                      o.collectives == res.collectives;
+            printf("  optimal: %s (optimum: peak %llu, received %llu, %d "
+                   "collective%s)\n",
+                   opt ? "yes" : "no", (unsigned long long)o.peak_bytes,
+                   (unsigned long long)o.recv_bytes, o.collectives,
+                   o.collectives == 1 ? "" : "s");
+            redist_plan_free(best);
+        }
+        rc = 0;
+    } else if (st == REDIST_ERR_PLAN) {
+        cli_print_error(&err);
+        printf("invalid plan\n");
+        rc = 1;
+    } else {
+        cli_print_error(&err);
+        rc = 2;
+    }
+    redist_spec_free(spec);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli_register_extensions();
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        cli_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("redistplan %s\n", REDIST_VERSION_STRING);
+        return 0;
+    }
+    if (strcmp(argv[1], "plan") == 0)
+        return cmd_plan(argc, argv);
+    if (strcmp(argv[1], "check") == 0)
+        return cli_cmd_check(argc, argv);
+    if (strcmp(argv[1], "verify") == 0)
+        return cmd_verify(argc, argv);
+    int rc = cli_dispatch_extension(argc, argv);
+    if (rc >= 0)
+        return rc;
+    fprintf(stderr, "redistplan: unknown command \"%s\"\n", argv[1]);
+    cli_usage(stderr);
+    return 2;
+}

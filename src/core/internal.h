@@ -1,0 +1,56 @@
+/*
+ * Internal helpers shared by the library's layers (not installed).
+ */
+#ifndef REDIST_INTERNAL_H
+#define REDIST_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "redist/core.h"
+
+#if defined(__GNUC__)
+#define RD_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define RD_PRINTF(a, b)
+#endif
+
+/* Set *err (if non-NULL and still clear) and return status.  `source`
+ * and `path` may be NULL. */
+redist_status_t rd_error(redist_error_t *err, redist_status_t status,
+                         const char *source, const char *path,
+                         const char *fmt, ...) RD_PRINTF(5, 6);
+/* Like rd_error but with a line and column (syntax errors). */
+redist_status_t rd_error_at(redist_error_t *err, redist_status_t status,
+                            const char *source, int line, int column,
+                            const char *fmt, ...) RD_PRINTF(6, 7);
+/* Fill in a source on an error that does not have one yet. */
+void rd_error_set_source(redist_error_t *err, const char *source);
+
+/* Overflow-checked arithmetic: return 1 on overflow. */
+static inline int rd_mul_u64(uint64_t a, uint64_t b, uint64_t *r)
+{
+    return __builtin_mul_overflow(a, b, r);
+}
+static inline int rd_add_u64(uint64_t a, uint64_t b, uint64_t *r)
+{
+    return __builtin_add_overflow(a, b, r);
+}
+
+struct redist_mesh {
+    int naxes;
+    int64_t size[REDIST_MAX_AXES];
+    int64_t stride[REDIST_MAX_AXES]; /* rank = sum coord * stride */
+    int64_t ndevices;
+    char name[REDIST_MAX_AXES][REDIST_MAX_NAME + 1];
+};
+
+redist_mesh_t *rd_mesh_clone(const redist_mesh_t *mesh);
+
+/* Minimal safe string copy (always NUL-terminates). */
+void rd_strlcpy(char *dst, const char *src, size_t size);
+/* snprintf appending at *pos into buf of size; never overflows. */
+void rd_appendf(char *buf, size_t size, size_t *pos, const char *fmt, ...)
+    RD_PRINTF(4, 5);
+
+#endif

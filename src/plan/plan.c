@@ -1,0 +1,315 @@
+/*
+ * Plans: creation (solver + replay), read-only views, statistics and the
+ * verifier.
+ *
+ * The verifier replays a sequence of steps with the step table alone: for
+ * each step it checks the kind's precondition on the current type, applies
+ * its effect, recomputes the local shape, the local bytes and the exact
+ * received bytes from the kind's formula, and tracks the peak.  It shares
+ * no code with the solver's search.  Every plan object is built by this
+ * replay (the solver's path included), so a plan that exists is valid.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+#include "solver.h"
+
+typedef unsigned __int128 u128;
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Exact sum of fractions num/den, den kept as an lcm of axis sizes. */
+typedef struct {
+    u128 num;
+    uint64_t den;
+    int overflow;
+} frac_t;
+
+static void frac_add(frac_t *f, u128 num, uint64_t den)
+{
+    uint64_t g = gcd64(f->den, den);
+    uint64_t l = f->den / g * den;
+    u128 a, b;
+    if (__builtin_mul_overflow(f->num, (u128)(l / f->den), &a) ||
+        __builtin_mul_overflow(num, (u128)(l / den), &b) ||
+        __builtin_add_overflow(a, b, &f->num))
+        f->overflow = 1;
+    f->den = l;
+}
+
+static uint64_t ceil_div(u128 num, uint64_t den, int *overflow)
+{
+    u128 q = num / den + (num % den != 0);
+    if (q > UINT64_MAX) {
+        *overflow = 1;
+        return UINT64_MAX;
+    }
+    return (uint64_t)q;
+}
+
+redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
+                          int n, redist_step_view_t *views,
+                          redist_verify_result_t *res, redist_error_t *err)
+{
+    rd_ctx cx;
+    rd_ctype cur, dst;
+    char why[256], tf[256], path[32];
+    frac_t total = {0, 1, 0};
+    int overflow = 0;
+    rd_ctx_init(&cx, spec);
+    rd_ctype_from_type(&cur, &spec->from);
+    rd_ctype_from_type(&dst, &spec->to);
+    memset(res, 0, sizeof *res);
+    res->failed_step = -1;
+    res->steps = n;
+    uint64_t L = spec->src_bytes;
+    res->peak_bytes = L;
+    for (int i = 0; i < n; i++) {
+        const rd_step *st = &steps[i];
+        rd_ctype next;
+        snprintf(path, sizeof path, "steps[%d]", i);
+        if (st->op < 0 || st->op >= REDIST_OP_COUNT) {
+            res->failed_step = i;
+            return rd_error(err, REDIST_ERR_PLAN, NULL, path, "unknown op %d",
+                            st->op);
+        }
+        const rd_step_kind *k = &rd_step_kinds[st->op];
+        if (k->apply(&cx, &cur, st, &next, why, sizeof why)) {
+            redist_type_t t;
+            rd_ctype_to_type(&cur, &t);
+            res->failed_step = i;
+            return rd_error(err, REDIST_ERR_PLAN, NULL, path,
+                            "illegal %s from %s: %s", k->name,
+                            redist_type_format(&t, &spec->mesh, tf, sizeof tf),
+                            why);
+        }
+        u128 num;
+        uint64_t den;
+        rd_step_recv(&cx, st, L, &num, &den);
+        frac_add(&total, num, den);
+        if (k->collective)
+            res->collectives++;
+        cur = next;
+        int64_t local[REDIST_MAX_DIMS];
+        rd_ctype_local(&cx, &cur, local);
+        L = rd_ctype_elems(&cx, &cur) * cx.elem_size;
+        if (L > res->peak_bytes)
+            res->peak_bytes = L;
+        if (views) {
+            redist_step_view_t *v = &views[i];
+            memset(v, 0, sizeof *v);
+            v->op = (redist_op_t)st->op;
+            v->dim = k->fields & RD_F_DIM ? st->dim : -1;
+            v->from_dim = k->fields & RD_F_FROM_DIM ? st->from_dim : -1;
+            v->to_dim = k->fields & RD_F_TO_DIM ? st->to_dim : -1;
+            v->axis = k->fields & RD_F_AXIS ? st->axis : -1;
+            rd_ctype_to_type(&cur, &v->after);
+            memcpy(v->local_shape, local, sizeof(int64_t) * (size_t)cx.ndims);
+            v->local_bytes = L;
+            v->recv_bytes = ceil_div(num, den, &overflow);
+        }
+    }
+    res->recv_bytes = ceil_div(total.num, total.den, &overflow);
+    if (overflow || total.overflow)
+        return rd_error(err, REDIST_ERR_OVERFLOW, NULL, NULL,
+                        "received bytes overflow 64 bits");
+    uint64_t bound = spec->src_bytes > spec->dst_bytes ? spec->src_bytes
+                                                       : spec->dst_bytes;
+    res->memory_efficient = res->peak_bytes <= bound;
+    if (memcmp(&cur, &dst, sizeof cur) != 0) {
+        redist_type_t t;
+        char tf2[256];
+        rd_ctype_to_type(&cur, &t);
+        res->failed_step = n;
+        return rd_error(err, REDIST_ERR_PLAN, NULL, "steps",
+                        "the plan ends at %s, not at the target %s",
+                        redist_type_format(&t, &spec->mesh, tf, sizeof tf),
+                        redist_type_format(&spec->to, &spec->mesh, tf2,
+                                           sizeof tf2));
+    }
+    res->valid = 1;
+    return REDIST_OK;
+}
+
+static redist_status_t plan_build(const redist_spec_t *spec,
+                                  const rd_step *steps, int n,
+                                  redist_plan_t **out, redist_error_t *err)
+{
+    redist_verify_result_t res;
+    redist_plan_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    p->spec = rd_spec_clone(spec);
+    p->steps = calloc((size_t)(n ? n : 1), sizeof *p->steps);
+    if (!p->spec || !p->steps) {
+        redist_plan_free(p);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    p->nsteps = n;
+    redist_status_t st = rd_replay(spec, steps, n, p->steps, &res, err);
+    if (st) {
+        redist_plan_free(p);
+        return st;
+    }
+    p->stats.src_bytes = spec->src_bytes;
+    p->stats.dst_bytes = spec->dst_bytes;
+    p->stats.peak_bytes = res.peak_bytes;
+    p->stats.recv_bytes = res.recv_bytes;
+    p->stats.collectives = res.collectives;
+    p->stats.steps = n;
+    p->stats.memory_efficient = res.memory_efficient;
+    *out = p;
+    return REDIST_OK;
+}
+
+redist_status_t redist_plan_create(const redist_spec_t *spec,
+                                   const redist_plan_options_t *opts,
+                                   redist_plan_t **out, redist_error_t *err)
+{
+    rd_step *path = NULL;
+    int n = 0;
+    rd_solve_info info;
+    if (!spec || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    redist_status_t st = rd_solve(spec, opts, &path, &n, &info, err);
+    if (st)
+        return st;
+    redist_plan_t *p = NULL;
+    st = plan_build(spec, path, n, &p, err);
+    free(path);
+    if (st)
+        return st;
+    p->states = info.states;
+    *out = p;
+    return REDIST_OK;
+}
+
+void redist_plan_free(redist_plan_t *plan)
+{
+    if (!plan)
+        return;
+    redist_spec_free(plan->spec);
+    free(plan->steps);
+    free(plan);
+}
+
+const redist_spec_t *redist_plan_spec(const redist_plan_t *plan)
+{
+    return plan->spec;
+}
+
+int redist_plan_num_steps(const redist_plan_t *plan)
+{
+    return plan ? plan->nsteps : 0;
+}
+
+redist_status_t redist_plan_step(const redist_plan_t *plan, int i,
+                                 redist_step_view_t *view)
+{
+    if (!plan || !view || i < 0 || i >= plan->nsteps)
+        return REDIST_ERR_INVALID;
+    *view = plan->steps[i];
+    return REDIST_OK;
+}
+
+void redist_plan_stats(const redist_plan_t *plan, redist_plan_stats_t *out)
+{
+    *out = plan->stats;
+}
+
+uint64_t redist_plan_peak_bytes(const redist_plan_t *plan)
+{
+    return plan->stats.peak_bytes;
+}
+
+uint64_t rd_plan_states(const redist_plan_t *plan) { return plan->states; }
+
+void rd_step_from_view(rd_step *s, const redist_step_view_t *v)
+{
+    memset(s, 0, sizeof *s);
+    s->op = (int)v->op;
+    s->dim = v->dim;
+    s->from_dim = v->from_dim;
+    s->to_dim = v->to_dim;
+    s->axis = v->axis;
+    rd_ctype_from_type(&s->after, &v->after);
+}
+
+redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
+                                       const redist_step_view_t steps[],
+                                       redist_plan_t **out,
+                                       redist_error_t *err)
+{
+    if (!spec || !out || nsteps < 0 || (nsteps > 0 && !steps))
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    rd_step *path = calloc((size_t)(nsteps ? nsteps : 1), sizeof *path);
+    if (!path)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int i = 0; i < nsteps; i++)
+        rd_step_from_view(&path[i], &steps[i]);
+    redist_status_t st = plan_build(spec, path, nsteps, out, err);
+    free(path);
+    return st;
+}
+
+redist_status_t redist_plan_verify(const redist_plan_t *plan,
+                                   redist_verify_result_t *out,
+                                   redist_error_t *err)
+{
+    redist_verify_result_t res;
+    if (!plan)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    rd_step *path = calloc((size_t)(plan->nsteps ? plan->nsteps : 1),
+                           sizeof *path);
+    redist_step_view_t *views = calloc((size_t)(plan->nsteps ? plan->nsteps
+                                                             : 1),
+                                       sizeof *views);
+    if (!path || !views) {
+        free(path);
+        free(views);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    for (int i = 0; i < plan->nsteps; i++)
+        rd_step_from_view(&path[i], &plan->steps[i]);
+    redist_status_t st = rd_replay(plan->spec, path, plan->nsteps, views, &res,
+                                   err);
+    /* The recorded views and statistics must agree with the replay. */
+    for (int i = 0; st == REDIST_OK && i < plan->nsteps; i++) {
+        const redist_step_view_t *a = &plan->steps[i], *b = &views[i];
+        char path_s[32];
+        snprintf(path_s, sizeof path_s, "steps[%d]", i);
+        if (!redist_type_equal(&a->after, &b->after) ||
+            a->local_bytes != b->local_bytes ||
+            a->recv_bytes != b->recv_bytes ||
+            memcmp(a->local_shape, b->local_shape,
+                   sizeof(int64_t) * (size_t)plan->spec->ndims) != 0) {
+            res.valid = 0;
+            res.failed_step = i;
+            st = rd_error(err, REDIST_ERR_PLAN, NULL, path_s,
+                          "recorded step disagrees with its replay");
+        }
+    }
+    if (st == REDIST_OK &&
+        (res.peak_bytes != plan->stats.peak_bytes ||
+         res.recv_bytes != plan->stats.recv_bytes ||
+         res.collectives != plan->stats.collectives)) {
+        res.valid = 0;
+        st = rd_error(err, REDIST_ERR_PLAN, NULL, "stats",
+                      "recorded statistics disagree with the replay");
+    }
+    free(path);
+    free(views);
+    if (out)
+        *out = res;
+    return st;
+}

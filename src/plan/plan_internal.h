@@ -1,0 +1,22 @@
+#ifndef REDIST_PLAN_INTERNAL_H
+#define REDIST_PLAN_INTERNAL_H
+
+#include "steps.h"
+
+struct redist_plan {
+    redist_spec_t *spec;
+    int nsteps;
+    redist_step_view_t *steps;
+    redist_plan_stats_t stats;
+    uint64_t states; /* types the solver visited (0 for given steps) */
+};
+
+/* Replay steps from spec->from (the verifier).  views (may be NULL) gets
+ * one view per step.  res is always filled. */
+redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
+                          int n, redist_step_view_t *views,
+                          redist_verify_result_t *res, redist_error_t *err);
+void rd_step_from_view(rd_step *s, const redist_step_view_t *v);
+uint64_t rd_plan_states(const redist_plan_t *plan);
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * The readable plan: a table of steps and, for small meshes, a grid of
+ * which global block each device holds before and after every step.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+static void fmt_bytes(uint64_t b, char *buf, size_t n)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+    else
+        snprintf(buf, n, "%.4g %s", v, unit[u]);
+}
+
+static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
+{
+    size_t pos = 0;
+    rd_appendf(buf, size, &pos, "[");
+    for (int i = 0; i < n; i++)
+        rd_appendf(buf, size, &pos, "%s%lld", i ? "," : "", (long long)s[i]);
+    rd_appendf(buf, size, &pos, "]");
+}
+
+/* The block a device holds in type t: per dim, its index among the dim's
+ * blocks (mixed radix of its coordinates, first axis most significant). */
+static void device_cell(const redist_spec_t *s, const redist_type_t *t,
+                        const int64_t coords[], char *buf, size_t size)
+{
+    size_t pos = 0;
+    rd_appendf(buf, size, &pos, "(");
+    for (int i = 0; i < t->ndims; i++) {
+        if (t->dim_naxes[i] == 0) {
+            rd_appendf(buf, size, &pos, "%s*", i ? "," : "");
+            continue;
+        }
+        int64_t idx = 0;
+        for (int k = 0; k < t->dim_naxes[i]; k++) {
+            int a = t->dims[i][k];
+            idx = idx * s->mesh.size[a] + coords[a];
+        }
+        rd_appendf(buf, size, &pos, "%s%lld", i ? "," : "", (long long)idx);
+    }
+    rd_appendf(buf, size, &pos, ")");
+    if (t->partial) {
+        rd_appendf(buf, size, &pos, "+");
+        for (int a = 0; a < s->mesh.naxes; a++)
+            if (t->partial >> a & 1u)
+                rd_appendf(buf, size, &pos, "%c%lld", s->mesh.name[a][0],
+                           (long long)coords[a]);
+    }
+}
+
+/* Rows: coordinate on the first axis; columns: the other axes, row-major. */
+static void print_grid(const redist_spec_t *s, const redist_type_t *t,
+                       FILE *out)
+{
+    const redist_mesh_t *m = &s->mesh;
+    int64_t rows = m->size[0];
+    int64_t cols = m->ndevices / rows;
+    char cell[128];
+    int width = 0;
+    int64_t coords[REDIST_MAX_AXES];
+    for (int64_t r = 0; r < m->ndevices; r++) {
+        redist_mesh_coords(m, r, coords);
+        device_cell(s, t, coords, cell, sizeof cell);
+        int w = (int)strlen(cell);
+        if (w > width)
+            width = w;
+    }
+    fprintf(out, "      %-8s", m->naxes > 1 ? "" : "device");
+    if (m->naxes > 1)
+        for (int64_t c = 0; c < cols; c++) {
+            char hdr[64];
+            size_t pos = 0;
+            int64_t rem = c;
+            hdr[0] = '\0';
+            for (int a = 1; a < m->naxes; a++) {
+                int64_t st = m->stride[a];
+                rd_appendf(hdr, sizeof hdr, &pos, "%s%c%lld", a > 1 ? "," : "",
+                           m->name[a][0], (long long)(rem / st));
+                rem %= st;
+            }
+            fprintf(out, " %-*s", width, hdr);
+        }
+    fprintf(out, "\n");
+    for (int64_t r = 0; r < rows; r++) {
+        char lbl[REDIST_MAX_NAME + 24];
+        snprintf(lbl, sizeof lbl, "%s=%lld", m->name[0], (long long)r);
+        fprintf(out, "      %-8s", lbl);
+        for (int64_t c = 0; c < cols; c++) {
+            redist_mesh_coords(m, r * cols + c, coords);
+            device_cell(s, t, coords, cell, sizeof cell);
+            fprintf(out, " %-*s", width, cell);
+        }
+        fprintf(out, "\n");
+    }
+}
+
+static void step_args(const redist_plan_t *p, const redist_step_view_t *v,
+                      char *axis, size_t na, char *dims, size_t nd)
+{
+    const redist_mesh_t *m = &p->spec->mesh;
+    snprintf(axis, na, "%s", v->axis >= 0 ? m->name[v->axis] : "-");
+    if (v->op == REDIST_OP_ALL_TO_ALL)
+        snprintf(dims, nd, "%d->%d", v->from_dim, v->to_dim);
+    else if (v->dim >= 0)
+        snprintf(dims, nd, "%d", v->dim);
+    else
+        snprintf(dims, nd, "-");
+}
+
+redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
+                                  int grid)
+{
+    if (!plan || !out)
+        return REDIST_ERR_INVALID;
+    const redist_spec_t *s = plan->spec;
+    const redist_mesh_t *m = &s->mesh;
+    char tf[512], tf2[512], b1[32], b2[32], sh[256], ax[80], dm[32];
+    fprintf(out, "plan %s\n", s->name && s->name[0] ? s->name : "(unnamed)");
+    fprintf(out, "  mesh   ");
+    for (int a = 0; a < m->naxes; a++)
+        fprintf(out, "%s%s=%lld", a ? " " : "", m->name[a],
+                (long long)m->size[a]);
+    fmt_shape(s->shape, s->ndims, sh, sizeof sh);
+    fprintf(out, " (%lld devices)\n  array  %s%s, reduce %s\n",
+            (long long)m->ndevices, redist_dtype_name(s->dtype), sh,
+            redist_reduce_name(s->reduce));
+    fprintf(out, "  from   %s\n  to     %s\n\n",
+            redist_type_format(&s->from, m, tf, sizeof tf),
+            redist_type_format(&s->to, m, tf2, sizeof tf2));
+    fprintf(out, "  %4s  %-14s %-8s %-6s %-20s %14s %14s  %s\n", "step", "op",
+            "axis", "dims", "local shape", "recv bytes", "peak bytes",
+            "type after");
+    int64_t local[REDIST_MAX_DIMS];
+    redist_type_local_shape(&s->from, m, s->shape, local);
+    fmt_shape(local, s->ndims, sh, sizeof sh);
+    uint64_t peak = s->src_bytes;
+    fprintf(out, "  %4s  %-14s %-8s %-6s %-20s %14s %14llu  %s\n", "-",
+            "(source)", "", "", sh, "", (unsigned long long)peak,
+            redist_type_format(&s->from, m, tf, sizeof tf));
+    for (int i = 0; i < plan->nsteps; i++) {
+        const redist_step_view_t *v = &plan->steps[i];
+        step_args(plan, v, ax, sizeof ax, dm, sizeof dm);
+        fmt_shape(v->local_shape, s->ndims, sh, sizeof sh);
+        if (v->local_bytes > peak)
+            peak = v->local_bytes;
+        fprintf(out, "  %4d  %-14s %-8s %-6s %-20s %14llu %14llu  %s\n", i + 1,
+                redist_op_name(v->op), ax, dm, sh,
+                (unsigned long long)v->recv_bytes, (unsigned long long)peak,
+                redist_type_format(&v->after, m, tf, sizeof tf));
+    }
+    const redist_plan_stats_t *x = &plan->stats;
+    uint64_t bound = x->src_bytes > x->dst_bytes ? x->src_bytes : x->dst_bytes;
+    fmt_bytes(x->recv_bytes, b1, sizeof b1);
+    fmt_bytes(x->peak_bytes, b2, sizeof b2);
+    fprintf(out,
+            "\n  %d collective%s, %d step%s; received %llu bytes per device "
+            "(%s); peak %llu bytes (%s)\n",
+            x->collectives, x->collectives == 1 ? "" : "s", x->steps,
+            x->steps == 1 ? "" : "s", (unsigned long long)x->recv_bytes, b1,
+            (unsigned long long)x->peak_bytes, b2);
+    fmt_bytes(bound, b1, sizeof b1);
+    if (x->memory_efficient)
+        fprintf(out,
+                "  memory-efficient: yes (peak <= max(src, dst) = %llu bytes, "
+                "%s)\n",
+                (unsigned long long)bound, b1);
+    else
+        fprintf(out,
+                "  memory-efficient: no (peak %llu > max(src, dst) = %llu "
+                "bytes: divisibility forces a larger intermediate; this is "
+                "the least peak possible)\n",
+                (unsigned long long)x->peak_bytes, (unsigned long long)bound);
+    if (grid && m->ndevices <= 64) {
+        fprintf(out,
+                "\n  blocks held, (block index per dim; * = whole dim; +axisN "
+                "= partial contribution N):\n");
+        fprintf(out, "    source %s\n",
+                redist_type_format(&s->from, m, tf, sizeof tf));
+        print_grid(s, &s->from, out);
+        for (int i = 0; i < plan->nsteps; i++) {
+            const redist_step_view_t *v = &plan->steps[i];
+            step_args(plan, v, ax, sizeof ax, dm, sizeof dm);
+            fprintf(out, "    after step %d (%s %s %s) %s\n", i + 1,
+                    redist_op_name(v->op), ax, dm,
+                    redist_type_format(&v->after, m, tf, sizeof tf));
+            print_grid(s, &v->after, out);
+        }
+    }
+    return REDIST_OK;
+}

@@ -1,0 +1,635 @@
+/*
+ * The solver: the exact optimum of the default objective (FORMATS.md
+ * section 2) -- minimal peak local bytes, then minimal total received
+ * bytes, then fewest collectives -- over the step table.
+ *
+ * Search space.  A state is a sharding type (dims lists + partial set).
+ * Edges are the steps of the table; their cost is (received bytes,
+ * collectives), compared lexicographically.  Received bytes are exact
+ * rationals (all_reduce's 2(s-1)/s L need not be whole); we scale every
+ * cost by D = lcm of the sizes of the axes that may be all-reduced, so all
+ * costs are integers (128-bit, overflow-checked).
+ *
+ * Peak.  The peak of a path is the largest local size on it.  Every path
+ * has peak >= B = max(src bytes, dst bytes).  We first search under the
+ * cap B; if the target is unreachable there (divisibility can force a
+ * larger intermediate), a bottleneck Dijkstra (key = largest local size
+ * so far) finds the least reachable peak P, and we search again under P.
+ * Within a cap, A* finds the least (bytes, collectives) path.
+ *
+ * Heuristic.  h(t) lower-bounds the bytes still to be received by device
+ * 0 (all coordinates 0), which holds the first block of every dim in every
+ * type: while a non-trivial partial axis that the target does not keep is
+ * pending, device 0 must still receive at least one value for each element
+ * of its target block (dst bytes); otherwise it must receive the part of
+ * its target block it does not hold, dst - prod_i min(l_dst_i, l_t_i)
+ * elements.  Each step's recv is at least the new data it brings to a
+ * device (all_gather (s-1)L, all_to_all (s-1)/s L, permute <= L, slice 0;
+ * a reduce_scatter's (s-1)/s L >= L/s and an all_reduce's 2(s-1)/s L >= L
+ * cover the whole result), so h is consistent and A* is exact.
+ *
+ * Permute.  Its targets are all types with the same local shape and
+ * partial set (a "group"), each at cost L.  Groups are enumerated once and
+ * cached; a node fans out to its group only when it reaches the group
+ * with a better (bytes, collectives) than any earlier fan-out, since all
+ * members share L.
+ *
+ * Cost: O(V log V + E) per search, V the types visited under the cap.
+ * Memory: O(V) nodes of ~80 bytes.  Ties are broken by generation order,
+ * which depends on the spec alone, so every rank computes the same plan.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver.h"
+
+typedef unsigned __int128 u128;
+
+typedef struct {
+    rd_ctype t;
+    u128 g;
+    uint64_t L;
+    int32_t steps;
+    int32_t parent;
+    int8_t op, dim, from_dim, to_dim, axis;
+    uint8_t closed;
+} node_t;
+
+typedef struct {
+    u128 f;
+    u128 g;
+    int32_t steps;
+    uint32_t seq;
+    int32_t node;
+} hent_t;
+
+typedef struct {
+    int64_t prod[REDIST_MAX_DIMS];
+    uint32_t partial;
+    int has_best;
+    u128 best_g;
+    int32_t best_steps;
+    long nmembers;
+    rd_ctype *members;
+} group_t;
+
+typedef struct {
+    const rd_ctx *cx;
+    int bottleneck; /* 1: minimise the largest local size on the path */
+    uint64_t cap;
+    u128 D;
+    rd_ctype dst;
+    int64_t dst_local[REDIST_MAX_DIMS];
+    uint64_t dst_elems;
+    uint32_t pend_nontrivial; /* partial axes of size > 1 to be removed */
+    uint64_t max_states;
+
+    node_t *nodes;
+    long nnodes, capnodes;
+    int32_t *table; /* open addressing: node index + 1, 0 empty */
+    size_t tmask;
+
+    hent_t *heap;
+    long nheap, capheap;
+    uint32_t seq;
+
+    group_t *groups;
+    long ngroups, capgroups;
+    int32_t *gtable;
+    size_t gmask;
+
+    int32_t cur; /* node being expanded */
+    redist_status_t status;
+} search_t;
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h ^= w;
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    for (; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 32;
+    return h;
+}
+
+static int table_grow(int32_t **tab, size_t *mask, long n,
+                      const void *(*keyof)(search_t *, int32_t), size_t klen,
+                      search_t *S)
+{
+    size_t ncap = (*mask + 1) * 2;
+    int32_t *nt = calloc(ncap, sizeof *nt);
+    if (!nt)
+        return -1;
+    for (long i = 0; i < n; i++) {
+        size_t h = hash_bytes(keyof(S, (int32_t)i), klen) & (ncap - 1);
+        while (nt[h])
+            h = (h + 1) & (ncap - 1);
+        nt[h] = (int32_t)i + 1;
+    }
+    free(*tab);
+    *tab = nt;
+    *mask = ncap - 1;
+    return 0;
+}
+
+static const void *node_key(search_t *S, int32_t i) { return &S->nodes[i].t; }
+
+/* Find the node of type t, creating it when absent.  *created set. */
+static int32_t node_get(search_t *S, const rd_ctype *t, int *created)
+{
+    size_t h = hash_bytes(t, sizeof *t) & S->tmask;
+    while (S->table[h]) {
+        int32_t i = S->table[h] - 1;
+        if (memcmp(&S->nodes[i].t, t, sizeof *t) == 0) {
+            *created = 0;
+            return i;
+        }
+        h = (h + 1) & S->tmask;
+    }
+    if ((uint64_t)S->nnodes >= S->max_states) {
+        S->status = REDIST_ERR_LIMIT;
+        return -1;
+    }
+    if (S->nnodes == S->capnodes) {
+        long nc = S->capnodes * 2;
+        node_t *nn = realloc(S->nodes, (size_t)nc * sizeof *nn);
+        if (!nn) {
+            S->status = REDIST_ERR_NOMEM;
+            return -1;
+        }
+        S->nodes = nn;
+        S->capnodes = nc;
+    }
+    int32_t i = (int32_t)S->nnodes++;
+    memset(&S->nodes[i], 0, sizeof S->nodes[i]);
+    S->nodes[i].t = *t;
+    S->nodes[i].parent = -1;
+    S->table[h] = i + 1;
+    if ((size_t)S->nnodes * 2 > S->tmask + 1 &&
+        table_grow(&S->table, &S->tmask, S->nnodes, node_key, sizeof *t, S)) {
+        S->status = REDIST_ERR_NOMEM;
+        return -1;
+    }
+    *created = 1;
+    return i;
+}
+
+static int hless(const hent_t *a, const hent_t *b)
+{
+    if (a->f != b->f)
+        return a->f < b->f;
+    if (a->steps != b->steps)
+        return a->steps < b->steps;
+    return a->seq < b->seq;
+}
+
+static int heap_push(search_t *S, hent_t e)
+{
+    if (S->nheap == S->capheap) {
+        long nc = S->capheap * 2;
+        hent_t *nh = realloc(S->heap, (size_t)nc * sizeof *nh);
+        if (!nh)
+            return -1;
+        S->heap = nh;
+        S->capheap = nc;
+    }
+    long i = S->nheap++;
+    while (i > 0) {
+        long p = (i - 1) / 2;
+        if (!hless(&e, &S->heap[p]))
+            break;
+        S->heap[i] = S->heap[p];
+        i = p;
+    }
+    S->heap[i] = e;
+    return 0;
+}
+
+static hent_t heap_pop(search_t *S)
+{
+    hent_t top = S->heap[0];
+    hent_t last = S->heap[--S->nheap];
+    long i = 0, n = S->nheap;
+    for (;;) {
+        long c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && hless(&S->heap[c + 1], &S->heap[c]))
+            c++;
+        if (!hless(&S->heap[c], &last))
+            break;
+        S->heap[i] = S->heap[c];
+        i = c;
+    }
+    if (n > 0)
+        S->heap[i] = last;
+    return top;
+}
+
+static uint64_t local_bytes(const rd_ctx *cx, const rd_ctype *t,
+                            int64_t local[])
+{
+    uint64_t e = 1;
+    rd_ctype_local(cx, t, local);
+    for (int i = 0; i < cx->ndims; i++)
+        e *= (uint64_t)local[i];
+    return e * cx->elem_size;
+}
+
+static u128 heuristic(const search_t *S, const rd_ctype *t,
+                      const int64_t local[])
+{
+    if (S->bottleneck)
+        return 0;
+    if (t->partial & S->pend_nontrivial)
+        return (u128)S->dst_elems * S->cx->elem_size * S->D;
+    uint64_t common = 1;
+    for (int i = 0; i < S->cx->ndims; i++)
+        common *= (uint64_t)(local[i] < S->dst_local[i] ? local[i]
+                                                        : S->dst_local[i]);
+    return (u128)(S->dst_elems - common) * S->cx->elem_size * S->D;
+}
+
+static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
+                  int to, int axis, u128 cost, int collective)
+{
+    int64_t local[REDIST_MAX_DIMS];
+    if (S->status)
+        return;
+    const node_t *u = &S->nodes[S->cur];
+    uint64_t L = local_bytes(S->cx, t, local);
+    if (L > S->cap)
+        return;
+    u128 g;
+    int32_t steps = u->steps + collective;
+    if (S->bottleneck)
+        g = u->g > L ? u->g : L;
+    else if (__builtin_add_overflow(u->g, cost, &g)) {
+        S->status = REDIST_ERR_OVERFLOW;
+        return;
+    }
+    int created;
+    int32_t cur = S->cur;
+    int32_t v = node_get(S, t, &created);
+    if (v < 0)
+        return;
+    node_t *n = &S->nodes[v];
+    if (!created) {
+        if (n->closed)
+            return;
+        if (S->bottleneck ? g >= n->g
+                          : (g > n->g || (g == n->g && steps >= n->steps)))
+            return;
+    }
+    n->g = g;
+    n->steps = steps;
+    n->L = L;
+    n->parent = cur;
+    n->op = (int8_t)op;
+    n->dim = (int8_t)dim;
+    n->from_dim = (int8_t)from;
+    n->to_dim = (int8_t)to;
+    n->axis = (int8_t)axis;
+    hent_t e = {g + heuristic(S, t, local), g, S->bottleneck ? 0 : steps,
+                S->seq++, v};
+    if (heap_push(S, e))
+        S->status = REDIST_ERR_NOMEM;
+}
+
+static void on_step(void *user, const rd_step *st, const rd_ctype *out)
+{
+    search_t *S = user;
+    const node_t *u = &S->nodes[S->cur];
+    unsigned __int128 num;
+    uint64_t den;
+    rd_step_recv(S->cx, st, u->L, &num, &den);
+    u128 cost = 0;
+    if (!S->bottleneck) {
+        if (S->D % den) {
+            S->status = REDIST_ERR_OVERFLOW;
+            return;
+        }
+        cost = num * (S->D / den);
+    }
+    relax(S, out, st->op, st->dim, st->from_dim, st->to_dim, st->axis, cost,
+          rd_step_kinds[st->op].collective);
+}
+
+static const void *group_key(search_t *S, int32_t i)
+{
+    return &S->groups[i].prod;
+}
+
+typedef struct {
+    int64_t prod[REDIST_MAX_DIMS];
+    uint32_t partial;
+} gkey_t;
+
+static group_t *group_get(search_t *S, const rd_ctype *t)
+{
+    gkey_t k;
+    memset(&k, 0, sizeof k);
+    int p = 0;
+    for (int i = 0; i < S->cx->ndims; i++) {
+        k.prod[i] = 1;
+        for (int j = 0; j < t->cnt[i]; j++)
+            k.prod[i] *= S->cx->size[t->seq[p++]];
+    }
+    k.partial = t->partial;
+    size_t klen = offsetof(group_t, partial) + sizeof(uint32_t);
+    size_t h = hash_bytes(&k, klen) & S->gmask;
+    while (S->gtable[h]) {
+        group_t *g = &S->groups[S->gtable[h] - 1];
+        if (memcmp(g->prod, k.prod, sizeof k.prod) == 0 &&
+            g->partial == k.partial)
+            return g;
+        h = (h + 1) & S->gmask;
+    }
+    if (S->ngroups == S->capgroups) {
+        long nc = S->capgroups * 2;
+        group_t *ng = realloc(S->groups, (size_t)nc * sizeof *ng);
+        if (!ng)
+            return NULL;
+        S->groups = ng;
+        S->capgroups = nc;
+    }
+    group_t *g = &S->groups[S->ngroups];
+    memset(g, 0, sizeof *g);
+    memcpy(g->prod, k.prod, sizeof k.prod);
+    g->partial = k.partial;
+    long limit = (long)(S->max_states < 0x7fffffff ? S->max_states
+                                                    : 0x7fffffff);
+    g->nmembers = rd_permute_targets(S->cx, t, limit, &g->members);
+    if (g->nmembers < 0) {
+        g->members = NULL;
+        return NULL;
+    }
+    S->ngroups++;
+    S->gtable[h] = (int32_t)S->ngroups;
+    if ((size_t)S->ngroups * 2 > S->gmask + 1 &&
+        table_grow(&S->gtable, &S->gmask, S->ngroups, group_key, klen, S))
+        return NULL;
+    return &S->groups[S->ngroups - 1];
+}
+
+static void expand_permute(search_t *S)
+{
+    const node_t *u = &S->nodes[S->cur];
+    group_t *g = group_get(S, &u->t);
+    if (!g) {
+        if (!S->status)
+            S->status = REDIST_ERR_NOMEM;
+        return;
+    }
+    if (g->nmembers <= 1)
+        return;
+    if (g->has_best) {
+        if (S->bottleneck ? u->g >= g->best_g
+                          : (u->g > g->best_g ||
+                             (u->g == g->best_g && u->steps >= g->best_steps)))
+            return;
+    }
+    g->has_best = 1;
+    g->best_g = u->g;
+    g->best_steps = u->steps;
+    unsigned __int128 num;
+    uint64_t den;
+    rd_step pst;
+    memset(&pst, 0, sizeof pst);
+    pst.op = REDIST_OP_PERMUTE;
+    pst.axis = -1;
+    rd_step_recv(S->cx, &pst, u->L, &num, &den);
+    u128 cost = S->bottleneck ? 0 : num * S->D;
+    long n = g->nmembers;
+    rd_ctype *members = g->members; /* stable: groups only realloc in get */
+    for (long i = 0; i < n && !S->status; i++) {
+        if (memcmp(&members[i], &S->nodes[S->cur].t, sizeof(rd_ctype)) == 0)
+            continue;
+        relax(S, &members[i], REDIST_OP_PERMUTE, -1, -1, -1, -1, cost, 1);
+    }
+}
+
+static void search_free(search_t *S)
+{
+    free(S->nodes);
+    free(S->table);
+    free(S->heap);
+    for (long i = 0; i < S->ngroups; i++)
+        free(S->groups[i].members);
+    free(S->groups);
+    free(S->gtable);
+}
+
+/* Run one search.  Returns REDIST_OK and sets *goal (-1: unreachable). */
+static redist_status_t search_run(search_t *S, const rd_ctype *src,
+                                  int32_t *goal)
+{
+    *goal = -1;
+    S->capnodes = 256;
+    S->nodes = malloc((size_t)S->capnodes * sizeof *S->nodes);
+    S->tmask = 511;
+    S->table = calloc(S->tmask + 1, sizeof *S->table);
+    S->capheap = 256;
+    S->heap = malloc((size_t)S->capheap * sizeof *S->heap);
+    S->capgroups = 16;
+    S->groups = malloc((size_t)S->capgroups * sizeof *S->groups);
+    S->gmask = 63;
+    S->gtable = calloc(S->gmask + 1, sizeof *S->gtable);
+    if (!S->nodes || !S->table || !S->heap || !S->groups || !S->gtable)
+        return REDIST_ERR_NOMEM;
+    int created;
+    int64_t local[REDIST_MAX_DIMS];
+    int32_t s = node_get(S, src, &created);
+    if (s < 0)
+        return S->status;
+    S->nodes[s].L = local_bytes(S->cx, src, local);
+    S->nodes[s].g = S->bottleneck ? S->nodes[s].L : 0;
+    S->nodes[s].op = -1;
+    hent_t e = {S->nodes[s].g + heuristic(S, src, local), S->nodes[s].g, 0,
+                S->seq++, s};
+    if (heap_push(S, e))
+        return REDIST_ERR_NOMEM;
+    while (S->nheap > 0) {
+        hent_t top = heap_pop(S);
+        node_t *u = &S->nodes[top.node];
+        if (u->closed || u->g != top.g ||
+            (!S->bottleneck && u->steps != top.steps))
+            continue;
+        u->closed = 1;
+        if (memcmp(&u->t, &S->dst, sizeof S->dst) == 0) {
+            *goal = top.node;
+            return REDIST_OK;
+        }
+        S->cur = top.node;
+        for (int k = 0; k < REDIST_OP_COUNT && !S->status; k++)
+            if (rd_step_kinds[k].enumerate)
+                rd_step_kinds[k].enumerate(S->cx, &u->t, on_step, S);
+        if (!S->status)
+            expand_permute(S);
+        if (S->status)
+            return S->status;
+    }
+    return REDIST_OK;
+}
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
+                        uint32_t src_partial, uint64_t max_states)
+{
+    memset(S, 0, sizeof *S);
+    S->cx = cx;
+    S->dst = *dst;
+    S->max_states = max_states;
+    rd_ctype_local(cx, dst, S->dst_local);
+    S->dst_elems = rd_ctype_elems(cx, dst);
+    uint64_t D = 1;
+    for (int a = 0; a < cx->naxes; a++) {
+        if (!((src_partial & ~dst->partial) >> a & 1u))
+            continue;
+        uint64_t s = (uint64_t)cx->size[a];
+        D = D / gcd_u64(D, s) * s; /* <= device count <= 2^31 */
+        if (s > 1)
+            S->pend_nontrivial |= 1u << a;
+    }
+    S->D = D;
+}
+
+redist_status_t rd_solve(const redist_spec_t *spec,
+                         const redist_plan_options_t *opts, rd_step **path,
+                         int *nsteps, rd_solve_info *info,
+                         redist_error_t *err)
+{
+    rd_ctx cx;
+    rd_ctype src, dst;
+    search_t S;
+    int32_t goal;
+    redist_status_t st;
+    uint64_t max_states = opts && opts->max_states ? opts->max_states
+                                                   : RD_DEFAULT_MAX_STATES;
+    uint64_t max_peak = opts ? opts->max_peak_bytes : 0;
+    char tf[256];
+
+    rd_ctx_init(&cx, spec);
+    rd_ctype_from_type(&src, &spec->from);
+    rd_ctype_from_type(&dst, &spec->to);
+    memset(info, 0, sizeof *info);
+    uint32_t extra = spec->to.partial & ~spec->from.partial;
+    if (extra) {
+        int a = __builtin_ctz(extra);
+        return rd_error(err, REDIST_ERR_INFEASIBLE, NULL, "to.partial",
+                        "axis \"%s\" is partial in the target but not in the "
+                        "source; no collective creates pending reductions",
+                        spec->mesh.name[a]);
+    }
+    uint64_t bound = spec->src_bytes > spec->dst_bytes ? spec->src_bytes
+                                                       : spec->dst_bytes;
+    if (max_peak && max_peak < bound)
+        return rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
+                        "no plan within max peak %llu bytes: the %s alone "
+                        "holds %llu bytes per device",
+                        (unsigned long long)max_peak,
+                        spec->src_bytes >= spec->dst_bytes ? "source"
+                                                           : "target",
+                        (unsigned long long)bound);
+
+    /* Pass 1: under the memory bound. */
+    search_init(&S, &cx, &dst, spec->from.partial, max_states);
+    S.cap = bound;
+    st = search_run(&S, &src, &goal);
+    info->states += (uint64_t)S.nnodes;
+    if (st == REDIST_OK && goal < 0) {
+        /* Pass 2: the least reachable peak. */
+        search_t B;
+        int32_t bgoal;
+        search_free(&S);
+        search_init(&B, &cx, &dst, spec->from.partial, max_states);
+        B.bottleneck = 1;
+        B.cap = UINT64_MAX;
+        st = search_run(&B, &src, &bgoal);
+        info->states += (uint64_t)B.nnodes;
+        uint64_t peak = bgoal >= 0 ? (uint64_t)B.nodes[bgoal].g : 0;
+        search_free(&B);
+        if (st == REDIST_OK && bgoal < 0)
+            st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
+                          "internal: the target %s is unreachable",
+                          redist_type_format(&spec->to, &spec->mesh, tf,
+                                             sizeof tf));
+        if (st == REDIST_OK && max_peak && peak > max_peak)
+            st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
+                          "no plan within max peak %llu bytes: divisibility "
+                          "forces a peak of %llu bytes per device",
+                          (unsigned long long)max_peak,
+                          (unsigned long long)peak);
+        if (st)
+            goto out_status;
+        search_init(&S, &cx, &dst, spec->from.partial, max_states);
+        S.cap = peak;
+        st = search_run(&S, &src, &goal);
+        info->states += (uint64_t)S.nnodes;
+        if (st == REDIST_OK && goal < 0)
+            st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
+                          "internal: no path under the least peak");
+    }
+    if (st)
+        goto fail;
+    /* Walk back. */
+    int n = 0;
+    for (int32_t v = goal; S.nodes[v].parent >= 0; v = S.nodes[v].parent)
+        n++;
+    rd_step *p = calloc((size_t)(n ? n : 1), sizeof *p);
+    if (!p) {
+        st = REDIST_ERR_NOMEM;
+        goto fail;
+    }
+    int k = n;
+    for (int32_t v = goal; S.nodes[v].parent >= 0; v = S.nodes[v].parent) {
+        rd_step *s = &p[--k];
+        const node_t *nd = &S.nodes[v];
+        s->op = nd->op;
+        s->dim = nd->dim;
+        s->from_dim = nd->from_dim;
+        s->to_dim = nd->to_dim;
+        s->axis = nd->axis;
+        s->after = nd->t;
+    }
+    info->D = (uint64_t)S.D;
+    search_free(&S);
+    *path = p;
+    *nsteps = n;
+    return REDIST_OK;
+fail:
+    search_free(&S);
+out_status:
+    if (st == REDIST_ERR_LIMIT)
+        return rd_error(err, st, NULL, NULL,
+                        "the search visited more than %llu types without "
+                        "finishing; raise max_states",
+                        (unsigned long long)max_states);
+    if (st == REDIST_ERR_NOMEM)
+        return rd_error(err, st, NULL, NULL, "out of memory while planning");
+    if (st == REDIST_ERR_OVERFLOW)
+        return rd_error(err, st, NULL, NULL,
+                        "byte counts overflow 128 bits while planning");
+    return st;
+}

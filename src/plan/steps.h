@@ -1,0 +1,103 @@
+/*
+ * The table of step kinds (FORMATS.md section 2).  One table feeds the
+ * solver (which moves exist from a type), the verifier (precondition and
+ * effect of a given step), the printer and the JSON reader and writer
+ * (names and fields) and the byte accounting (recv formula).
+ */
+#ifndef REDIST_STEPS_H
+#define REDIST_STEPS_H
+
+#include "redist/plan.h"
+#include "../spec/spec_internal.h"
+
+/* A compact sharding type used inside the planner: the axes of all dims
+ * concatenated (dim 0's list first, each major first), the count per dim,
+ * and the partial mask.  Unused tail entries are zero so that two equal
+ * types are equal byte for byte. */
+typedef struct rd_ctype {
+    uint8_t ndims;
+    uint8_t nax; /* axes in dims, total */
+    uint8_t cnt[REDIST_MAX_DIMS];
+    uint8_t seq[REDIST_MAX_AXES];
+    uint8_t pad[2]; /* always zero: the struct is hashed byte for byte */
+    uint32_t partial;
+} rd_ctype;
+
+/* Everything the step kinds need to know of the problem. */
+typedef struct rd_ctx {
+    int naxes, ndims;
+    int64_t size[REDIST_MAX_AXES];
+    int64_t shape[REDIST_MAX_DIMS];
+    uint64_t elem_size;
+    uint32_t dst_partial; /* partial axes the target keeps */
+} rd_ctx;
+
+/* A step's arguments (unused fields -1; `after` only for permute). */
+typedef struct rd_step {
+    int op;
+    int dim, from_dim, to_dim, axis;
+    rd_ctype after;
+} rd_step;
+
+enum {
+    RD_F_DIM = 1u << 0,
+    RD_F_FROM_DIM = 1u << 1,
+    RD_F_TO_DIM = 1u << 2,
+    RD_F_AXIS = 1u << 3,
+    RD_F_AFTER = 1u << 4 /* the step is defined by its target type */
+};
+
+typedef void (*rd_emit_fn)(void *user, const rd_step *step,
+                           const rd_ctype *out);
+
+typedef struct rd_step_kind {
+    const char *name;
+    unsigned fields;
+    int collective;
+    /* received bytes per device = L * (mul_s * s + add) / (div_s ? s : 1),
+     * L = local bytes before the step, s = size of the axis. */
+    int recv_mul_s, recv_add, recv_div_s;
+    const char *recv_formula; /* the same, for people */
+    const char *precondition; /* for people */
+    /* Check the precondition of `st` on `in` and write the type after it.
+     * Returns 0, or -1 with a reason in why. */
+    int (*apply)(const rd_ctx *cx, const rd_ctype *in, const rd_step *st,
+                 rd_ctype *out, char *why, size_t whylen);
+    /* Emit every legal step of this kind from `in` (NULL for permute, whose
+     * targets the solver enumerates by group with rd_permute_targets). */
+    void (*enumerate)(const rd_ctx *cx, const rd_ctype *in, rd_emit_fn emit,
+                      void *user);
+} rd_step_kind;
+
+extern const rd_step_kind rd_step_kinds[REDIST_OP_COUNT];
+
+void rd_ctx_init(rd_ctx *cx, const redist_spec_t *spec);
+void rd_ctype_from_type(rd_ctype *c, const redist_type_t *t);
+void rd_ctype_to_type(const rd_ctype *c, redist_type_t *t);
+/* Local shape; returns 0, or -1 if some dim is not divisible. */
+int rd_ctype_local(const rd_ctx *cx, const rd_ctype *t, int64_t local[]);
+uint64_t rd_ctype_elems(const rd_ctx *cx, const rd_ctype *t);
+/* Mask of mesh axes used in dims. */
+uint32_t rd_ctype_sharded(const rd_ctype *t);
+/* First position of dim i's list in seq. */
+static inline int rd_ctype_start(const rd_ctype *t, int dim)
+{
+    int p = 0;
+    for (int i = 0; i < dim; i++)
+        p += t->cnt[i];
+    return p;
+}
+
+/* Exact received bytes of a step: numerator and denominator (den is 1 or
+ * the axis size); local_bytes is L before the step. */
+void rd_step_recv(const rd_ctx *cx, const rd_step *st, uint64_t local_bytes,
+                  unsigned __int128 *num, uint64_t *den);
+
+/* Every type with the same local shape and partial set as `t` (t itself
+ * included), the targets of a permute.  Returns the count; fills *out with
+ * a malloc'ed array (NULL count < 0 on allocation failure or when more than
+ * `limit` exist). */
+long rd_permute_targets(const rd_ctx *cx, const rd_ctype *t, long limit,
+                        rd_ctype **out);
+
+#endif

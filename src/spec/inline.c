@@ -1,0 +1,299 @@
+/*
+ * The inline (command-line) spec form:
+ *   --mesh x=2,y=4  --shape 1024x512  --from 'x,y|'  --to '|x,y'
+ *   --from-partial x,y  --to-partial x  --dtype f32  --reduce sum
+ * A type lists its dims separated by '|', and in each dim its axes major
+ * first separated by ','; an empty dim has no axes.  Errors name the
+ * option as their path.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spec_internal.h"
+
+#define SRC "<command line>"
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* Copy the next token up to any char of `stops` (or end), trimmed. */
+static const char *next_token(const char *p, const char *stops, char *tok,
+                              size_t size, int *too_long)
+{
+    p = skip_ws(p);
+    size_t n = 0;
+    *too_long = 0;
+    while (*p && !strchr(stops, *p)) {
+        if (n + 1 < size)
+            tok[n++] = *p;
+        else
+            *too_long = 1;
+        p++;
+    }
+    while (n > 0 && (tok[n - 1] == ' ' || tok[n - 1] == '\t'))
+        n--;
+    tok[n] = '\0';
+    return p;
+}
+
+static int parse_i64(const char *s, int64_t *out)
+{
+    if (!*s || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *skip_ws(end))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static redist_status_t parse_mesh(const char *text, redist_mesh_t *out,
+                                  redist_error_t *err)
+{
+    const char *names[REDIST_MAX_AXES];
+    char store[REDIST_MAX_AXES][REDIST_MAX_NAME + 1];
+    int64_t sizes[REDIST_MAX_AXES];
+    int n = 0, too_long;
+    const char *p = text;
+    char tok[128];
+    if (!text || !*skip_ws(text))
+        return rd_error(err, REDIST_ERR_INVALID, SRC, "--mesh",
+                        "missing mesh (e.g. --mesh data=2,model=4)");
+    for (;;) {
+        p = next_token(p, "=,", tok, sizeof tok, &too_long);
+        if (n == REDIST_MAX_AXES)
+            return rd_error(err, REDIST_ERR_INVALID, SRC, "--mesh",
+                            "more than %d axes", REDIST_MAX_AXES);
+        if (*p != '=' || !tok[0] || too_long || strlen(tok) > REDIST_MAX_NAME)
+            return rd_error(err, REDIST_ERR_INVALID, SRC, "--mesh",
+                            "expected NAME=SIZE at axis %d in \"%.80s\"",
+                            n + 1, text);
+        rd_strlcpy(store[n], tok, sizeof store[n]);
+        names[n] = store[n];
+        p = next_token(p + 1, ",", tok, sizeof tok, &too_long);
+        if (parse_i64(tok, &sizes[n]) || too_long)
+            return rd_error(err, REDIST_ERR_INVALID, SRC, "--mesh",
+                            "axis \"%s\": size \"%.40s\" is not a positive "
+                            "integer",
+                            names[n], tok);
+        n++;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    redist_mesh_t *m = NULL;
+    redist_status_t st = redist_mesh_create(n, names, sizes, &m, err);
+    if (st) {
+        if (err && err->path[0] == 'm')
+            rd_strlcpy(err->path, "--mesh", sizeof err->path);
+        rd_error_set_source(err, SRC);
+        return st;
+    }
+    *out = *m;
+    redist_mesh_free(m);
+    return REDIST_OK;
+}
+
+static redist_status_t parse_shape(const char *text, int *ndims,
+                                   int64_t shape[], redist_error_t *err)
+{
+    int n = 0, too_long;
+    char tok[64];
+    const char *p = text;
+    if (!text)
+        return rd_error(err, REDIST_ERR_INVALID, SRC, "--shape",
+                        "missing shape (e.g. --shape 1024x512)");
+    if (!*skip_ws(text)) {
+        *ndims = 0;
+        return REDIST_OK;
+    }
+    for (;;) {
+        p = next_token(p, "x,", tok, sizeof tok, &too_long);
+        if (n == REDIST_MAX_DIMS)
+            return rd_error(err, REDIST_ERR_INVALID, SRC, "--shape",
+                            "more than %d dims", REDIST_MAX_DIMS);
+        if (parse_i64(tok, &shape[n]) || too_long || shape[n] < 1)
+            return rd_error(err, REDIST_ERR_INVALID, SRC, "--shape",
+                            "dim %d: \"%.40s\" is not a positive integer", n,
+                            tok);
+        n++;
+        if (!*p)
+            break;
+        p++;
+    }
+    *ndims = n;
+    return REDIST_OK;
+}
+
+static redist_status_t parse_axes(const char *text, const redist_mesh_t *mesh,
+                                  const char *opt, int *axes, int *n,
+                                  const char *stops, const char **endp,
+                                  redist_error_t *err)
+{
+    char tok[128];
+    int too_long;
+    const char *p = skip_ws(text);
+    *n = 0;
+    if (!*p || strchr(stops, *p)) {
+        *endp = p;
+        return REDIST_OK;
+    }
+    char allstops[8];
+    snprintf(allstops, sizeof allstops, ",%s", stops);
+    for (;;) {
+        p = next_token(p, allstops, tok, sizeof tok, &too_long);
+        int a = redist_mesh_find_axis(mesh, tok);
+        if (a < 0 || too_long) {
+            char list[256];
+            size_t pos = 0;
+            list[0] = '\0';
+            for (int k = 0; k < mesh->naxes; k++)
+                rd_appendf(list, sizeof list, &pos, "%s%s", k ? ", " : "",
+                           mesh->name[k]);
+            return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                            "axis \"%.60s\" is not in the mesh (axes: %s)",
+                            tok, list);
+        }
+        if (*n == REDIST_MAX_AXES)
+            return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                            "too many axes");
+        axes[(*n)++] = a;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    *endp = p;
+    return REDIST_OK;
+}
+
+static redist_status_t parse_type(const char *text, const char *partial,
+                                  const redist_mesh_t *mesh, int ndims,
+                                  const char *opt, const char *popt,
+                                  redist_type_t *t, redist_error_t *err)
+{
+    int axes[REDIST_MAX_AXES], n, used = 0;
+    const char *p;
+    redist_status_t st;
+    if (!text)
+        return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                        "missing %s (e.g. %s 'x,y|' for dim 0 split over x "
+                        "then y)",
+                        opt, opt);
+    redist_type_init(t, ndims);
+    if (partial) {
+        if ((st = parse_axes(partial, mesh, popt, axes, &n, "", &p, err)))
+            return st;
+        for (int k = 0; k < n; k++) {
+            if (used >> axes[k] & 1)
+                return rd_error(err, REDIST_ERR_INVALID, SRC, popt,
+                                "axis \"%s\" is listed twice",
+                                mesh->name[axes[k]]);
+            used |= 1 << axes[k];
+            t->partial |= 1u << axes[k];
+        }
+    }
+    p = text;
+    int dim = 0;
+    if (ndims == 0) {
+        if (*skip_ws(p))
+            return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                            "the array has no dims; expected ''");
+        return REDIST_OK;
+    }
+    for (;;) {
+        if (dim == ndims)
+            return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                            "rank mismatch: more than %d dims given (dims are "
+                            "separated by '|')",
+                            ndims);
+        if ((st = parse_axes(p, mesh, opt, axes, &n, "|", &p, err)))
+            return st;
+        for (int k = 0; k < n; k++) {
+            if (used >> axes[k] & 1)
+                return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                                "axis \"%s\" is used twice",
+                                mesh->name[axes[k]]);
+            used |= 1 << axes[k];
+            redist_type_push_axis(t, dim, axes[k]);
+        }
+        dim++;
+        p = skip_ws(p);
+        if (*p != '|')
+            break;
+        p++;
+    }
+    if (*p)
+        return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                        "unexpected \"%.20s\"", p);
+    if (dim != ndims)
+        return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                        "rank mismatch: %d dims given, the shape has %d", dim,
+                        ndims);
+    return REDIST_OK;
+}
+
+redist_status_t redist_spec_from_strings(const char *mesh, const char *shape,
+                                         const char *dtype, const char *from,
+                                         const char *from_partial,
+                                         const char *to, const char *to_partial,
+                                         const char *reduce, const char *name,
+                                         unsigned flags, redist_spec_t **out,
+                                         redist_error_t *err)
+{
+    redist_status_t st;
+    if (!out)
+        return rd_error(err, REDIST_ERR_INVALID, SRC, NULL, "NULL argument");
+    redist_spec_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return rd_error(err, REDIST_ERR_NOMEM, SRC, NULL, "out of memory");
+    const char *nm = name ? name : "";
+    s->name = malloc(strlen(nm) + 1);
+    if (!s->name) {
+        st = rd_error(err, REDIST_ERR_NOMEM, SRC, NULL, "out of memory");
+        goto fail;
+    }
+    strcpy(s->name, nm);
+    if ((st = parse_mesh(mesh, &s->mesh, err)))
+        goto fail;
+    if ((st = parse_shape(shape, &s->ndims, s->shape, err)))
+        goto fail;
+    s->dtype = REDIST_F32;
+    if (dtype && redist_dtype_from_name(dtype, &s->dtype)) {
+        st = rd_error(err, REDIST_ERR_INVALID, SRC, "--dtype",
+                      "unknown dtype \"%.40s\" (dtypes: f16 bf16 f32 f64 i8 "
+                      "i16 i32 i64 u8 u16 u32 u64 c64 c128)",
+                      dtype);
+        goto fail;
+    }
+    s->reduce = REDIST_REDUCE_SUM;
+    if (reduce && redist_reduce_from_name(reduce, &s->reduce)) {
+        st = rd_error(err, REDIST_ERR_INVALID, SRC, "--reduce",
+                      "unknown reduce op \"%.40s\" (ops: sum, max, min, prod)",
+                      reduce);
+        goto fail;
+    }
+    if ((st = parse_type(from, from_partial, &s->mesh, s->ndims, "--from",
+                         "--from-partial", &s->from, err)))
+        goto fail;
+    if ((st = parse_type(to, to_partial, &s->mesh, s->ndims, "--to",
+                         "--to-partial", &s->to, err)))
+        goto fail;
+    st = rd_spec_finish(s, flags, err);
+    rd_error_set_source(err, SRC);
+    if (st)
+        goto fail;
+    *out = s;
+    return REDIST_OK;
+fail:
+    redist_spec_free(s);
+    return st;
+}

@@ -1,0 +1,527 @@
+/*
+ * Spec files (FORMATS.md section 3) read with jansson, and the inline
+ * command-line form.  Every error names the source and a place: line and
+ * column for JSON syntax (jansson's json_error_t), a JSON path for meaning.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spec_internal.h"
+
+/* Spec files are small; anything larger is a mistake, not a spec. */
+#define RD_MAX_SPEC_BYTES (16u << 20)
+
+typedef struct {
+    const char *source;
+    redist_error_t *err;
+} ctx_t;
+
+#define FAIL(c, st, path, ...) rd_error((c)->err, st, (c)->source, path, __VA_ARGS__)
+
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a real number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "a value";
+}
+
+/* Reject keys not in `allowed` (NULL-terminated). */
+static redist_status_t check_keys(ctx_t *c, json_t *obj, const char *where,
+                                  const char *const allowed[])
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) {
+        int ok = 0;
+        for (int i = 0; allowed[i]; i++)
+            if (strcmp(key, allowed[i]) == 0)
+                ok = 1;
+        if (!ok) {
+            char list[256];
+            size_t pos = 0;
+            list[0] = '\0';
+            for (int i = 0; allowed[i]; i++)
+                rd_appendf(list, sizeof list, &pos, "%s%s", i ? ", " : "",
+                           allowed[i]);
+            char path[REDIST_ERROR_PATH_LENGTH];
+            snprintf(path, sizeof path, "%s%s%.80s", where, where[0] ? "." : "",
+                     key);
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "unknown key \"%.80s\" (allowed: %s)", key, list);
+        }
+    }
+    return REDIST_OK;
+}
+
+static redist_status_t get_int(ctx_t *c, json_t *v, const char *path,
+                               int64_t min, int64_t *out)
+{
+    if (!json_is_integer(v))
+        return FAIL(c, REDIST_ERR_INVALID, path,
+                    "expected an integer, got %s", json_kind(v));
+    json_int_t x = json_integer_value(v);
+    if (x < min)
+        return FAIL(c, REDIST_ERR_INVALID, path,
+                    "%lld is out of range (must be >= %lld)", (long long)x,
+                    (long long)min);
+    *out = (int64_t)x;
+    return REDIST_OK;
+}
+
+static redist_status_t parse_mesh(ctx_t *c, json_t *mesh, redist_mesh_t *out)
+{
+    if (!json_is_array(mesh))
+        return FAIL(c, REDIST_ERR_INVALID, "mesh",
+                    "expected an array of [name, size] pairs, got %s",
+                    json_kind(mesh));
+    size_t n = json_array_size(mesh);
+    if (n == 0 || n > REDIST_MAX_AXES)
+        return FAIL(c, REDIST_ERR_INVALID, "mesh",
+                    "a mesh has 1 to %d axes, not %zu", REDIST_MAX_AXES, n);
+    const char *names[REDIST_MAX_AXES];
+    int64_t sizes[REDIST_MAX_AXES];
+    char path[64];
+    for (size_t a = 0; a < n; a++) {
+        json_t *e = json_array_get(mesh, a);
+        snprintf(path, sizeof path, "mesh[%zu]", a);
+        if (!json_is_array(e) || json_array_size(e) != 2 ||
+            !json_is_string(json_array_get(e, 0)))
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "expected a pair [\"name\", size], got %s%s",
+                        json_kind(e),
+                        json_is_array(e) ? " of the wrong form" : "");
+        names[a] = json_string_value(json_array_get(e, 0));
+        if (strlen(names[a]) != json_string_length(json_array_get(e, 0)))
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "axis name contains a NUL character");
+        snprintf(path, sizeof path, "mesh[%zu][1]", a);
+        json_t *sz = json_array_get(e, 1);
+        if (!json_is_integer(sz))
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "axis size must be an integer, got %s", json_kind(sz));
+        sizes[a] = (int64_t)json_integer_value(sz);
+        if (sizes[a] < 1)
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "axis \"%s\" has size %lld; sizes must be >= 1",
+                        names[a], (long long)sizes[a]);
+    }
+    redist_mesh_t *m = NULL;
+    redist_status_t st = redist_mesh_create((int)n, names, sizes, &m, c->err);
+    if (st) {
+        rd_error_set_source(c->err, c->source);
+        return st;
+    }
+    *out = *m;
+    redist_mesh_free(m);
+    return REDIST_OK;
+}
+
+static redist_status_t parse_axis_name(ctx_t *c, const redist_mesh_t *mesh,
+                                       json_t *v, const char *path, int *axis)
+{
+    if (!json_is_string(v))
+        return FAIL(c, REDIST_ERR_INVALID, path,
+                    "expected an axis name, got %s", json_kind(v));
+    const char *nm = json_string_value(v);
+    int a = redist_mesh_find_axis(mesh, nm);
+    if (a < 0) {
+        char list[256];
+        size_t pos = 0;
+        list[0] = '\0';
+        for (int k = 0; k < mesh->naxes; k++)
+            rd_appendf(list, sizeof list, &pos, "%s%s", k ? ", " : "",
+                       mesh->name[k]);
+        return FAIL(c, REDIST_ERR_INVALID, path,
+                    "axis \"%.80s\" is not in the mesh (axes: %s)", nm, list);
+    }
+    *axis = a;
+    return REDIST_OK;
+}
+
+/* A type: {"dims": [[...], ...], "partial": [...]}.  A dim may also be
+ * written as a single axis name or null (no axes). */
+static redist_status_t parse_type(ctx_t *c, const redist_mesh_t *mesh,
+                                  json_t *v, const char *what, int ndims,
+                                  redist_type_t *t)
+{
+    static const char *const keys[] = {"dims", "partial", NULL};
+    char path[REDIST_ERROR_PATH_LENGTH];
+    int where[REDIST_MAX_AXES]; /* -2 unused, -1 partial, else dim */
+    redist_status_t st;
+    if (!json_is_object(v))
+        return FAIL(c, REDIST_ERR_INVALID, what,
+                    "expected an object {\"dims\": [...], \"partial\": [...]}"
+                    ", got %s",
+                    json_kind(v));
+    if ((st = check_keys(c, v, what, keys)))
+        return st;
+    for (int a = 0; a < REDIST_MAX_AXES; a++)
+        where[a] = -2;
+    redist_type_init(t, ndims);
+    json_t *part = json_object_get(v, "partial");
+    if (part && !json_is_null(part)) {
+        snprintf(path, sizeof path, "%s.partial", what);
+        if (!json_is_array(part))
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "expected an array of axis names, got %s",
+                        json_kind(part));
+        for (size_t k = 0; k < json_array_size(part); k++) {
+            int a;
+            snprintf(path, sizeof path, "%s.partial[%zu]", what, k);
+            if ((st = parse_axis_name(c, mesh, json_array_get(part, k), path,
+                                      &a)))
+                return st;
+            if (where[a] != -2)
+                return FAIL(c, REDIST_ERR_INVALID, path,
+                            "axis \"%s\" is listed twice in partial",
+                            mesh->name[a]);
+            where[a] = -1;
+            t->partial |= 1u << a;
+        }
+    }
+    json_t *dims = json_object_get(v, "dims");
+    snprintf(path, sizeof path, "%s.dims", what);
+    if (!dims)
+        return FAIL(c, REDIST_ERR_INVALID, path, "missing key \"dims\"");
+    if (!json_is_array(dims))
+        return FAIL(c, REDIST_ERR_INVALID, path,
+                    "expected an array with one axis list per array dim, got "
+                    "%s",
+                    json_kind(dims));
+    if ((int)json_array_size(dims) != ndims)
+        return FAIL(c, REDIST_ERR_INVALID, path,
+                    "rank mismatch: %zu dims given, the shape has %d",
+                    json_array_size(dims), ndims);
+    for (int i = 0; i < ndims; i++) {
+        json_t *d = json_array_get(dims, (size_t)i);
+        json_t *one = NULL;
+        size_t n;
+        snprintf(path, sizeof path, "%s.dims[%d]", what, i);
+        if (json_is_null(d))
+            n = 0;
+        else if (json_is_string(d)) {
+            one = d;
+            n = 1;
+        } else if (json_is_array(d))
+            n = json_array_size(d);
+        else
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "expected an array of axis names, got %s",
+                        json_kind(d));
+        for (size_t k = 0; k < n; k++) {
+            int a;
+            char p2[REDIST_ERROR_PATH_LENGTH + 24];
+            if (one)
+                snprintf(p2, sizeof p2, "%s", path);
+            else
+                snprintf(p2, sizeof p2, "%s[%zu]", path, k);
+            if ((st = parse_axis_name(c, mesh, one ? one : json_array_get(d, k),
+                                      p2, &a)))
+                return st;
+            if (where[a] == -1)
+                return FAIL(c, REDIST_ERR_INVALID, p2,
+                            "axis \"%s\" is used twice (it is also partial)",
+                            mesh->name[a]);
+            if (where[a] >= 0)
+                return FAIL(c, REDIST_ERR_INVALID, p2,
+                            "axis \"%s\" is used twice (also in dim %d)",
+                            mesh->name[a], where[a]);
+            where[a] = i;
+            redist_type_push_axis(t, i, a);
+        }
+    }
+    return REDIST_OK;
+}
+
+static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
+{
+    static const char *const keys[] = {"max_collectives", "max_recv_bytes",
+                                       "max_peak_bytes",  "ops",
+                                       "infeasible",      NULL};
+    static const char *const opnames[] = {"slice",          "all_gather",
+                                          "all_to_all",     "reduce_scatter",
+                                          "all_reduce",     "permute",
+                                          NULL};
+    redist_status_t st;
+    int64_t x;
+    if (!json_is_object(v))
+        return FAIL(c, REDIST_ERR_INVALID, "expect",
+                    "expected an object, got %s", json_kind(v));
+    if ((st = check_keys(c, v, "expect", keys)))
+        return st;
+    json_t *e;
+    if ((e = json_object_get(v, "max_collectives"))) {
+        if ((st = get_int(c, e, "expect.max_collectives", 0, &x)))
+            return st;
+        s->expect.has_max_collectives = 1;
+        s->expect.max_collectives = x;
+    }
+    if ((e = json_object_get(v, "max_recv_bytes"))) {
+        if ((st = get_int(c, e, "expect.max_recv_bytes", 0, &x)))
+            return st;
+        s->expect.has_max_recv_bytes = 1;
+        s->expect.max_recv_bytes = (uint64_t)x;
+    }
+    if ((e = json_object_get(v, "max_peak_bytes"))) {
+        if ((st = get_int(c, e, "expect.max_peak_bytes", 0, &x)))
+            return st;
+        s->expect.has_max_peak_bytes = 1;
+        s->expect.max_peak_bytes = (uint64_t)x;
+    }
+    if ((e = json_object_get(v, "infeasible"))) {
+        if (!json_is_boolean(e))
+            return FAIL(c, REDIST_ERR_INVALID, "expect.infeasible",
+                        "expected true or false, got %s", json_kind(e));
+        s->expect.has_infeasible = 1;
+        s->expect.infeasible = json_is_true(e);
+    }
+    if ((e = json_object_get(v, "ops"))) {
+        if (!json_is_array(e))
+            return FAIL(c, REDIST_ERR_INVALID, "expect.ops",
+                        "expected an array of op names, got %s", json_kind(e));
+        size_t n = json_array_size(e);
+        if (n > 4096)
+            return FAIL(c, REDIST_ERR_LIMIT, "expect.ops",
+                        "%zu ops listed; at most 4096", n);
+        s->ops = calloc(n + 1, sizeof *s->ops);
+        if (!s->ops)
+            return FAIL(c, REDIST_ERR_NOMEM, NULL, "out of memory");
+        for (size_t k = 0; k < n; k++) {
+            char path[64];
+            json_t *o = json_array_get(e, k);
+            snprintf(path, sizeof path, "expect.ops[%zu]", k);
+            if (!json_is_string(o))
+                return FAIL(c, REDIST_ERR_INVALID, path,
+                            "expected an op name, got %s", json_kind(o));
+            const char *nm = json_string_value(o);
+            int known = 0;
+            for (int i = 0; opnames[i]; i++)
+                if (strcmp(nm, opnames[i]) == 0)
+                    known = 1;
+            if (!known)
+                return FAIL(c, REDIST_ERR_INVALID, path,
+                            "unknown op \"%.60s\" (ops: slice, all_gather, "
+                            "all_to_all, reduce_scatter, all_reduce, permute)",
+                            nm);
+            s->ops[k] = malloc(strlen(nm) + 1);
+            if (!s->ops[k])
+                return FAIL(c, REDIST_ERR_NOMEM, NULL, "out of memory");
+            strcpy(s->ops[k], nm);
+        }
+        s->expect.has_ops = 1;
+        s->expect.nops = (int)n;
+        s->expect.ops = (const char *const *)s->ops;
+    }
+    return REDIST_OK;
+}
+
+static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
+                                  redist_spec_t *s)
+{
+    static const char *const keys[] = {"name", "mesh",   "shape", "dtype",
+                                       "from", "to",     "reduce", "expect",
+                                       NULL};
+    static const char *const required[] = {"mesh", "shape", "from", "to",
+                                           NULL};
+    redist_status_t st;
+    if (!json_is_object(root))
+        return FAIL(c, REDIST_ERR_INVALID, NULL,
+                    "the spec must be a JSON object, got %s",
+                    json_kind(root));
+    if ((st = check_keys(c, root, "", keys)))
+        return st;
+    for (int i = 0; required[i]; i++)
+        if (!json_object_get(root, required[i]))
+            return FAIL(c, REDIST_ERR_INVALID, required[i],
+                        "missing required key \"%s\"", required[i]);
+    json_t *v = json_object_get(root, "name");
+    const char *name = "";
+    if (v) {
+        if (!json_is_string(v))
+            return FAIL(c, REDIST_ERR_INVALID, "name",
+                        "expected a string, got %s", json_kind(v));
+        name = json_string_value(v);
+    }
+    s->name = malloc(strlen(name) + 1);
+    if (!s->name)
+        return FAIL(c, REDIST_ERR_NOMEM, NULL, "out of memory");
+    strcpy(s->name, name);
+
+    if ((st = parse_mesh(c, json_object_get(root, "mesh"), &s->mesh)))
+        return st;
+
+    v = json_object_get(root, "shape");
+    if (!json_is_array(v))
+        return FAIL(c, REDIST_ERR_INVALID, "shape",
+                    "expected an array of dim sizes, got %s", json_kind(v));
+    if (json_array_size(v) > REDIST_MAX_DIMS)
+        return FAIL(c, REDIST_ERR_INVALID, "shape",
+                    "an array has at most %d dims, not %zu", REDIST_MAX_DIMS,
+                    json_array_size(v));
+    s->ndims = (int)json_array_size(v);
+    for (int i = 0; i < s->ndims; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "shape[%d]", i);
+        json_t *d = json_array_get(v, (size_t)i);
+        if (!json_is_integer(d))
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "expected an integer dim size, got %s", json_kind(d));
+        s->shape[i] = (int64_t)json_integer_value(d);
+        if (s->shape[i] < 1)
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "dim %d has size %lld; sizes must be >= 1", i,
+                        (long long)s->shape[i]);
+    }
+
+    s->dtype = REDIST_F32;
+    if ((v = json_object_get(root, "dtype"))) {
+        if (!json_is_string(v))
+            return FAIL(c, REDIST_ERR_INVALID, "dtype",
+                        "expected a dtype name, got %s", json_kind(v));
+        if (redist_dtype_from_name(json_string_value(v), &s->dtype))
+            return FAIL(c, REDIST_ERR_INVALID, "dtype",
+                        "unknown dtype \"%.40s\" (dtypes: f16 bf16 f32 f64 i8 "
+                        "i16 i32 i64 u8 u16 u32 u64 c64 c128)",
+                        json_string_value(v));
+    }
+    s->reduce = REDIST_REDUCE_SUM;
+    if ((v = json_object_get(root, "reduce"))) {
+        if (!json_is_string(v))
+            return FAIL(c, REDIST_ERR_INVALID, "reduce",
+                        "expected a reduce op name, got %s", json_kind(v));
+        if (redist_reduce_from_name(json_string_value(v), &s->reduce))
+            return FAIL(c, REDIST_ERR_INVALID, "reduce",
+                        "unknown reduce op \"%.40s\" (ops: sum, max, min, "
+                        "prod)",
+                        json_string_value(v));
+    }
+    if ((st = parse_type(c, &s->mesh, json_object_get(root, "from"), "from",
+                         s->ndims, &s->from)))
+        return st;
+    if ((st = parse_type(c, &s->mesh, json_object_get(root, "to"), "to",
+                         s->ndims, &s->to)))
+        return st;
+    if ((v = json_object_get(root, "expect")) &&
+        (st = parse_expect(c, v, s)))
+        return st;
+    if (s->expect.has_infeasible && s->expect.infeasible)
+        flags |= REDIST_SPEC_ALLOW_UNPLANNABLE;
+    st = rd_spec_finish(s, flags, c->err);
+    rd_error_set_source(c->err, c->source);
+    return st;
+}
+
+static int only_whitespace(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!(text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
+              text[i] == '\r'))
+            return 0;
+    return 1;
+}
+
+redist_status_t redist_spec_load_buffer(const char *text, size_t len,
+                                        const char *source, unsigned flags,
+                                        redist_spec_t **out,
+                                        redist_error_t *err)
+{
+    ctx_t c = {source ? source : "<string>", err};
+    json_error_t jerr;
+    if (!out || (!text && len))
+        return FAIL(&c, REDIST_ERR_INVALID, NULL, "NULL argument");
+    if (len == 0 || only_whitespace(text, len))
+        return FAIL(&c, REDIST_ERR_PARSE, NULL,
+                    "empty file: expected a JSON object");
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        const char *what = "JSON syntax error";
+        switch (json_error_code(&jerr)) {
+        case json_error_invalid_utf8: what = "invalid UTF-8"; break;
+        case json_error_stack_overflow: what = "nesting too deep"; break;
+        case json_error_duplicate_key: what = "duplicate key"; break;
+        case json_error_numeric_overflow: what = "number out of range"; break;
+        case json_error_null_character: what = "NUL character"; break;
+        default: break;
+        }
+        return rd_error_at(err, REDIST_ERR_PARSE, c.source, jerr.line,
+                           jerr.column, "%s: %s", what, jerr.text);
+    }
+    redist_spec_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        json_decref(root);
+        return FAIL(&c, REDIST_ERR_NOMEM, NULL, "out of memory");
+    }
+    redist_status_t st = parse_spec(&c, root, flags, s);
+    json_decref(root);
+    if (st) {
+        redist_spec_free(s);
+        return st;
+    }
+    *out = s;
+    return REDIST_OK;
+}
+
+redist_status_t redist_spec_load_file(const char *path, unsigned flags,
+                                      redist_spec_t **out, redist_error_t *err)
+{
+    if (!path || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return rd_error(err, REDIST_ERR_IO, path, NULL, "cannot open: %s",
+                        strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return rd_error(err, REDIST_ERR_NOMEM, path, NULL, "out of memory");
+    }
+    for (;;) {
+        if (len == cap) {
+            if (cap >= RD_MAX_SPEC_BYTES) {
+                free(buf);
+                fclose(f);
+                return rd_error(err, REDIST_ERR_LIMIT, path, NULL,
+                                "file is larger than %u bytes; not a spec",
+                                RD_MAX_SPEC_BYTES);
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return rd_error(err, REDIST_ERR_NOMEM, path, NULL,
+                                "out of memory");
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) {
+            if (ferror(f)) {
+                int e = errno;
+                free(buf);
+                fclose(f);
+                return rd_error(err, REDIST_ERR_IO, path, NULL,
+                                "read error: %s", strerror(e));
+            }
+            break;
+        }
+    }
+    fclose(f);
+    redist_status_t st = redist_spec_load_buffer(buf, len, path, flags, out,
+                                                 err);
+    free(buf);
+    return st;
+}

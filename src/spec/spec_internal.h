@@ -1,0 +1,30 @@
+#ifndef REDIST_SPEC_INTERNAL_H
+#define REDIST_SPEC_INTERNAL_H
+
+#include "redist/spec.h"
+#include "../core/internal.h"
+
+struct redist_spec {
+    char *name;
+    redist_mesh_t mesh;
+    int ndims;
+    int64_t shape[REDIST_MAX_DIMS];
+    redist_dtype_t dtype;
+    redist_reduce_t reduce;
+    redist_type_t from, to;
+    uint64_t elem_size;
+    uint64_t global_bytes;
+    uint64_t src_bytes, dst_bytes;
+    redist_expect_t expect;
+    char **ops; /* expect.ops storage */
+};
+
+/* Validate the assembled fields of `s` (types, overflow, partial subset
+ * unless flags allow); fills the derived byte counts. */
+redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
+                               redist_error_t *err);
+redist_spec_t *rd_spec_clone(const redist_spec_t *s);
+/* Local bytes of a type valid for the spec's mesh and shape. */
+uint64_t rd_spec_type_bytes(const redist_spec_t *s, const redist_type_t *t);
+
+#endif
