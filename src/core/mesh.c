@@ -44,7 +44,7 @@ redist_status_t redist_mesh_create(int naxes, const char *const names[],
         if (sizes[a] < 1) {
             free(m);
             return rd_error(err, REDIST_ERR_INVALID, NULL, path,
-                            "axis \"%s\" has size %lld; sizes must be >= 1",
+                            "axis \"%s\" has size %lld; sizes must be positive integers",
                             nm, (long long)sizes[a]);
         }
         if (rd_mul_u64(devices, (uint64_t)sizes[a], &devices) ||
@@ -226,7 +226,7 @@ redist_status_t redist_type_validate(const redist_type_t *type,
         if (shape[i] < 1) {
             snprintf(path, sizeof path, "shape[%d]", i);
             return rd_error(err, REDIST_ERR_INVALID, NULL, path,
-                            "dim %d has size %lld; sizes must be >= 1", i,
+                            "dim %d has size %lld; sizes must be positive integers", i,
                             (long long)shape[i]);
         }
         if ((uint64_t)shape[i] % prod != 0) {

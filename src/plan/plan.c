@@ -120,9 +120,9 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
         }
     }
     res->recv_bytes = ceil_div(total.num, total.den, &overflow);
-    if (overflow || total.overflow)
+    if (overflow || total.overflow || res->recv_bytes > (uint64_t)INT64_MAX)
         return rd_error(err, REDIST_ERR_OVERFLOW, NULL, NULL,
-                        "received bytes overflow 64 bits");
+                        "received bytes overflow a signed 64-bit count");
     uint64_t bound = spec->src_bytes > spec->dst_bytes ? spec->src_bytes
                                                        : spec->dst_bytes;
     res->memory_efficient = res->peak_bytes <= bound;

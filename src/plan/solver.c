@@ -473,9 +473,11 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
             return REDIST_OK;
         }
         S->cur = top.node;
+        /* A copy: relaxing may grow (move) the node array. */
+        rd_ctype here = u->t;
         for (int k = 0; k < REDIST_OP_COUNT && !S->status; k++)
             if (rd_step_kinds[k].enumerate)
-                rd_step_kinds[k].enumerate(S->cx, &u->t, on_step, S);
+                rd_step_kinds[k].enumerate(S->cx, &here, on_step, S);
         if (!S->status)
             expand_permute(S);
         if (S->status)

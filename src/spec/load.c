@@ -98,7 +98,7 @@ static redist_status_t parse_mesh(ctx_t *c, json_t *mesh, redist_mesh_t *out)
         if (!json_is_array(e) || json_array_size(e) != 2 ||
             !json_is_string(json_array_get(e, 0)))
             return FAIL(c, REDIST_ERR_INVALID, path,
-                        "expected a pair [\"name\", size], got %s%s",
+                        "expected a pair [name, size], got %s%s",
                         json_kind(e),
                         json_is_array(e) ? " of the wrong form" : "");
         names[a] = json_string_value(json_array_get(e, 0));
@@ -113,7 +113,7 @@ static redist_status_t parse_mesh(ctx_t *c, json_t *mesh, redist_mesh_t *out)
         sizes[a] = (int64_t)json_integer_value(sz);
         if (sizes[a] < 1)
             return FAIL(c, REDIST_ERR_INVALID, path,
-                        "axis \"%s\" has size %lld; sizes must be >= 1",
+                        "axis \"%s\" has size %lld; sizes must be positive integers",
                         names[a], (long long)sizes[a]);
     }
     redist_mesh_t *m = NULL;
@@ -380,7 +380,7 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
         s->shape[i] = (int64_t)json_integer_value(d);
         if (s->shape[i] < 1)
             return FAIL(c, REDIST_ERR_INVALID, path,
-                        "dim %d has size %lld; sizes must be >= 1", i,
+                        "dim %d has size %lld; sizes must be positive integers", i,
                         (long long)s->shape[i]);
     }
 

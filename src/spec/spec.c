@@ -49,7 +49,7 @@ redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
         snprintf(path, sizeof path, "shape[%d]", i);
         if (s->shape[i] < 1)
             return rd_error(err, REDIST_ERR_INVALID, NULL, path,
-                            "dim %d has size %lld; sizes must be >= 1", i,
+                            "dim %d has size %lld; sizes must be positive integers", i,
                             (long long)s->shape[i]);
         if (rd_mul_u64(total, (uint64_t)s->shape[i], &total))
             return rd_error(err, REDIST_ERR_OVERFLOW, NULL, path,
@@ -63,6 +63,11 @@ redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
                         "of %llu bytes): overflow",
                         (unsigned long long)total,
                         (unsigned long long)s->elem_size);
+    if (s->global_bytes > (uint64_t)INT64_MAX)
+        return rd_error(err, REDIST_ERR_OVERFLOW, NULL, "shape",
+                        "the array has %llu bytes; byte counts must fit a "
+                        "signed 64-bit integer (overflow)",
+                        (unsigned long long)s->global_bytes);
     st = redist_type_validate(&s->from, &s->mesh, s->ndims, s->shape, "from",
                               err);
     if (st)

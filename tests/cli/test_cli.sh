@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# End-to-end tests of redistplan: exit codes, messages, check, verify, JSON.
+# usage: test_cli.sh REDISTPLAN SOURCE_ROOT
+set -u
+RP=$1
+ROOT=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+expect_rc() { # expect_rc WANT DESC CMD...
+    local want=$1 desc=$2
+    shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    local rc=$?
+    if [ "$rc" -eq "$want" ]; then ok; else
+        bad "$desc: exit $rc, want $want"
+        sed 's/^/    /' "$T/err" | head -5
+    fi
+}
+
+# 1. Golden invalid specs: exit 2 and exactly the recorded message, which
+#    must contain the case's key phrase.
+cd "$ROOT/tests/specs/invalid" || exit 1
+for f in *.json; do
+    b=${f%.json}
+    "$RP" plan "$f" >/dev/null 2>"$T/err"
+    rc=$?
+    [ "$rc" -eq 2 ] || { bad "$b: exit $rc, want 2"; continue; }
+    got=$(sed 's/^redistplan: //' "$T/err")
+    want=$(cat "$b.msg")
+    [ "$got" = "$want" ] || { bad "$b: message differs"; echo "    got:  $got"; echo "    want: $want"; continue; }
+    grep -qiF -- "$(cat "$b.expect")" <<<"$got" || { bad "$b: lacks '$(cat "$b.expect")'"; continue; }
+    case "$got" in "$f"*) ok ;; *) bad "$b: message does not name the file" ;; esac
+done
+# check reports bad input as ERROR and exits 2, still counting the rest.
+expect_rc 2 "check on an invalid spec" "$RP" check 33-non-divisible-dim.json "$ROOT/specs/megatron-col-to-row-parallel.json"
+grep -q '^ERROR 33-non-divisible-dim.json: ' "$T/out" && grep -q '^1 passed, 1 failed$' "$T/out" && ok || bad "check ERROR line / summary"
+cd "$ROOT" || exit 1
+
+# 2. check on specs/: all pass, summary line, JUnit XML.
+expect_rc 0 "check specs" "$RP" check specs/*.json --junit "$T/junit.xml"
+n=$(ls specs/*.json | wc -l)
+tail -1 "$T/out" | grep -qx "$n passed, 0 failed" && ok || bad "check summary: $(tail -1 "$T/out")"
+grep -c '<testcase ' "$T/junit.xml" | grep -qx "$n" && ok || bad "junit testcase count"
+grep -q "tests=\"$n\" failures=\"0\" errors=\"0\"" "$T/junit.xml" && ok || bad "junit totals"
+
+# A failing expectation: exit 1 with the reason.
+sed 's/"max_collectives": 1/"max_collectives": 0/' specs/megatron-col-to-row-parallel.json >"$T/tight.json"
+expect_rc 1 "check failing expect" "$RP" check "$T/tight.json" --junit "$T/j2.xml"
+grep -q '^FAIL .*1 collectives > max_collectives 0' "$T/out" && ok || bad "check FAIL reason"
+grep -q '<failure message=' "$T/j2.xml" && ok || bad "junit failure element"
+sed 's/"ops": \["all_to_all"\]/"ops": ["all_gather", "slice"]/' specs/megatron-col-to-row-parallel.json >"$T/ops.json"
+expect_rc 1 "check wrong ops" "$RP" check "$T/ops.json"
+grep -q 'ops are \[all_to_all\], expected \[all_gather, slice\]' "$T/out" && ok || bad "ops reason"
+
+# 3. plan: exit codes.
+expect_rc 0 "plan table" "$RP" plan specs/megatron-col-to-row-parallel.json
+grep -q 'memory-efficient: yes' "$T/out" && grep -q 'all_to_all' "$T/out" && ok || bad "plan table content"
+grep -q 'after step 1' "$T/out" && ok || bad "plan grid"
+expect_rc 0 "plan unmeetable bound" "$RP" plan specs/vit-attention-heads-resplit.json --no-grid
+grep -q 'memory-efficient: no' "$T/out" && ok || bad "memory-efficient: no in summary"
+expect_rc 3 "plan under too small --max-peak" "$RP" plan specs/megatron-col-to-row-parallel.json --max-peak 1000
+grep -q 'no plan within max peak 1000 bytes' "$T/err" && ok || bad "max-peak message"
+expect_rc 3 "plan with tiny --max-states" "$RP" plan specs/four-axis-mesh-3d-activations.json --max-states 3
+expect_rc 2 "plan missing file" "$RP" plan "$T/nope.json"
+grep -q "nope.json: cannot open" "$T/err" && ok || bad "missing file message"
+expect_rc 2 "plan unknown option" "$RP" plan specs/megatron-col-to-row-parallel.json --bogus
+expect_rc 2 "no command" "$RP"
+expect_rc 0 "help" "$RP" --help
+
+# 4. inline specs.
+expect_rc 0 "inline plan" "$RP" plan - --mesh x=2,y=4 --shape 1024x512 --dtype f32 --from 'x,y|' --to '|x,y' --json
+grep -q '"op": "all_to_all"' "$T/out" && ok || bad "inline plan ops"
+expect_rc 2 "inline unknown axis" "$RP" plan - --mesh x=2,y=4 --shape 1024x512 --from 'x,z|' --to '|x,y'
+grep -q '<command line>: --from: axis "z" is not in the mesh (axes: x, y)' "$T/err" && ok || bad "inline error names the option: $(cat "$T/err")"
+expect_rc 2 "inline rank mismatch" "$RP" plan - --mesh x=2 --shape 8x8 --from 'x' --to '|x'
+expect_rc 2 "inline non-divisible" "$RP" plan - --mesh x=3 --shape 8x8 --from 'x|' --to '|'
+grep -q 'not divisible by 3' "$T/err" && ok || bad "inline divisibility message"
+expect_rc 2 "target partial not in source" "$RP" plan - --mesh x=2 --shape 8 --from '' --to '' --to-partial x
+grep -q 'partial in the target but not in the source' "$T/err" && ok || bad "partial message"
+expect_rc 0 "partial source" "$RP" plan - --mesh x=2,y=3 --shape 12x6 --from '|' --from-partial x,y --to 'x|y' --reduce max --json
+grep -q '"reduce_scatter"' "$T/out" && ok || bad "reduce_scatter in partial plan"
+
+# 5. verify: the solver's own plans, tampered plans, malformed plans.
+for s in specs/*.json; do
+    grep -q '"infeasible": true' "$s" && continue
+    "$RP" plan "$s" --json >"$T/p.json" || { bad "plan --json $s"; continue; }
+    "$RP" verify "$s" "$T/p.json" >"$T/v" 2>&1 && grep -q 'optimal: yes' "$T/v" && ok || bad "verify $s: $(cat "$T/v")"
+done
+"$RP" plan specs/megatron-col-to-row-parallel.json --json >"$T/p.json"
+sed 's/"recv_bytes": 12582912/"recv_bytes": 1/' "$T/p.json" >"$T/wrong.json"
+expect_rc 1 "verify wrong recv_bytes" "$RP" verify specs/megatron-col-to-row-parallel.json "$T/wrong.json"
+grep -q 'recv_bytes stated wrongly' "$T/err" && ok || bad "wrong recv message"
+cat >"$T/illegal.json" <<'J'
+{"steps": [{"op": "all_gather", "dim": 0, "axis": "model"}]}
+J
+expect_rc 1 "verify illegal step" "$RP" verify specs/megatron-col-to-row-parallel.json "$T/illegal.json"
+grep -q 'steps\[0\]: illegal all_gather' "$T/err" && ok || bad "illegal step message: $(cat "$T/err")"
+cat >"$T/short.json" <<'J'
+{"steps": []}
+J
+expect_rc 1 "verify plan that stops early" "$RP" verify specs/megatron-col-to-row-parallel.json "$T/short.json"
+grep -q 'not at the target' "$T/err" && ok || bad "early stop message"
+cat >"$T/handmade.json" <<'J'
+{"steps": [{"op": "all_gather", "dim": 1, "axis": "model"},
+           {"op": "slice", "dim": 0, "axis": "model"}]}
+J
+expect_rc 0 "verify valid non-optimal plan" "$RP" verify specs/megatron-col-to-row-parallel.json "$T/handmade.json"
+grep -q 'memory-efficient: no' "$T/out" && grep -q 'optimal: no' "$T/out" && ok || bad "non-optimal report: $(cat "$T/out")"
+printf '{"steps": [' >"$T/broken.json"
+expect_rc 2 "verify unparsable plan" "$RP" verify specs/megatron-col-to-row-parallel.json "$T/broken.json"
+grep -q 'broken.json:1:' "$T/err" && ok || bad "plan syntax error position"
+echo '{"steps": 3}' >"$T/shape.json"
+expect_rc 2 "verify plan without steps array" "$RP" verify specs/megatron-col-to-row-parallel.json "$T/shape.json"
+
+# 6. Golden plan JSON for every spec (deliberate output changes only:
+#    regenerate with scripts/update-golden.sh).
+for s in specs/*.json; do
+    b=$(basename "$s" .json)
+    g=tests/specs/golden/$b.plan.json
+    [ -f "$g" ] || continue
+    "$RP" plan "$s" --json >"$T/g.json" 2>/dev/null
+    cmp -s "$T/g.json" "$g" && ok || bad "golden plan differs: $b"
+done
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
