@@ -90,6 +90,9 @@ redist_status_t redist_plan_step(const redist_plan_t *plan, int i,
 void redist_plan_stats(const redist_plan_t *plan, redist_plan_stats_t *out);
 /** The largest local size on the path (what a device must be able to hold). */
 uint64_t redist_plan_peak_bytes(const redist_plan_t *plan);
+/** How many sharding types the solver visited to find this plan (0 for a
+ *  plan built from given steps): a measure of planning effort. */
+uint64_t redist_plan_states_visited(const redist_plan_t *plan);
 
 /**
  * Build a plan from explicit steps (for verification of hand-written or

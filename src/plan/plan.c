@@ -232,7 +232,10 @@ uint64_t redist_plan_peak_bytes(const redist_plan_t *plan)
     return plan->stats.peak_bytes;
 }
 
-uint64_t rd_plan_states(const redist_plan_t *plan) { return plan->states; }
+uint64_t redist_plan_states_visited(const redist_plan_t *plan)
+{
+    return plan ? plan->states : 0;
+}
 
 void rd_step_from_view(rd_step *s, const redist_step_view_t *v)
 {

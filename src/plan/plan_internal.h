@@ -17,6 +17,5 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
                           int n, redist_step_view_t *views,
                           redist_verify_result_t *res, redist_error_t *err);
 void rd_step_from_view(rd_step *s, const redist_step_view_t *v);
-uint64_t rd_plan_states(const redist_plan_t *plan);
 
 #endif

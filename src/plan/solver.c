@@ -45,6 +45,8 @@
 
 typedef unsigned __int128 u128;
 
+#define RD_SAMPLES 4
+
 typedef struct {
     rd_ctype t;
     u128 g;
@@ -82,6 +84,9 @@ typedef struct {
     int64_t dst_local[REDIST_MAX_DIMS];
     uint64_t dst_elems;
     uint32_t pend_nontrivial; /* partial axes of size > 1 to be removed */
+    int nsamples;             /* devices whose needs bound h */
+    int64_t coord[RD_SAMPLES][REDIST_MAX_AXES];
+    int64_t dst_start[RD_SAMPLES][REDIST_MAX_DIMS];
     uint64_t max_states;
 
     node_t *nodes;
@@ -192,6 +197,8 @@ static int hless(const hent_t *a, const hent_t *b)
         return a->f < b->f;
     if (a->steps != b->steps)
         return a->steps < b->steps;
+    if (a->g != b->g)
+        return a->g > b->g; /* deeper first among equals */
     return a->seq < b->seq;
 }
 
@@ -248,6 +255,23 @@ static uint64_t local_bytes(const rd_ctx *cx, const rd_ctype *t,
     return e * cx->elem_size;
 }
 
+/* Start of the block a device with coordinates `coord` holds along each
+ * dim in type t (block length local[i]). */
+static void block_start(const rd_ctx *cx, const rd_ctype *t,
+                        const int64_t local[], const int64_t coord[],
+                        int64_t start[])
+{
+    int p = 0;
+    for (int i = 0; i < cx->ndims; i++) {
+        int64_t b = 0;
+        for (int k = 0; k < t->cnt[i]; k++) {
+            int a = t->seq[p++];
+            b = b * cx->size[a] + coord[a];
+        }
+        start[i] = b * local[i];
+    }
+}
+
 static u128 heuristic(const search_t *S, const rd_ctype *t,
                       const int64_t local[])
 {
@@ -255,11 +279,24 @@ static u128 heuristic(const search_t *S, const rd_ctype *t,
         return 0;
     if (t->partial & S->pend_nontrivial)
         return (u128)S->dst_elems * S->cx->elem_size * S->D;
-    uint64_t common = 1;
-    for (int i = 0; i < S->cx->ndims; i++)
-        common *= (uint64_t)(local[i] < S->dst_local[i] ? local[i]
-                                                        : S->dst_local[i]);
-    return (u128)(S->dst_elems - common) * S->cx->elem_size * S->D;
+    /* The most any sample device still lacks of its target block. */
+    uint64_t worst = 0;
+    for (int d = 0; d < S->nsamples; d++) {
+        int64_t start[REDIST_MAX_DIMS];
+        uint64_t common = 1;
+        block_start(S->cx, t, local, S->coord[d], start);
+        for (int i = 0; i < S->cx->ndims && common; i++) {
+            int64_t lo = start[i] > S->dst_start[d][i] ? start[i]
+                                                       : S->dst_start[d][i];
+            int64_t e1 = start[i] + local[i];
+            int64_t e2 = S->dst_start[d][i] + S->dst_local[i];
+            int64_t hi = e1 < e2 ? e1 : e2;
+            common *= hi > lo ? (uint64_t)(hi - lo) : 0;
+        }
+        if (S->dst_elems - common > worst)
+            worst = S->dst_elems - common;
+    }
+    return (u128)worst * S->cx->elem_size * S->D;
 }
 
 static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
@@ -515,6 +552,18 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
             S->pend_nontrivial |= 1u << a;
     }
     S->D = D;
+    /* Sample devices for h: all coordinates 0; the last coordinate on odd
+     * axes; coordinate 1 everywhere; the middle coordinate on even axes. */
+    S->nsamples = RD_SAMPLES;
+    for (int a = 0; a < cx->naxes; a++) {
+        int64_t s = cx->size[a];
+        S->coord[0][a] = 0;
+        S->coord[1][a] = a % 2 ? s - 1 : 0;
+        S->coord[2][a] = s > 1 ? 1 : 0;
+        S->coord[3][a] = a % 2 ? 0 : s / 2;
+    }
+    for (int d = 0; d < S->nsamples; d++)
+        block_start(cx, dst, S->dst_local, S->coord[d], S->dst_start[d]);
 }
 
 redist_status_t rd_solve(const redist_spec_t *spec,

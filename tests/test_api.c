@@ -1,0 +1,937 @@
+/*
+ * test_api - unit tests of the public API through C values (no JSON):
+ * meshes, sharding types, specs, error formatting, names, plans, step
+ * views, redist_plan_from_steps, plan options.
+ *
+ * Checks never abort: each one counts as passed or failed (with file:line
+ * and the values on failure); the last line is "N passed, M failed" and
+ * the exit status is non-zero when anything failed.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redist.h"
+
+static int npass, nfail;
+
+static int check_impl(int ok, const char *file, int line, const char *what)
+{
+    if (ok) {
+        npass++;
+    } else {
+        nfail++;
+        fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
+    }
+    return ok;
+}
+
+#define CHECK(cond) check_impl(!!(cond), __FILE__, __LINE__, #cond)
+
+#define CHECK_INT(got, want)                                                 \
+    do {                                                                     \
+        long long g_ = (long long)(got), w_ = (long long)(want);             \
+        if (!check_impl(g_ == w_, __FILE__, __LINE__, #got " == " #want))    \
+            fprintf(stderr, "    got %lld, want %lld\n", g_, w_);            \
+    } while (0)
+
+#define CHECK_STR(got, want)                                                 \
+    do {                                                                     \
+        const char *g_ = (got), *w_ = (want);                                \
+        if (!check_impl(g_ && strcmp(g_, w_) == 0, __FILE__, __LINE__,       \
+                        #got " == \"" #want "\""))                           \
+            fprintf(stderr, "    got \"%s\", want \"%s\"\n",                 \
+                    g_ ? g_ : "(null)", w_);                                 \
+    } while (0)
+
+#define CHECK_CONTAINS(got, part)                                            \
+    do {                                                                     \
+        const char *g_ = (got), *p_ = (part);                                \
+        if (!check_impl(g_ && strstr(g_, p_) != NULL, __FILE__, __LINE__,    \
+                        #got " contains " #part))                            \
+            fprintf(stderr, "    got \"%s\"\n", g_ ? g_ : "(null)");         \
+    } while (0)
+
+/* ------------------------------------------------------------ helpers */
+
+static redist_mesh_t *mesh2(const char *a, int64_t sa, const char *b,
+                            int64_t sb)
+{
+    const char *names[2] = {a, b};
+    int64_t sizes[2] = {sa, sb};
+    redist_mesh_t *m = NULL;
+    if (redist_mesh_create(b ? 2 : 1, names, sizes, &m, NULL) != REDIST_OK)
+        return NULL;
+    return m;
+}
+
+/* A spec from the inline strings (C strings, not JSON); NULL on error. */
+static redist_spec_t *spec_s(const char *mesh, const char *shape,
+                             const char *dtype, const char *from,
+                             const char *fp, const char *to, const char *tp)
+{
+    redist_spec_t *s = NULL;
+    redist_error_t err;
+    redist_error_clear(&err);
+    if (redist_spec_from_strings(mesh, shape, dtype, from, fp, to, tp, NULL,
+                                 NULL, 0, &s, &err) != REDIST_OK) {
+        char buf[512];
+        fprintf(stderr, "spec_s: %s\n", redist_error_format(&err, buf,
+                                                            sizeof buf));
+        return NULL;
+    }
+    return s;
+}
+
+static redist_step_view_t step(redist_op_t op, int dim, int from_dim,
+                               int to_dim, int axis)
+{
+    redist_step_view_t v;
+    memset(&v, 0, sizeof v);
+    v.op = op;
+    v.dim = dim;
+    v.from_dim = from_dim;
+    v.to_dim = to_dim;
+    v.axis = axis;
+    return v;
+}
+
+/* --------------------------------------------------------------- mesh */
+
+static void test_mesh_errors(void)
+{
+    redist_mesh_t *m = NULL;
+    redist_error_t err;
+    const char *names[17];
+    char store[17][8];
+    int64_t sizes[17];
+    for (int i = 0; i < 17; i++) {
+        snprintf(store[i], sizeof store[i], "a%d", i);
+        names[i] = store[i];
+        sizes[i] = 1;
+    }
+
+    redist_error_clear(&err);
+    CHECK_INT(redist_mesh_create(0, names, sizes, &m, &err),
+              REDIST_ERR_INVALID);
+    CHECK_INT(err.status, REDIST_ERR_INVALID);
+    CHECK(m == NULL);
+
+    redist_error_clear(&err);
+    CHECK_INT(redist_mesh_create(17, names, sizes, &m, &err),
+              REDIST_ERR_INVALID);
+    CHECK(m == NULL);
+
+    redist_error_clear(&err);
+    CHECK_INT(redist_mesh_create(16, names, sizes, &m, &err), REDIST_OK);
+    CHECK_INT(redist_mesh_num_axes(m), 16);
+    CHECK_INT(redist_mesh_num_devices(m), 1);
+    redist_mesh_free(m);
+    m = NULL;
+
+    const char *dup[3] = {"x", "y", "x"};
+    int64_t s3[3] = {2, 2, 2};
+    redist_error_clear(&err);
+    CHECK_INT(redist_mesh_create(3, dup, s3, &m, &err), REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "mesh[2]");
+    CHECK_CONTAINS(err.text, "duplicate");
+    CHECK(m == NULL);
+
+    const char *xy[2] = {"x", "y"};
+    int64_t zero[2] = {2, 0};
+    redist_error_clear(&err);
+    CHECK_INT(redist_mesh_create(2, xy, zero, &m, &err), REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "mesh[1]");
+    CHECK(m == NULL);
+
+    int64_t neg[2] = {-3, 2};
+    CHECK_INT(redist_mesh_create(2, xy, neg, &m, NULL), REDIST_ERR_INVALID);
+
+    const char *empty[2] = {"x", ""};
+    int64_t ok2[2] = {2, 2};
+    CHECK_INT(redist_mesh_create(2, empty, ok2, &m, NULL), REDIST_ERR_INVALID);
+    char longname[REDIST_MAX_NAME + 2];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    const char *toolong[1] = {longname};
+    CHECK_INT(redist_mesh_create(1, toolong, ok2, &m, NULL),
+              REDIST_ERR_INVALID);
+    longname[REDIST_MAX_NAME] = '\0'; /* exactly the limit */
+    CHECK_INT(redist_mesh_create(1, toolong, ok2, &m, NULL), REDIST_OK);
+    redist_mesh_free(m);
+    m = NULL;
+
+    /* device count overflow: 2^16 * 2^16 > 2^31 - 1, and 64-bit wrap */
+    int64_t big[2] = {65536, 65536};
+    redist_error_clear(&err);
+    CHECK_INT(redist_mesh_create(2, xy, big, &m, &err), REDIST_ERR_OVERFLOW);
+    CHECK_INT(err.status, REDIST_ERR_OVERFLOW);
+    CHECK(m == NULL);
+    int64_t huge[3] = {INT64_MAX, INT64_MAX, 4};
+    const char *xyz[3] = {"x", "y", "z"};
+    CHECK_INT(redist_mesh_create(3, xyz, huge, &m, NULL), REDIST_ERR_OVERFLOW);
+    int64_t limit[1] = {REDIST_MAX_DEVICES};
+    CHECK_INT(redist_mesh_create(1, xy, limit, &m, NULL), REDIST_OK);
+    CHECK_INT(redist_mesh_num_devices(m), REDIST_MAX_DEVICES);
+    redist_mesh_free(m);
+    m = NULL;
+
+    /* NULL arguments */
+    CHECK_INT(redist_mesh_create(2, xy, ok2, NULL, NULL), REDIST_ERR_INVALID);
+    CHECK_INT(redist_mesh_create(2, NULL, ok2, &m, NULL), REDIST_ERR_INVALID);
+    redist_mesh_free(NULL); /* accepted */
+
+    /* the first error is kept */
+    redist_error_clear(&err);
+    redist_mesh_create(0, xy, ok2, &m, &err);
+    char first[REDIST_ERROR_TEXT_LENGTH];
+    snprintf(first, sizeof first, "%s", err.text);
+    CHECK_INT(redist_mesh_create(3, dup, s3, &m, &err), REDIST_ERR_INVALID);
+    CHECK_STR(err.text, first);
+    CHECK(m == NULL);
+}
+
+static void test_mesh_ranks(void)
+{
+    const char *names[3] = {"x", "y", "z"};
+    int64_t sizes[3] = {2, 3, 4};
+    redist_mesh_t *m = NULL;
+    CHECK_INT(redist_mesh_create(3, names, sizes, &m, NULL), REDIST_OK);
+    if (!m)
+        return;
+    CHECK_INT(redist_mesh_num_axes(m), 3);
+    CHECK_INT(redist_mesh_num_devices(m), 24);
+    CHECK_STR(redist_mesh_axis_name(m, 1), "y");
+    CHECK(redist_mesh_axis_name(m, 3) == NULL);
+    CHECK(redist_mesh_axis_name(m, -1) == NULL);
+    CHECK_INT(redist_mesh_axis_size(m, 2), 4);
+    CHECK_INT(redist_mesh_find_axis(m, "z"), 2);
+    CHECK_INT(redist_mesh_find_axis(m, "q"), -1);
+    int bad = 0;
+    for (int64_t r = 0; r < 24; r++) {
+        int64_t c[3];
+        redist_mesh_coords(m, r, c);
+        /* row-major: the first axis varies slowest */
+        if (c[0] != r / 12 || c[1] != (r / 4) % 3 || c[2] != r % 4)
+            bad++;
+        if (redist_mesh_rank(m, c) != r)
+            bad++;
+    }
+    CHECK_INT(bad, 0);
+    int64_t c[3] = {1, 2, 3};
+    CHECK_INT(redist_mesh_rank(m, c), 1 * 12 + 2 * 4 + 3);
+    /* names are copied */
+    char name[8] = "v";
+    const char *vn[1] = {name};
+    int64_t vs[1] = {5};
+    redist_mesh_t *m2 = NULL;
+    CHECK_INT(redist_mesh_create(1, vn, vs, &m2, NULL), REDIST_OK);
+    name[0] = 'w';
+    CHECK_STR(redist_mesh_axis_name(m2, 0), "v");
+    redist_mesh_free(m2);
+    redist_mesh_free(m);
+}
+
+/* -------------------------------------------------------------- types */
+
+static void test_types(void)
+{
+    redist_mesh_t *m = mesh2("x", 2, "y", 4);
+    if (!CHECK(m != NULL))
+        return;
+    int64_t shape[2] = {8, 6};
+    redist_type_t t, u;
+    redist_error_t err;
+    char buf[256];
+
+    redist_type_init(&t, 2);
+    CHECK_INT(t.ndims, 2);
+    CHECK_INT(redist_type_validate(&t, m, 2, shape, "from", NULL), REDIST_OK);
+    CHECK_INT(redist_type_push_axis(&t, 2, 0), REDIST_ERR_INVALID);
+    CHECK_INT(redist_type_push_axis(&t, -1, 0), REDIST_ERR_INVALID);
+    CHECK_INT(redist_type_push_axis(&t, 0, -1), REDIST_ERR_INVALID);
+    CHECK_INT(redist_type_push_axis(&t, 0, REDIST_MAX_AXES),
+              REDIST_ERR_INVALID);
+    CHECK_INT(redist_type_add_partial(&t, REDIST_MAX_AXES),
+              REDIST_ERR_INVALID);
+
+    /* a valid type, its local shape and readable form */
+    CHECK_INT(redist_type_push_axis(&t, 0, 0), REDIST_OK);
+    CHECK_INT(redist_type_push_axis(&t, 0, 1), REDIST_OK);
+    CHECK_INT(redist_type_validate(&t, m, 2, shape, "from", NULL), REDIST_OK);
+    int64_t local[2] = {0, 0};
+    CHECK_INT(redist_type_local_shape(&t, m, shape, local), REDIST_OK);
+    CHECK_INT(local[0], 1);
+    CHECK_INT(local[1], 6);
+    CHECK_STR(redist_type_format(&t, m, buf, sizeof buf), "[{x,y}, {}]");
+    redist_type_init(&u, 2);
+    redist_type_push_axis(&u, 1, 0);
+    redist_type_add_partial(&u, 1);
+    CHECK_STR(redist_type_format(&u, m, buf, sizeof buf),
+              "[{}, {x}] partial{y}");
+    CHECK(!redist_type_equal(&t, &u));
+    redist_type_t t2;
+    redist_type_init(&t2, 2);
+    redist_type_push_axis(&t2, 0, 1);
+    redist_type_push_axis(&t2, 0, 0);
+    CHECK(!redist_type_equal(&t, &t2)); /* order within a dim matters */
+    redist_type_init(&t2, 2);
+    redist_type_push_axis(&t2, 0, 0);
+    redist_type_push_axis(&t2, 0, 1);
+    CHECK(redist_type_equal(&t, &t2));
+
+    /* axis used twice: in two dims, and in a dim and partial */
+    redist_type_init(&t, 2);
+    redist_type_push_axis(&t, 0, 0);
+    redist_type_push_axis(&t, 1, 0);
+    redist_error_clear(&err);
+    CHECK_INT(redist_type_validate(&t, m, 2, shape, "from", &err),
+              REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "from.dims[1][0]");
+    CHECK_CONTAINS(err.text, "\"x\"");
+    CHECK_CONTAINS(err.text, "twice");
+    redist_type_init(&t, 2);
+    redist_type_push_axis(&t, 0, 1);
+    redist_type_add_partial(&t, 1);
+    redist_error_clear(&err);
+    CHECK_INT(redist_type_validate(&t, m, 2, shape, "to", &err),
+              REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "to.dims[0][0]");
+    CHECK_CONTAINS(err.text, "partial");
+
+    /* non-divisible dim: 6 is not divisible by y=4; the message names it */
+    redist_type_init(&t, 2);
+    redist_type_push_axis(&t, 1, 1);
+    redist_error_clear(&err);
+    CHECK_INT(redist_type_validate(&t, m, 2, shape, "to", &err),
+              REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "to.dims[1]");
+    CHECK_CONTAINS(err.text, "dim 1");
+    CHECK_CONTAINS(err.text, "not divisible");
+    CHECK_INT(redist_type_local_shape(&t, m, shape, local), REDIST_ERR_INVALID);
+
+    /* rank mismatch */
+    redist_type_init(&t, 1);
+    redist_error_clear(&err);
+    CHECK_INT(redist_type_validate(&t, m, 2, shape, "from", &err),
+              REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "from.dims");
+    CHECK_CONTAINS(err.text, "rank mismatch");
+
+    /* an axis index beyond the mesh */
+    redist_type_init(&t, 2);
+    redist_type_push_axis(&t, 0, 5);
+    CHECK_INT(redist_type_validate(&t, m, 2, shape, "from", NULL),
+              REDIST_ERR_INVALID);
+    redist_type_init(&t, 2);
+    redist_type_add_partial(&t, 7);
+    CHECK_INT(redist_type_validate(&t, m, 2, shape, "from", NULL),
+              REDIST_ERR_INVALID);
+    redist_mesh_free(m);
+}
+
+/* -------------------------------------------------------------- specs */
+
+static void test_spec_create(void)
+{
+    redist_mesh_t *m = mesh2("x", 2, "y", 4);
+    if (!CHECK(m != NULL))
+        return;
+    redist_type_t f, t;
+    redist_spec_t *s = NULL;
+    redist_error_t err;
+
+    /* a good spec; the mesh is copied */
+    int64_t shape[2] = {8, 12};
+    redist_type_init(&f, 2);
+    redist_type_push_axis(&f, 0, 0);
+    redist_type_push_axis(&f, 1, 1);
+    redist_type_init(&t, 2);
+    redist_type_push_axis(&t, 0, 1);
+    redist_type_push_axis(&t, 0, 0);
+    redist_error_clear(&err);
+    CHECK_INT(redist_spec_create(m, 2, shape, REDIST_BF16, &f, &t,
+                                 REDIST_REDUCE_MAX, "demo", &s, &err),
+              REDIST_OK);
+    redist_mesh_free(m);
+    m = NULL;
+    if (s) {
+        CHECK_STR(redist_spec_name(s), "demo");
+        CHECK_INT(redist_spec_ndims(s), 2);
+        CHECK_INT(redist_spec_shape(s)[1], 12);
+        CHECK_INT(redist_spec_dtype(s), REDIST_BF16);
+        CHECK_INT(redist_spec_reduce(s), REDIST_REDUCE_MAX);
+        CHECK(redist_type_equal(redist_spec_from(s), &f));
+        CHECK(redist_type_equal(redist_spec_to(s), &t));
+        CHECK_INT(redist_mesh_num_devices(redist_spec_mesh(s)), 8);
+        CHECK_INT(redist_spec_src_bytes(s), 4 * 3 * 2);
+        CHECK_INT(redist_spec_dst_bytes(s), 1 * 12 * 2);
+        redist_expect_t e;
+        redist_spec_expect(s, &e);
+        CHECK(!e.has_max_collectives && !e.has_ops && !e.has_infeasible);
+    }
+    redist_spec_free(s);
+    s = NULL;
+    redist_spec_free(NULL);
+
+    m = mesh2("x", 2, "y", 4);
+    if (!m)
+        return;
+    /* a name of NULL is the empty name */
+    redist_type_init(&f, 1);
+    redist_type_init(&t, 1);
+    int64_t one[1] = {4};
+    CHECK_INT(redist_spec_create(m, 1, one, REDIST_F32, &f, &t,
+                                 REDIST_REDUCE_SUM, NULL, &s, NULL),
+              REDIST_OK);
+    if (s)
+        CHECK_STR(redist_spec_name(s), "");
+    redist_spec_free(s);
+    s = NULL;
+
+    /* element-count overflow */
+    int64_t big[2] = {INT64_C(1) << 40, INT64_C(1) << 40};
+    redist_type_init(&f, 2);
+    redist_type_init(&t, 2);
+    redist_error_clear(&err);
+    CHECK_INT(redist_spec_create(m, 2, big, REDIST_F32, &f, &t,
+                                 REDIST_REDUCE_SUM, NULL, &s, &err),
+              REDIST_ERR_OVERFLOW);
+    CHECK(s == NULL);
+    CHECK(err.path[0] != '\0');
+    /* byte-count overflow: 2^62 elements of 8 bytes */
+    int64_t elems[1] = {INT64_C(1) << 62};
+    redist_type_init(&f, 1);
+    redist_type_init(&t, 1);
+    CHECK_INT(redist_spec_create(m, 1, elems, REDIST_F64, &f, &t,
+                                 REDIST_REDUCE_SUM, NULL, &s, NULL),
+              REDIST_ERR_OVERFLOW);
+    CHECK_INT(redist_spec_create(m, 1, elems, REDIST_I8, &f, &t,
+                                 REDIST_REDUCE_SUM, NULL, &s, NULL),
+              REDIST_OK);
+    redist_spec_free(s);
+    s = NULL;
+
+    /* a bad type names its place ("to.dims[1]") */
+    redist_type_init(&f, 2);
+    redist_type_init(&t, 2);
+    redist_type_push_axis(&t, 1, 1); /* 6 % 4 != 0 */
+    int64_t shape86[2] = {8, 6};
+    redist_error_clear(&err);
+    CHECK_INT(redist_spec_create(m, 2, shape86, REDIST_F32, &f, &t,
+                                 REDIST_REDUCE_SUM, NULL, &s, &err),
+              REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "to.dims[1]");
+    char buf[512];
+    redist_error_format(&err, buf, sizeof buf);
+    CHECK(strncmp(buf, "to.dims[1]: ", 12) == 0);
+    CHECK(s == NULL);
+
+    /* bad shape, dtype, reduce, rank */
+    int64_t zero[2] = {8, 0};
+    redist_error_clear(&err);
+    CHECK_INT(redist_spec_create(m, 2, zero, REDIST_F32, &f, &f,
+                                 REDIST_REDUCE_SUM, NULL, &s, &err),
+              REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "shape[1]");
+    CHECK_INT(redist_spec_create(m, 2, shape86, REDIST_DTYPE_COUNT, &f, &f,
+                                 REDIST_REDUCE_SUM, NULL, &s, NULL),
+              REDIST_ERR_INVALID);
+    CHECK_INT(redist_spec_create(m, 2, shape86, REDIST_F32, &f, &f,
+                                 REDIST_REDUCE_COUNT, NULL, &s, NULL),
+              REDIST_ERR_INVALID);
+    CHECK_INT(redist_spec_create(m, 1, shape86, REDIST_F32, &f, &f,
+                                 REDIST_REDUCE_SUM, NULL, &s, NULL),
+              REDIST_ERR_INVALID);
+    CHECK_INT(redist_spec_create(NULL, 2, shape86, REDIST_F32, &f, &f,
+                                 REDIST_REDUCE_SUM, NULL, &s, NULL),
+              REDIST_ERR_INVALID);
+
+    /* a target partial axis the source lacks: rejected unless allowed */
+    redist_type_init(&t, 2);
+    redist_type_add_partial(&t, 0);
+    CHECK(redist_spec_create(m, 2, shape86, REDIST_F32, &f, &t,
+                             REDIST_REDUCE_SUM, NULL, &s, NULL) != REDIST_OK);
+    CHECK(s == NULL);
+    redist_mesh_free(m);
+}
+
+/* ------------------------------------------------------------- errors */
+
+static void test_error_format(void)
+{
+    redist_error_t err;
+    char buf[512];
+
+    redist_error_clear(&err);
+    CHECK_INT(err.status, REDIST_OK);
+    CHECK_INT(err.line, 0);
+    CHECK_STR(err.source, "");
+
+    /* syntax error: "file:3:14: text" */
+    redist_error_clear(&err);
+    err.status = REDIST_ERR_PARSE;
+    err.line = 3;
+    err.column = 14;
+    snprintf(err.source, sizeof err.source, "file");
+    snprintf(err.text, sizeof err.text, "text");
+    CHECK_STR(redist_error_format(&err, buf, sizeof buf), "file:3:14: text");
+
+    /* semantic error: "file: to.dims[1]: text" */
+    redist_error_clear(&err);
+    err.status = REDIST_ERR_INVALID;
+    snprintf(err.source, sizeof err.source, "file");
+    snprintf(err.path, sizeof err.path, "to.dims[1]");
+    snprintf(err.text, sizeof err.text, "text");
+    CHECK_STR(redist_error_format(&err, buf, sizeof buf),
+              "file: to.dims[1]: text");
+
+    /* no source: "to.dims[1]: text"; no path: "file: text" */
+    err.source[0] = '\0';
+    CHECK_STR(redist_error_format(&err, buf, sizeof buf), "to.dims[1]: text");
+    snprintf(err.source, sizeof err.source, "file");
+    err.path[0] = '\0';
+    CHECK_STR(redist_error_format(&err, buf, sizeof buf), "file: text");
+
+    /* truncation keeps a terminated string */
+    char small[8];
+    snprintf(err.path, sizeof err.path, "to.dims[1]");
+    redist_error_format(&err, small, sizeof small);
+    CHECK_INT(strlen(small), sizeof small - 1);
+    CHECK(strncmp(small, "file: t", 7) == 0);
+
+    /* without text, the status string */
+    redist_error_clear(&err);
+    err.status = REDIST_ERR_NOMEM;
+    CHECK_STR(redist_error_format(&err, buf, sizeof buf),
+              redist_status_string(REDIST_ERR_NOMEM));
+
+    /* a real error from the inline loader names source and option */
+    redist_spec_t *s = NULL;
+    redist_error_clear(&err);
+    CHECK_INT(redist_spec_from_strings("x=2,y=4", "8x8", NULL, "x|z", NULL,
+                                       "|", NULL, NULL, NULL, 0, &s, &err),
+              REDIST_ERR_INVALID);
+    redist_error_format(&err, buf, sizeof buf);
+    CHECK_CONTAINS(buf, "<command line>: --from: ");
+    CHECK_CONTAINS(buf, "\"z\"");
+    CHECK(s == NULL);
+
+    /* every status has a distinct string */
+    const redist_status_t all[] = {
+        REDIST_OK, REDIST_ERR_INVALID, REDIST_ERR_NOMEM, REDIST_ERR_OVERFLOW,
+        REDIST_ERR_INFEASIBLE, REDIST_ERR_IO, REDIST_ERR_PARSE,
+        REDIST_ERR_LIMIT, REDIST_ERR_PLAN, REDIST_ERR_BACKEND,
+        REDIST_ERR_MISMATCH};
+    int n = (int)(sizeof all / sizeof all[0]), dup = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(redist_status_string(all[i]),
+                       redist_status_string(all[j])) == 0)
+                dup++;
+    CHECK_INT(dup, 0);
+    CHECK(redist_status_string((redist_status_t)-99) != NULL);
+}
+
+/* -------------------------------------------------------------- names */
+
+static void test_names(void)
+{
+    int bad = 0;
+    for (int i = 0; i < REDIST_OP_COUNT; i++) {
+        redist_op_t op = REDIST_OP_COUNT;
+        const char *nm = redist_op_name((redist_op_t)i);
+        if (!nm || redist_op_from_name(nm, &op) != REDIST_OK ||
+            op != (redist_op_t)i)
+            bad++;
+    }
+    CHECK_INT(bad, 0);
+    CHECK_STR(redist_op_name(REDIST_OP_ALL_TO_ALL), "all_to_all");
+    CHECK_STR(redist_op_name(REDIST_OP_REDUCE_SCATTER), "reduce_scatter");
+    CHECK_STR(redist_op_name(REDIST_OP_PERMUTE), "permute");
+    CHECK(redist_op_name(REDIST_OP_COUNT) == NULL);
+    CHECK(redist_op_name((redist_op_t)-1) == NULL);
+    redist_op_t op;
+    CHECK_INT(redist_op_from_name("allgather", &op), REDIST_ERR_INVALID);
+    CHECK_INT(redist_op_from_name(NULL, &op), REDIST_ERR_INVALID);
+    CHECK_INT(redist_op_is_collective(REDIST_OP_SLICE), 0);
+    for (int i = 1; i < REDIST_OP_COUNT; i++)
+        CHECK_INT(redist_op_is_collective((redist_op_t)i), 1);
+
+    static const size_t sizes[REDIST_DTYPE_COUNT] = {2, 2, 4, 8, 1, 2, 4,
+                                                      8, 1, 2, 4, 8, 8, 16};
+    bad = 0;
+    for (int i = 0; i < REDIST_DTYPE_COUNT; i++) {
+        redist_dtype_t d = REDIST_DTYPE_COUNT;
+        const char *nm = redist_dtype_name((redist_dtype_t)i);
+        if (!nm || redist_dtype_from_name(nm, &d) != REDIST_OK ||
+            d != (redist_dtype_t)i ||
+            redist_dtype_size((redist_dtype_t)i) != sizes[i])
+            bad++;
+    }
+    CHECK_INT(bad, 0);
+    CHECK_STR(redist_dtype_name(REDIST_BF16), "bf16");
+    CHECK_STR(redist_dtype_name(REDIST_C128), "c128");
+    CHECK(redist_dtype_name(REDIST_DTYPE_COUNT) == NULL);
+    CHECK_INT(redist_dtype_size(REDIST_DTYPE_COUNT), 0);
+    redist_dtype_t d;
+    CHECK_INT(redist_dtype_from_name("f128", &d), REDIST_ERR_INVALID);
+    CHECK_INT(redist_dtype_from_name("BF16", &d), REDIST_ERR_INVALID);
+
+    bad = 0;
+    for (int i = 0; i < REDIST_REDUCE_COUNT; i++) {
+        redist_reduce_t r = REDIST_REDUCE_COUNT;
+        const char *nm = redist_reduce_name((redist_reduce_t)i);
+        if (!nm || redist_reduce_from_name(nm, &r) != REDIST_OK ||
+            r != (redist_reduce_t)i)
+            bad++;
+    }
+    CHECK_INT(bad, 0);
+    CHECK_STR(redist_reduce_name(REDIST_REDUCE_SUM), "sum");
+    CHECK_STR(redist_reduce_name(REDIST_REDUCE_PROD), "prod");
+    CHECK(redist_reduce_name(REDIST_REDUCE_COUNT) == NULL);
+    redist_reduce_t r;
+    CHECK_INT(redist_reduce_from_name("avg", &r), REDIST_ERR_INVALID);
+}
+
+/* -------------------------------------------------------------- plans */
+
+static void test_plan_basics(void)
+{
+    /* [{x},{}] -> [{},{x}]: one all_to_all, (s-1)/s L = 64 bytes */
+    redist_spec_t *s = spec_s("x=2,y=4", "8x8", "f32", "x|", NULL, "|x",
+                              NULL);
+    if (!CHECK(s != NULL))
+        return;
+    redist_plan_t *p = NULL;
+    redist_error_t err;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_create(s, NULL, &p, &err), REDIST_OK);
+    redist_spec_free(s); /* the plan keeps its own copy */
+    if (!p)
+        return;
+    redist_plan_stats_t st;
+    redist_plan_stats(p, &st);
+    CHECK_INT(st.src_bytes, 128);
+    CHECK_INT(st.dst_bytes, 128);
+    CHECK_INT(st.peak_bytes, 128);
+    CHECK_INT(redist_plan_peak_bytes(p), 128);
+    CHECK_INT(st.recv_bytes, 64);
+    CHECK_INT(st.collectives, 1);
+    CHECK_INT(st.steps, 1);
+    CHECK_INT(st.memory_efficient, 1);
+    CHECK_INT(redist_plan_num_steps(p), 1);
+    CHECK_INT(redist_spec_src_bytes(redist_plan_spec(p)), 128);
+
+    redist_step_view_t v;
+    CHECK_INT(redist_plan_step(p, 0, &v), REDIST_OK);
+    CHECK_INT(v.op, REDIST_OP_ALL_TO_ALL);
+    CHECK_INT(v.from_dim, 0);
+    CHECK_INT(v.to_dim, 1);
+    CHECK_INT(v.axis, 0);
+    CHECK_INT(v.dim, -1);
+    CHECK_INT(v.local_shape[0], 8);
+    CHECK_INT(v.local_shape[1], 4);
+    CHECK_INT(v.local_bytes, 128);
+    CHECK_INT(v.recv_bytes, 64);
+
+    /* step views out of range */
+    CHECK_INT(redist_plan_step(p, 1, &v), REDIST_ERR_INVALID);
+    CHECK_INT(redist_plan_step(p, -1, &v), REDIST_ERR_INVALID);
+    CHECK_INT(redist_plan_step(p, 0, NULL), REDIST_ERR_INVALID);
+
+    redist_verify_result_t vr;
+    CHECK_INT(redist_plan_verify(p, &vr, NULL), REDIST_OK);
+    CHECK_INT(vr.valid, 1);
+    CHECK_INT(vr.failed_step, -1);
+    CHECK_INT(vr.recv_bytes, 64);
+
+    FILE *f = tmpfile();
+    if (f) {
+        CHECK_INT(redist_plan_print(p, f, 1), REDIST_OK);
+        CHECK(ftell(f) > 0);
+        fclose(f);
+    }
+    redist_plan_free(p);
+    redist_plan_free(NULL);
+
+    /* the identity: no steps */
+    s = spec_s("x=2,y=4", "8x8", "f32", "x|y", NULL, "x|y", NULL);
+    CHECK(s != NULL);
+    if (s)
+        CHECK_INT(redist_plan_create(s, NULL, &p, NULL), REDIST_OK);
+    if (p) {
+        redist_plan_stats(p, &st);
+        CHECK_INT(st.steps, 0);
+        CHECK_INT(st.recv_bytes, 0);
+        CHECK_INT(st.collectives, 0);
+        CHECK_INT(st.peak_bytes, 32);
+        CHECK_INT(redist_plan_step(p, 0, &v), REDIST_ERR_INVALID);
+        redist_plan_free(p);
+        p = NULL;
+    }
+    redist_spec_free(s);
+
+    /* all_reduce of a partial axis: 2(s-1)/s L rounded up; x=3 cannot
+     * reduce_scatter a dim of 4, L = 16 bytes */
+    s = spec_s("x=3", "4", "f32", "", "x", "", NULL);
+    CHECK(s != NULL);
+    if (s)
+        CHECK_INT(redist_plan_create(s, NULL, &p, NULL), REDIST_OK);
+    if (p) {
+        redist_plan_stats(p, &st);
+        CHECK_INT(st.collectives, 1);
+        CHECK_INT(st.recv_bytes, 22); /* ceil(2 * 2/3 * 16) = ceil(21.33) */
+        CHECK_INT(redist_plan_step(p, 0, &v), REDIST_OK);
+        CHECK_INT(v.op, REDIST_OP_ALL_REDUCE);
+        CHECK_INT(v.axis, 0);
+        CHECK_INT(v.after.partial, 0);
+        redist_plan_free(p);
+        p = NULL;
+    }
+    redist_spec_free(s);
+}
+
+static void test_from_steps(void)
+{
+    redist_spec_t *s = spec_s("x=2,y=4", "8x8", "f32", "x|", NULL, "|x",
+                              NULL);
+    if (!CHECK(s != NULL))
+        return;
+    redist_plan_t *p = NULL;
+    redist_error_t err;
+    redist_plan_stats_t st;
+
+    /* a valid but non-optimal plan: all_gather then slice (peak 2x) */
+    redist_step_view_t two[2] = {
+        step(REDIST_OP_ALL_GATHER, 0, -1, -1, 0),
+        step(REDIST_OP_SLICE, 1, -1, -1, 0),
+    };
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 2, two, &p, &err), REDIST_OK);
+    if (p) {
+        redist_plan_stats(p, &st);
+        CHECK_INT(st.peak_bytes, 256);
+        CHECK_INT(st.recv_bytes, 128);
+        CHECK_INT(st.collectives, 1);
+        CHECK_INT(st.steps, 2);
+        CHECK_INT(st.memory_efficient, 0);
+        redist_verify_result_t vr;
+        CHECK_INT(redist_plan_verify(p, &vr, NULL), REDIST_OK);
+        CHECK_INT(vr.valid, 1);
+        redist_plan_free(p);
+        p = NULL;
+    }
+
+    /* an illegal step: all_gather of a dim with no axes (steps[1]) */
+    redist_step_view_t bad1[2] = {
+        step(REDIST_OP_SLICE, 1, -1, -1, 1),
+        step(REDIST_OP_ALL_GATHER, 1, -1, -1, 0),
+    };
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 2, bad1, &p, &err), REDIST_ERR_PLAN);
+    CHECK_STR(err.path, "steps[1]");
+    CHECK(p == NULL);
+
+    /* slice of an axis that is not replicated (steps[0]) */
+    redist_step_view_t bad0[1] = {step(REDIST_OP_SLICE, 1, -1, -1, 0)};
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 1, bad0, &p, &err), REDIST_ERR_PLAN);
+    CHECK_STR(err.path, "steps[0]");
+    CHECK(p == NULL);
+
+    /* all_to_all of an axis that is not the minor of its dim */
+    redist_step_view_t bad2[2] = {
+        step(REDIST_OP_SLICE, 0, -1, -1, 1),     /* [{x,y}, {}] */
+        step(REDIST_OP_ALL_TO_ALL, -1, 0, 1, 0), /* x is not dim 0's minor */
+    };
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 2, bad2, &p, &err), REDIST_ERR_PLAN);
+    CHECK_STR(err.path, "steps[1]");
+    CHECK(p == NULL);
+
+    /* a legal plan that does not end at the target */
+    redist_step_view_t partway[1] = {step(REDIST_OP_ALL_GATHER, 0, -1, -1, 0)};
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 1, partway, &p, &err),
+              REDIST_ERR_PLAN);
+    CHECK(p == NULL);
+
+    /* an unknown op */
+    redist_step_view_t unk[1] = {step(REDIST_OP_COUNT, 0, -1, -1, 0)};
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 1, unk, &p, &err), REDIST_ERR_PLAN);
+    CHECK_STR(err.path, "steps[0]");
+    CHECK_INT(redist_plan_from_steps(s, -1, unk, &p, NULL),
+              REDIST_ERR_INVALID);
+    CHECK_INT(redist_plan_from_steps(s, 1, NULL, &p, NULL),
+              REDIST_ERR_INVALID);
+    redist_spec_free(s);
+
+    /* permute: [{x,y}] -> [{y,x}], same local shape, recv L */
+    s = spec_s("x=2,y=4", "8", "f32", "x,y", NULL, "y,x", NULL);
+    if (!CHECK(s != NULL))
+        return;
+    redist_step_view_t perm[1] = {step(REDIST_OP_PERMUTE, -1, -1, -1, -1)};
+    perm[0].after = *redist_spec_to(s);
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 1, perm, &p, &err), REDIST_OK);
+    if (p) {
+        redist_plan_stats(p, &st);
+        CHECK_INT(st.recv_bytes, 4);
+        CHECK_INT(st.collectives, 1);
+        CHECK_INT(st.peak_bytes, 4);
+        redist_plan_free(p);
+        p = NULL;
+    }
+    /* the solver finds the same permute (the only plan under 4 bytes) */
+    CHECK_INT(redist_plan_create(s, NULL, &p, NULL), REDIST_OK);
+    if (p) {
+        redist_step_view_t v;
+        redist_plan_stats(p, &st);
+        CHECK_INT(st.peak_bytes, 4);
+        CHECK_INT(st.recv_bytes, 4);
+        CHECK_INT(redist_plan_num_steps(p), 1);
+        if (redist_plan_step(p, 0, &v) == REDIST_OK)
+            CHECK_INT(v.op, REDIST_OP_PERMUTE);
+        redist_plan_free(p);
+        p = NULL;
+    }
+    /* a permute that changes the local shape is illegal */
+    redist_type_t other;
+    redist_type_init(&other, 1);
+    redist_type_push_axis(&other, 0, 1);
+    perm[0].after = other;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 1, perm, &p, &err), REDIST_ERR_PLAN);
+    CHECK_STR(err.path, "steps[0]");
+    CHECK(p == NULL);
+    redist_spec_free(s);
+}
+
+static void test_memory_inefficient(void)
+{
+    /* [{x}] -> [{y}] on x=2, y=4, shape [4]: local 2 -> 1 elements.  No
+     * step moves between them within 2 elements (y cannot slice a local
+     * dim of 2, a permute needs equal local shapes, there is no other dim
+     * for an all_to_all), so the least peak is the full 4 elements. */
+    redist_mesh_t *m = mesh2("x", 2, "y", 4);
+    if (!CHECK(m != NULL))
+        return;
+    int64_t shape[1] = {4};
+    redist_type_t f, t;
+    redist_type_init(&f, 1);
+    redist_type_push_axis(&f, 0, 0);
+    redist_type_init(&t, 1);
+    redist_type_push_axis(&t, 0, 1);
+    redist_spec_t *s = NULL;
+    CHECK_INT(redist_spec_create(m, 1, shape, REDIST_F32, &f, &t,
+                                 REDIST_REDUCE_SUM, "inefficient", &s, NULL),
+              REDIST_OK);
+    redist_mesh_free(m);
+    if (!s)
+        return;
+    redist_plan_t *p = NULL;
+    redist_error_t err;
+    redist_plan_stats_t st;
+    CHECK_INT(redist_plan_create(s, NULL, &p, NULL), REDIST_OK);
+    if (p) {
+        redist_plan_stats(p, &st);
+        CHECK_INT(st.src_bytes, 8);
+        CHECK_INT(st.dst_bytes, 4);
+        CHECK_INT(st.peak_bytes, 16);
+        CHECK_INT(st.memory_efficient, 0);
+        CHECK_INT(st.recv_bytes, 8); /* all_gather x: (2-1) * 8 */
+        CHECK_INT(st.collectives, 1);
+        redist_verify_result_t vr;
+        CHECK_INT(redist_plan_verify(p, &vr, NULL), REDIST_OK);
+        CHECK_INT(vr.memory_efficient, 0);
+        CHECK_INT(vr.peak_bytes, 16);
+        redist_plan_free(p);
+        p = NULL;
+    }
+    /* max_peak_bytes below the forced peak, and below the endpoints */
+    redist_plan_options_t o;
+    memset(&o, 0, sizeof o);
+    o.max_peak_bytes = 8;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_create(s, &o, &p, &err), REDIST_ERR_INFEASIBLE);
+    CHECK(p == NULL);
+    CHECK(err.text[0] != '\0');
+    o.max_peak_bytes = 4;
+    CHECK_INT(redist_plan_create(s, &o, &p, NULL), REDIST_ERR_INFEASIBLE);
+    CHECK(p == NULL);
+    o.max_peak_bytes = 16;
+    CHECK_INT(redist_plan_create(s, &o, &p, NULL), REDIST_OK);
+    redist_plan_free(p);
+    p = NULL;
+    redist_spec_free(s);
+}
+
+static void test_plan_errors(void)
+{
+    redist_plan_t *p = NULL;
+    redist_error_t err;
+
+    /* a target partial axis the source lacks: accepted as a spec only with
+     * REDIST_SPEC_ALLOW_UNPLANNABLE, then infeasible to plan */
+    redist_spec_t *s = NULL;
+    redist_error_clear(&err);
+    CHECK(redist_spec_from_strings("x=2,y=2", "4x4", "f32", "x|", NULL, "|",
+                                   "y", NULL, NULL, 0, &s, &err) != REDIST_OK);
+    CHECK(s == NULL);
+    redist_error_clear(&err);
+    CHECK_INT(redist_spec_from_strings("x=2,y=2", "4x4", "f32", "x|", NULL,
+                                       "|", "y", NULL, NULL,
+                                       REDIST_SPEC_ALLOW_UNPLANNABLE, &s,
+                                       &err),
+              REDIST_OK);
+    if (s) {
+        redist_error_clear(&err);
+        CHECK_INT(redist_plan_create(s, NULL, &p, &err),
+                  REDIST_ERR_INFEASIBLE);
+        CHECK(p == NULL);
+        CHECK_CONTAINS(err.text, "\"y\"");
+        redist_spec_free(s);
+        s = NULL;
+    }
+
+    /* a search budget of one visited type */
+    s = spec_s("x=2,y=3,z=2", "12x12x4", "f32", "x,y|z|", "", "|y|x,z",
+               NULL);
+    if (!CHECK(s != NULL))
+        return;
+    redist_plan_options_t o;
+    memset(&o, 0, sizeof o);
+    o.max_states = 1;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_create(s, &o, &p, &err), REDIST_ERR_LIMIT);
+    CHECK(p == NULL);
+    CHECK_INT(err.status, REDIST_ERR_LIMIT);
+    o.max_states = 0; /* the default */
+    CHECK_INT(redist_plan_create(s, &o, &p, NULL), REDIST_OK);
+    redist_plan_free(p);
+    p = NULL;
+
+    CHECK_INT(redist_plan_create(NULL, NULL, &p, NULL), REDIST_ERR_INVALID);
+    CHECK_INT(redist_plan_create(s, NULL, NULL, NULL), REDIST_ERR_INVALID);
+    CHECK_INT(redist_plan_verify(NULL, NULL, NULL), REDIST_ERR_INVALID);
+    redist_spec_free(s);
+}
+
+int main(void)
+{
+    test_mesh_errors();
+    test_mesh_ranks();
+    test_types();
+    test_spec_create();
+    test_error_format();
+    test_names();
+    test_plan_basics();
+    test_from_steps();
+    test_memory_inefficient();
+    test_plan_errors();
+    printf("%d passed, %d failed\n", npass, nfail);
+    return nfail ? 1 : 0;
+}

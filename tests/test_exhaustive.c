@@ -1,0 +1,547 @@
+/*
+ * test_exhaustive - the solver's optimality against an independent
+ * exhaustive search (tests/exhaustive/search.c) on random small specs.
+ *
+ *   test_exhaustive [CASES [SEED]]     (default 20000 cases, a fixed seed)
+ *
+ * Each case is a random spec built through the C API: 1-4 mesh axes of
+ * sizes 1-4, 1-3 array dims made of small factors (so that divisibility
+ * varies), random source and target types (the source may be partial, the
+ * target's partial set is a subset of the source's), random dtype and
+ * reduce op.  For each case:
+ *   (a) redist_plan_create's peak, recv (ceil of the exact total) and
+ *       collectives equal the exhaustive optimum, and the exact total,
+ *       recomputed here from the step views, equals the exact optimum;
+ *   (b) redist_plan_verify accepts the plan;
+ *   (c) its JSON, fed back through redist_plan_verify_buffer, is valid with
+ *       the same statistics;
+ *   (d) redist_plan_from_steps with the plan's own step views reproduces
+ *       the same statistics;
+ *   (e) planning twice gives byte-identical JSON.
+ * The first failures print the spec in the inline form of `redistplan`.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "redist.h"
+#include "exhaustive/search.h"
+
+#define DEFAULT_CASES 20000
+#define DEFAULT_SEED 0x5eed2024u
+#define MAX_REPORTS 10
+
+/* ---------------------------------------------------------- generator */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+    uint64_t x = rng_state; /* xorshift64* */
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Uniform in [0, n). */
+static int rng_below(int n) { return (int)((rng_next() >> 33) % (uint64_t)n); }
+
+typedef struct {
+    int naxes;
+    const char *names[4];
+    int64_t sizes[4];
+    int ndims;
+    int64_t shape[3];
+    redist_dtype_t dtype;
+    redist_reduce_t reduce;
+    redist_type_t from, to;
+} gcase_t;
+
+static const char *const axis_names[4] = {"x", "y", "z", "w"};
+
+static int divisible(const gcase_t *c, const redist_type_t *t)
+{
+    for (int d = 0; d < c->ndims; d++) {
+        int64_t prod = 1;
+        for (int k = 0; k < t->dim_naxes[d]; k++)
+            prod *= c->sizes[t->dims[d][k]];
+        if (c->shape[d] % prod != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* A random type: the axes in a random order, each one partial (always
+ * when in `must_partial`; with probability partial_pct% when in
+ * `may_partial`), else replicated or appended as the minor of a random
+ * dim (so the order within a dim is random too). */
+static void random_type(const gcase_t *c, redist_type_t *t,
+                        uint32_t may_partial, int partial_pct,
+                        uint32_t must_partial)
+{
+    int order[4];
+    redist_type_init(t, c->ndims);
+    for (int a = 0; a < c->naxes; a++)
+        order[a] = a;
+    for (int a = c->naxes - 1; a > 0; a--) {
+        int j = rng_below(a + 1), tmp = order[a];
+        order[a] = order[j];
+        order[j] = tmp;
+    }
+    for (int k = 0; k < c->naxes; k++) {
+        int a = order[k];
+        if (must_partial >> a & 1u) {
+            redist_type_add_partial(t, a);
+            continue;
+        }
+        if ((may_partial >> a & 1u) && rng_below(100) < partial_pct) {
+            redist_type_add_partial(t, a);
+            continue;
+        }
+        int r = rng_below(c->ndims + 1); /* ndims: replicated */
+        if (r < c->ndims)
+            redist_type_push_axis(t, r, a);
+    }
+}
+
+static void random_case(gcase_t *c)
+{
+    /* Weighted towards larger problems (more axes, more dims, dims with
+     * more factors), where the search space and the solver's pruning are
+     * most interesting; small ones still come up often. */
+    static const int64_t dimvals[] = {1, 2, 3, 4, 6, 8, 12, 16, 24,
+                                      6, 8, 12, 16, 24, 24};
+    static const int64_t sizevals[] = {1, 2, 2, 2, 3, 3, 3, 4, 4, 4};
+    static const int naxesvals[] = {1, 2, 2, 3, 3, 3, 4, 4, 4, 4};
+    static const int ndimsvals[] = {1, 2, 2, 3, 3};
+    for (;;) {
+        memset(c, 0, sizeof *c);
+        c->naxes = naxesvals[rng_below(10)];
+        for (int a = 0; a < c->naxes; a++) {
+            c->names[a] = axis_names[a];
+            c->sizes[a] = sizevals[rng_below(10)];
+        }
+        c->ndims = ndimsvals[rng_below(5)];
+        for (int d = 0; d < c->ndims; d++)
+            c->shape[d] = dimvals[rng_below(15)];
+        c->dtype = (redist_dtype_t)rng_below(REDIST_DTYPE_COUNT);
+        c->reduce = (redist_reduce_t)rng_below(REDIST_REDUCE_COUNT);
+        uint32_t all = (1u << c->naxes) - 1;
+        int src_partial_pct = rng_below(3) == 0 ? 0 : 30;
+        for (int tries = 0; tries < 20; tries++) {
+            random_type(c, &c->from, all, src_partial_pct, 0);
+            if (divisible(c, &c->from))
+                break;
+        }
+        if (!divisible(c, &c->from))
+            continue;
+        /* the target keeps a random subset of the source's partial axes */
+        uint32_t keep = 0;
+        for (int a = 0; a < c->naxes; a++)
+            if ((c->from.partial >> a & 1u) && rng_below(100) < 35)
+                keep |= 1u << a;
+        for (int tries = 0; tries < 20; tries++) {
+            if (rng_below(20) == 0)
+                c->to = c->from; /* identity now and then */
+            else
+                random_type(c, &c->to, 0, 0, keep);
+            if ((c->to.partial & ~c->from.partial) == 0 && divisible(c, &c->to))
+                break;
+        }
+        if ((c->to.partial & ~c->from.partial) == 0 && divisible(c, &c->to))
+            return;
+    }
+}
+
+/* ------------------------------------------------------------ reports */
+
+static void inline_type(const gcase_t *c, const redist_type_t *t, char *buf,
+                        size_t size, char *pbuf, size_t psize)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < t->ndims; d++) {
+        if (d)
+            pos += (size_t)snprintf(buf + pos, size - pos, "|");
+        for (int k = 0; k < t->dim_naxes[d]; k++)
+            pos += (size_t)snprintf(buf + pos, size - pos, "%s%s",
+                                    k ? "," : "", c->names[t->dims[d][k]]);
+    }
+    pos = 0;
+    pbuf[0] = '\0';
+    for (int a = 0; a < c->naxes; a++)
+        if (t->partial >> a & 1u)
+            pos += (size_t)snprintf(pbuf + pos, psize - pos, "%s%s",
+                                    pos ? "," : "", c->names[a]);
+}
+
+static void print_case(const gcase_t *c, FILE *f)
+{
+    char mesh[128], shape[64], from[128], fp[64], to[128], tp[64];
+    size_t pos = 0;
+    for (int a = 0; a < c->naxes; a++)
+        pos += (size_t)snprintf(mesh + pos, sizeof mesh - pos, "%s%s=%" PRId64,
+                                a ? "," : "", c->names[a], c->sizes[a]);
+    pos = 0;
+    for (int d = 0; d < c->ndims; d++)
+        pos += (size_t)snprintf(shape + pos, sizeof shape - pos,
+                                "%s%" PRId64, d ? "x" : "", c->shape[d]);
+    inline_type(c, &c->from, from, sizeof from, fp, sizeof fp);
+    inline_type(c, &c->to, to, sizeof to, tp, sizeof tp);
+    fprintf(f, "  spec: redistplan plan - --mesh %s --shape %s --dtype %s "
+               "--from '%s'%s%s --to '%s'%s%s --reduce %s\n",
+            mesh, shape, redist_dtype_name(c->dtype), from,
+            fp[0] ? " --from-partial " : "", fp, to,
+            tp[0] ? " --to-partial " : "", tp, redist_reduce_name(c->reduce));
+}
+
+static void print_plan(const redist_plan_t *plan, FILE *f)
+{
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    const redist_mesh_t *mesh = redist_spec_mesh(spec);
+    int n = redist_plan_num_steps(plan);
+    fprintf(f, "  solver path:");
+    for (int i = 0; i < n; i++) {
+        redist_step_view_t v;
+        char tf[256];
+        if (redist_plan_step(plan, i, &v))
+            break;
+        fprintf(f, "%s %s(", i ? ";" : "", redist_op_name(v.op));
+        if (v.op == REDIST_OP_ALL_TO_ALL)
+            fprintf(f, "%d->%d, %s", v.from_dim, v.to_dim,
+                    redist_mesh_axis_name(mesh, v.axis));
+        else if (v.axis >= 0 && v.dim >= 0)
+            fprintf(f, "dim=%d, %s", v.dim, redist_mesh_axis_name(mesh, v.axis));
+        else if (v.axis >= 0)
+            fprintf(f, "%s", redist_mesh_axis_name(mesh, v.axis));
+        fprintf(f, ") -> %s [recv %" PRIu64 "]",
+                redist_type_format(&v.after, mesh, tf, sizeof tf),
+                v.recv_bytes);
+    }
+    fprintf(f, "\n");
+}
+
+/* ------------------------------------------- independent plan replay */
+
+/* Recompute, from FORMATS.md section 2 alone, the exact received bytes of
+ * the plan's steps (in units of 1/den, den a multiple of every axis size)
+ * and its peak, from the step views.  Each view's local_bytes must be the
+ * size of its `after` type and its recv_bytes the ceiling of the exact
+ * figure.  Returns 0, or -1 with a reason in `why`. */
+static int replay_exact(const redist_plan_t *plan, const rx_problem_t *p,
+                        uint64_t den, rx_u128 *total, uint64_t *peak,
+                        char *why, size_t whysize)
+{
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    uint64_t L = redist_spec_src_bytes(spec);
+    *total = 0;
+    *peak = L;
+    for (int i = 0; i < redist_plan_num_steps(plan); i++) {
+        redist_step_view_t v;
+        if (redist_plan_step(plan, i, &v)) {
+            snprintf(why, whysize, "step %d: no view", i);
+            return -1;
+        }
+        uint64_t elems = 1;
+        for (int d = 0; d < p->ndims; d++) {
+            int64_t prod = 1;
+            for (int k = 0; k < v.after.dim_naxes[d]; k++)
+                prod *= p->size[v.after.dims[d][k]];
+            if (p->shape[d] % prod != 0 ||
+                v.local_shape[d] != p->shape[d] / prod) {
+                snprintf(why, whysize, "step %d: local_shape[%d] = %" PRId64
+                         " disagrees with its after type", i, d,
+                         v.local_shape[d]);
+                return -1;
+            }
+            elems *= (uint64_t)(p->shape[d] / prod);
+        }
+        uint64_t Lafter = elems * p->elem_size;
+        if (v.local_bytes != Lafter) {
+            snprintf(why, whysize, "step %d: local_bytes %" PRIu64
+                     ", expected %" PRIu64, i, v.local_bytes, Lafter);
+            return -1;
+        }
+        rx_u128 LD = (rx_u128)L * den, s = 1, r;
+        if (v.op != REDIST_OP_PERMUTE) {
+            if (v.axis < 0 || v.axis >= p->naxes) {
+                snprintf(why, whysize, "step %d: axis %d", i, v.axis);
+                return -1;
+            }
+            s = (rx_u128)p->size[v.axis];
+        }
+        switch (v.op) {
+        case REDIST_OP_SLICE: r = 0; break;
+        case REDIST_OP_ALL_GATHER: r = (s - 1) * LD; break;
+        case REDIST_OP_ALL_TO_ALL:
+        case REDIST_OP_REDUCE_SCATTER: r = (s - 1) * LD / s; break;
+        case REDIST_OP_ALL_REDUCE: r = 2 * (s - 1) * LD / s; break;
+        case REDIST_OP_PERMUTE: r = LD; break;
+        default:
+            snprintf(why, whysize, "step %d: op %d", i, (int)v.op);
+            return -1;
+        }
+        if (v.recv_bytes != (uint64_t)((r + den - 1) / den)) {
+            snprintf(why, whysize, "step %d: recv_bytes %" PRIu64
+                     ", expected ceil(%.4f)", i, v.recv_bytes,
+                     (double)r / (double)den);
+            return -1;
+        }
+        *total += r;
+        L = Lafter;
+        if (L > *peak)
+            *peak = L;
+    }
+    return 0;
+}
+
+/* ----------------------------------------------------------- one case */
+
+typedef struct {
+    long cases, failed, reports;
+    long nonefficient, partial_src, with_permute;
+    long types_total;
+} tally_t;
+
+#define CASE_FAIL(...)                                                       \
+    do {                                                                     \
+        if (!failed && t->reports < MAX_REPORTS) {                           \
+            fprintf(stderr, "FAIL case %ld: ", idx);                         \
+            fprintf(stderr, __VA_ARGS__);                                    \
+            fprintf(stderr, "\n");                                           \
+            print_case(&c, stderr);                                          \
+            t->reports++;                                                    \
+            report = 1;                                                      \
+        } else if (report) {                                                 \
+            fprintf(stderr, "  also: ");                                     \
+            fprintf(stderr, __VA_ARGS__);                                    \
+            fprintf(stderr, "\n");                                           \
+        }                                                                    \
+        failed = 1;                                                          \
+    } while (0)
+
+static int same_stats(const redist_plan_stats_t *a, const redist_plan_stats_t *b)
+{
+    return a->src_bytes == b->src_bytes && a->dst_bytes == b->dst_bytes &&
+           a->peak_bytes == b->peak_bytes && a->recv_bytes == b->recv_bytes &&
+           a->collectives == b->collectives && a->steps == b->steps &&
+           a->memory_efficient == b->memory_efficient;
+}
+
+static void run_case(long idx, tally_t *t)
+{
+    gcase_t c;
+    int failed = 0, report = 0;
+    redist_mesh_t *mesh = NULL;
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plan = NULL, *plan2 = NULL, *replan = NULL;
+    redist_step_view_t *views = NULL;
+    char *json = NULL, *json2 = NULL;
+    redist_error_t err;
+    char eb[1024];
+    rx_problem_t prob;
+    rx_result_t opt;
+
+    random_case(&c);
+    t->cases++;
+    if (c.from.partial)
+        t->partial_src++;
+
+    redist_error_clear(&err);
+    if (redist_mesh_create(c.naxes, c.names, c.sizes, &mesh, &err)) {
+        CASE_FAIL("redist_mesh_create: %s",
+                  redist_error_format(&err, eb, sizeof eb));
+        goto out;
+    }
+    if (redist_spec_create(mesh, c.ndims, c.shape, c.dtype, &c.from, &c.to,
+                           c.reduce, "random", &spec, &err)) {
+        CASE_FAIL("redist_spec_create: %s",
+                  redist_error_format(&err, eb, sizeof eb));
+        goto out;
+    }
+    if (rx_problem_from_spec(spec, &prob) || rx_search(&prob, &opt)) {
+        CASE_FAIL("reference search failed");
+        goto out;
+    }
+    t->types_total += opt.ntypes;
+    if (!opt.feasible) {
+        CASE_FAIL("reference search found no plan (cannot happen: the "
+                  "target's partial set is a subset of the source's)");
+        goto out;
+    }
+    if (opt.peak_bytes > (opt.src_bytes > opt.dst_bytes ? opt.src_bytes
+                                                        : opt.dst_bytes))
+        t->nonefficient++;
+    if (strstr(opt.path, "permute("))
+        t->with_permute++;
+
+    redist_status_t st = redist_plan_create(spec, NULL, &plan, &err);
+    if (st) {
+        CASE_FAIL("redist_plan_create: %s (status %d)",
+                  redist_error_format(&err, eb, sizeof eb), (int)st);
+        goto out;
+    }
+    redist_plan_stats_t ps;
+    redist_plan_stats(plan, &ps);
+
+    /* (a) optimality */
+    if (ps.peak_bytes != opt.peak_bytes || ps.recv_bytes != opt.recv_ceil ||
+        ps.collectives != opt.collectives) {
+        double exact = (double)opt.recv_num / (double)opt.recv_den;
+        CASE_FAIL("not optimal: solver (peak %" PRIu64 ", recv %" PRIu64
+                  ", collectives %d), exhaustive (peak %" PRIu64
+                  ", recv %" PRIu64 " [exact %.4f], collectives %d)",
+                  ps.peak_bytes, ps.recv_bytes, ps.collectives,
+                  opt.peak_bytes, opt.recv_ceil, exact, opt.collectives);
+        if (report) {
+            print_plan(plan, stderr);
+            fprintf(stderr, "  exhaustive path: %s\n", opt.path);
+        }
+    }
+    /* (a') the exact total, recomputed from the step views, is the exact
+     * optimum (the reported figure is only its ceiling) */
+    {
+        rx_u128 exact;
+        uint64_t rpeak;
+        char why[256];
+        if (replay_exact(plan, &prob, opt.recv_den, &exact, &rpeak, why,
+                         sizeof why))
+            CASE_FAIL("step views: %s", why);
+        else if (exact != opt.recv_num || rpeak != ps.peak_bytes)
+            CASE_FAIL("exact recv of the plan %.4f (peak %" PRIu64
+                      "), exhaustive optimum %.4f",
+                      (double)exact / (double)opt.recv_den, rpeak,
+                      (double)opt.recv_num / (double)opt.recv_den);
+    }
+    if (ps.src_bytes != opt.src_bytes || ps.dst_bytes != opt.dst_bytes)
+        CASE_FAIL("src/dst bytes %" PRIu64 "/%" PRIu64 ", expected %" PRIu64
+                  "/%" PRIu64,
+                  ps.src_bytes, ps.dst_bytes, opt.src_bytes, opt.dst_bytes);
+    uint64_t bound = opt.src_bytes > opt.dst_bytes ? opt.src_bytes
+                                                   : opt.dst_bytes;
+    if (ps.memory_efficient != (ps.peak_bytes <= bound))
+        CASE_FAIL("memory_efficient %d with peak %" PRIu64 ", bound %" PRIu64,
+                  ps.memory_efficient, ps.peak_bytes, bound);
+
+    /* (b) the verifier accepts it */
+    redist_verify_result_t vr;
+    redist_error_clear(&err);
+    st = redist_plan_verify(plan, &vr, &err);
+    if (st || !vr.valid || vr.peak_bytes != ps.peak_bytes ||
+        vr.recv_bytes != ps.recv_bytes || vr.collectives != ps.collectives)
+        CASE_FAIL("redist_plan_verify: status %d valid %d: %s", (int)st,
+                  vr.valid, redist_error_format(&err, eb, sizeof eb));
+
+    /* (c) JSON round trip through the verifier */
+    json = redist_plan_to_json(plan);
+    if (!json) {
+        CASE_FAIL("redist_plan_to_json returned NULL");
+    } else {
+        redist_error_clear(&err);
+        memset(&vr, 0, sizeof vr);
+        st = redist_plan_verify_buffer(spec, json, strlen(json), "<plan>",
+                                       &vr, &err);
+        if (st || !vr.valid || vr.peak_bytes != ps.peak_bytes ||
+            vr.recv_bytes != ps.recv_bytes ||
+            vr.collectives != ps.collectives || vr.steps != ps.steps)
+            CASE_FAIL("redist_plan_verify_buffer(own JSON): status %d valid "
+                      "%d peak %" PRIu64 " recv %" PRIu64 " coll %d: %s",
+                      (int)st, vr.valid, vr.peak_bytes, vr.recv_bytes,
+                      vr.collectives,
+                      redist_error_format(&err, eb, sizeof eb));
+    }
+
+    /* (d) from_steps with the plan's own views */
+    int n = redist_plan_num_steps(plan);
+    if (n != ps.steps)
+        CASE_FAIL("num_steps %d, stats.steps %d", n, ps.steps);
+    views = calloc((size_t)(n ? n : 1), sizeof *views);
+    if (!views) {
+        CASE_FAIL("out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        if (redist_plan_step(plan, i, &views[i]))
+            CASE_FAIL("redist_plan_step(%d) failed", i);
+    redist_error_clear(&err);
+    st = redist_plan_from_steps(spec, n, views, &replan, &err);
+    if (st) {
+        CASE_FAIL("redist_plan_from_steps: %s",
+                  redist_error_format(&err, eb, sizeof eb));
+    } else {
+        redist_plan_stats_t rs;
+        redist_plan_stats(replan, &rs);
+        if (!same_stats(&rs, &ps))
+            CASE_FAIL("redist_plan_from_steps stats differ: peak %" PRIu64
+                      " recv %" PRIu64 " coll %d",
+                      rs.peak_bytes, rs.recv_bytes, rs.collectives);
+    }
+
+    /* (e) determinism */
+    redist_error_clear(&err);
+    st = redist_plan_create(spec, NULL, &plan2, &err);
+    if (st) {
+        CASE_FAIL("second redist_plan_create: %s",
+                  redist_error_format(&err, eb, sizeof eb));
+    } else {
+        json2 = redist_plan_to_json(plan2);
+        if (!json || !json2 || strcmp(json, json2) != 0)
+            CASE_FAIL("planning twice gave different JSON");
+    }
+
+out:
+    if (failed)
+        t->failed++;
+    free(json);
+    free(json2);
+    free(views);
+    redist_plan_free(replan);
+    redist_plan_free(plan2);
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+    redist_mesh_free(mesh);
+}
+
+int main(int argc, char **argv)
+{
+    long cases = DEFAULT_CASES;
+    uint64_t seed = DEFAULT_SEED;
+    if (argc > 1) {
+        char *end;
+        cases = strtol(argv[1], &end, 10);
+        if (*end || cases < 0) {
+            fprintf(stderr, "usage: %s [CASES [SEED]]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (argc > 2) {
+        char *end;
+        seed = strtoull(argv[2], &end, 0);
+        if (*end) {
+            fprintf(stderr, "usage: %s [CASES [SEED]]\n", argv[0]);
+            return 2;
+        }
+    }
+    rng_state = seed ? seed : 1;
+    printf("exhaustive: %ld cases, seed %" PRIu64 "\n", cases, seed);
+    fflush(stdout);
+
+    tally_t t;
+    memset(&t, 0, sizeof t);
+    clock_t t0 = clock();
+    for (long i = 0; i < cases; i++)
+        run_case(i, &t);
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    printf("exhaustive: %ld cases (%ld with a partial source, %ld needing a "
+           "peak above max(src,dst), %ld with a permute in the optimum; "
+           "%.0f types per case on average), %.2f s CPU\n",
+           t.cases, t.partial_src, t.nonefficient, t.with_permute,
+           t.cases ? (double)t.types_total / (double)t.cases : 0.0, secs);
+    printf("exhaustive: %ld passed, %ld failed\n", t.cases - t.failed,
+           t.failed);
+    return t.failed ? 1 : 0;
+}
