@@ -192,9 +192,13 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
         for (int i = 0; i < plan->nsteps; i++) {
             const redist_step_view_t *v = &plan->steps[i];
             step_args(plan, v, ax, sizeof ax, dm, sizeof dm);
-            fprintf(out, "    after step %d (%s %s %s) %s\n", i + 1,
-                    redist_op_name(v->op), ax, dm,
-                    redist_type_format(&v->after, m, tf, sizeof tf));
+            if (v->op == REDIST_OP_PERMUTE)
+                fprintf(out, "    after step %d (permute) %s\n", i + 1,
+                        redist_type_format(&v->after, m, tf, sizeof tf));
+            else
+                fprintf(out, "    after step %d (%s %s, dim %s) %s\n", i + 1,
+                        redist_op_name(v->op), ax, dm,
+                        redist_type_format(&v->after, m, tf, sizeof tf));
             print_grid(s, &v->after, out);
         }
     }

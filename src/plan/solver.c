@@ -58,9 +58,10 @@ typedef struct {
 } node_t;
 
 typedef struct {
-    u128 f;
+    u128 f;        /* g + h (bytes) */
     u128 g;
-    int32_t steps;
+    int32_t fs;    /* collectives so far + lower bound on those to come */
+    int32_t steps; /* collectives so far (staleness check) */
     uint32_t seq;
     int32_t node;
 } hent_t;
@@ -195,8 +196,8 @@ static int hless(const hent_t *a, const hent_t *b)
 {
     if (a->f != b->f)
         return a->f < b->f;
-    if (a->steps != b->steps)
-        return a->steps < b->steps;
+    if (a->fs != b->fs)
+        return a->fs < b->fs;
     if (a->g != b->g)
         return a->g > b->g; /* deeper first among equals */
     return a->seq < b->seq;
@@ -299,6 +300,29 @@ static u128 heuristic(const search_t *S, const rd_ctype *t,
     return (u128)worst * S->cx->elem_size * S->D;
 }
 
+/* Lower bound on the collectives still needed: 0 when slices alone could
+ * finish (every dim's list is a prefix of the target's, same partial set,
+ * the missing axes replicated), else 1.  With the byte bound it forms a
+ * consistent lexicographic heuristic: a slice never turns a type that
+ * slices cannot finish into one they can. */
+static int32_t steps_bound(const search_t *S, const rd_ctype *t)
+{
+    if (S->bottleneck)
+        return 0;
+    if (t->partial != S->dst.partial)
+        return 1;
+    int p = 0, q = 0;
+    for (int i = 0; i < S->cx->ndims; i++) {
+        if (t->cnt[i] > S->dst.cnt[i])
+            return 1;
+        if (memcmp(&t->seq[p], &S->dst.seq[q], t->cnt[i]) != 0)
+            return 1;
+        p += t->cnt[i];
+        q += S->dst.cnt[i];
+    }
+    return 0;
+}
+
 static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
                   int to, int axis, u128 cost, int collective)
 {
@@ -339,8 +363,9 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
     n->from_dim = (int8_t)from;
     n->to_dim = (int8_t)to;
     n->axis = (int8_t)axis;
-    hent_t e = {g + heuristic(S, t, local), g, S->bottleneck ? 0 : steps,
-                S->seq++, v};
+    hent_t e = {g + heuristic(S, t, local), g,
+                S->bottleneck ? 0 : steps + steps_bound(S, t),
+                S->bottleneck ? 0 : steps, S->seq++, v};
     if (heap_push(S, e))
         S->status = REDIST_ERR_NOMEM;
 }
@@ -494,8 +519,8 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
     S->nodes[s].L = local_bytes(S->cx, src, local);
     S->nodes[s].g = S->bottleneck ? S->nodes[s].L : 0;
     S->nodes[s].op = -1;
-    hent_t e = {S->nodes[s].g + heuristic(S, src, local), S->nodes[s].g, 0,
-                S->seq++, s};
+    hent_t e = {S->nodes[s].g + heuristic(S, src, local), S->nodes[s].g,
+                steps_bound(S, src), 0, S->seq++, s};
     if (heap_push(S, e))
         return REDIST_ERR_NOMEM;
     while (S->nheap > 0) {
