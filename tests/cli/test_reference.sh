@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Cross-check every plan of specs/ with the executable model of the
+# contract (reference_model.py, an exhaustive Python search): the plan must
+# be valid in the model and match the model's optimum (peak, bytes, steps).
+# usage: test_reference.sh REDISTPLAN SOURCE_ROOT REFERENCE_MODEL
+set -u
+RP=$1
+ROOT=$2
+REF=$3
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+for s in "$ROOT"/specs/*.json; do
+    b=$(basename "$s")
+    if grep -q '"infeasible": true' "$s"; then
+        python3 "$REF" solve "$s" >"$T/r" 2>&1
+        grep -q '"feasible": false' "$T/r" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $b: model finds a plan"; }
+        continue
+    fi
+    "$RP" plan "$s" --json >"$T/p.json" || { fail=$((fail + 1)); echo "FAIL $b: no plan"; continue; }
+    python3 "$REF" verify "$s" "$T/p.json" >"$T/v" 2>&1
+    if python3 - "$T/v" "$T/p.json" <<'PY'
+import json, math, sys
+v = json.load(open(sys.argv[1]))
+p = json.load(open(sys.argv[2]))
+ok = (v["valid"] and v["peak_bytes"] == v["opt_peak_bytes"]
+      and abs(v["bytes"] - v["opt_bytes"]) < 1e-6 * max(1.0, v["opt_bytes"])
+      and v["collectives"] == v["opt_steps"]
+      and p["stats"]["peak_bytes"] == v["peak_bytes"]
+      and p["stats"]["recv_bytes"] == math.ceil(v["bytes"] - 1e-9)
+      and p["stats"]["collectives"] == v["collectives"])
+sys.exit(0 if ok else 1)
+PY
+    then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $b: $(cat "$T/v")"; fi
+done
+echo "reference: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
