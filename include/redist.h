@@ -5,8 +5,9 @@
  *   redist/core.h  status, errors, dtypes, meshes, sharding types
  *   redist/spec.h  redistribution problems, JSON / inline loaders
  *   redist/plan.h  solver, step views, verifier, writers
- * The planning layers need jansson only; no MPI or OpenSHMEM header is ever
- * included from here.
+ *   redist/exec.h  executor, backend endpoints, the sim backend
+ * The planning layers need jansson only (exec adds POSIX threads); no MPI
+ * or OpenSHMEM header is ever included from here.
  */
 #ifndef REDIST_H
 #define REDIST_H
@@ -14,5 +15,6 @@
 #include "redist/core.h"
 #include "redist/spec.h"
 #include "redist/plan.h"
+#include "redist/exec.h"
 
 #endif

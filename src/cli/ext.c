@@ -1,11 +1,587 @@
-/* Commands beyond the planner (none are built in this configuration). */
-#include "cli.h"
+/*
+ * Commands beyond the planner: `redistplan run`.
+ *
+ *   redistplan run SPEC [--backend sim|mpi|shmem] [--shrink] [--shape S]
+ *                  [--max-bytes B] [--dtype T] [--reduce OP]
+ *                  [--preserve-src] [--fused] [--repeat N]
+ *
+ * Fills every source block with the exact pattern of src/exec/pattern.h
+ * (each value identifies its global index; partial axes hold
+ * contributions whose reduction is exact), executes the plan, checks
+ * every element of every device, and reports time and the measured
+ * scratch high-water mark.  Exit 0 exact, 1 mismatch, 2 bad input (or no
+ * plan, or too large to simulate).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-void cli_register_extensions(void) {}
+#include "cli.h"
+#include "../exec/pattern.h"
+
+#define RUN_DEFAULT_MAX_BYTES (1ULL << 30)
+
+static const char *run_usage =
+    "  run SPEC [--backend sim|mpi|shmem] [--shrink] [--shape 64x128]\n"
+    "           [--max-bytes BYTES|64M|1G] [--dtype T] [--reduce OP]\n"
+    "           [--preserve-src] [--fused] [--repeat N] "
+    "[--corrupt-device R]\n"
+    "      execute the plan on exact data, check every element of every\n"
+    "      device; report time and the scratch high-water mark.  sim is "
+    "the\n"
+    "      default backend unless an MPI launcher is detected\n"
+    "      (OMPI_COMM_WORLD_SIZE / PMI_SIZE).  The simulated memory,\n"
+    "      devices x (src + dst + scratch), must stay under --max-bytes\n"
+    "      (default 1 GiB): --shrink divides the dims (largest ratio first,\n"
+    "      by their smallest prime factors) until it does, keeping every "
+    "type\n"
+    "      of the plan divisible, and runs the same steps at that shape;\n"
+    "      --shape, --dtype and --reduce override the spec's.\n"
+    "      --preserve-src: never write the source (more scratch); --fused:\n"
+    "      sim runs whole steps into final places; --repeat N: best of N;\n"
+    "      --corrupt-device R: flip bits of device R's last result element\n"
+    "      before the check (to test the checker: exit 1).\n";
+
+void cli_register_extensions(void) { cli_set_extra_usage(run_usage); }
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
+{
+    size_t pos = 0;
+    pos += (size_t)snprintf(buf + pos, size - pos, "[");
+    for (int i = 0; i < n && pos < size; i++)
+        pos += (size_t)snprintf(buf + pos, size - pos, "%s%lld", i ? "," : "",
+                                (long long)s[i]);
+    if (pos < size)
+        snprintf(buf + pos, size - pos, "]");
+}
+
+static void fmt_bytes(uint64_t b, char *buf, size_t n)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+    else
+        snprintf(buf, n, "%llu B (%.4g %s)", (unsigned long long)b, v,
+                 unit[u]);
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static int64_t smallest_factor(int64_t r)
+{
+    for (int64_t p = 2; p <= 1000000 && p * p <= r; p++)
+        if (r % p == 0)
+            return p;
+    return r;
+}
+
+/* Per dim, the lcm of the split counts of every type on the plan's path:
+ * a shape keeps the plan valid iff each dim stays a multiple of it. */
+static void path_multiples(const redist_plan_t *plan, int64_t q[])
+{
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    const redist_mesh_t *m = redist_spec_mesh(spec);
+    int nd = redist_spec_ndims(spec), n = redist_plan_num_steps(plan);
+    for (int i = 0; i < nd; i++)
+        q[i] = 1;
+    for (int k = -1; k <= n; k++) {
+        redist_type_t t;
+        redist_step_view_t v;
+        if (k < 0)
+            t = *redist_spec_from(spec);
+        else if (k == n)
+            t = *redist_spec_to(spec);
+        else {
+            redist_plan_step(plan, k, &v);
+            t = v.after;
+        }
+        for (int i = 0; i < nd; i++) {
+            int64_t p = 1;
+            for (int j = 0; j < t.dim_naxes[i]; j++)
+                p *= redist_mesh_axis_size(m, t.dims[i][j]);
+            q[i] = q[i] / (int64_t)gcd64((uint64_t)q[i], (uint64_t)p) * p;
+        }
+    }
+}
+
+/* A byte count with an optional binary suffix: 1048576, 512K, 64M,
+ * 1G, 64MiB (K, M, G, T = 2^10, 2^20, 2^30, 2^40). */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+    char num[32];
+    size_t n = strspn(s, "0123456789");
+    if (n == 0 || n >= sizeof num)
+        return -1;
+    memcpy(num, s, n);
+    num[n] = '\0';
+    uint64_t v, mul = 1;
+    if (cli_parse_u64(num, &v))
+        return -1;
+    const char *u = s + n;
+    if (*u) {
+        const char *units = "KMGT";
+        const char *p = strchr(units, u[0] & ~0x20);
+        if (!p || !*p)
+            return -1;
+        mul = 1ULL << (10 * (p - units + 1));
+        u++;
+        if (strcmp(u, "") != 0 && strcmp(u, "iB") != 0 && strcmp(u, "B") != 0)
+            return -1;
+    }
+    if (v > UINT64_MAX / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static int parse_shape(const char *s, int64_t out[], int *n)
+{
+    *n = 0;
+    while (*s) {
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || v < 1 || *n >= REDIST_MAX_DIMS)
+            return -1;
+        out[(*n)++] = v;
+        if (*end == 'x' || *end == 'X' || *end == ',')
+            end++;
+        else if (*end)
+            return -1;
+        s = end;
+    }
+    return *n ? 0 : -1;
+}
+
+/* Rebuild spec with another shape / dtype / reduce. */
+static redist_status_t respec(const redist_spec_t *spec, const int64_t *shape,
+                              redist_dtype_t dtype, redist_reduce_t reduce,
+                              redist_spec_t **out, redist_error_t *err)
+{
+    const char *name = redist_spec_name(spec);
+    return redist_spec_create(redist_spec_mesh(spec), redist_spec_ndims(spec),
+                              shape, dtype, redist_spec_from(spec),
+                              redist_spec_to(spec), reduce,
+                              name[0] ? name : NULL, out, err);
+}
+
+/* The plan's steps replayed on another spec (same mesh, types). */
+static redist_status_t replan(const redist_plan_t *plan,
+                              const redist_spec_t *spec,
+                              redist_plan_t **out, redist_error_t *err)
+{
+    int n = redist_plan_num_steps(plan);
+    redist_step_view_t *v = calloc((size_t)(n ? n : 1), sizeof *v);
+    if (!v) {
+        err->status = REDIST_ERR_NOMEM;
+        snprintf(err->text, sizeof err->text, "out of memory");
+        return REDIST_ERR_NOMEM;
+    }
+    for (int k = 0; k < n; k++)
+        redist_plan_step(plan, k, &v[k]);
+    redist_status_t st = redist_plan_from_steps(spec, n, v, out, err);
+    free(v);
+    return st;
+}
+
+static uint64_t sim_bytes(const redist_plan_t *plan,
+                          const redist_backend_t *be,
+                          const redist_exec_options_t *opts)
+{
+    const redist_spec_t *s = redist_plan_spec(plan);
+    uint64_t d = (uint64_t)redist_mesh_num_devices(redist_spec_mesh(s));
+    uint64_t per = redist_spec_src_bytes(s) + redist_spec_dst_bytes(s) +
+                   redist_plan_scratch_bytes(plan, be, opts);
+    unsigned __int128 t = (unsigned __int128)d * per;
+    return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
+}
+
+static void plan_ops(const redist_plan_t *plan, char *buf, size_t size)
+{
+    size_t pos = 0;
+    int n = redist_plan_num_steps(plan);
+    buf[0] = '\0';
+    for (int k = 0; k < n && pos + 1 < size; k++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, k, &v);
+        pos += (size_t)snprintf(buf + pos, size - pos, "%s%s", k ? ", " : "",
+                                redist_op_name(v.op));
+    }
+    if (n == 0)
+        snprintf(buf, size, "(no steps: a copy)");
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    cli_spec_args sa;
+    const char *backend = NULL, *shape_arg = NULL;
+    uint64_t max_bytes = RUN_DEFAULT_MAX_BYTES, repeat = 1;
+    int shrink = 0, fused = 0;
+    int64_t corrupt = -1;
+    redist_exec_options_t opts = {0};
+    memset(&sa, 0, sizeof sa);
+    for (int i = 2; i < argc; i++) {
+        int r = cli_spec_option(&sa, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r)
+            continue;
+        const char *a = argv[i];
+        if (strcmp(a, "--backend") == 0 && i + 1 < argc)
+            backend = argv[++i];
+        else if (strncmp(a, "--backend=", 10) == 0)
+            backend = a + 10;
+        else if (strcmp(a, "--shrink") == 0)
+            shrink = 1;
+        else if (strcmp(a, "--fused") == 0)
+            fused = 1;
+        else if (strcmp(a, "--corrupt-device") == 0 && i + 1 < argc) {
+            uint64_t v;
+            if (cli_parse_u64(argv[++i], &v) || v > INT64_MAX) {
+                fprintf(stderr, "redistplan: --corrupt-device: not a rank: "
+                                "%s\n", argv[i]);
+                return 2;
+            }
+            corrupt = (int64_t)v;
+        } else if (strcmp(a, "--preserve-src") == 0)
+            opts.flags |= REDIST_EXEC_PRESERVE_SRC;
+        else if (strcmp(a, "--max-bytes") == 0 && i + 1 < argc) {
+            if (parse_bytes(argv[++i], &max_bytes)) {
+                fprintf(stderr, "redistplan: --max-bytes: not a byte count: "
+                                "%s\n", argv[i]);
+                return 2;
+            }
+        } else if (strcmp(a, "--repeat") == 0 && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &repeat) || repeat < 1 ||
+                repeat > 1000000) {
+                fprintf(stderr, "redistplan: --repeat: not a count (1.."
+                                "1000000): %s\n", argv[i]);
+                return 2;
+            }
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "redistplan: run: unknown option %s (or missing "
+                            "value)\n", a);
+            return 2;
+        } else if (!sa.path)
+            sa.path = a;
+        else {
+            fprintf(stderr, "redistplan: run takes one spec\n");
+            return 2;
+        }
+    }
+    if (!sa.path && !sa.mesh) {
+        fprintf(stderr, "redistplan: run: missing SPEC (a file, or '-' with "
+                        "--mesh ...)\n");
+        return 2;
+    }
+    if (!backend)
+        backend = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE")
+                      ? "mpi"
+                      : "sim";
+    if (strcmp(backend, "sim") != 0) {
+        if (strcmp(backend, "mpi") == 0 || strcmp(backend, "shmem") == 0)
+            fprintf(stderr,
+                    "redistplan: run: the %s backend is not built into this "
+                    "redistplan; use --backend sim%s\n",
+                    backend,
+                    strcmp(backend, "mpi") == 0
+                        ? " (mpi was chosen because an MPI launcher was "
+                          "detected or asked for)"
+                        : "");
+        else
+            fprintf(stderr, "redistplan: run: unknown backend \"%s\" "
+                            "(sim, mpi, shmem)\n", backend);
+        return 2;
+    }
+
+    /* with a spec file, --shape / --dtype / --reduce are overrides */
+    int file = sa.path && strcmp(sa.path, "-") != 0;
+    const char *dtype_arg = NULL, *reduce_arg = NULL;
+    if (file) {
+        shape_arg = sa.shape;
+        dtype_arg = sa.dtype;
+        reduce_arg = sa.reduce;
+        sa.shape = sa.dtype = sa.reduce = NULL;
+    }
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_spec_t *spec = NULL, *spec2 = NULL;
+    redist_plan_t *plan = NULL, *plan2 = NULL;
+    void **src = NULL, **dst = NULL;
+    redist_sim_t *world = NULL;
+    redist_backend_t *be0 = NULL;
+    int64_t D = 0;
+    int rc = 2;
+    if (cli_load_spec(&sa, 0, &spec, &err)) {
+        cli_print_error(&err);
+        return 2;
+    }
+    int nd = redist_spec_ndims(spec);
+    int64_t shape[REDIST_MAX_DIMS], orig[REDIST_MAX_DIMS];
+    memcpy(orig, redist_spec_shape(spec), sizeof(int64_t) * (size_t)nd);
+    memcpy(shape, orig, sizeof shape);
+    redist_dtype_t dtype = redist_spec_dtype(spec);
+    redist_reduce_t reduce = redist_spec_reduce(spec);
+    if (dtype_arg && redist_dtype_from_name(dtype_arg, &dtype)) {
+        fprintf(stderr, "redistplan: --dtype: unknown dtype \"%s\"\n",
+                dtype_arg);
+        goto out;
+    }
+    if (reduce_arg && redist_reduce_from_name(reduce_arg, &reduce)) {
+        fprintf(stderr, "redistplan: --reduce: unknown op \"%s\"\n",
+                reduce_arg);
+        goto out;
+    }
+    if (shape_arg) {
+        int n2;
+        if (parse_shape(shape_arg, shape, &n2) || n2 != nd) {
+            fprintf(stderr, "redistplan: --shape: \"%s\" is not a shape of "
+                            "%d positive dims\n", shape_arg, nd);
+            goto out;
+        }
+    }
+    if (shape_arg || dtype_arg || reduce_arg) {
+        if (respec(spec, shape, dtype, reduce, &spec2, &err)) {
+            rd_cli_source(&err, sa.path);
+            cli_print_error(&err);
+            goto out;
+        }
+        redist_spec_free(spec);
+        spec = spec2;
+        spec2 = NULL;
+    }
+    if (redist_plan_create(spec, NULL, &plan, &err)) {
+        rd_cli_source(&err, sa.path);
+        cli_print_error(&err);
+        fprintf(stderr, "redistplan: run: no plan to execute\n");
+        goto out;
+    }
+    D = redist_mesh_num_devices(redist_spec_mesh(spec));
+    if (D > REDIST_SIM_MAX_DEVICES) {
+        fprintf(stderr, "redistplan: run: the mesh has %lld devices; the sim "
+                        "backend runs at most %d\n",
+                (long long)D, REDIST_SIM_MAX_DEVICES);
+        goto out;
+    }
+    if (redist_sim_create(D, fused ? REDIST_SIM_FUSED : 0, &world, &err)) {
+        cli_print_error(&err);
+        goto out;
+    }
+    be0 = redist_sim_backend(world, 0);
+    uint64_t need = sim_bytes(plan, be0, &opts);
+    if (need > max_bytes && shrink) {
+        int64_t q[REDIST_MAX_DIMS];
+        path_multiples(plan, q);
+        unsigned __int128 total = need;
+        while (total > max_bytes) {
+            int best = -1;
+            for (int i = 0; i < nd; i++)
+                if (shape[i] / q[i] > 1 &&
+                    (best < 0 || shape[i] / q[i] > shape[best] / q[best]))
+                    best = i;
+            if (best < 0)
+                break;
+            int64_t f = smallest_factor(shape[best] / q[best]);
+            shape[best] /= f;
+            total /= (uint64_t)f; /* every size scales with the shape */
+        }
+        if (respec(spec, shape, dtype, reduce, &spec2, &err) ||
+            replan(plan, spec2, &plan2, &err)) {
+            cli_print_error(&err);
+            goto out;
+        }
+        redist_plan_free(plan);
+        redist_spec_free(spec);
+        plan = plan2;
+        spec = spec2;
+        plan2 = NULL;
+        spec2 = NULL;
+        need = sim_bytes(plan, be0, &opts);
+    }
+    char b1[64], b2[64], b3[64], sh[256], sh0[256];
+    if (need > max_bytes) {
+        fmt_bytes(need, b1, sizeof b1);
+        fmt_bytes(max_bytes, b2, sizeof b2);
+        fprintf(stderr,
+                "redistplan: run: simulating this spec takes %s (%lld "
+                "devices x (src + dst + scratch)), over --max-bytes %s; "
+                "use --shrink, --shape or a larger --max-bytes\n",
+                b1, (long long)D, b2);
+        goto out;
+    }
+
+    const redist_spec_t *s = redist_plan_spec(plan);
+    uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+    redist_exec_info_t info;
+    if (redist_plan_exec_info(plan, be0, &opts, &info, &err)) {
+        cli_print_error(&err);
+        goto out;
+    }
+    src = calloc((size_t)D, sizeof *src);
+    dst = calloc((size_t)D, sizeof *dst);
+    if (!src || !dst)
+        goto oom;
+    for (int64_t r = 0; r < D; r++) {
+        src[r] = malloc((size_t)S);
+        dst[r] = malloc((size_t)T);
+        if (!src[r] || !dst[r])
+            goto oom;
+    }
+
+    const char *name = redist_spec_name(s);
+    fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
+    printf("run %s: backend sim%s, %lld devices, %s%s, reduce %s\n",
+           name[0] ? name : "(unnamed)", fused ? " (fused)" : "",
+           (long long)D, redist_dtype_name(redist_spec_dtype(s)), sh,
+           redist_reduce_name(redist_spec_reduce(s)));
+    if (memcmp(orig, redist_spec_shape(s), sizeof(int64_t) * (size_t)nd)) {
+        fmt_shape(orig, nd, sh0, sizeof sh0);
+        printf("  shape     %s of the spec runs as %s%s\n", sh0, sh,
+               shrink ? " (--shrink: same steps, every type divisible)" : "");
+    }
+    char ops[512];
+    redist_plan_stats_t stats;
+    redist_plan_stats(plan, &stats);
+    plan_ops(plan, ops, sizeof ops);
+    fmt_bytes(stats.peak_bytes, b1, sizeof b1);
+    printf("  plan      %s (%d collective%s); peak %s per device\n", ops,
+           stats.collectives, stats.collectives == 1 ? "" : "s", b1);
+
+    redist_exec_report_t rep, best;
+    double best_wall = 0;
+    memset(&best, 0, sizeof best);
+    redist_status_t st = REDIST_OK;
+    int64_t checked = 0;
+    for (uint64_t it = 0; it < repeat; it++) {
+        for (int64_t r = 0; r < D; r++) {
+            rd_pattern_fill(s, r, src[r]);
+            memset(dst[r], 0xA5, (size_t)T);
+        }
+        double t0 = now_s();
+        st = redist_exec_sim_run(plan, src, dst, fused ? REDIST_SIM_FUSED : 0,
+                                 &opts, &rep, NULL, &err);
+        double wall = now_s() - t0;
+        if (st)
+            break;
+        if (it == 0 || rep.seconds < best.seconds) {
+            best = rep;
+            best_wall = wall;
+        }
+    }
+    if (st) {
+        cli_print_error(&err);
+        fprintf(stderr, "redistplan: run: execution failed\n");
+        goto out;
+    }
+    fmt_bytes(S, b1, sizeof b1);
+    fmt_bytes(T, b2, sizeof b2);
+    printf("  buffers   src %s, dst %s per device\n", b1, b2);
+    fmt_bytes(best.scratch_high_water, b1, sizeof b1);
+    fmt_bytes(info.scratch_bytes, b2, sizeof b2);
+    fmt_bytes(info.bound_bytes, b3, sizeof b3);
+    printf("  scratch   high-water %s per device (promised %s; max(src, "
+           "dst) %s)\n", b1, b2, b3);
+    printf("  source    %s\n",
+           opts.flags & REDIST_EXEC_PRESERVE_SRC
+               ? "preserved (--preserve-src)"
+               : best.writes_src ? "used as work space (contents now "
+                                   "unspecified)"
+                                 : "not written");
+    fmt_bytes(best.recv_bytes, b1, sizeof b1);
+    printf("  traffic   received %s per device (most)\n", b1);
+    printf("  time      %.3f ms (slowest device%s), %.3f ms wall with "
+           "threads\n",
+           best.seconds * 1e3, repeat > 1 ? ", best of repeats" : "",
+           best_wall * 1e3);
+
+    if (corrupt >= 0 && corrupt < D) /* testing aid: break one element */
+        ((unsigned char *)dst[corrupt])[T - 1] ^= 0x5a;
+
+    /* check every element of every device */
+    rd_mismatch mm;
+    int bad = 0;
+    for (int64_t r = 0; r < D && !bad; r++) {
+        bad = rd_pattern_check(s, r, dst[r], &mm);
+        if (!bad && (opts.flags & REDIST_EXEC_PRESERVE_SRC)) {
+            bad = rd_pattern_check_src(s, r, src[r], &mm);
+            if (bad)
+                printf("  result    SOURCE MODIFIED despite "
+                       "--preserve-src:\n");
+        }
+    }
+    if (bad) {
+        const redist_mesh_t *m = redist_spec_mesh(s);
+        int64_t c[REDIST_MAX_AXES];
+        char where[256], lc[128], gc[128];
+        size_t pos = 0;
+        redist_mesh_coords(m, mm.device, c);
+        where[0] = '\0';
+        for (int a = 0; a < redist_mesh_num_axes(m) && pos < sizeof where;
+             a++)
+            pos += (size_t)snprintf(where + pos, sizeof where - pos, "%s%s=%lld",
+                                    a ? "," : "", redist_mesh_axis_name(m, a),
+                                    (long long)c[a]);
+        fmt_shape(mm.local, nd, lc, sizeof lc);
+        fmt_shape(mm.global, nd, gc, sizeof gc);
+        printf("  result    MISMATCH on device %lld (%s): local index %llu "
+               "%s, global index %llu %s: expected %s, got %s\n",
+               (long long)mm.device, where,
+               (unsigned long long)mm.local_index, lc,
+               (unsigned long long)mm.global_index, gc, mm.expected, mm.got);
+        rc = 1;
+        goto out;
+    }
+    checked = D * (int64_t)(T / redist_dtype_size(redist_spec_dtype(s)));
+    printf("  result    exact: %lld devices, %lld elements checked\n",
+           (long long)D, (long long)checked);
+    rc = 0;
+    goto out;
+oom:
+    fprintf(stderr, "redistplan: run: out of memory for the simulated "
+                    "buffers\n");
+    rc = 2;
+out:
+    if (src)
+        for (int64_t r = 0; r < D; r++)
+            free(src[r]);
+    if (dst)
+        for (int64_t r = 0; r < D; r++)
+            free(dst[r]);
+    free(src);
+    free(dst);
+    redist_sim_free(world);
+    redist_plan_free(plan2);
+    redist_plan_free(plan);
+    redist_spec_free(spec2);
+    redist_spec_free(spec);
+    return rc;
+}
 
 int cli_dispatch_extension(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    if (strcmp(argv[1], "run") == 0)
+        return cmd_run(argc, argv);
     return -1;
 }

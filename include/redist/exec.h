@@ -1,0 +1,215 @@
+/*
+ * redist/exec.h - execute plans on real data.
+ *
+ * Layer above redist/plan.h: types <- spec <- plan <- exec <- backends.
+ * Needs jansson and POSIX threads (the sim backend); never MPI or
+ * OpenSHMEM (their backends add their own headers and constructors).
+ *
+ * Execution model (SPMD).  Every device (rank) of the mesh calls
+ * redist_plan_execute with the same plan, its own backend endpoint, its
+ * source block and a destination block, both row-major local arrays of
+ * the spec's dtype: the source has the local shape of the spec's `from`
+ * type, the destination that of `to`.  The executor runs the plan's steps
+ * on this device: local data kernels (sub-block slice, pack of the chunks
+ * an all_to_all or reduce_scatter sends, unpack after all_gather or
+ * all_to_all) are shared by every backend; the backend only moves
+ * contiguous bytes among the devices of one mesh-axis group (all_gather,
+ * all_to_all, reduce_scatter, all_reduce) and does one point-to-point
+ * exchange per permute.  Every device must make the same calls in the
+ * same order (the calls are collective over the whole mesh).
+ *
+ * Step semantics on a device with coordinate c on the step's axis (s its
+ * size); "the group" is the s devices that differ only in that coordinate:
+ *   slice(dim i)        keep chunk c of s along local dim i
+ *   all_gather(dim i)   the group's blocks concatenated along dim i in
+ *                       coordinate order
+ *   all_to_all(i -> j)  split along j into s chunks, chunk k goes to member
+ *                       k; the pieces received are concatenated along i in
+ *                       member order
+ *   reduce_scatter(i)   split along i, member k gets chunk k reduced over
+ *                       the group
+ *   all_reduce          the reduction over the group
+ *   permute             for each block, the devices holding it before (same
+ *                       coordinates on the partial axes) are paired with
+ *                       those needing it after: a device that keeps its
+ *                       block pairs with itself, the others in rank order;
+ *                       each device sends one block and receives one.
+ *
+ * Reductions (reduce_scatter, all_reduce) combine the group's values in
+ * member order (coordinate 0 first).  f16 and bf16 are converted to f32,
+ * reduced in f32 and rounded once, to nearest even, at the end; the other
+ * dtypes are reduced in their own type (integers wrap modulo 2^bits).
+ * max and min propagate NaN.  For c64 and c128, sum and prod are the
+ * complex ones and max / min use the lexicographic order (real part, then
+ * imaginary part; numpy's order for complex numbers), so the result is
+ * always one of the inputs.
+ *
+ * MEMORY PROMISE.  Beyond the caller's source and destination buffers the
+ * executor allocates only its scratch, all of it through one counting
+ * allocator, and reports the high-water mark.  redist_plan_scratch_bytes
+ * gives the exact figure before running; it depends only on the plan, the
+ * options and the backend's capabilities, so it is the same on every rank.
+ * With the default options and a memory-efficient plan
+ * (peak <= max(src bytes, dst bytes), FORMATS.md section 2) it is at most
+ * max(src bytes, dst bytes) per device; a plan of slices only (or of no
+ * steps) needs none.  To keep that bound the executor may use the source
+ * buffer as work space once its data has been consumed (like FFTW's
+ * "destroy input"): after a call without REDIST_EXEC_PRESERVE_SRC the
+ * source contents are UNSPECIFIED.  redist_plan_exec_info says whether a
+ * given plan will write the source.  With REDIST_EXEC_PRESERVE_SRC the
+ * source is never written, at the price of up to one more buffer of at
+ * most max(src, dst) bytes (for a memory-efficient plan, at most
+ * 2 * max(src, dst) in all).  For any plan the figure is at most
+ * 2 * peak.  Using less scratch can cost one extra local copy pass (the
+ * default mode prefers memory to that copy).  Besides the scratch the
+ * executor keeps O(steps) bytes of bookkeeping.
+ *
+ * Buffers: src and dst must not overlap; they are only used during the
+ * call (never retained).  The library never prints and never aborts on
+ * user input.
+ */
+#ifndef REDIST_EXEC_H
+#define REDIST_EXEC_H
+
+#include "redist/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Flags of redist_exec_options_t. */
+enum {
+    /** Never write the source buffer (may need more scratch, see above). */
+    REDIST_EXEC_PRESERVE_SRC = 1u << 0
+};
+
+typedef struct redist_exec_options {
+    unsigned flags; /**< REDIST_EXEC_* */
+} redist_exec_options_t;
+
+/**
+ * A per-rank endpoint of a communication backend: one device of the mesh.
+ * Created by a backend's constructor (redist_sim_backend below; the MPI
+ * and OpenSHMEM backends add theirs) and owned as that constructor says.
+ */
+typedef struct redist_backend redist_backend_t;
+
+/** "sim", "mpi", ...; its rank and the number of ranks it connects. */
+const char *redist_backend_name(const redist_backend_t *backend);
+int64_t redist_backend_rank(const redist_backend_t *backend);
+int64_t redist_backend_size(const redist_backend_t *backend);
+
+/** What executing a plan will take, known before running. */
+typedef struct redist_exec_info {
+    uint64_t scratch_bytes;  /**< executor scratch per device (exact) */
+    uint64_t bound_bytes;    /**< max(src bytes, dst bytes) */
+    uint64_t src_bytes, dst_bytes;
+    int writes_src;          /**< 1: the source is used as work space */
+    int passes;              /**< local passes (kernels and exchanges) */
+    int collectives;         /**< backend exchanges */
+} redist_exec_info_t;
+
+/**
+ * The scratch and buffer use of executing `plan` with `opts` (NULL: the
+ * defaults) on `backend` (NULL: a backend without placement constraints,
+ * such as sim and mpi).  REDIST_ERR_INVALID for a NULL plan or out.
+ */
+redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
+                                      const redist_backend_t *backend,
+                                      const redist_exec_options_t *opts,
+                                      redist_exec_info_t *out,
+                                      redist_error_t *err);
+
+/** Shorthand: redist_plan_exec_info(...).scratch_bytes (0 on a NULL plan). */
+uint64_t redist_plan_scratch_bytes(const redist_plan_t *plan,
+                                   const redist_backend_t *backend,
+                                   const redist_exec_options_t *opts);
+
+/** What one execution did, on one device (or, from redist_exec_sim_run,
+ *  the maximum over the devices). */
+typedef struct redist_exec_report {
+    uint64_t scratch_bytes;      /**< the promise (redist_plan_scratch_bytes) */
+    uint64_t scratch_high_water; /**< measured: most scratch held at once */
+    uint64_t scratch_allocations;
+    uint64_t sent_bytes;         /**< bytes this device sent to others */
+    uint64_t recv_bytes;         /**< bytes it received from others */
+    double seconds;              /**< wall time of the call */
+    int writes_src;              /**< the source buffer was used as work space */
+    int steps_done;              /**< plan steps completed */
+    int failed_step;             /**< step that failed, -1 if none */
+} redist_exec_report_t;
+
+/**
+ * Execute `plan` on this device: `backend` is this rank's endpoint (its
+ * size must equal the mesh's device count), `src` its source block
+ * (redist_spec_src_bytes bytes), `dst` its destination block
+ * (redist_spec_dst_bytes bytes).  Collective: every rank of the backend
+ * must call it with an identical plan.
+ *
+ * Failure is collective too: a bad argument on one rank, a plan that
+ * differs between ranks (REDIST_ERR_MISMATCH), an allocation failure or a
+ * backend error makes every rank return an error (no hang); `err` on the
+ * rank that failed first says why, the others name that rank.  After a
+ * failure dst is unspecified, and so is src unless
+ * REDIST_EXEC_PRESERVE_SRC was given.  `report` (may be NULL) is filled in
+ * both cases.  Thread-safe for distinct backend endpoints.
+ */
+redist_status_t redist_plan_execute(const redist_plan_t *plan,
+                                    redist_backend_t *backend, void *src,
+                                    void *dst,
+                                    const redist_exec_options_t *opts,
+                                    redist_exec_report_t *report,
+                                    redist_error_t *err);
+
+/* ------------------------------------------------------ sim backend */
+
+/**
+ * The simulated backend: all devices of a mesh inside one process, each
+ * run by its own thread through redist_plan_execute; exchanges go through
+ * shared memory and barriers.  It uses the same executor and kernels as
+ * the real backends.  If any device fails, every device's call returns an
+ * error.
+ */
+typedef struct redist_sim redist_sim_t;
+
+/** Largest device count of the sim backend (one thread per device). */
+#define REDIST_SIM_MAX_DEVICES 4096
+
+/** Flags of the sim backend. */
+enum {
+    /** Run all_gather, all_to_all and reduce_scatter as whole steps that
+     *  read the peers' blocks and write straight into the final places (no
+     *  pack or unpack pass): the path a one-sided backend takes.  Without
+     *  it the sim takes the generic pack / exchange / unpack path. */
+    REDIST_SIM_FUSED = 1u << 0
+};
+
+/** A world of `ndevices` (1..REDIST_SIM_MAX_DEVICES) simulated devices.
+ *  Free with redist_sim_free once no device uses it. */
+redist_status_t redist_sim_create(int64_t ndevices, unsigned flags,
+                                  redist_sim_t **out, redist_error_t *err);
+void redist_sim_free(redist_sim_t *sim);
+/** The endpoint of device `rank`, owned by the world (NULL if out of
+ *  range).  Each endpoint may be used by one thread at a time. */
+redist_backend_t *redist_sim_backend(redist_sim_t *sim, int64_t rank);
+
+/**
+ * Run `plan` on every device of its mesh with the sim backend, one thread
+ * per device: src[r] and dst[r] are device r's blocks (arrays of
+ * redist_mesh_num_devices entries).  `report` (may be NULL) receives the
+ * maximum over the devices of each figure (writes_src: any), filled in
+ * both cases; `per_device` (may be NULL) an array of one report per
+ * device.  On failure `err` holds the first device's error.
+ */
+redist_status_t redist_exec_sim_run(const redist_plan_t *plan,
+                                    void *const src[], void *const dst[],
+                                    unsigned sim_flags,
+                                    const redist_exec_options_t *opts,
+                                    redist_exec_report_t *report,
+                                    redist_exec_report_t *per_device,
+                                    redist_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

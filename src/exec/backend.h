@@ -1,0 +1,134 @@
+/*
+ * The backend ops table (internal).  A backend moves contiguous bytes
+ * among the devices of one mesh-axis group; the executor (exec.c) does
+ * everything else with the shared kernels (kernels.h).
+ *
+ * One endpoint (struct redist_backend) is one rank.  Every op is
+ * collective over the devices it names and is called by all of them in
+ * the same order (the executor is SPMD); within one call every device of
+ * the mesh runs the same op on its own group, so a backend may also
+ * synchronise the whole mesh at each op (the sim backend does).
+ *
+ * Adding a backend (mpi.c, shmem.c):
+ *  - fill an rd_backend_ops and give users a constructor returning a
+ *    redist_backend_t whose ops, ctx, rank and size are set;
+ *  - `agree` must combine the ranks' local statuses and plan hashes so
+ *    that every rank learns the outcome (MPI: an allreduce);
+ *  - send and receive buffers of one op never overlap, and never change
+ *    until the op returns on this rank;
+ *  - `alloc`/`free` (optional) provide the executor's scratch, e.g. from
+ *    a symmetric heap: every rank calls them with the same sizes in the
+ *    same order, `alloc` before `agree` (so that a failed allocation is
+ *    reported by `agree` on every rank), `free` after the last op;
+ *  - RD_CAP_RECV_IN_SCRATCH: exchanges may only write into scratch the
+ *    backend allocated (e.g. symmetric memory for one-sided puts); the
+ *    executor then never passes the caller's buffers as receive buffers;
+ *  - `step` with `fused_ops` (optional): run a whole step (pack, exchange,
+ *    unpack) from the device's block before the step to its block after
+ *    it, writing straight into the final places (SHMEM puts to final
+ *    offsets, MPI derived datatypes).  rd_xstep gives the layout.
+ */
+#ifndef REDIST_EXEC_BACKEND_H
+#define REDIST_EXEC_BACKEND_H
+
+#include "redist/exec.h"
+
+/* The devices that differ from this one only in their coordinate on
+ * `axis`: member k has rank base + k * stride; this device is `index`. */
+typedef struct rd_group {
+    int axis;
+    int64_t size;
+    int64_t index;
+    int64_t base;
+    int64_t stride;
+} rd_group;
+
+static inline int64_t rd_group_rank(const rd_group *g, int64_t k)
+{
+    return g->base + k * g->stride;
+}
+
+/* A whole step as the executor sees it on this device (for `step`). */
+typedef struct rd_xstep {
+    redist_op_t op;
+    int index;                 /* step index in the plan */
+    int dim, from_dim, to_dim; /* as in redist_step_view_t */
+    rd_group group;            /* not for permute */
+    int ndims;
+    int64_t in_shape[REDIST_MAX_DIMS];  /* local shape before the step */
+    int64_t out_shape[REDIST_MAX_DIMS]; /* local shape after it */
+    size_t elem;
+    redist_dtype_t dtype;
+    redist_reduce_t reduce;
+    int64_t send_to, recv_from; /* permute peers (may be this rank) */
+} rd_xstep;
+
+enum {
+    /* exchanges may only receive into backend-allocated scratch */
+    RD_CAP_RECV_IN_SCRATCH = 1u << 0
+};
+
+typedef struct rd_backend_ops {
+    const char *name;
+    unsigned caps;      /* RD_CAP_* */
+    unsigned fused_ops; /* bits 1u << REDIST_OP_*: ops `step` runs whole */
+
+    /* Combine the ranks' local outcome before any data moves.  Returns
+     * REDIST_OK on every rank iff every rank passed REDIST_OK and the same
+     * hash; else an error on every rank: a failed rank keeps its own
+     * `local_err` (already in *err), the others get a message naming the
+     * first failed rank (or REDIST_ERR_MISMATCH for differing hashes). */
+    redist_status_t (*agree)(redist_backend_t *be, redist_status_t local,
+                             uint64_t plan_hash, redist_error_t *err);
+
+    /* recv = the members' `bytes`-byte send buffers in member order. */
+    redist_status_t (*all_gather)(redist_backend_t *be, const rd_group *g,
+                                  const void *send, void *recv,
+                                  uint64_t bytes, redist_error_t *err);
+    /* send = s chunks of `bytes`; chunk k goes to member k; recv = the
+     * chunks received, in member order. */
+    redist_status_t (*all_to_all)(redist_backend_t *be, const rd_group *g,
+                                  const void *send, void *recv,
+                                  uint64_t bytes, redist_error_t *err);
+    /* send = s chunks of `count` elements; recv (count elements) = the
+     * reduction over the members of their chunk number g->index.  Use
+     * rd_reduce_n (kernels.h) or an equivalent of its semantics. */
+    redist_status_t (*reduce_scatter)(redist_backend_t *be,
+                                      const rd_group *g, const void *send,
+                                      void *recv, uint64_t count,
+                                      redist_dtype_t dtype,
+                                      redist_reduce_t op, redist_error_t *err);
+    /* recv (count elements) = the reduction over the members of send. */
+    redist_status_t (*all_reduce)(redist_backend_t *be, const rd_group *g,
+                                  const void *send, void *recv,
+                                  uint64_t count, redist_dtype_t dtype,
+                                  redist_reduce_t op, redist_error_t *err);
+    /* Send `bytes` from send to rank `to`, receive `bytes` from rank `from`
+     * into recv (to == from == own rank: a local copy).  Every rank calls
+     * it once per permute step. */
+    redist_status_t (*permute)(redist_backend_t *be, const void *send,
+                               int64_t to, void *recv, int64_t from,
+                               uint64_t bytes, redist_error_t *err);
+    /* Optional (NULL, fused_ops 0): a whole step, see above. */
+    redist_status_t (*step)(redist_backend_t *be, const rd_xstep *x,
+                            const void *in, void *out, redist_error_t *err);
+
+    /* A rank failed in the middle of a plan: make every other rank's
+     * pending and later ops fail (no hang).  May be NULL when the backend
+     * has no better way than its ops failing by themselves. */
+    void (*abort)(redist_backend_t *be, redist_status_t status,
+                  const redist_error_t *err);
+
+    /* Optional scratch provider (NULL: malloc / free). */
+    void *(*alloc)(redist_backend_t *be, size_t bytes);
+    void (*free)(redist_backend_t *be, void *p, size_t bytes);
+} rd_backend_ops;
+
+struct redist_backend {
+    const rd_backend_ops *ops;
+    void *ctx;
+    int64_t rank;
+    int64_t size;
+};
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * The executor's program (internal): a plan turned into passes over
+ * local buffers, with every pass's input and output buffer chosen ahead
+ * of time (see exec.c for the scheme and its memory argument).
+ */
+#ifndef REDIST_EXEC_INTERNAL_H
+#define REDIST_EXEC_INTERNAL_H
+
+#include "backend.h"
+
+/* The buffers a pass may read or write. */
+enum { RD_BUF_SRC, RD_BUF_DST, RD_BUF_SA, RD_BUF_SB, RD_NBUF };
+
+enum {
+    RD_PASS_COPY,  /* memcpy (only as the last pass) */
+    RD_PASS_BOX,   /* one or more consecutive slices: a sub-block copy */
+    RD_PASS_SPLIT, /* pack before all_to_all / reduce_scatter */
+    RD_PASS_MERGE, /* unpack after all_gather / all_to_all */
+    RD_PASS_XCHG,  /* a backend exchange */
+    RD_PASS_FUSED  /* a whole step run by the backend */
+};
+
+typedef struct rd_pass {
+    int kind;
+    int first, last; /* plan steps this pass belongs to (-1: final copy) */
+    uint64_t in_bytes, out_bytes;
+    int inplace_ok;
+    int in_buf, out_buf;
+    uint64_t pre, s, chunk;              /* split / merge */
+    int64_t off[REDIST_MAX_DIMS];        /* box: offset in the input */
+    rd_xstep x;                          /* shapes; exchange details */
+} rd_pass;
+
+typedef struct rd_program {
+    int npasses;
+    rd_pass *pass;
+    uint64_t scratch[2]; /* bytes of SA and SB */
+    uint64_t src_bytes, dst_bytes;
+    int writes_src;
+    int collectives;
+} rd_program;
+
+/* Build the device-independent program of `plan` for a backend with the
+ * given capabilities and fused ops: passes and buffer assignment. */
+redist_status_t rd_program_build(const redist_plan_t *plan, unsigned caps,
+                                 unsigned fused_ops, unsigned flags,
+                                 rd_program *prog, redist_error_t *err);
+/* Fill the device-dependent parts (slice offsets, groups, permute peers)
+ * for device `rank`. */
+redist_status_t rd_program_bind(rd_program *prog, const redist_plan_t *plan,
+                                int64_t rank, redist_error_t *err);
+void rd_program_free(rd_program *prog);
+
+/* The permute pairing of FORMATS.md for device `rank` going from type
+ * `before` to `after` (same local shape and partial set): the rank it
+ * sends its block to and the rank it receives its new block from. */
+redist_status_t rd_permute_peers(const redist_mesh_t *mesh,
+                                 const redist_type_t *before,
+                                 const redist_type_t *after, int64_t rank,
+                                 int64_t *send_to, int64_t *recv_from);
+
+/* A hash of everything about a plan that all ranks must agree on. */
+uint64_t rd_plan_hash(const redist_plan_t *plan, unsigned flags);
+
+#endif

@@ -1,0 +1,594 @@
+/*
+ * The sim backend: every device of the mesh in one process, one thread per
+ * device, each running the SPMD executor (exec.c) exactly as an MPI rank
+ * would.
+ *
+ * Exchange: each device posts its send and receive pointers in its slot,
+ * then a mesh-wide barrier; each device then computes its own output by
+ * reading its peers' send buffers directly (no intermediate copy, no
+ * memory of its own), then a second barrier so that nobody reuses a
+ * buffer a peer may still read.  Cost: two barriers per exchange and each
+ * received byte copied once (reductions: each contribution read once).
+ *
+ * Failure: the barrier can be aborted.  `agree` combines the devices'
+ * statuses before any data moves; a device that fails later calls
+ * `abort`, which wakes every waiting device and makes every later op fail,
+ * so the whole mesh fails together instead of hanging.  A world that saw
+ * an abort stays failed.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_internal.h"
+#include "kernels.h"
+#include "sim_internal.h"
+#include "../core/internal.h"
+
+typedef struct sim_slot {
+    const void *send;
+    void *recv;
+} sim_slot;
+
+struct redist_sim {
+    int64_t n;
+    unsigned flags;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int64_t waiting;
+    uint64_t gen;
+    int aborted;
+    sim_slot *slot;
+    redist_status_t *status; /* agree */
+    uint64_t *hash;
+    int64_t agree_first;     /* lowest failed rank of this agree, -1 */
+    redist_error_t agree_err;
+    int64_t res_first;       /* outcome of the last agree: failed rank, */
+    int64_t res_differs;     /* a rank whose plan differs from rank 0's */
+    redist_error_t res_err;
+    int64_t root_rank;       /* the device whose failure came first, -1 */
+    redist_status_t root_status;
+    redist_error_t root_err;
+    int64_t fail_rank, fail_at; /* injected failure (tests) */
+    int64_t *nops;
+    struct redist_backend *ep;
+};
+
+static void record_root(redist_sim_t *w, int64_t rank, redist_status_t st,
+                        const redist_error_t *err)
+{
+    /* under w->mu */
+    if (w->root_rank >= 0)
+        return;
+    w->root_rank = rank;
+    w->root_status = st;
+    if (err)
+        w->root_err = *err;
+    else
+        redist_error_clear(&w->root_err);
+}
+
+static redist_status_t aborted_error(redist_sim_t *w, redist_error_t *err)
+{
+    pthread_mutex_lock(&w->mu);
+    int64_t r = w->root_rank;
+    char text[REDIST_ERROR_TEXT_LENGTH];
+    rd_strlcpy(text,
+               w->root_err.text[0] ? w->root_err.text
+                                   : redist_status_string(w->root_status),
+               sizeof text);
+    pthread_mutex_unlock(&w->mu);
+    return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                    "aborted: device %lld failed: %s", (long long)r, text);
+}
+
+/* Wait for every device; the last one to arrive runs `release` (if any)
+ * under the lock before releasing the others. */
+static redist_status_t barrier(redist_sim_t *w, void (*release)(redist_sim_t *),
+                               redist_error_t *err)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->aborted) {
+        pthread_mutex_unlock(&w->mu);
+        return aborted_error(w, err);
+    }
+    uint64_t gen = w->gen;
+    if (++w->waiting == w->n) {
+        if (release)
+            release(w);
+        w->waiting = 0;
+        w->gen++;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        return REDIST_OK;
+    }
+    while (gen == w->gen && !w->aborted)
+        pthread_cond_wait(&w->cv, &w->mu);
+    int released = gen != w->gen;
+    pthread_mutex_unlock(&w->mu);
+    return released ? REDIST_OK : aborted_error(w, err);
+}
+
+static void sim_abort(redist_backend_t *be, redist_status_t st,
+                      const redist_error_t *err)
+{
+    redist_sim_t *w = be->ctx;
+    pthread_mutex_lock(&w->mu);
+    record_root(w, be->rank, st, err);
+    w->aborted = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void reset_agree(redist_sim_t *w)
+{
+    w->agree_first = -1;
+    redist_error_clear(&w->agree_err);
+}
+
+/* Run by the last device to reach the first barrier of an agree. */
+static void decide_agree(redist_sim_t *w)
+{
+    w->res_first = w->agree_first;
+    w->res_err = w->agree_err;
+    w->res_differs = -1;
+    for (int64_t e = 1; e < w->n && w->res_differs < 0; e++)
+        if (w->hash[e] != w->hash[0])
+            w->res_differs = e;
+}
+
+static redist_status_t sim_agree(redist_backend_t *be, redist_status_t local,
+                                 uint64_t hash, redist_error_t *err)
+{
+    redist_sim_t *w = be->ctx;
+    int64_t r = be->rank;
+    w->status[r] = local;
+    w->hash[r] = hash;
+    if (local) {
+        pthread_mutex_lock(&w->mu);
+        if (w->agree_first < 0 || r < w->agree_first) {
+            w->agree_first = r;
+            if (err)
+                w->agree_err = *err;
+            else
+                redist_error_clear(&w->agree_err);
+            w->agree_err.status = local;
+        }
+        pthread_mutex_unlock(&w->mu);
+    }
+    redist_status_t st = barrier(w, decide_agree, err);
+    if (st)
+        return local ? local : st;
+    int64_t first = w->res_first, differs = w->res_differs;
+    redist_error_t first_err = w->res_err;
+    st = barrier(w, reset_agree, err);
+    if (local)
+        return local;
+    if (first >= 0)
+        return rd_error(err, first_err.status, NULL, NULL,
+                        "device %lld failed: %s", (long long)first,
+                        first_err.text[0]
+                            ? first_err.text
+                            : redist_status_string(first_err.status));
+    if (differs >= 0)
+        return rd_error(err, REDIST_ERR_MISMATCH, NULL, NULL,
+                        "the devices were given different plans (device "
+                        "%lld differs from device 0)",
+                        (long long)differs);
+    return st;
+}
+
+/* Post this device's buffers and wait for everybody's. */
+static redist_status_t post(redist_backend_t *be, const void *send,
+                            void *recv, redist_error_t *err)
+{
+    redist_sim_t *w = be->ctx;
+    int64_t r = be->rank;
+    if (r == w->fail_rank && w->nops[r]++ == w->fail_at)
+        return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                        "injected failure on device %lld", (long long)r);
+    w->slot[r].send = send;
+    w->slot[r].recv = recv;
+    return barrier(w, NULL, err);
+}
+
+static redist_status_t done(redist_backend_t *be, redist_error_t *err)
+{
+    return barrier(be->ctx, NULL, err);
+}
+
+static const char *peer_send(redist_backend_t *be, const rd_group *g,
+                             int64_t k)
+{
+    redist_sim_t *w = be->ctx;
+    return (const char *)w->slot[rd_group_rank(g, k)].send;
+}
+
+static redist_status_t sim_all_gather(redist_backend_t *be, const rd_group *g,
+                                      const void *send, void *recv,
+                                      uint64_t bytes, redist_error_t *err)
+{
+    redist_status_t st = post(be, send, recv, err);
+    if (st)
+        return st;
+    for (int64_t k = 0; k < g->size; k++)
+        memcpy((char *)recv + (uint64_t)k * bytes, peer_send(be, g, k),
+               (size_t)bytes);
+    return done(be, err);
+}
+
+static redist_status_t sim_all_to_all(redist_backend_t *be, const rd_group *g,
+                                      const void *send, void *recv,
+                                      uint64_t bytes, redist_error_t *err)
+{
+    redist_status_t st = post(be, send, recv, err);
+    if (st)
+        return st;
+    for (int64_t k = 0; k < g->size; k++)
+        memcpy((char *)recv + (uint64_t)k * bytes,
+               peer_send(be, g, k) + (uint64_t)g->index * bytes,
+               (size_t)bytes);
+    return done(be, err);
+}
+
+typedef struct reduce_in {
+    redist_backend_t *be;
+    const rd_group *g;
+    uint64_t offset;
+} reduce_in;
+
+static const void *reduce_input(void *user, int64_t m)
+{
+    reduce_in *ri = user;
+    return peer_send(ri->be, ri->g, m) + ri->offset;
+}
+
+static redist_status_t sim_reduce_scatter(redist_backend_t *be,
+                                          const rd_group *g, const void *send,
+                                          void *recv, uint64_t count,
+                                          redist_dtype_t dtype,
+                                          redist_reduce_t op,
+                                          redist_error_t *err)
+{
+    redist_status_t st = post(be, send, recv, err);
+    if (st)
+        return st;
+    reduce_in ri = {be, g,
+                    (uint64_t)g->index * count * redist_dtype_size(dtype)};
+    rd_reduce_n(dtype, op, recv, count, g->size, reduce_input, &ri);
+    return done(be, err);
+}
+
+static redist_status_t sim_all_reduce(redist_backend_t *be, const rd_group *g,
+                                      const void *send, void *recv,
+                                      uint64_t count, redist_dtype_t dtype,
+                                      redist_reduce_t op, redist_error_t *err)
+{
+    redist_status_t st = post(be, send, recv, err);
+    if (st)
+        return st;
+    reduce_in ri = {be, g, 0};
+    rd_reduce_n(dtype, op, recv, count, g->size, reduce_input, &ri);
+    return done(be, err);
+}
+
+static redist_status_t sim_permute(redist_backend_t *be, const void *send,
+                                   int64_t to, void *recv, int64_t from,
+                                   uint64_t bytes, redist_error_t *err)
+{
+    redist_sim_t *w = be->ctx;
+    (void)to;
+    redist_status_t st = post(be, send, recv, err);
+    if (st)
+        return st;
+    memcpy(recv, w->slot[from].send, (size_t)bytes);
+    return done(be, err);
+}
+
+/* Whole steps, reading the peers' blocks and writing the final places. */
+static redist_status_t sim_step(redist_backend_t *be, const rd_xstep *x,
+                                const void *in, void *out,
+                                redist_error_t *err)
+{
+    const rd_group *g = &x->group;
+    int nd = x->ndims;
+    int64_t s = g->size;
+    int64_t src_off[REDIST_MAX_DIMS] = {0}, dst_off[REDIST_MAX_DIMS] = {0};
+    int64_t box[REDIST_MAX_DIMS];
+    redist_status_t st = post(be, in, out, err);
+    if (st)
+        return st;
+    switch (x->op) {
+    case REDIST_OP_ALL_GATHER:
+        for (int64_t k = 0; k < s; k++) {
+            dst_off[x->dim] = k * x->in_shape[x->dim];
+            rd_kernel_box(out, x->out_shape, dst_off, peer_send(be, g, k),
+                          x->in_shape, src_off, x->in_shape, nd, x->elem);
+        }
+        break;
+    case REDIST_OP_ALL_TO_ALL: {
+        int i = x->from_dim, j = x->to_dim;
+        memcpy(box, x->in_shape, sizeof box);
+        box[j] /= s;
+        src_off[j] = g->index * box[j];
+        for (int64_t k = 0; k < s; k++) {
+            dst_off[i] = k * x->in_shape[i];
+            rd_kernel_box(out, x->out_shape, dst_off, peer_send(be, g, k),
+                          x->in_shape, src_off, box, nd, x->elem);
+        }
+        break;
+    }
+    case REDIST_OP_REDUCE_SCATTER: {
+        int i = x->dim;
+        uint64_t pre = 1, chunk = (uint64_t)(x->in_shape[i] / s);
+        for (int d = 0; d < i; d++)
+            pre *= (uint64_t)x->in_shape[d];
+        for (int d = i + 1; d < nd; d++)
+            chunk *= (uint64_t)x->in_shape[d];
+        for (uint64_t p = 0; p < pre; p++) {
+            reduce_in ri = {be, g,
+                            (p * (uint64_t)s + (uint64_t)g->index) * chunk *
+                                x->elem};
+            rd_reduce_n(x->dtype, x->reduce,
+                        (char *)out + p * chunk * x->elem, chunk, s,
+                        reduce_input, &ri);
+        }
+        break;
+    }
+    default:
+        done(be, err);
+        return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                        "sim: no fused form of %s", redist_op_name(x->op));
+    }
+    return done(be, err);
+}
+
+static const rd_backend_ops sim_ops = {
+    .name = "sim",
+    .agree = sim_agree,
+    .all_gather = sim_all_gather,
+    .all_to_all = sim_all_to_all,
+    .reduce_scatter = sim_reduce_scatter,
+    .all_reduce = sim_all_reduce,
+    .permute = sim_permute,
+    .abort = sim_abort,
+};
+
+static const rd_backend_ops sim_fused_ops = {
+    .name = "sim",
+    .fused_ops = 1u << REDIST_OP_ALL_GATHER | 1u << REDIST_OP_ALL_TO_ALL |
+                 1u << REDIST_OP_REDUCE_SCATTER,
+    .agree = sim_agree,
+    .all_gather = sim_all_gather,
+    .all_to_all = sim_all_to_all,
+    .reduce_scatter = sim_reduce_scatter,
+    .all_reduce = sim_all_reduce,
+    .permute = sim_permute,
+    .step = sim_step,
+    .abort = sim_abort,
+};
+
+/* ------------------------------------------------------------ worlds */
+
+redist_status_t redist_sim_create(int64_t n, unsigned flags,
+                                  redist_sim_t **out, redist_error_t *err)
+{
+    if (!out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL output");
+    if (n < 1 || n > REDIST_SIM_MAX_DEVICES)
+        return rd_error(err, REDIST_ERR_LIMIT, NULL, NULL,
+                        "the sim backend runs 1 to %d devices, not %lld",
+                        REDIST_SIM_MAX_DEVICES, (long long)n);
+    if (flags & ~(unsigned)REDIST_SIM_FUSED)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
+                        "unknown sim flags 0x%x",
+                        flags & ~(unsigned)REDIST_SIM_FUSED);
+    redist_sim_t *w = calloc(1, sizeof *w);
+    if (!w)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    w->n = n;
+    w->flags = flags;
+    w->slot = calloc((size_t)n, sizeof *w->slot);
+    w->status = calloc((size_t)n, sizeof *w->status);
+    w->hash = calloc((size_t)n, sizeof *w->hash);
+    w->nops = calloc((size_t)n, sizeof *w->nops);
+    w->ep = calloc((size_t)n, sizeof *w->ep);
+    if (!w->slot || !w->status || !w->hash || !w->nops || !w->ep) {
+        free(w->slot);
+        free(w->status);
+        free(w->hash);
+        free(w->nops);
+        free(w->ep);
+        free(w);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->agree_first = -1;
+    w->res_first = w->res_differs = -1;
+    w->root_rank = -1;
+    w->fail_rank = -1;
+    for (int64_t r = 0; r < n; r++) {
+        w->ep[r].ops = flags & REDIST_SIM_FUSED ? &sim_fused_ops : &sim_ops;
+        w->ep[r].ctx = w;
+        w->ep[r].rank = r;
+        w->ep[r].size = n;
+    }
+    *out = w;
+    return REDIST_OK;
+}
+
+void redist_sim_free(redist_sim_t *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w->slot);
+    free(w->status);
+    free(w->hash);
+    free(w->nops);
+    free(w->ep);
+    free(w);
+}
+
+redist_backend_t *redist_sim_backend(redist_sim_t *w, int64_t rank)
+{
+    if (!w || rank < 0 || rank >= w->n)
+        return NULL;
+    return &w->ep[rank];
+}
+
+void rd_sim_inject_failure(redist_sim_t *w, int64_t rank, int64_t op_index)
+{
+    w->fail_rank = rank;
+    w->fail_at = op_index;
+}
+
+/* ------------------------------------------------------------ run */
+
+typedef struct sim_job {
+    const redist_plan_t *plan;
+    redist_backend_t *be;
+    void *src, *dst;
+    const redist_exec_options_t *opts;
+    redist_exec_report_t report;
+    redist_error_t err;
+    redist_status_t status;
+} sim_job;
+
+static void *sim_thread(void *arg)
+{
+    sim_job *j = arg;
+    redist_error_clear(&j->err);
+    j->status = redist_plan_execute(j->plan, j->be, j->src, j->dst, j->opts,
+                                    &j->report, &j->err);
+    return NULL;
+}
+
+redist_status_t rd_sim_run_world(redist_sim_t *w, const redist_plan_t *plan,
+                                 void *const src[], void *const dst[],
+                                 const redist_exec_options_t *opts,
+                                 redist_exec_report_t *report,
+                                 redist_exec_report_t *per_device,
+                                 redist_error_t *err)
+{
+    int64_t n = w->n;
+    sim_job *jobs = calloc((size_t)n, sizeof *jobs);
+    pthread_t *th = calloc((size_t)n, sizeof *th);
+    if (!jobs || !th) {
+        free(jobs);
+        free(th);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    size_t stack = 1u << 20;
+#ifdef PTHREAD_STACK_MIN
+    if (stack < (size_t)PTHREAD_STACK_MIN)
+        stack = (size_t)PTHREAD_STACK_MIN;
+#endif
+    pthread_attr_setstacksize(&attr, stack);
+    int64_t started = 0;
+    redist_status_t st = REDIST_OK;
+    for (int64_t r = 0; r < n; r++) {
+        jobs[r].plan = plan;
+        jobs[r].be = &w->ep[r];
+        jobs[r].src = src[r];
+        jobs[r].dst = dst[r];
+        jobs[r].opts = opts;
+        if (pthread_create(&th[r], &attr, sim_thread, &jobs[r]) != 0) {
+            redist_error_t e;
+            redist_error_clear(&e);
+            rd_error(&e, REDIST_ERR_BACKEND, NULL, NULL,
+                     "sim: cannot start the thread of device %lld",
+                     (long long)r);
+            sim_abort(&w->ep[r], REDIST_ERR_BACKEND, &e);
+            st = rd_error(err, REDIST_ERR_BACKEND, NULL, NULL, "%s", e.text);
+            break;
+        }
+        started++;
+    }
+    pthread_attr_destroy(&attr);
+    for (int64_t r = 0; r < started; r++)
+        pthread_join(th[r], NULL);
+    redist_exec_report_t agg;
+    memset(&agg, 0, sizeof agg);
+    agg.failed_step = -1;
+    agg.steps_done = INT_MAX;
+    for (int64_t r = 0; r < started; r++) {
+        const redist_exec_report_t *x = &jobs[r].report;
+        if (per_device)
+            per_device[r] = *x;
+#define RD_MAX(f) if (x->f > agg.f) agg.f = x->f
+        RD_MAX(scratch_bytes);
+        RD_MAX(scratch_high_water);
+        RD_MAX(scratch_allocations);
+        RD_MAX(sent_bytes);
+        RD_MAX(recv_bytes);
+        RD_MAX(seconds);
+        RD_MAX(writes_src);
+#undef RD_MAX
+        if (x->steps_done < agg.steps_done)
+            agg.steps_done = x->steps_done;
+        if (x->failed_step >= 0 &&
+            (agg.failed_step < 0 || x->failed_step < agg.failed_step))
+            agg.failed_step = x->failed_step;
+    }
+    if (started == 0)
+        agg.steps_done = 0;
+    if (!st) {
+        /* the error of the device that failed first, else the lowest */
+        int64_t root = -1;
+        pthread_mutex_lock(&w->mu);
+        if (w->aborted && w->root_rank >= 0 && jobs[w->root_rank].status)
+            root = w->root_rank;
+        else if (!w->aborted && w->res_first >= 0 &&
+                 jobs[w->res_first].status)
+            root = w->res_first;
+        pthread_mutex_unlock(&w->mu);
+        for (int64_t r = 0; r < n && root < 0; r++)
+            if (jobs[r].status)
+                root = r;
+        if (root >= 0) {
+            st = jobs[root].status;
+            if (err && err->status == REDIST_OK) {
+                *err = jobs[root].err;
+                if (!err->status)
+                    err->status = st;
+            }
+        }
+    }
+    if (report)
+        *report = agg;
+    free(jobs);
+    free(th);
+    return st;
+}
+
+redist_status_t redist_exec_sim_run(const redist_plan_t *plan,
+                                    void *const src[], void *const dst[],
+                                    unsigned sim_flags,
+                                    const redist_exec_options_t *opts,
+                                    redist_exec_report_t *report,
+                                    redist_exec_report_t *per_device,
+                                    redist_error_t *err)
+{
+    redist_sim_t *w = NULL;
+    if (report) {
+        memset(report, 0, sizeof *report);
+        report->failed_step = -1;
+    }
+    if (!plan || !src || !dst)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL plan or buffer array");
+    int64_t n = redist_mesh_num_devices(redist_spec_mesh(
+        redist_plan_spec(plan)));
+    redist_status_t st = redist_sim_create(n, sim_flags, &w, err);
+    if (st)
+        return st;
+    st = rd_sim_run_world(w, plan, src, dst, opts, report, per_device, err);
+    redist_sim_free(w);
+    return st;
+}
