@@ -9,22 +9,7 @@
 
 #include "cli.h"
 
-#include <stdarg.h>
-
-static void rd_appendf(char *buf, size_t size, size_t *pos, const char *fmt,
-                       ...) __attribute__((format(printf, 4, 5)));
-static void rd_appendf(char *buf, size_t size, size_t *pos, const char *fmt,
-                       ...)
-{
-    if (*pos >= size)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + *pos, size - *pos, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *pos = *pos + (size_t)n >= size ? size - 1 : *pos + (size_t)n;
-}
+#include "../core/internal.h"
 
 typedef struct {
     const char *path;

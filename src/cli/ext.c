@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "../core/internal.h"
 #include "../exec/pattern.h"
 
 #define RUN_DEFAULT_MAX_BYTES (1ULL << 30)
@@ -66,18 +67,12 @@ static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
 
 static void fmt_bytes(uint64_t b, char *buf, size_t n)
 {
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024.0 && u < 6) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, n, "%llu B", (unsigned long long)b);
+    char human[32];
+    rd_format_bytes(b, human, sizeof human);
+    if (b < 1024)
+        snprintf(buf, n, "%s", human);
     else
-        snprintf(buf, n, "%llu B (%.4g %s)", (unsigned long long)b, v,
-                 unit[u]);
+        snprintf(buf, n, "%llu B (%s)", (unsigned long long)b, human);
 }
 
 static uint64_t gcd64(uint64_t a, uint64_t b)

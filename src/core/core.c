@@ -51,6 +51,22 @@ void rd_appendf(char *buf, size_t size, size_t *pos, const char *fmt, ...)
         *pos = size - 1;
 }
 
+void rd_format_bytes(uint64_t bytes, char *buf, size_t size)
+{
+    static const char *const unit[] = {"B",   "KiB", "MiB", "GiB",
+                                       "TiB", "PiB", "EiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+    else
+        snprintf(buf, size, "%.4g %s", v, unit[u]);
+}
+
 void redist_error_clear(redist_error_t *err)
 {
     if (!err)

@@ -47,6 +47,9 @@ struct redist_mesh {
 
 redist_mesh_t *rd_mesh_clone(const redist_mesh_t *mesh);
 
+/* "12 MiB"-style size (binary units, 4 significant digits; "512 B"). */
+void rd_format_bytes(uint64_t bytes, char *buf, size_t size);
+
 /* Minimal safe string copy (always NUL-terminates). */
 void rd_strlcpy(char *dst, const char *src, size_t size);
 /* snprintf appending at *pos into buf of size; never overflows. */

@@ -113,21 +113,6 @@ typedef struct {
     const redist_spec_t *spec;
 } rctx;
 
-static const char *kind_of(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a real number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-    }
-    return "a value";
-}
-
 static redist_status_t read_int_field(rctx *c, json_t *st, const char *key,
                                       const char *path, int *out)
 {
@@ -139,7 +124,7 @@ static redist_status_t read_int_field(rctx *c, json_t *st, const char *key,
                         "missing field \"%s\"", key);
     if (!json_is_integer(v))
         return rd_error(c->err, REDIST_ERR_INVALID, c->source, p,
-                        "expected an integer, got %s", kind_of(v));
+                        "expected an integer, got %s", rd_json_kind(v));
     json_int_t x = json_integer_value(v);
     *out = x < -1 || x > 1000 ? 1000 : (int)x; /* out of range: apply fails */
     return REDIST_OK;

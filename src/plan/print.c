@@ -7,21 +7,6 @@
 
 #include "plan_internal.h"
 
-static void fmt_bytes(uint64_t b, char *buf, size_t n)
-{
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024.0 && u < 6) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, n, "%llu B", (unsigned long long)b);
-    else
-        snprintf(buf, n, "%.4g %s", v, unit[u]);
-}
-
 static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
 {
     size_t pos = 0;
@@ -162,15 +147,15 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
     }
     const redist_plan_stats_t *x = &plan->stats;
     uint64_t bound = x->src_bytes > x->dst_bytes ? x->src_bytes : x->dst_bytes;
-    fmt_bytes(x->recv_bytes, b1, sizeof b1);
-    fmt_bytes(x->peak_bytes, b2, sizeof b2);
+    rd_format_bytes(x->recv_bytes, b1, sizeof b1);
+    rd_format_bytes(x->peak_bytes, b2, sizeof b2);
     fprintf(out,
             "\n  %d collective%s, %d step%s; received %llu bytes per device "
             "(%s); peak %llu bytes (%s)\n",
             x->collectives, x->collectives == 1 ? "" : "s", x->steps,
             x->steps == 1 ? "" : "s", (unsigned long long)x->recv_bytes, b1,
             (unsigned long long)x->peak_bytes, b2);
-    fmt_bytes(bound, b1, sizeof b1);
+    rd_format_bytes(bound, b1, sizeof b1);
     if (x->memory_efficient)
         fprintf(out,
                 "  memory-efficient: yes (peak <= max(src, dst) = %llu bytes, "

@@ -21,7 +21,7 @@ typedef struct {
 
 #define FAIL(c, st, path, ...) rd_error((c)->err, st, (c)->source, path, __VA_ARGS__)
 
-static const char *json_kind(const json_t *v)
+const char *rd_json_kind(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT: return "an object";
@@ -69,7 +69,7 @@ static redist_status_t get_int(ctx_t *c, json_t *v, const char *path,
 {
     if (!json_is_integer(v))
         return FAIL(c, REDIST_ERR_INVALID, path,
-                    "expected an integer, got %s", json_kind(v));
+                    "expected an integer, got %s", rd_json_kind(v));
     json_int_t x = json_integer_value(v);
     if (x < min)
         return FAIL(c, REDIST_ERR_INVALID, path,
@@ -84,7 +84,7 @@ static redist_status_t parse_mesh(ctx_t *c, json_t *mesh, redist_mesh_t *out)
     if (!json_is_array(mesh))
         return FAIL(c, REDIST_ERR_INVALID, "mesh",
                     "expected an array of [name, size] pairs, got %s",
-                    json_kind(mesh));
+                    rd_json_kind(mesh));
     size_t n = json_array_size(mesh);
     if (n == 0 || n > REDIST_MAX_AXES)
         return FAIL(c, REDIST_ERR_INVALID, "mesh",
@@ -99,7 +99,7 @@ static redist_status_t parse_mesh(ctx_t *c, json_t *mesh, redist_mesh_t *out)
             !json_is_string(json_array_get(e, 0)))
             return FAIL(c, REDIST_ERR_INVALID, path,
                         "expected a pair [name, size], got %s%s",
-                        json_kind(e),
+                        rd_json_kind(e),
                         json_is_array(e) ? " of the wrong form" : "");
         names[a] = json_string_value(json_array_get(e, 0));
         if (strlen(names[a]) != json_string_length(json_array_get(e, 0)))
@@ -109,7 +109,7 @@ static redist_status_t parse_mesh(ctx_t *c, json_t *mesh, redist_mesh_t *out)
         json_t *sz = json_array_get(e, 1);
         if (!json_is_integer(sz))
             return FAIL(c, REDIST_ERR_INVALID, path,
-                        "axis size must be an integer, got %s", json_kind(sz));
+                        "axis size must be an integer, got %s", rd_json_kind(sz));
         sizes[a] = (int64_t)json_integer_value(sz);
         if (sizes[a] < 1)
             return FAIL(c, REDIST_ERR_INVALID, path,
@@ -132,7 +132,7 @@ static redist_status_t parse_axis_name(ctx_t *c, const redist_mesh_t *mesh,
 {
     if (!json_is_string(v))
         return FAIL(c, REDIST_ERR_INVALID, path,
-                    "expected an axis name, got %s", json_kind(v));
+                    "expected an axis name, got %s", rd_json_kind(v));
     const char *nm = json_string_value(v);
     int a = redist_mesh_find_axis(mesh, nm);
     if (a < 0) {
@@ -163,7 +163,7 @@ static redist_status_t parse_type(ctx_t *c, const redist_mesh_t *mesh,
         return FAIL(c, REDIST_ERR_INVALID, what,
                     "expected an object {\"dims\": [...], \"partial\": [...]}"
                     ", got %s",
-                    json_kind(v));
+                    rd_json_kind(v));
     if ((st = check_keys(c, v, what, keys)))
         return st;
     for (int a = 0; a < REDIST_MAX_AXES; a++)
@@ -175,7 +175,7 @@ static redist_status_t parse_type(ctx_t *c, const redist_mesh_t *mesh,
         if (!json_is_array(part))
             return FAIL(c, REDIST_ERR_INVALID, path,
                         "expected an array of axis names, got %s",
-                        json_kind(part));
+                        rd_json_kind(part));
         for (size_t k = 0; k < json_array_size(part); k++) {
             int a;
             snprintf(path, sizeof path, "%s.partial[%zu]", what, k);
@@ -198,7 +198,7 @@ static redist_status_t parse_type(ctx_t *c, const redist_mesh_t *mesh,
         return FAIL(c, REDIST_ERR_INVALID, path,
                     "expected an array with one axis list per array dim, got "
                     "%s",
-                    json_kind(dims));
+                    rd_json_kind(dims));
     if ((int)json_array_size(dims) != ndims)
         return FAIL(c, REDIST_ERR_INVALID, path,
                     "rank mismatch: %zu dims given, the shape has %d",
@@ -218,7 +218,7 @@ static redist_status_t parse_type(ctx_t *c, const redist_mesh_t *mesh,
         else
             return FAIL(c, REDIST_ERR_INVALID, path,
                         "expected an array of axis names, got %s",
-                        json_kind(d));
+                        rd_json_kind(d));
         for (size_t k = 0; k < n; k++) {
             int a;
             char p2[REDIST_ERROR_PATH_LENGTH + 24];
@@ -257,7 +257,7 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
     int64_t x;
     if (!json_is_object(v))
         return FAIL(c, REDIST_ERR_INVALID, "expect",
-                    "expected an object, got %s", json_kind(v));
+                    "expected an object, got %s", rd_json_kind(v));
     if ((st = check_keys(c, v, "expect", keys)))
         return st;
     json_t *e;
@@ -282,14 +282,14 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
     if ((e = json_object_get(v, "infeasible"))) {
         if (!json_is_boolean(e))
             return FAIL(c, REDIST_ERR_INVALID, "expect.infeasible",
-                        "expected true or false, got %s", json_kind(e));
+                        "expected true or false, got %s", rd_json_kind(e));
         s->expect.has_infeasible = 1;
         s->expect.infeasible = json_is_true(e);
     }
     if ((e = json_object_get(v, "ops"))) {
         if (!json_is_array(e))
             return FAIL(c, REDIST_ERR_INVALID, "expect.ops",
-                        "expected an array of op names, got %s", json_kind(e));
+                        "expected an array of op names, got %s", rd_json_kind(e));
         size_t n = json_array_size(e);
         if (n > 4096)
             return FAIL(c, REDIST_ERR_LIMIT, "expect.ops",
@@ -303,7 +303,7 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
             snprintf(path, sizeof path, "expect.ops[%zu]", k);
             if (!json_is_string(o))
                 return FAIL(c, REDIST_ERR_INVALID, path,
-                            "expected an op name, got %s", json_kind(o));
+                            "expected an op name, got %s", rd_json_kind(o));
             const char *nm = json_string_value(o);
             int known = 0;
             for (int i = 0; opnames[i]; i++)
@@ -338,7 +338,7 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
     if (!json_is_object(root))
         return FAIL(c, REDIST_ERR_INVALID, NULL,
                     "the spec must be a JSON object, got %s",
-                    json_kind(root));
+                    rd_json_kind(root));
     if ((st = check_keys(c, root, "", keys)))
         return st;
     for (int i = 0; required[i]; i++)
@@ -350,7 +350,7 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
     if (v) {
         if (!json_is_string(v))
             return FAIL(c, REDIST_ERR_INVALID, "name",
-                        "expected a string, got %s", json_kind(v));
+                        "expected a string, got %s", rd_json_kind(v));
         name = json_string_value(v);
     }
     s->name = malloc(strlen(name) + 1);
@@ -364,7 +364,7 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
     v = json_object_get(root, "shape");
     if (!json_is_array(v))
         return FAIL(c, REDIST_ERR_INVALID, "shape",
-                    "expected an array of dim sizes, got %s", json_kind(v));
+                    "expected an array of dim sizes, got %s", rd_json_kind(v));
     if (json_array_size(v) > REDIST_MAX_DIMS)
         return FAIL(c, REDIST_ERR_INVALID, "shape",
                     "an array has at most %d dims, not %zu", REDIST_MAX_DIMS,
@@ -376,7 +376,7 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
         json_t *d = json_array_get(v, (size_t)i);
         if (!json_is_integer(d))
             return FAIL(c, REDIST_ERR_INVALID, path,
-                        "expected an integer dim size, got %s", json_kind(d));
+                        "expected an integer dim size, got %s", rd_json_kind(d));
         s->shape[i] = (int64_t)json_integer_value(d);
         if (s->shape[i] < 1)
             return FAIL(c, REDIST_ERR_INVALID, path,
@@ -388,7 +388,7 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
     if ((v = json_object_get(root, "dtype"))) {
         if (!json_is_string(v))
             return FAIL(c, REDIST_ERR_INVALID, "dtype",
-                        "expected a dtype name, got %s", json_kind(v));
+                        "expected a dtype name, got %s", rd_json_kind(v));
         if (redist_dtype_from_name(json_string_value(v), &s->dtype))
             return FAIL(c, REDIST_ERR_INVALID, "dtype",
                         "unknown dtype \"%.40s\" (dtypes: f16 bf16 f32 f64 i8 "
@@ -399,7 +399,7 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
     if ((v = json_object_get(root, "reduce"))) {
         if (!json_is_string(v))
             return FAIL(c, REDIST_ERR_INVALID, "reduce",
-                        "expected a reduce op name, got %s", json_kind(v));
+                        "expected a reduce op name, got %s", rd_json_kind(v));
         if (redist_reduce_from_name(json_string_value(v), &s->reduce))
             return FAIL(c, REDIST_ERR_INVALID, "reduce",
                         "unknown reduce op \"%.40s\" (ops: sum, max, min, "

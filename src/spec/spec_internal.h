@@ -19,6 +19,10 @@ struct redist_spec {
     char **ops; /* expect.ops storage */
 };
 
+/* "an object", "a string", ...: a JSON value's kind for messages. */
+struct json_t;
+const char *rd_json_kind(const struct json_t *v);
+
 /* Validate the assembled fields of `s` (types, overflow, partial subset
  * unless flags allow); fills the derived byte counts. */
 redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
