@@ -46,6 +46,7 @@
 typedef unsigned __int128 u128;
 
 #define RD_SAMPLES 4
+#define RD_MAX_GROUP (1L << 20) /* permute targets enumerated per group */
 
 typedef struct {
     rd_ctype t;
@@ -105,6 +106,7 @@ typedef struct {
     size_t gmask;
 
     int32_t cur; /* node being expanded */
+    int restricted; /* a permute group was too large to enumerate */
     redist_status_t status;
 } search_t;
 
@@ -431,10 +433,24 @@ static group_t *group_get(search_t *S, const rd_ctype *t)
     memset(g, 0, sizeof *g);
     memcpy(g->prod, k.prod, sizeof k.prod);
     g->partial = k.partial;
-    long limit = (long)(S->max_states < 0x7fffffff ? S->max_states
-                                                    : 0x7fffffff);
-    g->nmembers = rd_permute_targets(S->cx, t, limit, &g->members);
-    if (g->nmembers < 0) {
+    g->nmembers = rd_permute_targets(S->cx, t, RD_MAX_GROUP, &g->members);
+    if (g->nmembers == -2) {
+        /* Too many types share this local shape to enumerate (e.g. 16
+         * axes in one dim: 16! orders).  Permute only into the target
+         * when it is in the group; the plan is then optimal among plans
+         * whose permutes go to the target (documented limitation). */
+        g->members = malloc(sizeof *g->members);
+        if (!g->members)
+            return NULL;
+        g->nmembers = 0;
+        int64_t lt[REDIST_MAX_DIMS], ld[REDIST_MAX_DIMS];
+        rd_ctype_local(S->cx, t, lt);
+        rd_ctype_local(S->cx, &S->dst, ld);
+        if (t->partial == S->dst.partial &&
+            memcmp(lt, ld, sizeof(int64_t) * (size_t)S->cx->ndims) == 0)
+            g->members[g->nmembers++] = S->dst;
+        S->restricted = 1;
+    } else if (g->nmembers < 0) {
         g->members = NULL;
         return NULL;
     }
@@ -455,7 +471,7 @@ static void expand_permute(search_t *S)
             S->status = REDIST_ERR_NOMEM;
         return;
     }
-    if (g->nmembers <= 1)
+    if (g->nmembers == 0)
         return;
     if (g->has_best) {
         if (S->bottleneck ? u->g >= g->best_g

@@ -386,7 +386,7 @@ static void perm_rec(perm_gen *g, int dim, int64_t left, uint32_t busy)
         return;
     if (dim == g->cx->ndims) {
         if (g->n >= g->limit) {
-            g->failed = 1;
+            g->failed = 2;
             return;
         }
         if (g->n == g->cap) {
@@ -425,6 +425,7 @@ long rd_permute_targets(const rd_ctx *cx, const rd_ctype *t, long limit,
 {
     perm_gen g;
     memset(&g, 0, sizeof g);
+    /* failed: 1 out of memory, 2 over the limit */
     g.cx = cx;
     g.limit = limit;
     int p = 0;
@@ -446,7 +447,7 @@ long rd_permute_targets(const rd_ctx *cx, const rd_ctype *t, long limit,
     perm_rec(&g, 0, g.prod[0], t->partial);
     if (g.failed) {
         free(g.out);
-        return -1;
+        return -g.failed;
     }
     *out = g.out;
     return g.n;

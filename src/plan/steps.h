@@ -94,9 +94,9 @@ void rd_step_recv(const rd_ctx *cx, const rd_step *st, uint64_t local_bytes,
                   unsigned __int128 *num, uint64_t *den);
 
 /* Every type with the same local shape and partial set as `t` (t itself
- * included), the targets of a permute.  Returns the count; fills *out with
- * a malloc'ed array (NULL count < 0 on allocation failure or when more than
- * `limit` exist). */
+ * included), the targets of a permute.  Returns the count and fills *out
+ * with a malloc'ed array; returns -1 on allocation failure and -2 when more
+ * than `limit` exist. */
 long rd_permute_targets(const rd_ctx *cx, const rd_ctype *t, long limit,
                         rd_ctype **out);
 

@@ -85,6 +85,15 @@ grep -q 'partial in the target but not in the source' "$T/err" && ok || bad "par
 expect_rc 0 "partial source" "$RP" plan - --mesh x=2,y=3 --shape 12x6 --from '|' --from-partial x,y --to 'x|y' --reduce max --json
 grep -q '"reduce_scatter"' "$T/out" && ok || bad "reduce_scatter in partial plan"
 
+# The limits: 16 axes and 16 dims plan (a permute group too large to
+# enumerate falls back to permuting into the target).
+m16=a=2,b=2,c=2,d=2,e=2,f=2,g=2,h=2,i=2,j=2,k=2,l=2,m=2,n=2,o=2,p=2
+expect_rc 0 "16 axes, reorder" "$RP" plan - --mesh $m16 --shape 65536 --from 'a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p' --to 'b,a,c,d,e,f,g,h,i,j,k,l,m,n,o,p' --json
+grep -q '"op": "permute"' "$T/out" && ok || bad "16-axis reorder is one permute"
+expect_rc 0 "16 dims" "$RP" plan - --mesh a=2 --shape 2x2x2x2x2x2x2x2x2x2x2x2x2x2x2x2 --from 'a|||||||||||||||' --to '|||||||||||||||a' --json
+grep -q '"op": "all_to_all"' "$T/out" && ok || bad "16-dim all_to_all"
+expect_rc 2 "17 axes" "$RP" plan - --mesh $m16,q=2 --shape 8 --from '' --to ''
+
 # 5. verify: the solver's own plans, tampered plans, malformed plans.
 for s in specs/*.json; do
     grep -q '"infeasible": true' "$s" && continue
