@@ -38,10 +38,13 @@ static void device_cell(const redist_spec_t *s, const redist_type_t *t,
     rd_appendf(buf, size, &pos, ")");
     if (t->partial) {
         rd_appendf(buf, size, &pos, "+");
+        int first = 1;
         for (int a = 0; a < s->mesh.naxes; a++)
-            if (t->partial >> a & 1u)
-                rd_appendf(buf, size, &pos, "%c%lld", s->mesh.name[a][0],
-                           (long long)coords[a]);
+            if (t->partial >> a & 1u) {
+                rd_appendf(buf, size, &pos, "%s%s=%lld", first ? "" : ",",
+                           s->mesh.name[a], (long long)coords[a]);
+                first = 0;
+            }
     }
 }
 
@@ -65,14 +68,14 @@ static void print_grid(const redist_spec_t *s, const redist_type_t *t,
     fprintf(out, "      %-8s", m->naxes > 1 ? "" : "device");
     if (m->naxes > 1)
         for (int64_t c = 0; c < cols; c++) {
-            char hdr[64];
+            char hdr[256];
             size_t pos = 0;
             int64_t rem = c;
             hdr[0] = '\0';
             for (int a = 1; a < m->naxes; a++) {
                 int64_t st = m->stride[a];
-                rd_appendf(hdr, sizeof hdr, &pos, "%s%c%lld", a > 1 ? "," : "",
-                           m->name[a][0], (long long)(rem / st));
+                rd_appendf(hdr, sizeof hdr, &pos, "%s%s=%lld", a > 1 ? "," : "",
+                           m->name[a], (long long)(rem / st));
                 rem %= st;
             }
             fprintf(out, " %-*s", width, hdr);
@@ -169,7 +172,7 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
                 (unsigned long long)x->peak_bytes, (unsigned long long)bound);
     if (grid && m->ndevices <= 64) {
         fprintf(out,
-                "\n  blocks held, (block index per dim; * = whole dim; +axisN "
+                "\n  blocks held, (block index per dim; * = whole dim; +axis=N "
                 "= partial contribution N):\n");
         fprintf(out, "    source %s\n",
                 redist_type_format(&s->from, m, tf, sizeof tf));
