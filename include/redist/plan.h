@@ -27,6 +27,11 @@ typedef enum redist_op {
     REDIST_OP_REDUCE_SCATTER,
     REDIST_OP_ALL_REDUCE,
     REDIST_OP_PERMUTE,
+    /** Direct point-to-point redistribution to any type with the same
+     *  partial set: each device receives exactly what it lacks.  Only the
+     *  time objective uses it (the default objective's vocabulary is the
+     *  six ops above). */
+    REDIST_OP_EXCHANGE,
     REDIST_OP_COUNT
 } redist_op_t;
 
@@ -47,6 +52,7 @@ typedef struct redist_step_view {
     int64_t local_shape[REDIST_MAX_DIMS]; /**< local shape after it */
     uint64_t local_bytes;               /**< bytes per device after it */
     uint64_t recv_bytes; /**< bytes received per device (rounded up) */
+    double time_s; /**< modelled time (seconds); 0 without a cost model */
 } redist_step_view_t;
 
 typedef struct redist_plan_stats {
@@ -57,7 +63,74 @@ typedef struct redist_plan_stats {
     int collectives;     /**< steps other than slice */
     int steps;
     int memory_efficient; /**< peak <= max(src, dst) */
+    double time_s; /**< modelled time (seconds); 0 without a cost model */
 } redist_plan_stats_t;
+
+/* ------------------------------------------------------ cost model */
+
+/** Link levels, fastest first: the slowest level a group of devices spans
+ *  decides what its collectives cost. */
+typedef enum redist_link {
+    REDIST_LINK_CACHE,   /**< devices share a cache (cores of one L3) */
+    REDIST_LINK_NUMA,    /**< same NUMA node */
+    REDIST_LINK_PACKAGE, /**< same package (socket), across NUMA nodes */
+    REDIST_LINK_NODE,    /**< same host, across packages */
+    REDIST_LINK_NETWORK, /**< across hosts */
+    REDIST_LINK_COUNT
+} redist_link_t;
+
+/** "cache", "numa", "package", "node", "network". */
+const char *redist_link_name(redist_link_t link);
+redist_status_t redist_link_from_name(const char *name, redist_link_t *out);
+
+/**
+ * An alpha-beta cost model.  A message of n bytes over link level l takes
+ * alpha[l] + n * beta[l] seconds.  Steps are modelled as the algorithms the
+ * backends run: ring all_gather ((s-1) messages of L), pairwise all_to_all
+ * and reduce_scatter ((s-1) messages of L/s, plus gamma per reduced byte),
+ * ring all_reduce (twice that), permute (one message of L) and exchange (one
+ * message per peer, the bytes a device lacks).  Local copies are not
+ * charged (every plan writes its result once; slices merge into the next
+ * pass).  Permute and exchange use the slowest link among the axes whose
+ * placement changes.  axis_link[a] is the slowest level the groups of mesh
+ * axis a span (from a topology; REDIST_LINK_NODE by default).
+ */
+typedef struct redist_cost_model {
+    double alpha[REDIST_LINK_COUNT]; /**< seconds per message */
+    double beta[REDIST_LINK_COUNT];  /**< seconds per byte */
+    double gamma;                    /**< seconds per byte reduced */
+    uint8_t axis_link[REDIST_MAX_AXES];
+} redist_cost_model_t;
+
+/** The documented defaults (README "Cost model"): roughly a two-socket
+ *  host on a 100 Gb/s network. */
+void redist_cost_model_default(redist_cost_model_t *model);
+
+/**
+ * Read link costs from a JSON file such as `redistplan calibrate` writes:
+ * {"links": {"numa": {"alpha": 1e-6, "beta": 1e-10}, ...}, "gamma": ...}.  Levels not named keep their current values, so
+ * initialise *model first (redist_cost_model_default).
+ */
+redist_status_t redist_cost_model_load_file(const char *path,
+                                            redist_cost_model_t *model,
+                                            redist_error_t *err);
+redist_status_t redist_cost_model_load_buffer(const char *text, size_t len,
+                                              const char *source,
+                                              redist_cost_model_t *model,
+                                              redist_error_t *err);
+/** Set axis links from text such as "data=network,model=numa". */
+redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t *model,
+                                                 const redist_mesh_t *mesh,
+                                                 const char *text,
+                                                 redist_error_t *err);
+
+typedef enum redist_objective {
+    /** FORMATS.md section 2: least peak, then bytes, then collectives. */
+    REDIST_OBJECTIVE_BYTES = 0,
+    /** Least peak, then least modelled time (needs a cost model; may use
+     *  the exchange step), then collectives. */
+    REDIST_OBJECTIVE_TIME = 1
+} redist_objective_t;
 
 typedef struct redist_plan_options {
     /** 0: none.  Else plans whose peak exceeds it are refused
@@ -66,6 +139,12 @@ typedef struct redist_plan_options {
     /** Search budget in visited types; 0: the default (4 million).
      *  Exceeding it gives REDIST_ERR_LIMIT. */
     uint64_t max_states;
+    /** REDIST_OBJECTIVE_BYTES (0, the default) or REDIST_OBJECTIVE_TIME. */
+    redist_objective_t objective;
+    /** Cost model (copied); NULL: none for the bytes objective, the
+     *  defaults for the time objective.  With a model, steps and stats
+     *  carry modelled times. */
+    const redist_cost_model_t *cost;
 } redist_plan_options_t;
 
 typedef struct redist_plan redist_plan_t;

@@ -197,6 +197,14 @@ static redist_status_t build_passes(const redist_plan_t *plan,
     redist_type_local_shape(redist_spec_from(spec), mesh,
                             redist_spec_shape(spec), cur);
     uint64_t L = redist_spec_src_bytes(spec);
+    for (int k = 0; k < n; k++) {
+        redist_plan_step(plan, k, &v);
+        if (v.op == REDIST_OP_EXCHANGE)
+            return rd_error(err, REDIST_ERR_INVALID, NULL, "steps",
+                            "step %d is an exchange, which this executor "
+                            "does not run (plan with the default objective)",
+                            k + 1);
+    }
     for (int k = 0; k < n;) {
         redist_plan_step(plan, k, &v);
         if (v.op == REDIST_OP_SLICE) {

@@ -87,6 +87,8 @@ char *redist_plan_to_json(const redist_plan_t *plan)
                             shape_json(v->local_shape, s->ndims));
         json_object_set_new(st, "local_bytes", u64_json(v->local_bytes));
         json_object_set_new(st, "recv_bytes", u64_json(v->recv_bytes));
+        if (plan->has_cost)
+            json_object_set_new(st, "time_s", json_real(v->time_s));
         json_array_append_new(steps, st);
     }
     json_object_set_new(o, "steps", steps);
@@ -99,6 +101,12 @@ char *redist_plan_to_json(const redist_plan_t *plan)
     json_object_set_new(stats, "collectives", json_integer(x->collectives));
     json_object_set_new(stats, "memory_efficient",
                         json_boolean(x->memory_efficient));
+    if (plan->has_cost)
+        json_object_set_new(stats, "time_s", json_real(x->time_s));
+    json_object_set_new(stats, "objective",
+                        json_string(plan->objective == REDIST_OBJECTIVE_TIME
+                                        ? "time"
+                                        : "bytes"));
     json_object_set_new(o, "stats", stats);
     char *text = json_dumps(o, JSON_INDENT(2));
     json_decref(o);
@@ -378,7 +386,7 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
         return rd_error(err, REDIST_ERR_NOMEM, c.source, NULL,
                         "out of memory");
     }
-    st = rd_replay(spec, path, n, views, &res, err);
+    st = rd_replay(spec, path, n, NULL, views, &res, err);
     rd_error_set_source(err, c.source);
     if (st == REDIST_OK) {
         st = check_claims(&c, root, views, n, &res);

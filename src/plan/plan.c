@@ -58,7 +58,8 @@ static uint64_t ceil_div(u128 num, uint64_t den, int *overflow)
 }
 
 redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
-                          int n, redist_step_view_t *views,
+                          int n, const redist_cost_model_t *cm,
+                          redist_step_view_t *views,
                           redist_verify_result_t *res, redist_error_t *err)
 {
     rd_ctx cx;
@@ -95,8 +96,16 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
         }
         u128 num;
         uint64_t den;
-        rd_step_recv(&cx, st, L, &num, &den);
+        if (rd_step_recv(&cx, st, &cur, L, &num, &den)) {
+            res->failed_step = i;
+            return rd_error(err, REDIST_ERR_LIMIT, NULL, path,
+                            "exchange over more than %llu device "
+                            "coordinate combinations: too large to check",
+                            (unsigned long long)RD_EXCHANGE_LIMIT);
+        }
         frac_add(&total, num, den);
+        uint64_t L_before = L;
+        rd_ctype before = cur;
         if (k->collective)
             res->collectives++;
         cur = next;
@@ -117,6 +126,14 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
             memcpy(v->local_shape, local, sizeof(int64_t) * (size_t)cx.ndims);
             v->local_bytes = L;
             v->recv_bytes = ceil_div(num, den, &overflow);
+            if (cm) {
+                uint64_t elems = 0, peers = 0;
+                if (st->op == REDIST_OP_EXCHANGE)
+                    rd_exchange_need(&cx, &before, &cur, RD_EXCHANGE_LIMIT,
+                                     &elems, &peers);
+                v->time_s = rd_step_time(&cx, cm, st, &before, L_before, &cur,
+                                         v->recv_bytes, peers);
+            }
         }
     }
     res->recv_bytes = ceil_div(total.num, total.den, &overflow);
@@ -143,6 +160,7 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
 
 static redist_status_t plan_build(const redist_spec_t *spec,
                                   const rd_step *steps, int n,
+                                  const redist_cost_model_t *cm,
                                   redist_plan_t **out, redist_error_t *err)
 {
     redist_verify_result_t res;
@@ -156,7 +174,7 @@ static redist_status_t plan_build(const redist_spec_t *spec,
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
     p->nsteps = n;
-    redist_status_t st = rd_replay(spec, steps, n, p->steps, &res, err);
+    redist_status_t st = rd_replay(spec, steps, n, cm, p->steps, &res, err);
     if (st) {
         redist_plan_free(p);
         return st;
@@ -168,6 +186,12 @@ static redist_status_t plan_build(const redist_spec_t *spec,
     p->stats.collectives = res.collectives;
     p->stats.steps = n;
     p->stats.memory_efficient = res.memory_efficient;
+    if (cm) {
+        p->has_cost = 1;
+        p->cost = *cm;
+        for (int i = 0; i < n; i++)
+            p->stats.time_s += p->steps[i].time_s;
+    }
     *out = p;
     return REDIST_OK;
 }
@@ -185,11 +209,18 @@ redist_status_t redist_plan_create(const redist_spec_t *spec,
     if (st)
         return st;
     redist_plan_t *p = NULL;
-    st = plan_build(spec, path, n, &p, err);
+    redist_cost_model_t defaults;
+    const redist_cost_model_t *cm = opts ? opts->cost : NULL;
+    if (!cm && opts && opts->objective == REDIST_OBJECTIVE_TIME) {
+        redist_cost_model_default(&defaults);
+        cm = &defaults;
+    }
+    st = plan_build(spec, path, n, cm, &p, err);
     free(path);
     if (st)
         return st;
     p->states = info.states;
+    p->objective = opts ? opts->objective : REDIST_OBJECTIVE_BYTES;
     *out = p;
     return REDIST_OK;
 }
@@ -260,7 +291,7 @@ redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     for (int i = 0; i < nsteps; i++)
         rd_step_from_view(&path[i], &steps[i]);
-    redist_status_t st = plan_build(spec, path, nsteps, out, err);
+    redist_status_t st = plan_build(spec, path, nsteps, NULL, out, err);
     free(path);
     return st;
 }
@@ -284,8 +315,9 @@ redist_status_t redist_plan_verify(const redist_plan_t *plan,
     }
     for (int i = 0; i < plan->nsteps; i++)
         rd_step_from_view(&path[i], &plan->steps[i]);
-    redist_status_t st = rd_replay(plan->spec, path, plan->nsteps, views, &res,
-                                   err);
+    redist_status_t st = rd_replay(plan->spec, path, plan->nsteps,
+                                   plan->has_cost ? &plan->cost : NULL, views,
+                                   &res, err);
     /* The recorded views and statistics must agree with the replay. */
     for (int i = 0; st == REDIST_OK && i < plan->nsteps; i++) {
         const redist_step_view_t *a = &plan->steps[i], *b = &views[i];

@@ -9,12 +9,16 @@ struct redist_plan {
     redist_step_view_t *steps;
     redist_plan_stats_t stats;
     uint64_t states; /* types the solver visited (0 for given steps) */
+    int has_cost;    /* steps carry modelled times */
+    redist_cost_model_t cost;
+    redist_objective_t objective;
 };
 
 /* Replay steps from spec->from (the verifier).  views (may be NULL) gets
  * one view per step.  res is always filled. */
 redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
-                          int n, redist_step_view_t *views,
+                          int n, const redist_cost_model_t *cm,
+                          redist_step_view_t *views,
                           redist_verify_result_t *res, redist_error_t *err);
 void rd_step_from_view(rd_step *s, const redist_step_view_t *v);
 

@@ -127,15 +127,16 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
     fprintf(out, "  from   %s\n  to     %s\n\n",
             redist_type_format(&s->from, m, tf, sizeof tf),
             redist_type_format(&s->to, m, tf2, sizeof tf2));
-    fprintf(out, "  %4s  %-14s %-8s %-6s %-20s %14s %14s  %s\n", "step", "op",
-            "axis", "dims", "local shape", "recv bytes", "peak bytes",
-            "type after");
+    fprintf(out, "  %4s  %-14s %-8s %-6s %-20s %14s %14s  %s%s\n", "step",
+            "op", "axis", "dims", "local shape", "recv bytes", "peak bytes",
+            plan->has_cost ? "   time (us)  " : "", "type after");
     int64_t local[REDIST_MAX_DIMS];
     redist_type_local_shape(&s->from, m, s->shape, local);
     fmt_shape(local, s->ndims, sh, sizeof sh);
     uint64_t peak = s->src_bytes;
-    fprintf(out, "  %4s  %-14s %-8s %-6s %-20s %14s %14llu  %s\n", "-",
+    fprintf(out, "  %4s  %-14s %-8s %-6s %-20s %14s %14llu  %s%s\n", "-",
             "(source)", "", "", sh, "", (unsigned long long)peak,
+            plan->has_cost ? "              " : "",
             redist_type_format(&s->from, m, tf, sizeof tf));
     for (int i = 0; i < plan->nsteps; i++) {
         const redist_step_view_t *v = &plan->steps[i];
@@ -143,10 +144,13 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
         fmt_shape(v->local_shape, s->ndims, sh, sizeof sh);
         if (v->local_bytes > peak)
             peak = v->local_bytes;
-        fprintf(out, "  %4d  %-14s %-8s %-6s %-20s %14llu %14llu  %s\n", i + 1,
-                redist_op_name(v->op), ax, dm, sh,
+        char tm[32] = "";
+        if (plan->has_cost)
+            snprintf(tm, sizeof tm, "%12.2f  ", v->time_s * 1e6);
+        fprintf(out, "  %4d  %-14s %-8s %-6s %-20s %14llu %14llu  %s%s\n",
+                i + 1, redist_op_name(v->op), ax, dm, sh,
                 (unsigned long long)v->recv_bytes, (unsigned long long)peak,
-                redist_type_format(&v->after, m, tf, sizeof tf));
+                tm, redist_type_format(&v->after, m, tf, sizeof tf));
     }
     const redist_plan_stats_t *x = &plan->stats;
     uint64_t bound = x->src_bytes > x->dst_bytes ? x->src_bytes : x->dst_bytes;
@@ -158,6 +162,10 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
             x->collectives, x->collectives == 1 ? "" : "s", x->steps,
             x->steps == 1 ? "" : "s", (unsigned long long)x->recv_bytes, b1,
             (unsigned long long)x->peak_bytes, b2);
+    if (plan->has_cost)
+        fprintf(out, "  modelled time %.2f us (objective: %s)\n",
+                x->time_s * 1e6,
+                plan->objective == REDIST_OBJECTIVE_TIME ? "time" : "bytes");
     rd_format_bytes(bound, b1, sizeof b1);
     if (x->memory_efficient)
         fprintf(out,

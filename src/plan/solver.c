@@ -46,6 +46,8 @@
 typedef unsigned __int128 u128;
 
 #define RD_SAMPLES 4
+/* device coordinate combinations analysed per exchange edge */
+#define RD_SOLVER_EXCHANGE_LIMIT 4096
 #define RD_MAX_GROUP (1L << 20) /* permute targets enumerated per group */
 
 typedef struct {
@@ -106,6 +108,9 @@ typedef struct {
     size_t gmask;
 
     int32_t cur; /* node being expanded */
+    rd_ctype here; /* its type (a copy: the node array may move) */
+    const redist_cost_model_t *cm; /* time objective when non-NULL */
+    double beta_min;               /* cheapest byte over any link */
     int restricted; /* a permute group was too large to enumerate */
     redist_status_t status;
 } search_t;
@@ -275,13 +280,28 @@ static void block_start(const rd_ctx *cx, const rd_ctype *t,
     }
 }
 
+/* What `elems` elements still to be received cost at least: scaled bytes,
+ * or (time objective) femtoseconds at the cheapest link, rounded down. */
+static u128 bound_cost(const search_t *S, uint64_t elems)
+{
+    if (S->cm)
+        return (u128)((double)elems * (double)S->cx->elem_size *
+                      S->beta_min * 1e15);
+    return (u128)elems * S->cx->elem_size * S->D;
+}
+
+static u128 time_fs(double seconds)
+{
+    return seconds <= 0 ? 0 : (u128)(seconds * 1e15 + 0.5);
+}
+
 static u128 heuristic(const search_t *S, const rd_ctype *t,
                       const int64_t local[])
 {
     if (S->bottleneck)
         return 0;
     if (t->partial & S->pend_nontrivial)
-        return (u128)S->dst_elems * S->cx->elem_size * S->D;
+        return bound_cost(S, S->dst_elems);
     /* The most any sample device still lacks of its target block. */
     uint64_t worst = 0;
     for (int d = 0; d < S->nsamples; d++) {
@@ -299,7 +319,7 @@ static u128 heuristic(const search_t *S, const rd_ctype *t,
         if (S->dst_elems - common > worst)
             worst = S->dst_elems - common;
     }
-    return (u128)worst * S->cx->elem_size * S->D;
+    return bound_cost(S, worst);
 }
 
 /* Lower bound on the collectives still needed: 0 when slices alone could
@@ -378,17 +398,45 @@ static void on_step(void *user, const rd_step *st, const rd_ctype *out)
     const node_t *u = &S->nodes[S->cur];
     unsigned __int128 num;
     uint64_t den;
-    rd_step_recv(S->cx, st, u->L, &num, &den);
     u128 cost = 0;
     if (!S->bottleneck) {
-        if (S->D % den) {
-            S->status = REDIST_ERR_OVERFLOW;
-            return;
+        rd_step_recv(S->cx, st, &S->here, u->L, &num, &den);
+        if (S->cm) {
+            uint64_t recv = (uint64_t)((num + den - 1) / den);
+            cost = time_fs(rd_step_time(S->cx, S->cm, st, &S->here, u->L, out,
+                                        recv, 0));
+        } else {
+            if (S->D % den) {
+                S->status = REDIST_ERR_OVERFLOW;
+                return;
+            }
+            cost = num * (S->D / den);
         }
-        cost = num * (S->D / den);
     }
     relax(S, out, st->op, st->dim, st->from_dim, st->to_dim, st->axis, cost,
           rd_step_kinds[st->op].collective);
+}
+
+/* Time objective: one exchange straight into the target. */
+static void expand_exchange(search_t *S)
+{
+    uint64_t elems, peers;
+    if (!S->cm || S->bottleneck || S->here.partial != S->dst.partial ||
+        memcmp(&S->here, &S->dst, sizeof S->dst) == 0)
+        return;
+    if (rd_exchange_need(S->cx, &S->here, &S->dst, RD_SOLVER_EXCHANGE_LIMIT,
+                         &elems, &peers))
+        return; /* too many devices to analyse: not offered */
+    rd_step st;
+    memset(&st, 0, sizeof st);
+    st.op = REDIST_OP_EXCHANGE;
+    st.axis = -1;
+    st.after = S->dst;
+    const node_t *u = &S->nodes[S->cur];
+    u128 cost = time_fs(rd_step_time(S->cx, S->cm, &st, &S->here, u->L,
+                                     &S->dst, elems * S->cx->elem_size,
+                                     peers));
+    relax(S, &S->dst, REDIST_OP_EXCHANGE, -1, -1, -1, -1, cost, 1);
 }
 
 static const void *group_key(search_t *S, int32_t i)
@@ -465,7 +513,7 @@ static group_t *group_get(search_t *S, const rd_ctype *t)
 static void expand_permute(search_t *S)
 {
     const node_t *u = &S->nodes[S->cur];
-    group_t *g = group_get(S, &u->t);
+    group_t *g = group_get(S, &S->here);
     if (!g) {
         if (!S->status)
             S->status = REDIST_ERR_NOMEM;
@@ -488,13 +536,17 @@ static void expand_permute(search_t *S)
     memset(&pst, 0, sizeof pst);
     pst.op = REDIST_OP_PERMUTE;
     pst.axis = -1;
-    rd_step_recv(S->cx, &pst, u->L, &num, &den);
+    uint64_t L = u->L;
+    rd_step_recv(S->cx, &pst, &S->here, L, &num, &den);
     u128 cost = S->bottleneck ? 0 : num * S->D;
     long n = g->nmembers;
     rd_ctype *members = g->members; /* stable: groups only realloc in get */
     for (long i = 0; i < n && !S->status; i++) {
-        if (memcmp(&members[i], &S->nodes[S->cur].t, sizeof(rd_ctype)) == 0)
+        if (memcmp(&members[i], &S->here, sizeof(rd_ctype)) == 0)
             continue;
+        if (S->cm && !S->bottleneck)
+            cost = time_fs(rd_step_time(S->cx, S->cm, &pst, &S->here, L,
+                                        &members[i], L, 0));
         relax(S, &members[i], REDIST_OP_PERMUTE, -1, -1, -1, -1, cost, 1);
     }
 }
@@ -552,12 +604,14 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
         }
         S->cur = top.node;
         /* A copy: relaxing may grow (move) the node array. */
-        rd_ctype here = u->t;
+        S->here = u->t;
         for (int k = 0; k < REDIST_OP_COUNT && !S->status; k++)
             if (rd_step_kinds[k].enumerate)
-                rd_step_kinds[k].enumerate(S->cx, &here, on_step, S);
+                rd_step_kinds[k].enumerate(S->cx, &S->here, on_step, S);
         if (!S->status)
             expand_permute(S);
+        if (!S->status)
+            expand_exchange(S);
         if (S->status)
             return S->status;
     }
@@ -575,9 +629,17 @@ static uint64_t gcd_u64(uint64_t a, uint64_t b)
 }
 
 static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
-                        uint32_t src_partial, uint64_t max_states)
+                        uint32_t src_partial, uint64_t max_states,
+                        const redist_cost_model_t *cm)
 {
     memset(S, 0, sizeof *S);
+    S->cm = cm;
+    if (cm) {
+        S->beta_min = cm->beta[0];
+        for (int l = 1; l < REDIST_LINK_COUNT; l++)
+            if (cm->beta[l] < S->beta_min)
+                S->beta_min = cm->beta[l];
+    }
     S->cx = cx;
     S->dst = *dst;
     S->max_states = max_states;
@@ -620,6 +682,19 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     uint64_t max_states = opts && opts->max_states ? opts->max_states
                                                    : RD_DEFAULT_MAX_STATES;
     uint64_t max_peak = opts ? opts->max_peak_bytes : 0;
+    redist_cost_model_t defaults;
+    const redist_cost_model_t *cm = NULL;
+    if (opts && opts->objective == REDIST_OBJECTIVE_TIME) {
+        if (opts->cost)
+            cm = opts->cost;
+        else {
+            redist_cost_model_default(&defaults);
+            cm = &defaults;
+        }
+    } else if (opts && opts->objective != REDIST_OBJECTIVE_BYTES) {
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "objective",
+                        "unknown objective %d", (int)opts->objective);
+    }
     char tf[256];
 
     rd_ctx_init(&cx, spec);
@@ -646,7 +721,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
                         (unsigned long long)bound);
 
     /* Pass 1: under the memory bound. */
-    search_init(&S, &cx, &dst, spec->from.partial, max_states);
+    search_init(&S, &cx, &dst, spec->from.partial, max_states, cm);
     S.cap = bound;
     st = search_run(&S, &src, &goal);
     info->states += (uint64_t)S.nnodes;
@@ -655,7 +730,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
         search_t B;
         int32_t bgoal;
         search_free(&S);
-        search_init(&B, &cx, &dst, spec->from.partial, max_states);
+        search_init(&B, &cx, &dst, spec->from.partial, max_states, NULL);
         B.bottleneck = 1;
         B.cap = UINT64_MAX;
         st = search_run(&B, &src, &bgoal);
@@ -675,7 +750,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
                           (unsigned long long)peak);
         if (st)
             goto out_status;
-        search_init(&S, &cx, &dst, spec->from.partial, max_states);
+        search_init(&S, &cx, &dst, spec->from.partial, max_states, cm);
         S.cap = peak;
         st = search_run(&S, &src, &goal);
         info->states += (uint64_t)S.nnodes;

@@ -233,26 +233,49 @@ static int apply_all_reduce(const rd_ctx *cx, const rd_ctype *in,
     return 0;
 }
 
+static int check_target(const rd_ctx *cx, const rd_ctype *t, const char *op,
+                        char *why, size_t whylen)
+{
+    if (t->ndims != cx->ndims)
+        return WHY("%s target has %d dims, the array %d", op, t->ndims,
+                   cx->ndims);
+    uint32_t seen = 0;
+    for (int k = 0; k < t->nax; k++) {
+        if (t->seq[k] >= cx->naxes)
+            return WHY("%s target names axis %d, not in the mesh", op,
+                       t->seq[k]);
+        if (seen >> t->seq[k] & 1u)
+            return WHY("%s target uses an axis twice", op);
+        seen |= 1u << t->seq[k];
+    }
+    if (seen & t->partial)
+        return WHY("%s target uses an axis twice", op);
+    return 0;
+}
+
+static int apply_exchange(const rd_ctx *cx, const rd_ctype *in,
+                          const rd_step *st, rd_ctype *out, char *why,
+                          size_t whylen)
+{
+    int64_t b[REDIST_MAX_DIMS];
+    if (check_target(cx, &st->after, "exchange", why, whylen))
+        return -1;
+    if (st->after.partial != in->partial)
+        return WHY("exchange must keep the partial set");
+    if (rd_ctype_local(cx, &st->after, b))
+        return WHY("exchange target is not divisible");
+    *out = st->after;
+    return 0;
+}
+
 static int apply_permute(const rd_ctx *cx, const rd_ctype *in,
                          const rd_step *st, rd_ctype *out, char *why,
                          size_t whylen)
 {
     int64_t a[REDIST_MAX_DIMS], b[REDIST_MAX_DIMS];
     const rd_ctype *t = &st->after;
-    if (t->ndims != cx->ndims)
-        return WHY("permute target has %d dims, the array %d", t->ndims,
-                   cx->ndims);
-    uint32_t seen = 0;
-    for (int k = 0; k < t->nax; k++) {
-        if (t->seq[k] >= cx->naxes)
-            return WHY("permute target names axis %d, not in the mesh",
-                       t->seq[k]);
-        if (seen >> t->seq[k] & 1u)
-            return WHY("permute target uses an axis twice");
-        seen |= 1u << t->seq[k];
-    }
-    if (seen & t->partial)
-        return WHY("permute target uses an axis twice");
+    if (check_target(cx, t, "permute", why, whylen))
+        return -1;
     if (t->partial != in->partial)
         return WHY("permute must keep the partial set");
     if (rd_ctype_local(cx, t, b))
@@ -453,35 +476,168 @@ long rd_permute_targets(const rd_ctx *cx, const rd_ctype *t, long limit,
     return g.n;
 }
 
+/* name, fields, collective, recv_need, rounds (mul_s, add), recv
+ * (mul_s, add, div_s), formula, precondition, apply, enumerate */
 const rd_step_kind rd_step_kinds[REDIST_OP_COUNT] = {
-    [REDIST_OP_SLICE] = {"slice", RD_F_DIM | RD_F_AXIS, 0, 0, 0, 0, "0",
-                         "axis replicated; local dim divisible by s",
+    [REDIST_OP_SLICE] = {"slice", RD_F_DIM | RD_F_AXIS, 0, 0, 0, 0, 0, 0, 0,
+                         "0", "axis replicated; local dim divisible by s",
                          apply_slice, enum_slice},
-    [REDIST_OP_ALL_GATHER] = {"all_gather", RD_F_DIM | RD_F_AXIS, 1, 1, -1, 0,
-                              "(s-1)*L", "axis is the minor axis of dim",
+    [REDIST_OP_ALL_GATHER] = {"all_gather", RD_F_DIM | RD_F_AXIS, 1, 0, 1, -1,
+                              1, -1, 0, "(s-1)*L",
+                              "axis is the minor axis of dim",
                               apply_all_gather, enum_all_gather},
     [REDIST_OP_ALL_TO_ALL] = {"all_to_all",
-                              RD_F_FROM_DIM | RD_F_TO_DIM | RD_F_AXIS, 1, 1,
-                              -1, 1, "(s-1)/s*L",
+                              RD_F_FROM_DIM | RD_F_TO_DIM | RD_F_AXIS, 1, 0,
+                              1, -1, 1, -1, 1, "(s-1)/s*L",
                               "axis is the minor of from_dim; local to_dim "
                               "divisible by s",
                               apply_all_to_all, enum_all_to_all},
-    [REDIST_OP_REDUCE_SCATTER] = {"reduce_scatter", RD_F_DIM | RD_F_AXIS, 1, 1,
-                                  -1, 1, "(s-1)/s*L",
+    [REDIST_OP_REDUCE_SCATTER] = {"reduce_scatter", RD_F_DIM | RD_F_AXIS, 1,
+                                  0, 1, -1, 1, -1, 1, "(s-1)/s*L",
                                   "axis partial; local dim divisible by s",
                                   apply_reduce_scatter, enum_reduce_scatter},
-    [REDIST_OP_ALL_REDUCE] = {"all_reduce", RD_F_AXIS, 1, 2, -2, 1,
+    [REDIST_OP_ALL_REDUCE] = {"all_reduce", RD_F_AXIS, 1, 0, 2, -2, 2, -2, 1,
                               "2(s-1)/s*L", "axis partial", apply_all_reduce,
                               enum_all_reduce},
-    [REDIST_OP_PERMUTE] = {"permute", RD_F_AFTER, 1, 0, 1, 0, "L",
+    [REDIST_OP_PERMUTE] = {"permute", RD_F_AFTER, 1, 0, 0, 1, 0, 1, 0, "L",
                            "same local shape and partial set",
                            apply_permute, NULL},
+    [REDIST_OP_EXCHANGE] = {"exchange", RD_F_AFTER, 1, 1, 0, 0, 0, 0, 0,
+                            "exact need", "same partial set",
+                            apply_exchange, NULL},
 };
 
-void rd_step_recv(const rd_ctx *cx, const rd_step *st, uint64_t local_bytes,
-                  unsigned __int128 *num, uint64_t *den)
+static void block_starts(const rd_ctx *cx, const rd_ctype *t,
+                         const int64_t local[], const int64_t coord[],
+                         int64_t start[])
+{
+    int p = 0;
+    for (int i = 0; i < cx->ndims; i++) {
+        int64_t b = 0;
+        for (int k = 0; k < t->cnt[i]; k++) {
+            int a = t->seq[p++];
+            b = b * cx->size[a] + coord[a];
+        }
+        start[i] = b * local[i];
+    }
+}
+
+int rd_exchange_need(const rd_ctx *cx, const rd_ctype *a, const rd_ctype *b,
+                     uint64_t limit, uint64_t *max_elems, uint64_t *max_peers)
+{
+    int64_t la[REDIST_MAX_DIMS], lb[REDIST_MAX_DIMS];
+    int64_t coord[REDIST_MAX_AXES] = {0};
+    int axes[REDIST_MAX_AXES], n = 0;
+    uint32_t mask = rd_ctype_sharded(a) | rd_ctype_sharded(b);
+    uint64_t combos = 1;
+    if (rd_ctype_local(cx, a, la) || rd_ctype_local(cx, b, lb))
+        return -1;
+    for (int x = 0; x < cx->naxes; x++)
+        if (mask >> x & 1u) {
+            axes[n++] = x;
+            combos *= (uint64_t)cx->size[x];
+            if (combos > limit)
+                return -1;
+        }
+    uint64_t eb = 1;
+    for (int i = 0; i < cx->ndims; i++)
+        eb *= (uint64_t)lb[i];
+    *max_elems = 0;
+    *max_peers = 0;
+    for (;;) {
+        int64_t sa[REDIST_MAX_DIMS], sb[REDIST_MAX_DIMS];
+        block_starts(cx, a, la, coord, sa);
+        block_starts(cx, b, lb, coord, sb);
+        uint64_t common = 1, blocks = 1;
+        for (int i = 0; i < cx->ndims; i++) {
+            int64_t lo = sa[i] > sb[i] ? sa[i] : sb[i];
+            int64_t hi = sa[i] + la[i] < sb[i] + lb[i] ? sa[i] + la[i]
+                                                       : sb[i] + lb[i];
+            common *= hi > lo ? (uint64_t)(hi - lo) : 0;
+            int64_t first = sb[i] / la[i], last = (sb[i] + lb[i] - 1) / la[i];
+            blocks *= (uint64_t)(last - first + 1);
+        }
+        uint64_t need = eb - common;
+        uint64_t peers = blocks - (common ? 1 : 0);
+        if (need > *max_elems)
+            *max_elems = need;
+        if (peers > *max_peers)
+            *max_peers = peers;
+        int k = 0;
+        while (k < n && ++coord[axes[k]] == cx->size[axes[k]])
+            coord[axes[k++]] = 0;
+        if (k == n)
+            break;
+    }
+    return 0;
+}
+
+int rd_moved_link(const rd_ctx *cx, const redist_cost_model_t *cm,
+                  const rd_ctype *a, const rd_ctype *b)
+{
+    /* where each axis sits: dim * 32 + position, or -1 */
+    int wa[REDIST_MAX_AXES], wb[REDIST_MAX_AXES], link = 0;
+    for (int x = 0; x < REDIST_MAX_AXES; x++)
+        wa[x] = wb[x] = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        const rd_ctype *t = pass ? b : a;
+        int *w = pass ? wb : wa, p = 0;
+        for (int i = 0; i < cx->ndims; i++)
+            for (int k = 0; k < t->cnt[i]; k++)
+                w[t->seq[p++]] = i * 32 + k;
+    }
+    for (int x = 0; x < cx->naxes; x++)
+        if (wa[x] != wb[x] && cx->size[x] > 1 && cm->axis_link[x] > link)
+            link = cm->axis_link[x];
+    return link;
+}
+
+double rd_step_time(const rd_ctx *cx, const redist_cost_model_t *cm,
+                    const rd_step *st, const rd_ctype *before, uint64_t L,
+                    const rd_ctype *after, uint64_t recv_bytes,
+                    uint64_t peers)
 {
     const rd_step_kind *k = &rd_step_kinds[st->op];
+    /* Local copies are not charged: every plan writes its result once, and
+     * the executor merges slices into the neighbouring pass. */
+    if (!k->collective)
+        return 0.0;
+    int link;
+    double msgs;
+    if (st->op == REDIST_OP_PERMUTE || st->op == REDIST_OP_EXCHANGE) {
+        link = rd_moved_link(cx, cm, before, after);
+        msgs = st->op == REDIST_OP_EXCHANGE ? (double)peers : 1.0;
+        if (recv_bytes == 0)
+            return 0.0; /* nothing moves between devices */
+        return msgs * cm->alpha[link] + (double)recv_bytes * cm->beta[link];
+    } else {
+        int64_t s = cx->size[st->axis];
+        if (s == 1)
+            return 0.0;
+        link = cm->axis_link[st->axis];
+        msgs = (double)(k->rounds_mul_s * s + k->rounds_add);
+    }
+    double t = msgs * cm->alpha[link] + (double)recv_bytes * cm->beta[link];
+    if (st->op == REDIST_OP_REDUCE_SCATTER || st->op == REDIST_OP_ALL_REDUCE) {
+        int64_t s = cx->size[st->axis];
+        t += cm->gamma * (double)L * (double)(s - 1) / (double)s;
+    }
+    return t;
+}
+
+int rd_step_recv(const rd_ctx *cx, const rd_step *st, const rd_ctype *before,
+                 uint64_t local_bytes, unsigned __int128 *num, uint64_t *den)
+{
+    const rd_step_kind *k = &rd_step_kinds[st->op];
+    if (k->recv_need) {
+        uint64_t elems, peers;
+        if (rd_exchange_need(cx, before, &st->after, RD_EXCHANGE_LIMIT,
+                             &elems, &peers))
+            return -1;
+        *num = (unsigned __int128)elems * cx->elem_size;
+        *den = 1;
+        return 0;
+    }
     int64_t s = st->axis >= 0 && st->axis < cx->naxes ? cx->size[st->axis] : 1;
     int64_t f = k->recv_mul_s * s + k->recv_add; /* >= 0 since s >= 1 */
     *num = (unsigned __int128)local_bytes * (uint64_t)(f < 0 ? 0 : f);
@@ -490,6 +646,7 @@ void rd_step_recv(const rd_ctx *cx, const rd_step *st, uint64_t local_bytes,
         *num /= *den;
         *den = 1;
     }
+    return 0;
 }
 
 /* The op names, for the public API. */

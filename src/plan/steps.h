@@ -54,6 +54,12 @@ typedef struct rd_step_kind {
     const char *name;
     unsigned fields;
     int collective;
+    /* 1: received bytes are the exact need of the most needy device
+     * (exchange), not the L-based formula below. */
+    int recv_need;
+    /* messages per device for the cost model: rounds_mul_s * s +
+     * rounds_add (exchange: one per peer). */
+    int rounds_mul_s, rounds_add;
     /* received bytes per device = L * (mul_s * s + add) / (div_s ? s : 1),
      * L = local bytes before the step, s = size of the axis. */
     int recv_mul_s, recv_add, recv_div_s;
@@ -88,10 +94,32 @@ static inline int rd_ctype_start(const rd_ctype *t, int dim)
     return p;
 }
 
-/* Exact received bytes of a step: numerator and denominator (den is 1 or
- * the axis size); local_bytes is L before the step. */
-void rd_step_recv(const rd_ctx *cx, const rd_step *st, uint64_t local_bytes,
-                  unsigned __int128 *num, uint64_t *den);
+/* Exact received bytes of a step from type `before` (local bytes L):
+ * numerator and denominator (den is 1 or the axis size).  Returns 0, or
+ * -1 for an exchange too large to analyse (more than RD_EXCHANGE_LIMIT
+ * device coordinate combinations). */
+int rd_step_recv(const rd_ctx *cx, const rd_step *st, const rd_ctype *before,
+                 uint64_t local_bytes, unsigned __int128 *num, uint64_t *den);
+
+#define RD_EXCHANGE_LIMIT (1ull << 22)
+
+/* For an exchange from `a` to `b` (same partial set): the most elements
+ * any device lacks of its `b` block, and the most devices any device
+ * receives from (each missing piece comes from the holder that agrees
+ * with the receiver on every axis `a` does not shard).  Enumerates the
+ * coordinates of the axes either type shards; -1 past `limit` of them. */
+int rd_exchange_need(const rd_ctx *cx, const rd_ctype *a, const rd_ctype *b,
+                     uint64_t limit, uint64_t *max_elems,
+                     uint64_t *max_peers);
+
+/* Modelled seconds of a step from `before` (L bytes) to `after`. */
+double rd_step_time(const rd_ctx *cx, const redist_cost_model_t *cm,
+                    const rd_step *st, const rd_ctype *before, uint64_t L,
+                    const rd_ctype *after, uint64_t recv_bytes,
+                    uint64_t peers);
+/* The slowest link level among the axes placed differently in a and b. */
+int rd_moved_link(const rd_ctx *cx, const redist_cost_model_t *cm,
+                  const rd_ctype *a, const rd_ctype *b);
 
 /* Every type with the same local shape and partial set as `t` (t itself
  * included), the targets of a permute.  Returns the count and fills *out

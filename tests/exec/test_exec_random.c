@@ -268,7 +268,7 @@ static void planned_case(void)
     redist_reduce_t op = (redist_reduce_t)rnd_in(0, REDIST_REDUCE_COUNT - 1);
     redist_spec_t *spec = NULL;
     redist_plan_t *plan = NULL;
-    redist_plan_options_t po = {0, 200000};
+    redist_plan_options_t po = {.max_states = 200000};
     if (elems > 20000 ||
         redist_spec_create(m, nd, shape, dt, &from, &to, op, NULL, &spec,
                            NULL) ||

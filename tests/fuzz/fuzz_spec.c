@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* every failure must explain itself */
         return 0;
     }
-    redist_plan_options_t opts = {0, 20000};
+    redist_plan_options_t opts = {.max_states = 20000};
     redist_plan_t *plan = NULL;
     redist_error_clear(&err);
     st = redist_plan_create(spec, &opts, &plan, &err);

@@ -1,0 +1,217 @@
+/*
+ * The alpha-beta cost model: defaults, link names, JSON link costs (as
+ * `redistplan calibrate` writes them) and axis-to-link assignments.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../spec/spec_internal.h"
+#include "redist/plan.h"
+
+static const char *const link_names[REDIST_LINK_COUNT] = {
+    "cache", "numa", "package", "node", "network"};
+
+const char *redist_link_name(redist_link_t link)
+{
+    if ((unsigned)link >= REDIST_LINK_COUNT)
+        return NULL;
+    return link_names[link];
+}
+
+redist_status_t redist_link_from_name(const char *name, redist_link_t *out)
+{
+    if (!name)
+        return REDIST_ERR_INVALID;
+    for (int i = 0; i < REDIST_LINK_COUNT; i++)
+        if (strcmp(name, link_names[i]) == 0) {
+            if (out)
+                *out = (redist_link_t)i;
+            return REDIST_OK;
+        }
+    return REDIST_ERR_INVALID;
+}
+
+/* Defaults, per message (alpha) and per byte (beta): shared-memory links
+ * of a two-socket host measured at 6-16 GB/s per pair, a 100 Gb/s network
+ * shared by the ranks of a node; reductions at 4 GB/s on one core. */
+void redist_cost_model_default(redist_cost_model_t *m)
+{
+    static const double alpha[REDIST_LINK_COUNT] = {0.3e-6, 0.5e-6, 0.7e-6,
+                                                    1.0e-6, 5.0e-6};
+    static const double gbps[REDIST_LINK_COUNT] = {16, 12, 10, 8, 5};
+    memset(m, 0, sizeof *m);
+    for (int l = 0; l < REDIST_LINK_COUNT; l++) {
+        m->alpha[l] = alpha[l];
+        m->beta[l] = 1.0 / (gbps[l] * 1e9);
+    }
+    m->gamma = 1.0 / 4e9;
+    for (int a = 0; a < REDIST_MAX_AXES; a++)
+        m->axis_link[a] = REDIST_LINK_NODE;
+}
+
+static redist_status_t get_cost(json_t *o, const char *key, const char *src,
+                                const char *path, double *out,
+                                redist_error_t *err)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v)
+        return REDIST_OK;
+    if (!json_is_number(v) || json_number_value(v) < 0 ||
+        json_number_value(v) > 1e3)
+        return rd_error(err, REDIST_ERR_INVALID, src, path,
+                        "expected seconds (a number from 0 to 1000), got %s",
+                        rd_json_kind(v));
+    *out = json_number_value(v);
+    return REDIST_OK;
+}
+
+redist_status_t redist_cost_model_load_buffer(const char *text, size_t len,
+                                              const char *source,
+                                              redist_cost_model_t *model,
+                                              redist_error_t *err)
+{
+    json_error_t jerr;
+    const char *src = source ? source : "<string>";
+    char path[96];
+    redist_status_t st = REDIST_OK;
+    if (!model || (!text && len))
+        return rd_error(err, REDIST_ERR_INVALID, src, NULL, "NULL argument");
+    json_t *root = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES,
+                              &jerr);
+    if (!root)
+        return rd_error_at(err, REDIST_ERR_PARSE, src, jerr.line, jerr.column,
+                           "%s", len ? jerr.text : "empty file");
+    redist_cost_model_t m = *model;
+    const char *key;
+    json_t *v;
+    if (!json_is_object(root)) {
+        st = rd_error(err, REDIST_ERR_INVALID, src, NULL,
+                      "a cost model is a JSON object");
+        goto out;
+    }
+    json_object_foreach(root, key, v) {
+        if (strcmp(key, "links") && strcmp(key, "gamma") &&
+            strcmp(key, "machine") && strcmp(key, "method")) {
+            snprintf(path, sizeof path, "%.80s", key);
+            st = rd_error(err, REDIST_ERR_INVALID, src, path,
+                          "unknown key \"%.80s\" (allowed: links, gamma, "
+                          "machine, method)",
+                          key);
+            goto out;
+        }
+    }
+    if ((st = get_cost(root, "gamma", src, "gamma", &m.gamma, err)))
+        goto out;
+    json_t *links = json_object_get(root, "links");
+    if (links && !json_is_object(links)) {
+        st = rd_error(err, REDIST_ERR_INVALID, src, "links",
+                      "expected an object of link levels");
+        goto out;
+    }
+    json_object_foreach(links, key, v) {
+        redist_link_t l;
+        snprintf(path, sizeof path, "links.%.80s", key);
+        if (redist_link_from_name(key, &l)) {
+            st = rd_error(err, REDIST_ERR_INVALID, src, path,
+                          "unknown link level (levels: cache, numa, package, "
+                          "node, network)");
+            goto out;
+        }
+        if (!json_is_object(v)) {
+            st = rd_error(err, REDIST_ERR_INVALID, src, path,
+                          "expected {\"alpha\": s, \"beta\": s/byte}");
+            goto out;
+        }
+        const char *k2;
+        json_t *v2;
+        json_object_foreach(v, k2, v2) {
+            if (strcmp(k2, "alpha") && strcmp(k2, "beta")) {
+                st = rd_error(err, REDIST_ERR_INVALID, src, path,
+                              "unknown key \"%.60s\" (allowed: alpha, beta)",
+                              k2);
+                goto out;
+            }
+        }
+        char p2[128];
+        snprintf(p2, sizeof p2, "%s.alpha", path);
+        if ((st = get_cost(v, "alpha", src, p2, &m.alpha[l], err)))
+            goto out;
+        snprintf(p2, sizeof p2, "%s.beta", path);
+        if ((st = get_cost(v, "beta", src, p2, &m.beta[l], err)))
+            goto out;
+    }
+    *model = m;
+out:
+    json_decref(root);
+    return st;
+}
+
+redist_status_t redist_cost_model_load_file(const char *path,
+                                            redist_cost_model_t *model,
+                                            redist_error_t *err)
+{
+    if (!path)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return rd_error(err, REDIST_ERR_IO, path, NULL, "cannot open: %s",
+                        strerror(errno));
+    char *buf = malloc(1 << 20);
+    size_t len = buf ? fread(buf, 1, 1 << 20, f) : 0;
+    int bad = ferror(f) || (buf && !feof(f));
+    fclose(f);
+    if (!buf)
+        return rd_error(err, REDIST_ERR_NOMEM, path, NULL, "out of memory");
+    redist_status_t st =
+        bad ? rd_error(err, REDIST_ERR_IO, path, NULL,
+                       "read error or file larger than 1 MiB")
+            : redist_cost_model_load_buffer(buf, len, path, model, err);
+    free(buf);
+    return st;
+}
+
+redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t *model,
+                                                 const redist_mesh_t *mesh,
+                                                 const char *text,
+                                                 redist_error_t *err)
+{
+    const char *src = "<command line>";
+    if (!model || !mesh || !text)
+        return rd_error(err, REDIST_ERR_INVALID, src, NULL, "NULL argument");
+    const char *p = text;
+    while (*p) {
+        char axis[REDIST_MAX_NAME + 1], level[32];
+        size_t n = strcspn(p, "=");
+        if (n == 0 || n > REDIST_MAX_NAME || p[n] != '=')
+            return rd_error(err, REDIST_ERR_INVALID, src, "--axis-links",
+                            "expected AXIS=LEVEL[,AXIS=LEVEL...] in \"%.80s\"",
+                            text);
+        memcpy(axis, p, n);
+        axis[n] = '\0';
+        p += n + 1;
+        size_t m = strcspn(p, ",");
+        if (m == 0 || m >= sizeof level)
+            return rd_error(err, REDIST_ERR_INVALID, src, "--axis-links",
+                            "axis \"%s\": missing link level", axis);
+        memcpy(level, p, m);
+        level[m] = '\0';
+        p += m;
+        if (*p == ',')
+            p++;
+        int a = redist_mesh_find_axis(mesh, axis);
+        if (a < 0)
+            return rd_error(err, REDIST_ERR_INVALID, src, "--axis-links",
+                            "axis \"%s\" is not in the mesh", axis);
+        redist_link_t l;
+        if (redist_link_from_name(level, &l))
+            return rd_error(err, REDIST_ERR_INVALID, src, "--axis-links",
+                            "unknown link level \"%s\" (levels: cache, numa, "
+                            "package, node, network)",
+                            level);
+        model->axis_link[a] = (uint8_t)l;
+    }
+    return REDIST_OK;
+}
