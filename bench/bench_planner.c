@@ -175,8 +175,17 @@ int main(int argc, char **argv)
                     lat[n] > atof(getenv("BENCH_SLOW_US"))) {
                     char a[256], b[256];
                     const redist_mesh_t *m = redist_spec_mesh(spec);
-                    fprintf(stderr, "slow %.0f us, %.0f states: %s -> %s:",
-                            lat[n], states[n],
+                    fprintf(stderr, "slow %.0f us, %.0f states: mesh",
+                            lat[n], states[n]);
+                    for (int x = 0; x < redist_mesh_num_axes(m); x++)
+                        fprintf(stderr, "%s%s=%lld", x ? "," : " ",
+                                redist_mesh_axis_name(m, x),
+                                (long long)redist_mesh_axis_size(m, x));
+                    fprintf(stderr, " shape");
+                    for (int x = 0; x < redist_spec_ndims(spec); x++)
+                        fprintf(stderr, "%s%lld", x ? "x" : " ",
+                                (long long)redist_spec_shape(spec)[x]);
+                    fprintf(stderr, ": %s -> %s:",
                             redist_type_format(redist_spec_from(spec), m, a,
                                                sizeof a),
                             redist_type_format(redist_spec_to(spec), m, b,

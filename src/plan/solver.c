@@ -95,7 +95,9 @@ typedef struct {
 
     node_t *nodes;
     long nnodes, capnodes;
-    int32_t *table; /* open addressing: node index + 1, 0 empty */
+    /* open addressing: (hash fingerprint << 32) | (node index + 1), 0
+     * empty; the fingerprint spares most key comparisons */
+    uint64_t *table;
     size_t tmask;
 
     hent_t *heap;
@@ -115,25 +117,33 @@ typedef struct {
     redist_status_t status;
 } search_t;
 
+static inline uint64_t rotl64(uint64_t x, int r)
+{
+    return (x << r) | (x >> (64 - r));
+}
+
+/* MurmurHash3-style mixing of 8-byte words, then its 64-bit finaliser. */
 static uint64_t hash_bytes(const void *p, size_t n)
 {
     const unsigned char *b = p;
-    uint64_t h = 0x9e3779b97f4a7c15ull;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, b + i, 8);
-        h ^= w;
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
+        uint64_t k;
+        memcpy(&k, b + i, 8);
+        k *= 0x87c37b91114253d5ull;
+        k = rotl64(k, 31);
+        k *= 0x4cf5ad432745937full;
+        h ^= k;
+        h = rotl64(h, 27) * 5 + 0x52dce729;
     }
-    for (; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ull;
-    }
-    h ^= h >> 29;
+    for (; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
     h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 32;
+    h ^= h >> 33;
     return h;
 }
 
@@ -157,17 +167,38 @@ static int table_grow(int32_t **tab, size_t *mask, long n,
     return 0;
 }
 
-static const void *node_key(search_t *S, int32_t i) { return &S->nodes[i].t; }
+static int node_table_grow(search_t *S)
+{
+    size_t ncap = (S->tmask + 1) * 2;
+    uint64_t *nt = calloc(ncap, sizeof *nt);
+    if (!nt)
+        return -1;
+    for (long i = 0; i < S->nnodes; i++) {
+        uint64_t h = hash_bytes(&S->nodes[i].t, sizeof(rd_ctype));
+        size_t slot = h & (ncap - 1);
+        while (nt[slot])
+            slot = (slot + 1) & (ncap - 1);
+        nt[slot] = (h >> 32 << 32) | (uint64_t)(i + 1);
+    }
+    free(S->table);
+    S->table = nt;
+    S->tmask = ncap - 1;
+    return 0;
+}
 
 /* Find the node of type t, creating it when absent.  *created set. */
 static int32_t node_get(search_t *S, const rd_ctype *t, int *created)
 {
-    size_t h = hash_bytes(t, sizeof *t) & S->tmask;
+    uint64_t hv = hash_bytes(t, sizeof *t), fp = hv >> 32 << 32;
+    size_t h = hv & S->tmask;
     while (S->table[h]) {
-        int32_t i = S->table[h] - 1;
-        if (memcmp(&S->nodes[i].t, t, sizeof *t) == 0) {
-            *created = 0;
-            return i;
+        uint64_t e = S->table[h];
+        if ((e >> 32 << 32) == fp) {
+            int32_t i = (int32_t)(e & 0xffffffffu) - 1;
+            if (memcmp(&S->nodes[i].t, t, sizeof *t) == 0) {
+                *created = 0;
+                return i;
+            }
         }
         h = (h + 1) & S->tmask;
     }
@@ -189,9 +220,8 @@ static int32_t node_get(search_t *S, const rd_ctype *t, int *created)
     memset(&S->nodes[i], 0, sizeof S->nodes[i]);
     S->nodes[i].t = *t;
     S->nodes[i].parent = -1;
-    S->table[h] = i + 1;
-    if ((size_t)S->nnodes * 2 > S->tmask + 1 &&
-        table_grow(&S->table, &S->tmask, S->nnodes, node_key, sizeof *t, S)) {
+    S->table[h] = fp | (uint64_t)(i + 1);
+    if ((size_t)S->nnodes * 2 > S->tmask + 1 && node_table_grow(S)) {
         S->status = REDIST_ERR_NOMEM;
         return -1;
     }
