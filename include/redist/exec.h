@@ -34,6 +34,13 @@
  *                       those needing it after: a device that keeps its
  *                       block pairs with itself, the others in rank order;
  *                       each device sends one block and receives one.
+ *   exchange            point to point, in one round: each device receives
+ *                       every piece of its new block it lacks from the
+ *                       holder that agrees with it on every axis the old
+ *                       type does not shard (so partial contributions stay
+ *                       on their coordinates), and keeps what it holds.
+ *                       Backends without it (the ops table says) refuse
+ *                       such plans on every rank before any data moves.
  *
  * Reductions (reduce_scatter, all_reduce) combine the group's values in
  * member order (coordinate 0 first).  f16 and bf16 are converted to f32,
@@ -177,10 +184,11 @@ typedef struct redist_sim redist_sim_t;
 
 /** Flags of the sim backend. */
 enum {
-    /** Run all_gather, all_to_all and reduce_scatter as whole steps that
-     *  read the peers' blocks and write straight into the final places (no
-     *  pack or unpack pass): the path a one-sided backend takes.  Without
-     *  it the sim takes the generic pack / exchange / unpack path. */
+    /** Run all_gather, all_to_all, reduce_scatter and exchange as whole
+     *  steps that read the peers' blocks and write straight into the
+     *  final places (no pack or unpack pass): the path a one-sided backend
+     *  takes.  Without it the sim takes the generic pack / exchange /
+     *  unpack path. */
     REDIST_SIM_FUSED = 1u << 0
 };
 

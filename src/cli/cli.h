@@ -25,6 +25,43 @@ void cli_set_extra_usage(const char *text);
 
 int cli_cmd_check(int argc, char **argv);
 
+/* Topology options of `plan` and `topo` (--xml FILE, --synthetic DESC,
+ * --rank-map FILE; src/cli/topo.c, built with hwloc). */
+typedef struct cli_topo_args {
+    const char *xml, *synthetic, *rank_map;
+} cli_topo_args;
+
+#ifdef REDIST_HAVE_HWLOC
+/* Set model->axis_link from the topology and placement the options name
+ * (the local machine when only --rank-map is given); no-op without them. */
+redist_status_t cli_topo_axis_links(const cli_topo_args *a,
+                                    const redist_mesh_t *mesh,
+                                    redist_cost_model_t *model,
+                                    redist_error_t *err);
+int cli_cmd_topo(int argc, char **argv);
+#define CLI_TOPO_PLAN_OPTIONS                                                \
+    "            [--xml FILE | --synthetic DESC] [--rank-map FILE]\n"
+#define CLI_TOPO_PLAN_USAGE                                                  \
+    "      --xml/--synthetic/--rank-map: axis links from a topology (an "     \
+    "hwloc\n"                                                               \
+    "      XML file, \"pack:2 core:4\", or this machine with only "          \
+    "--rank-map)\n"
+#define CLI_TOPO_USAGE                                                       \
+    "  topo [SPEC] [--xml FILE | --synthetic DESC] [--rank-map FILE]\n"      \
+    "       [--cost FILE] [--axis-links AXIS=LEVEL,...] [--objective "       \
+    "bytes|time]\n"                                                         \
+    "      the machine (this one, an hwloc XML file or a synthetic one) and "  \
+    "where\n"                                                               \
+    "      the ranks run; with a spec, how each mesh axis maps onto it and "   \
+    "the\n"                                                                 \
+    "      modelled cost of each step of the default and the time-objective\n" \
+    "      plans (--objective: only that one)\n"
+#else
+#define CLI_TOPO_PLAN_OPTIONS ""
+#define CLI_TOPO_PLAN_USAGE ""
+#define CLI_TOPO_USAGE ""
+#endif
+
 /* Commands of the layers above the planner (run, topo, ...): register
  * their usage text; dispatch returns the exit code, or -1 when argv[1] is
  * none of them. */

@@ -21,6 +21,15 @@
 #include "cli.h"
 #include "../core/internal.h"
 #include "../exec/pattern.h"
+#ifdef REDIST_HAVE_MPI
+#include "run_mpi.h"
+#endif
+#ifdef REDIST_HAVE_SHMEM
+#include "run_shmem.h"
+#define RD_CLI_SHMEM_CHOSEN(b) (strcmp((b), "shmem") == 0)
+#else
+#define RD_CLI_SHMEM_CHOSEN(b) 0
+#endif
 
 #define RUN_DEFAULT_MAX_BYTES (1ULL << 30)
 
@@ -29,6 +38,8 @@ static const char *run_usage =
     "           [--max-bytes BYTES|64M|1G] [--dtype T] [--reduce OP]\n"
     "           [--preserve-src] [--fused] [--repeat N] "
     "[--corrupt-device R]\n"
+    "           [--objective bytes|time] [--cost FILE] [--axis-links "
+    "AXIS=LEVEL,...]\n"
     "      execute the plan on exact data, check every element of every\n"
     "      device; report time and the scratch high-water mark.  sim is "
     "the\n"
@@ -43,7 +54,15 @@ static const char *run_usage =
     "      --preserve-src: never write the source (more scratch); --fused:\n"
     "      sim runs whole steps into final places; --repeat N: best of N;\n"
     "      --corrupt-device R: flip bits of device R's last result element\n"
-    "      before the check (to test the checker: exit 1).\n";
+    "      before the check (to test the checker: exit 1).\n"
+    "      --objective time (with --cost, --axis-links): run the plan of the\n"
+    "      time objective, which may use the exchange step (as `plan`).\n"
+    "      mpi backend (under mpirun -np DEVICES, one rank per device):\n"
+    "      --max-scratch BYTES bounds the scratch per rank (reductions\n"
+    "      run in rounds); --mpi-packed, --mpi-native-reduce: doc/mpi.md.\n"
+    "      shmem backend (under oshrun -np DEVICES, one PE per device):\n"
+    "      --shmem-packed, --shmem-no-ptr, --shmem-private, --shmem-work\n"
+    "      BYTES: doc/shmem.md.\n";
 
 void cli_register_extensions(void) { cli_set_extra_usage(run_usage); }
 
@@ -236,6 +255,16 @@ static int cmd_run(int argc, char **argv)
     int shrink = 0, fused = 0;
     int64_t corrupt = -1;
     redist_exec_options_t opts = {0};
+    redist_plan_options_t popts = {0}; /* --objective, --cost, --axis-links */
+    redist_cost_model_t cost;
+    const char *cost_file = NULL, *axis_links = NULL;
+#ifdef REDIST_HAVE_MPI
+    cli_mpi_args mpi_args = {0, 0, 0};
+    int mpi = 0;
+#endif
+#ifdef REDIST_HAVE_SHMEM
+    cli_shmem_args shmem_args = {0, 0, 0, 0};
+#endif
     memset(&sa, 0, sizeof sa);
     for (int i = 2; i < argc; i++) {
         int r = cli_spec_option(&sa, argc, argv, &i);
@@ -243,6 +272,20 @@ static int cmd_run(int argc, char **argv)
             return 2;
         if (r)
             continue;
+#ifdef REDIST_HAVE_MPI
+        if ((r = cli_mpi_option(&mpi_args, argc, argv, &i)) != 0) {
+            if (r < 0)
+                return 2;
+            continue;
+        }
+#endif
+#ifdef REDIST_HAVE_SHMEM
+        if ((r = cli_shmem_option(&shmem_args, argc, argv, &i)) != 0) {
+            if (r < 0)
+                return 2;
+            continue;
+        }
+#endif
         const char *a = argv[i];
         if (strcmp(a, "--backend") == 0 && i + 1 < argc)
             backend = argv[++i];
@@ -252,6 +295,19 @@ static int cmd_run(int argc, char **argv)
             shrink = 1;
         else if (strcmp(a, "--fused") == 0)
             fused = 1;
+        else if (strcmp(a, "--objective") == 0 && i + 1 < argc) {
+            if (strcmp(argv[++i], "time") && strcmp(argv[i], "bytes")) {
+                fprintf(stderr, "redistplan: --objective: bytes or time, not "
+                                "%s\n", argv[i]);
+                return 2;
+            }
+            popts.objective = strcmp(argv[i], "time") == 0
+                                  ? REDIST_OBJECTIVE_TIME
+                                  : REDIST_OBJECTIVE_BYTES;
+        } else if (strcmp(a, "--cost") == 0 && i + 1 < argc)
+            cost_file = argv[++i];
+        else if (strcmp(a, "--axis-links") == 0 && i + 1 < argc)
+            axis_links = argv[++i];
         else if (strcmp(a, "--corrupt-device") == 0 && i + 1 < argc) {
             uint64_t v;
             if (cli_parse_u64(argv[++i], &v) || v > INT64_MAX) {
@@ -295,7 +351,30 @@ static int cmd_run(int argc, char **argv)
         backend = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE")
                       ? "mpi"
                       : "sim";
-    if (strcmp(backend, "sim") != 0) {
+#ifdef REDIST_HAVE_SHMEM
+    if (RD_CLI_SHMEM_CHOSEN(backend)) {
+        cli_shmem_quiet(); /* one message from PE 0, not one per PE */
+    } else if (shmem_args.given) {
+        fprintf(stderr, "redistplan: run: --shmem-packed, --shmem-no-ptr, "
+                        "--shmem-private and --shmem-work need --backend "
+                        "shmem\n");
+        return 2;
+    }
+#endif
+#ifdef REDIST_HAVE_MPI
+    mpi = strcmp(backend, "mpi") == 0;
+    if (mpi) {
+        cli_mpi_quiet(); /* one message from rank 0, not one per rank */
+    } else if (mpi_args.given) {
+        fprintf(stderr, "redistplan: run: --max-scratch, --mpi-packed and "
+                        "--mpi-native-reduce need --backend mpi\n");
+        return 2;
+    }
+    if (strcmp(backend, "sim") != 0 && !mpi &&
+        !RD_CLI_SHMEM_CHOSEN(backend)) {
+#else
+    if (strcmp(backend, "sim") != 0 && !RD_CLI_SHMEM_CHOSEN(backend)) {
+#endif
         if (strcmp(backend, "mpi") == 0 || strcmp(backend, "shmem") == 0)
             fprintf(stderr,
                     "redistplan: run: the %s backend is not built into this "
@@ -367,7 +446,19 @@ static int cmd_run(int argc, char **argv)
         spec = spec2;
         spec2 = NULL;
     }
-    if (redist_plan_create(spec, NULL, &plan, &err)) {
+    if (cost_file || axis_links || popts.objective) {
+        redist_cost_model_default(&cost);
+        if ((cost_file &&
+             redist_cost_model_load_file(cost_file, &cost, &err)) ||
+            (axis_links &&
+             redist_cost_model_set_axis_links(&cost, redist_spec_mesh(spec),
+                                              axis_links, &err))) {
+            cli_print_error(&err);
+            goto out;
+        }
+        popts.cost = &cost;
+    }
+    if (redist_plan_create(spec, &popts, &plan, &err)) {
         rd_cli_source(&err, sa.path);
         cli_print_error(&err);
         fprintf(stderr, "redistplan: run: no plan to execute\n");
@@ -426,6 +517,20 @@ static int cmd_run(int argc, char **argv)
                 b1, (long long)D, b2);
         goto out;
     }
+#ifdef REDIST_HAVE_MPI
+    if (mpi) { /* every rank runs its own device (run_mpi.c) */
+        rc = cli_mpi_run(&mpi_args, plan, orig, shrink, &opts, repeat,
+                         corrupt);
+        goto out;
+    }
+#endif
+#ifdef REDIST_HAVE_SHMEM
+    if (RD_CLI_SHMEM_CHOSEN(backend)) { /* every PE runs its own device */
+        rc = cli_shmem_run(&shmem_args, plan, orig, shrink, &opts, repeat,
+                           corrupt);
+        goto out;
+    }
+#endif
 
     const redist_spec_t *s = redist_plan_spec(plan);
     uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
@@ -578,5 +683,15 @@ int cli_dispatch_extension(int argc, char **argv)
 {
     if (strcmp(argv[1], "run") == 0)
         return cmd_run(argc, argv);
+#ifdef REDIST_HAVE_HWLOC
+    if (strcmp(argv[1], "topo") == 0)
+        return cli_cmd_topo(argc, argv); /* topo.c */
+#else
+    if (strcmp(argv[1], "topo") == 0) {
+        fprintf(stderr, "redistplan: topo: built without hwloc (install "
+                        "libhwloc-dev and reconfigure)\n");
+        return 2;
+    }
+#endif
     return -1;
 }

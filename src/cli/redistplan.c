@@ -22,18 +22,21 @@ static const char *usage_text =
     "  plan SPEC [--json] [--no-grid] [--max-peak BYTES] [--max-states N]\n"
     "            [--objective bytes|time] [--cost FILE] [--axis-links "
     "AXIS=LEVEL,...]\n"
+    CLI_TOPO_PLAN_OPTIONS
     "      print the optimal plan (minimal peak, then bytes, then "
     "collectives;\n"
     "      with --objective time: minimal peak, then modelled time, which may "
     "use\n"
     "      the direct exchange step); LEVEL: cache numa package node "
     "network\n"
+    CLI_TOPO_PLAN_USAGE
     "  check SPEC... [--junit FILE]\n"
     "      validate specs and their expect blocks; 'N passed, M failed'\n"
     "  verify SPEC PLAN.json\n"
     "      replay a plan step by step; report peak, bytes, memory "
     "efficiency\n"
     "%s"
+    CLI_TOPO_USAGE
     "\n"
     "a SPEC is a JSON file (see README), or '-' with the inline options:\n"
     "  --mesh data=2,model=4      axes in order (ranks are row-major)\n"
@@ -135,6 +138,7 @@ static int cmd_plan(int argc, char **argv)
     int json = 0, grid = 1;
     const char *cost_file = NULL, *axis_links = NULL;
     redist_cost_model_t cost;
+    cli_topo_args ta = {NULL, NULL, NULL};
     memset(&sa, 0, sizeof sa);
     memset(&opts, 0, sizeof opts);
     for (int i = 2; i < argc; i++) {
@@ -176,6 +180,12 @@ static int cmd_plan(int argc, char **argv)
             cost_file = argv[++i];
         } else if (strcmp(argv[i], "--axis-links") == 0 && i + 1 < argc) {
             axis_links = argv[++i];
+        } else if (strcmp(argv[i], "--xml") == 0 && i + 1 < argc) {
+            ta.xml = argv[++i];
+        } else if (strcmp(argv[i], "--synthetic") == 0 && i + 1 < argc) {
+            ta.synthetic = argv[++i];
+        } else if (strcmp(argv[i], "--rank-map") == 0 && i + 1 < argc) {
+            ta.rank_map = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "redistplan: plan: unknown option %s\n", argv[i]);
             return 2;
@@ -198,10 +208,25 @@ static int cmd_plan(int argc, char **argv)
         cli_print_error(&err);
         return 2;
     }
-    if (cost_file || axis_links || opts.objective == REDIST_OBJECTIVE_TIME) {
+    int topo = ta.xml || ta.synthetic || ta.rank_map;
+    if (cost_file || axis_links || topo ||
+        opts.objective == REDIST_OBJECTIVE_TIME) {
         redist_cost_model_default(&cost);
+#ifndef REDIST_HAVE_HWLOC
+        if (topo) {
+            fprintf(stderr, "redistplan: plan: --xml, --synthetic and "
+                            "--rank-map need a redistplan built with hwloc "
+                            "(libhwloc-dev); use --axis-links\n");
+            redist_spec_free(spec);
+            return 2;
+        }
+#endif
         if ((cost_file &&
              redist_cost_model_load_file(cost_file, &cost, &err)) ||
+#ifdef REDIST_HAVE_HWLOC
+            (topo && cli_topo_axis_links(&ta, redist_spec_mesh(spec), &cost,
+                                         &err)) ||
+#endif
             (axis_links &&
              redist_cost_model_set_axis_links(&cost, redist_spec_mesh(spec),
                                               axis_links, &err))) {

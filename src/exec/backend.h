@@ -23,6 +23,9 @@
  *  - RD_CAP_RECV_IN_SCRATCH: exchanges may only write into scratch the
  *    backend allocated (e.g. symmetric memory for one-sided puts); the
  *    executor then never passes the caller's buffers as receive buffers;
+ *  - `exchange` (optional): the point-to-point exchange step; without it
+ *    the executor refuses plans with exchange steps (REDIST_ERR_INVALID,
+ *    on every rank, before any data moves);
  *  - `step` with `fused_ops` (optional): run a whole step (pack, exchange,
  *    unpack) from the device's block before the step to its block after
  *    it, writing straight into the final places (SHMEM puts to final
@@ -61,12 +64,56 @@ typedef struct rd_xstep {
     redist_dtype_t dtype;
     redist_reduce_t reduce;
     int64_t send_to, recv_from; /* permute peers (may be this rank) */
+    const struct rd_xchg *xchg; /* exchange: geometry and this device's
+                                   transfers (exchange.c) */
 } rd_xstep;
 
 enum {
     /* exchanges may only receive into backend-allocated scratch */
     RD_CAP_RECV_IN_SCRATCH = 1u << 0
 };
+
+/* One transfer of an exchange: `bytes` bytes at byte offset `off` of the
+ * send (or receive) buffer go to (come from) rank `peer`. */
+typedef struct rd_xfer {
+    int64_t peer;
+    uint64_t off;
+    uint64_t bytes;
+} rd_xfer;
+
+/*
+ * An exchange step (REDIST_OP_EXCHANGE, FORMATS.md extension) from type
+ * `a` (local shape la) to type `b` (local shape lb), same partial set.
+ * Device d needs its `b` block T(d); each piece of it comes from the
+ * device e that holds it in `a` and agrees with d on every mesh axis `a`
+ * does not shard (src/plan/steps.c, rd_exchange_need): e sends
+ * B(e) & T(d), a box.  Built by exchange.c: the geometry once per
+ * program, the transfers per device (rd_program_bind).
+ */
+typedef struct rd_xchg {
+    int ndims, naxes;
+    int64_t size[REDIST_MAX_AXES], stride[REDIST_MAX_AXES];
+    int64_t la[REDIST_MAX_DIMS], lb[REDIST_MAX_DIMS];
+    redist_type_t a, b;
+    size_t elem;
+    /* 1: the send pieces are packed into a buffer first (else each is a
+     * contiguous range of the source block); 1: the received pieces are
+     * unpacked from a buffer (else each lands contiguous in place) */
+    int pack, unpack;
+    /* this device (rd_xchg_bind): sends, sorted by peer (several peers
+     * may share one range: data replicated on an axis `b` does not
+     * shard); receives, sorted by peer (they tile the `b` block); the
+     * distinct send pieces to pack (peer: one receiver of the piece) */
+    int64_t rank;
+    int64_t nsend, nrecv, npack;
+    rd_xfer *send, *recv, *packs;
+} rd_xchg;
+
+/* The box device `sender` sends to device `receiver` in exchange x: its
+ * shape, its origin in the sender's `a` block and in the receiver's `b`
+ * block.  Returns 0 when the box is empty. */
+int rd_xchg_box(const rd_xchg *x, int64_t sender, int64_t receiver,
+                int64_t box[], int64_t off_in_a[], int64_t off_in_b[]);
 
 typedef struct rd_backend_ops {
     const char *name;
@@ -109,6 +156,20 @@ typedef struct rd_backend_ops {
     redist_status_t (*permute)(redist_backend_t *be, const void *send,
                                int64_t to, void *recv, int64_t from,
                                uint64_t bytes, redist_error_t *err);
+    /* Exchange (alltoallv-like, optional: NULL if the backend does not
+     * run exchange steps, and the executor refuses such plans before any
+     * data moves).  Send to[k].bytes bytes at send + to[k].off to rank
+     * to[k].peer, k < nto; receive from[k].bytes bytes from rank
+     * from[k].peer into recv + from[k].off, k < nfrom.  Both lists are
+     * sorted by peer, each peer at most once; this rank may be among the
+     * peers (a local copy).  Send ranges may overlap (one range sent to
+     * several peers); receive ranges do not.  The sender's bytes for a
+     * pair equal the receiver's.  Every rank of the mesh calls it, also
+     * with empty lists. */
+    redist_status_t (*exchange)(redist_backend_t *be, const void *send,
+                                int64_t nto, const rd_xfer *to, void *recv,
+                                int64_t nfrom, const rd_xfer *from,
+                                redist_error_t *err);
     /* Optional (NULL, fused_ops 0): a whole step, see above. */
     redist_status_t (*step)(redist_backend_t *be, const rd_xstep *x,
                             const void *in, void *out, redist_error_t *err);

@@ -9,6 +9,9 @@
  *   reduce_scatter(i)  SPLIT if pre_i > 1; XCHG (reduction by the backend)
  *   all_reduce         XCHG
  *   permute            XCHG (one send, one receive)
+ *   exchange           XPACK unless every send piece is contiguous; XCHG
+ *                      (point to point); XUNPACK unless every received
+ *                      piece lands contiguous (exchange.c)
  * pre_d is the product of the local dims before d: with pre_d == 1 the
  * chunks along d are already contiguous and the pack / unpack is skipped.
  * A backend that runs whole steps (fused_ops) gets one FUSED pass instead.
@@ -177,6 +180,7 @@ static rd_pass *add_pass(rd_program *p, int kind, int step, uint64_t in,
     ps->in_bytes = in;
     ps->out_bytes = out;
     ps->in_buf = ps->out_buf = -1;
+    ps->xi = -1;
     return ps;
 }
 
@@ -197,14 +201,13 @@ static redist_status_t build_passes(const redist_plan_t *plan,
     redist_type_local_shape(redist_spec_from(spec), mesh,
                             redist_spec_shape(spec), cur);
     uint64_t L = redist_spec_src_bytes(spec);
+    int nx = 0;
     for (int k = 0; k < n; k++) {
         redist_plan_step(plan, k, &v);
-        if (v.op == REDIST_OP_EXCHANGE)
-            return rd_error(err, REDIST_ERR_INVALID, NULL, "steps",
-                            "step %d is an exchange, which this executor "
-                            "does not run (plan with the default objective)",
-                            k + 1);
+        nx += v.op == REDIST_OP_EXCHANGE;
     }
+    if (nx && !(p->xchg = calloc((size_t)nx, sizeof *p->xchg)))
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     for (int k = 0; k < n;) {
         redist_plan_step(plan, k, &v);
         if (v.op == REDIST_OP_SLICE) {
@@ -234,7 +237,7 @@ static redist_status_t build_passes(const redist_plan_t *plan,
             k++;
             continue;
         }
-        uint64_t s = v.op == REDIST_OP_PERMUTE
+        uint64_t s = v.op == REDIST_OP_PERMUTE || v.op == REDIST_OP_EXCHANGE
                          ? 1
                          : (uint64_t)redist_mesh_axis_size(mesh, v.axis);
         rd_xstep x;
@@ -255,11 +258,34 @@ static redist_status_t build_passes(const redist_plan_t *plan,
         uint64_t out = v.local_bytes;
         rd_pass *ps;
         p->collectives++;
+        int xi = -1;
+        if (v.op == REDIST_OP_EXCHANGE) {
+            redist_type_t before;
+            type_before(plan, k, &before);
+            xi = p->nxchg++;
+            rd_xchg_init(&p->xchg[xi], mesh, &before, &v.after, cur,
+                         v.local_shape, nd, (size_t)elem);
+        }
         if (fused_ops >> v.op & 1u) {
             ps = add_pass(p, RD_PASS_FUSED, k, L, out);
             ps->x = x;
+            ps->xi = xi;
         } else {
             switch (v.op) {
+            case REDIST_OP_EXCHANGE:
+                /* the packed pieces take at most L bytes (exchange.c) */
+                if (p->xchg[xi].pack) {
+                    ps = add_pass(p, RD_PASS_XPACK, k, L, L);
+                    ps->xi = xi;
+                }
+                ps = add_pass(p, RD_PASS_XCHG, k, L, out);
+                ps->x = x;
+                ps->xi = xi;
+                if (p->xchg[xi].unpack) {
+                    ps = add_pass(p, RD_PASS_XUNPACK, k, out, out);
+                    ps->xi = xi;
+                }
+                break;
             case REDIST_OP_ALL_GATHER: {
                 int i = v.dim;
                 ps = add_pass(p, RD_PASS_XCHG, k, L, L * s);
@@ -509,6 +535,14 @@ redist_status_t rd_program_bind(rd_program *p, const redist_plan_t *plan,
                 part[v.dim] /= s;
                 ps->off[v.dim] += c[v.axis] * part[v.dim];
             }
+        } else if (ps->xi >= 0) {
+            rd_xchg *xc = &p->xchg[ps->xi];
+            if (xc->rank != rank) {
+                redist_status_t st = rd_xchg_bind(xc, rank, err);
+                if (st)
+                    return st;
+            }
+            ps->x.xchg = xc;
         } else if (ps->kind == RD_PASS_XCHG || ps->kind == RD_PASS_FUSED) {
             if (ps->x.op == REDIST_OP_PERMUTE) {
                 redist_type_t before;
@@ -543,7 +577,29 @@ void rd_program_free(rd_program *p)
     if (p) {
         free(p->pass);
         p->pass = NULL;
+        for (int i = 0; i < p->nxchg; i++)
+            rd_xchg_unbind(&p->xchg[i]);
+        free(p->xchg);
+        p->xchg = NULL;
+        p->nxchg = 0;
     }
+}
+
+/* Does the backend run every pass of the program?  (Exchange steps are
+ * optional in the ops table.) */
+static redist_status_t check_backend(const rd_program *p,
+                                     const rd_backend_ops *ops,
+                                     redist_error_t *err)
+{
+    for (int k = 0; k < p->npasses; k++)
+        if (p->pass[k].kind == RD_PASS_XCHG &&
+            p->pass[k].x.op == REDIST_OP_EXCHANGE && !ops->exchange)
+            return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                            "backend %s does not run exchange steps (step "
+                            "%d); plan with the default objective, or run "
+                            "on a backend that has them (sim)",
+                            ops->name, p->pass[k].first + 1);
+    return REDIST_OK;
 }
 
 /* ------------------------------------------------------------- hash */
@@ -636,6 +692,8 @@ redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
     unsigned caps = be && be->ops ? be->ops->caps : 0;
     unsigned fused = be && be->ops && be->ops->step ? be->ops->fused_ops : 0;
     redist_status_t st = rd_program_build(plan, caps, fused, flags, &p, err);
+    if (!st && be && be->ops)
+        st = check_backend(&p, be->ops, err);
     if (st) {
         rd_program_free(&p);
         return st;
@@ -720,6 +778,12 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
     case RD_PASS_MERGE:
         rd_kernel_merge(out, in, ps->pre, ps->s, ps->chunk);
         return REDIST_OK;
+    case RD_PASS_XPACK:
+        rd_xchg_pack(x->xchg, in, out);
+        return REDIST_OK;
+    case RD_PASS_XUNPACK:
+        rd_xchg_unpack(x->xchg, in, out);
+        return REDIST_OK;
     default:
         break;
     }
@@ -744,6 +808,14 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
         if (x->send_to != be->rank)
             r->sent_bytes += L;
         break;
+    case REDIST_OP_EXCHANGE:
+        for (int64_t k = 0; k < x->xchg->nrecv; k++)
+            if (x->xchg->recv[k].peer != be->rank)
+                r->recv_bytes += x->xchg->recv[k].bytes;
+        for (int64_t k = 0; k < x->xchg->nsend; k++)
+            if (x->xchg->send[k].peer != be->rank)
+                r->sent_bytes += x->xchg->send[k].bytes;
+        break;
     default:
         break;
     }
@@ -763,6 +835,9 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
                                x->reduce, err);
     case REDIST_OP_PERMUTE:
         return ops->permute(be, in, x->send_to, out, x->recv_from, L, err);
+    case REDIST_OP_EXCHANGE:
+        return ops->exchange(be, in, x->xchg->nsend, x->xchg->send, out,
+                             x->xchg->nrecv, x->xchg->recv, err);
     default:
         return rd_error(err, REDIST_ERR_PLAN, NULL, NULL,
                         "internal error: pass of op %d", (int)x->op);
@@ -819,6 +894,8 @@ redist_status_t redist_plan_execute(const redist_plan_t *plan,
         st = rd_program_build(plan, be->ops->caps,
                               be->ops->step ? be->ops->fused_ops : 0, flags,
                               &p, err);
+        if (!st)
+            st = check_backend(&p, be->ops, err);
         if (!st)
             st = rd_program_bind(&p, plan, be->rank, err);
         hash = rd_plan_hash(plan, flags);

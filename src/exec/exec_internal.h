@@ -17,7 +17,9 @@ enum {
     RD_PASS_SPLIT, /* pack before all_to_all / reduce_scatter */
     RD_PASS_MERGE, /* unpack after all_gather / all_to_all */
     RD_PASS_XCHG,  /* a backend exchange */
-    RD_PASS_FUSED  /* a whole step run by the backend */
+    RD_PASS_FUSED, /* a whole step run by the backend */
+    RD_PASS_XPACK,  /* exchange: pack the send pieces */
+    RD_PASS_XUNPACK /* exchange: unpack the received pieces */
 };
 
 typedef struct rd_pass {
@@ -29,6 +31,7 @@ typedef struct rd_pass {
     uint64_t pre, s, chunk;              /* split / merge */
     int64_t off[REDIST_MAX_DIMS];        /* box: offset in the input */
     rd_xstep x;                          /* shapes; exchange details */
+    int xi;                              /* exchange steps: index in xchg */
 } rd_pass;
 
 typedef struct rd_program {
@@ -38,6 +41,8 @@ typedef struct rd_program {
     uint64_t src_bytes, dst_bytes;
     int writes_src;
     int collectives;
+    int nxchg;
+    rd_xchg *xchg; /* one per exchange step (exchange.c) */
 } rd_program;
 
 /* Build the device-independent program of `plan` for a backend with the
@@ -58,6 +63,20 @@ redist_status_t rd_permute_peers(const redist_mesh_t *mesh,
                                  const redist_type_t *before,
                                  const redist_type_t *after, int64_t rank,
                                  int64_t *send_to, int64_t *recv_from);
+
+/* Exchange steps (exchange.c).  init: the device-independent geometry
+ * from type a (local shape la) to type b (lb); bind: this device's
+ * transfer lists (REDIST_ERR_NOMEM); unbind frees them; pack: the
+ * distinct send pieces from the `a` block `in` into `out`; unpack: the
+ * received pieces from `in` into the `b` block `out`. */
+void rd_xchg_init(rd_xchg *x, const redist_mesh_t *mesh,
+                  const redist_type_t *a, const redist_type_t *b,
+                  const int64_t la[], const int64_t lb[], int ndims,
+                  size_t elem);
+redist_status_t rd_xchg_bind(rd_xchg *x, int64_t rank, redist_error_t *err);
+void rd_xchg_unbind(rd_xchg *x);
+void rd_xchg_pack(const rd_xchg *x, const void *in, void *out);
+void rd_xchg_unpack(const rd_xchg *x, const void *in, void *out);
 
 /* A hash of everything about a plan that all ranks must agree on. */
 uint64_t rd_plan_hash(const redist_plan_t *plan, unsigned flags);

@@ -9,6 +9,10 @@
  * memory of its own), then a second barrier so that nobody reuses a
  * buffer a peer may still read.  Cost: two barriers per exchange and each
  * received byte copied once (reductions: each contribution read once).
+ * The point-to-point exchange step works the same way: each device also
+ * posts its list of sends (sorted by peer), and each receiver pulls its
+ * pieces from the senders' ranges (fused: straight from the senders'
+ * blocks into its own).
  *
  * Failure: the barrier can be aborted.  `agree` combines the devices'
  * statuses before any data moves; a device that fails later calls
@@ -29,6 +33,8 @@
 typedef struct sim_slot {
     const void *send;
     void *recv;
+    const rd_xfer *to; /* exchange: this device's sends, sorted by peer */
+    int64_t nto;
 } sim_slot;
 
 struct redist_sim {
@@ -286,6 +292,51 @@ static redist_status_t sim_permute(redist_backend_t *be, const void *send,
     return done(be, err);
 }
 
+/* The sender's transfer to rank `r` (its list is sorted by peer). */
+static const rd_xfer *find_xfer(const sim_slot *sl, int64_t r)
+{
+    int64_t lo = 0, hi = sl->nto;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (sl->to[mid].peer < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < sl->nto && sl->to[lo].peer == r ? &sl->to[lo] : NULL;
+}
+
+/* Each device pulls its pieces from the senders' posted buffers. */
+static redist_status_t sim_exchange(redist_backend_t *be, const void *send,
+                                    int64_t nto, const rd_xfer *to,
+                                    void *recv, int64_t nfrom,
+                                    const rd_xfer *from, redist_error_t *err)
+{
+    redist_sim_t *w = be->ctx;
+    w->slot[be->rank].to = to;
+    w->slot[be->rank].nto = nto;
+    redist_status_t st = post(be, send, recv, err);
+    if (st)
+        return st;
+    for (int64_t k = 0; k < nfrom; k++) {
+        const sim_slot *sl = &w->slot[from[k].peer];
+        const rd_xfer *t = find_xfer(sl, be->rank);
+        if (!t || t->bytes != from[k].bytes) {
+            done(be, err);
+            return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                            "sim: device %lld expects %llu bytes from "
+                            "device %lld, which sends %llu",
+                            (long long)be->rank,
+                            (unsigned long long)from[k].bytes,
+                            (long long)from[k].peer,
+                            (unsigned long long)(t ? t->bytes : 0));
+        }
+        memcpy((char *)recv + from[k].off, (const char *)sl->send + t->off,
+               (size_t)t->bytes);
+    }
+    return done(be, err);
+}
+
 /* Whole steps, reading the peers' blocks and writing the final places. */
 static redist_status_t sim_step(redist_backend_t *be, const rd_xstep *x,
                                 const void *in, void *out,
@@ -336,6 +387,19 @@ static redist_status_t sim_step(redist_backend_t *be, const rd_xstep *x,
         }
         break;
     }
+    case REDIST_OP_EXCHANGE: {
+        /* every piece straight from the holder's block to its place */
+        const rd_xchg *xc = x->xchg;
+        redist_sim_t *w = be->ctx;
+        int64_t oa[REDIST_MAX_DIMS], ob[REDIST_MAX_DIMS];
+        for (int64_t k = 0; k < xc->nrecv; k++) {
+            int64_t e = xc->recv[k].peer;
+            rd_xchg_box(xc, e, be->rank, box, oa, ob);
+            rd_kernel_box(out, x->out_shape, ob, w->slot[e].send, x->in_shape,
+                          oa, box, nd, x->elem);
+        }
+        break;
+    }
     default:
         done(be, err);
         return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
@@ -352,19 +416,21 @@ static const rd_backend_ops sim_ops = {
     .reduce_scatter = sim_reduce_scatter,
     .all_reduce = sim_all_reduce,
     .permute = sim_permute,
+    .exchange = sim_exchange,
     .abort = sim_abort,
 };
 
 static const rd_backend_ops sim_fused_ops = {
     .name = "sim",
     .fused_ops = 1u << REDIST_OP_ALL_GATHER | 1u << REDIST_OP_ALL_TO_ALL |
-                 1u << REDIST_OP_REDUCE_SCATTER,
+                 1u << REDIST_OP_REDUCE_SCATTER | 1u << REDIST_OP_EXCHANGE,
     .agree = sim_agree,
     .all_gather = sim_all_gather,
     .all_to_all = sim_all_to_all,
     .reduce_scatter = sim_reduce_scatter,
     .all_reduce = sim_all_reduce,
     .permute = sim_permute,
+    .exchange = sim_exchange,
     .step = sim_step,
     .abort = sim_abort,
 };

@@ -1,0 +1,222 @@
+/*
+ * redist/mpi.h - the MPI backend: execute plans across the ranks of an MPI
+ * communicator.
+ *
+ * This is the only redist header that includes <mpi.h>; redist.h never
+ * does, and libredist never links MPI.  Programs that use it link
+ * libredist_mpi (pkg-config redist-mpi), which links libredist and MPI.
+ *
+ * MODEL.  One MPI rank is one device of the mesh: rank r of the
+ * communicator is mesh device r, whose coordinates are row-major over the
+ * mesh axes, the first axis varying slowest (FORMATS.md section 1).  If
+ * your devices are numbered differently, reorder the communicator first
+ * (MPI_Comm_split with the mesh rank as the key).  Each rank holds its own
+ * source block and receives its own destination block, row-major local
+ * arrays of the spec's dtype, exactly as with the sim backend
+ * (redist/exec.h).
+ *
+ *   redist_mpi_t *mx;
+ *   redist_mpi_create(comm, mesh, NULL, &mx, &err);      collective on comm
+ *   redist_plan_create(spec, NULL, &plan, &err);          same plan everywhere
+ *   for (...)
+ *       redist_mpi_execute(mx, plan, src, dst, NULL, &rep, &err);  collective
+ *   redist_mpi_free(mx);                                  collective
+ *
+ * WHAT IT CREATES.  redist_mpi_create duplicates `comm` (redist's traffic
+ * never mixes with yours, and you may free `comm` afterwards) and splits
+ * the duplicate once per mesh axis into the groups of devices that differ
+ * only in their coordinate on that axis; the collectives of a step run on
+ * those sub-communicators.  All of them are created once, kept in the
+ * context and freed by redist_mpi_free.  The context copies what it needs
+ * of the mesh; the caller keeps and frees its own mesh.  A context serves
+ * any plan on a mesh with the same axis sizes.
+ *
+ * COLLECTIVES.  all_gather -> MPI_Allgather, all_to_all -> MPI_Alltoall,
+ * permute -> MPI_Sendrecv.  By default a step is one call with MPI derived
+ * datatypes that read the blocks from where they lie in the input and
+ * write them straight to their final places (no pack, no unpack, no
+ * scratch); REDIST_MPI_PACKED uses the executor's pack/unpack kernels and
+ * contiguous exchanges instead.  Counts beyond INT_MAX elements are
+ * expressed as nested derived datatypes (one MPI call; no chunking is
+ * visible to the caller).
+ *
+ * REDUCTIONS (reduce_scatter, all_reduce).  By default they combine the
+ * members' values in member order (coordinate 0 first) with the executor's
+ * own reduction kernels, so every dtype and op gives the sim backend's
+ * result bit for bit (f16 / bf16 accumulate in f32 and round once;
+ * NaN-propagating max / min; lexicographic complex max / min): the
+ * contributions are exchanged with MPI_Alltoall and reduced locally
+ * (reduce_scatter), followed by an in-place MPI_Allgather (all_reduce);
+ * the traffic is that of FORMATS.md.  This runs in rounds through a
+ * bounded work buffer (see MEMORY).  REDIST_MPI_NATIVE_REDUCE calls
+ * MPI_Reduce_scatter_block and MPI_Allreduce instead, with the predefined
+ * MPI ops where they compute the same function and user-defined MPI_Ops
+ * built on the same kernels otherwise (f16, bf16, complex prod / max /
+ * min, floating max / min).  MPI then chooses the order of the
+ * combination: integer results and max / min are still identical to the
+ * sim's; floating sums and products may differ in the last bits, and f16 /
+ * bf16 are rounded after every pairwise step.  MPI's own temporary buffers
+ * are then outside redist's accounting.
+ *
+ * MEMORY.  Beyond the caller's src and dst, a rank uses the executor's
+ * scratch buffers (redist/exec.h; usually none here, since whole steps
+ * write straight into their final places) plus, for reductions only, a
+ * work buffer.  redist_mpi_exec_info gives the exact total before running
+ * and redist_mpi_execute reports the measured high-water mark of both
+ * together.  The default bound is max(src bytes, dst bytes), the
+ * executor's promise for a memory-efficient plan (the work buffer takes
+ * what the executor's buffers leave, in rounds of at most
+ * REDIST_MPI_ROUND_BYTES), or min_scratch_bytes below if that is larger
+ * (executor buffers that already fill the bound, plus a reduction).  `max_scratch` bounds the total lower: the
+ * reductions then run in more rounds.  The executor's own buffers are
+ * fixed by the plan, so the least possible bound is
+ * redist_mpi_info_t.min_scratch_bytes (their size plus one element per
+ * group member); a smaller one fails with REDIST_ERR_LIMIT on every rank.
+ *
+ * FAILURE.  Every call here is collective over the context's ranks and
+ * fails together: a bad argument or an allocation failure on one rank, a
+ * communicator whose size is not the mesh's device count, ranks given
+ * different meshes, plans or options (REDIST_ERR_MISMATCH) make every
+ * rank return an error, never hang.  `err` on the rank that failed first
+ * says why; the other ranks' messages name that rank.  MPI errors are
+ * returned (the context's communicators use MPI_ERRORS_RETURN) as
+ * REDIST_ERR_BACKEND with MPI's message; MPI itself cannot make an error
+ * of one rank in the middle of a collective visible to the others, so
+ * after a REDIST_ERR_BACKEND the state of the communicators is MPI's to
+ * define.  After a failure dst is unspecified, and so is src unless
+ * REDIST_EXEC_PRESERVE_SRC was given.  NULL `err` is allowed everywhere.
+ * The library never prints and never aborts.
+ *
+ * THREADS.  A context is used by one thread at a time.  Distinct contexts
+ * may be used by concurrent threads when MPI provides
+ * MPI_THREAD_MULTIPLE.  Every call must come between MPI_Init and
+ * MPI_Finalize.
+ */
+#ifndef REDIST_MPI_H
+#define REDIST_MPI_H
+
+#include <mpi.h>
+
+#include "redist/exec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Largest work buffer of one reduction round with the default bound. */
+#define REDIST_MPI_ROUND_BYTES (16ULL << 20)
+
+/** Flags of redist_mpi_options_t. */
+enum {
+    /** Pack / unpack with the executor's kernels and exchange contiguous
+     *  chunks, instead of whole steps with derived datatypes. */
+    REDIST_MPI_PACKED = 1u << 0,
+    /** MPI_Reduce_scatter_block / MPI_Allreduce (see REDUCTIONS). */
+    REDIST_MPI_NATIVE_REDUCE = 1u << 1
+};
+
+typedef struct redist_mpi_options {
+    unsigned flags;       /**< REDIST_MPI_* */
+    /** Bound, in bytes per rank, on the executor's scratch plus the
+     *  backend's work buffer; 0: the default (see MEMORY). */
+    uint64_t max_scratch;
+} redist_mpi_options_t;
+
+/** A (communicator, mesh) context: the MPI backend of one rank. */
+typedef struct redist_mpi redist_mpi_t;
+
+/**
+ * Create the context of this rank.  Collective over `comm`: every rank
+ * must call it with the same mesh (axis sizes) and options.  `comm`'s
+ * size must be the mesh's device count (else REDIST_ERR_INVALID on every
+ * rank); `opts` may be NULL (defaults).  *out is written only on success
+ * and belongs to the caller (redist_mpi_free).  Errors: REDIST_ERR_INVALID
+ * (NULL or bad arguments, size mismatch, unknown flags), REDIST_ERR_MISMATCH
+ * (ranks passed different meshes or options), REDIST_ERR_NOMEM,
+ * REDIST_ERR_BACKEND (an MPI call failed).  A NULL `out` or MPI_COMM_NULL
+ * fails at once on that rank only (nothing to agree over).
+ */
+redist_status_t redist_mpi_create(MPI_Comm comm, const redist_mesh_t *mesh,
+                                  const redist_mpi_options_t *opts,
+                                  redist_mpi_t **out, redist_error_t *err);
+
+/** Free the context and its communicators and MPI ops.  Collective over
+ *  the context's ranks (MPI_Comm_free); NULL is accepted.  After
+ *  MPI_Finalize only the memory is released. */
+void redist_mpi_free(redist_mpi_t *ctx);
+
+/** Change the options for later executions (local: every rank must make
+ *  the same change before its next redist_mpi_execute, which otherwise
+ *  fails with REDIST_ERR_MISMATCH everywhere). */
+redist_status_t redist_mpi_set_options(redist_mpi_t *ctx,
+                                       const redist_mpi_options_t *opts,
+                                       redist_error_t *err);
+/** The options in force (zeros for NULL). */
+redist_mpi_options_t redist_mpi_get_options(const redist_mpi_t *ctx);
+
+/**
+ * This rank's endpoint, owned by the context (valid until
+ * redist_mpi_free), for redist_plan_execute and redist_plan_exec_info.
+ * redist_plan_execute on it works, but sizes the reduction work buffer
+ * per step (at most REDIST_MPI_ROUND_BYTES, or what `max_scratch` leaves)
+ * and its report counts only the executor's scratch: prefer
+ * redist_mpi_execute, which reports both.
+ */
+redist_backend_t *redist_mpi_backend(redist_mpi_t *ctx);
+
+/** The context's duplicate of the caller's communicator, and the
+ *  communicator of mesh axis `axis` (member k has coordinate k on it);
+ *  MPI_COMM_NULL when out of range.  Owned by the context. */
+MPI_Comm redist_mpi_comm(const redist_mpi_t *ctx);
+MPI_Comm redist_mpi_axis_comm(const redist_mpi_t *ctx, int axis);
+/** This rank (= mesh device) and the number of ranks (-1 / 0 on NULL). */
+int redist_mpi_rank(const redist_mpi_t *ctx);
+int redist_mpi_size(const redist_mpi_t *ctx);
+
+/** What executing a plan through a context takes, known before running
+ *  (the same on every rank). */
+typedef struct redist_mpi_info {
+    redist_exec_info_t exec;    /**< the executor's figures on this backend */
+    uint64_t work_bytes;        /**< backend work buffer (reductions) */
+    uint64_t scratch_bytes;     /**< exec.scratch_bytes + work_bytes */
+    uint64_t bound_bytes;       /**< the bound in force (max_scratch or the
+                                     default) */
+    uint64_t min_scratch_bytes; /**< the least max_scratch that runs it */
+    int64_t exchanges;          /**< MPI exchange calls (rounds included) */
+} redist_mpi_info_t;
+
+/**
+ * The memory and exchanges of executing `plan` with `opts` (NULL:
+ * defaults) through `ctx`.  Local (no communication).  REDIST_ERR_INVALID
+ * for NULL arguments or a plan on another mesh, REDIST_ERR_LIMIT when
+ * max_scratch is below min_scratch_bytes (*out is filled all the same).
+ */
+redist_status_t redist_mpi_exec_info(const redist_mpi_t *ctx,
+                                     const redist_plan_t *plan,
+                                     const redist_exec_options_t *opts,
+                                     redist_mpi_info_t *out,
+                                     redist_error_t *err);
+
+/**
+ * Execute `plan` on this rank: `src` is its source block
+ * (redist_spec_src_bytes bytes), `dst` its destination block
+ * (redist_spec_dst_bytes bytes); they must not overlap and are used only
+ * during the call.  Collective over the context: every rank calls it with
+ * an identical plan (the plan's mesh must have the context's axis sizes)
+ * and the same `opts`.  Failure is collective, as described above.
+ * `report` (may be NULL) is filled in both cases: scratch_bytes is the
+ * promise (redist_mpi_info_t.scratch_bytes), scratch_high_water the
+ * measured high-water mark of the executor's scratch and the work buffer
+ * together, on this rank.
+ */
+redist_status_t redist_mpi_execute(redist_mpi_t *ctx,
+                                   const redist_plan_t *plan, void *src,
+                                   void *dst,
+                                   const redist_exec_options_t *opts,
+                                   redist_exec_report_t *report,
+                                   redist_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,216 @@
+/*
+ * redist/shmem.h - the OpenSHMEM backend: execute plans across the PEs of
+ * an OpenSHMEM job with one-sided puts into the final places.
+ *
+ * This is the only redist header that includes <shmem.h>; redist.h never
+ * does, and libredist never links OpenSHMEM.  Programs that use it link
+ * libredist_shmem (pkg-config redist-shmem), which links libredist and
+ * OpenSHMEM (Open MPI's liboshmem; OpenSHMEM 1.4, no teams).
+ *
+ * MODEL.  PE r is mesh device r (row-major over the mesh axes, the first
+ * axis varying slowest, FORMATS.md section 1); the job must have exactly
+ * the mesh's device count of PEs.  Each PE holds its own source block and
+ * receives its own destination block, row-major local arrays of the
+ * spec's dtype, exactly as with the sim backend (redist/exec.h).
+ *
+ *   shmem_init();
+ *   redist_shmem_t *sx;
+ *   redist_shmem_create(mesh, NULL, &sx, &err);         collective
+ *   redist_plan_create(spec, NULL, &plan, &err);         same plan everywhere
+ *   src = shmem_malloc(S); dst = shmem_malloc(T);        (or any memory)
+ *   for (...)
+ *       redist_shmem_execute(sx, plan, src, dst, NULL, &rep, &err); collective
+ *   redist_shmem_free(sx);                               collective
+ *   shmem_finalize();
+ *
+ * HOW A STEP RUNS.  Every exchange runs as one whole step (all_gather,
+ * all_to_all and reduce_scatter included): each PE puts the pieces it owes
+ * its group straight to their final offsets in the receivers' blocks
+ * (shmem_putmem_nbi per contiguous run, shmem_iput for strided runs of
+ * one element), so nobody packs before sending or unpacks after
+ * receiving.  A step only synchronises the PEs of its own group (the
+ * devices that differ only in their coordinate on the step's axis, any
+ * size, any stride; or the two partners of a permute), with per-step
+ * counters in symmetric memory: each member tells the others it is ready
+ * (its input is final and its output free), puts, shmem_quiet, tells them
+ * it is done, and waits for their "done" (shmem_wait_until-style polling).
+ * There are no global barriers inside a plan.
+ *
+ * REDUCTIONS (reduce_scatter, all_reduce) combine the members' values in
+ * member order with the executor's own kernels, so every dtype and op
+ * gives the sim backend's result bit for bit (f16 / bf16 accumulate in
+ * f32 and round once; NaN-propagating max / min; lexicographic complex
+ * max / min).  When the peers' inputs are reachable by load (shmem_ptr:
+ * PEs on one node) a member reduces its part reading them in place (pull);
+ * all_reduce then puts each member's reduced part to the others (a
+ * reduce-scatter plus all-gather: 2(s-1)/s of the data per member).
+ * Otherwise (another node, REDIST_SHMEM_NO_PTR, or an input outside the
+ * symmetric heap) the members push their partial chunks, in rounds,
+ * into a symmetric work area of the receiver, which reduces them locally.
+ *
+ * BUFFERS.  One-sided puts need their target in the symmetric heap.
+ *  - If src and dst are symmetric (shmem_malloc'd, the same objects on
+ *    every PE), redist_shmem_execute puts straight into dst and into the
+ *    consumed src: the scratch is exactly that of the sim backend with
+ *    REDIST_SIM_FUSED, at most max(src bytes, dst bytes) for a
+ *    memory-efficient plan with the default options (redist/exec.h), and
+ *    often none.
+ *  - Otherwise (the caller's data outside the symmetric heap) every
+ *    exchange receives into the executor's scratch, which then lives in
+ *    the symmetric heap (RD_CAP_RECV_IN_SCRATCH), and a final local copy
+ *    moves the result to dst.  The scratch is then usually max(src, dst)
+ *    and at most 2 * peak (plans whose consecutive exchanges need two
+ *    scratch buffers may exceed max(src, dst)).
+ * redist_shmem_execute decides between the two on every call (one small
+ * collective).
+ *
+ * MEMORY.  The executor's scratch is allocated per call from the
+ * symmetric heap (shmem_malloc, collective, sized from the plan before
+ * any data moves) and freed at its end; it is counted by the executor's
+ * allocator.  The context holds a fixed symmetric work area
+ * (options.work_bytes, default REDIST_SHMEM_WORK_BYTES) used only by
+ * pushed reductions; a call that may use it counts it in its promise
+ * (report.scratch_bytes, redist_shmem_info_t.scratch_bytes) and a call
+ * that used it in its measured high-water mark.  Besides these the
+ * context keeps O(PEs + steps) bytes of symmetric bookkeeping (counters,
+ * the reduction work arrays of the agreement).  The symmetric heap must
+ * be large enough for the caller's symmetric buffers plus the scratch
+ * (Open MPI: SHMEM_SYMMETRIC_SIZE).
+ *
+ * FAILURE.  Every call here is collective over all PEs and fails together:
+ * a bad argument, an allocation failure, PEs given different meshes,
+ * plans or options (REDIST_ERR_MISMATCH) make every PE return an error,
+ * never hang; `err` on the PE that failed first says why, the others name
+ * it.  A PE that fails in the middle of a plan writes an abort word to
+ * every PE: the PEs waiting for it return REDIST_ERR_BACKEND (PEs whose
+ * groups never wait for it may finish the plan; their results are
+ * right), and the context stays failed: every later call fails on every
+ * PE.  After a failure dst is unspecified, and so is src unless
+ * REDIST_EXEC_PRESERVE_SRC was given.  NULL `err` is allowed everywhere.
+ * The library never prints and never aborts.
+ *
+ * THREADS.  A context is used by one thread at a time, between
+ * shmem_init and shmem_finalize.  Open MPI 4.1.4: run with
+ * `oshrun --mca osc ^rdma` (or OMPI_MCA_osc=^rdma), else shmem_finalize
+ * segfaults; shmem_finalize also finalizes MPI.
+ */
+#ifndef REDIST_SHMEM_H
+#define REDIST_SHMEM_H
+
+#include <shmem.h>
+
+#include "redist/exec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Default size of the context's symmetric work area. */
+#define REDIST_SHMEM_WORK_BYTES (1ULL << 20)
+
+/** Flags of redist_shmem_options_t. */
+enum {
+    /** Pack / unpack with the executor's kernels and put contiguous
+     *  chunks, instead of whole steps into the final places (for
+     *  comparison; costs local passes and sometimes scratch). */
+    REDIST_SHMEM_PACKED = 1u << 0,
+    /** Never read a peer's memory by load (shmem_ptr): reductions always
+     *  push their chunks through the work area. */
+    REDIST_SHMEM_NO_PTR = 1u << 1
+};
+
+typedef struct redist_shmem_options {
+    unsigned flags;      /**< REDIST_SHMEM_* */
+    /** Symmetric work area of pushed reductions, in bytes; 0: the
+     *  default.  At least 16 bytes per PE. */
+    uint64_t work_bytes;
+} redist_shmem_options_t;
+
+/** The OpenSHMEM backend of one PE (a context over all PEs). */
+typedef struct redist_shmem redist_shmem_t;
+
+/**
+ * Create the context of this PE.  Collective over all PEs, after
+ * shmem_init: every PE must call it with the same mesh (axis sizes) and
+ * options.  The mesh's device count must be shmem_n_pes() (else
+ * REDIST_ERR_INVALID on every PE); `opts` may be NULL (defaults).  The
+ * context keeps nothing of the mesh: it serves any plan whose mesh has
+ * shmem_n_pes() devices (the groups of a step come from the plan).  Only
+ * one context's call may run at a time.  *out is written only on
+ * success and belongs to the caller (redist_shmem_free).  Errors:
+ * REDIST_ERR_INVALID (bad arguments, device count, unknown flags, work
+ * area too small), REDIST_ERR_MISMATCH (PEs passed different meshes or
+ * options), REDIST_ERR_NOMEM (memory or symmetric heap).  A NULL `out`
+ * fails at once on that PE only.
+ */
+redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
+                                    const redist_shmem_options_t *opts,
+                                    redist_shmem_t **out,
+                                    redist_error_t *err);
+
+/** Free the context and its symmetric memory.  Collective (shmem_free);
+ *  NULL is accepted (on every PE). */
+void redist_shmem_free(redist_shmem_t *ctx);
+
+/** The options in force (zeros for NULL; work_bytes resolved). */
+redist_shmem_options_t redist_shmem_get_options(const redist_shmem_t *ctx);
+
+/** 1 if the PEs read each other's symmetric memory by load (shmem_ptr)
+ *  for reductions, agreed by every PE at creation; 0 otherwise. */
+int redist_shmem_uses_ptr(const redist_shmem_t *ctx);
+
+/**
+ * This PE's endpoint for redist_plan_execute and redist_plan_exec_info,
+ * owned by the context.  `symmetric` non-zero: the caller promises that
+ * every PE passes the same symmetric objects as src and dst (puts go
+ * straight into them); zero: src and dst may be any memory.  Its reports
+ * count only the executor's scratch: prefer redist_shmem_execute.
+ */
+redist_backend_t *redist_shmem_backend(redist_shmem_t *ctx, int symmetric);
+
+/** What executing a plan through a context takes (the same on every PE). */
+typedef struct redist_shmem_info {
+    redist_exec_info_t exec; /**< the executor's figures on this backend */
+    int symmetric;           /**< the buffers are symmetric (see BUFFERS) */
+    uint64_t work_bytes;     /**< work area the call may use (0 or
+                                  options.work_bytes) */
+    uint64_t scratch_bytes;  /**< exec.scratch_bytes + work_bytes: the
+                                  promise */
+} redist_shmem_info_t;
+
+/**
+ * The memory of executing `plan` with `opts` (NULL: defaults) on `src`
+ * and `dst` through `ctx`.  Local: whether the buffers are symmetric is
+ * judged on this PE only (redist_shmem_execute also checks that every PE
+ * passes the same objects).  REDIST_ERR_INVALID for NULL arguments or a
+ * plan whose mesh does not have shmem_n_pes() devices.
+ */
+redist_status_t redist_shmem_exec_info(const redist_shmem_t *ctx,
+                                       const redist_plan_t *plan,
+                                       const void *src, const void *dst,
+                                       const redist_exec_options_t *opts,
+                                       redist_shmem_info_t *out,
+                                       redist_error_t *err);
+
+/**
+ * Execute `plan` on this PE: `src` is its source block
+ * (redist_spec_src_bytes bytes), `dst` its destination block
+ * (redist_spec_dst_bytes bytes); they must not overlap and are used only
+ * during the call.  Collective over all PEs: every PE calls it with an
+ * identical plan and the same `opts`.  Failure is collective, as described
+ * above.  `report` (may be NULL) is filled in both cases: scratch_bytes is
+ * the promise (redist_shmem_info_t.scratch_bytes), scratch_high_water the
+ * measured high-water mark of the symmetric scratch and work area
+ * together, on this PE.
+ */
+redist_status_t redist_shmem_execute(redist_shmem_t *ctx,
+                                     const redist_plan_t *plan, void *src,
+                                     void *dst,
+                                     const redist_exec_options_t *opts,
+                                     redist_exec_report_t *report,
+                                     redist_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,406 @@
+/*
+ * `redistplan run SPEC --backend mpi`, under `mpirun -np D` (D = the
+ * mesh's device count): every rank fills its source block with the exact
+ * pattern of src/exec/pattern.h, executes the plan through the MPI
+ * backend (redist/mpi.h) on MPI_COMM_WORLD, checks every element of its
+ * destination block, and sends its figures to rank 0, which prints one
+ * line per rank and a summary (max time, max scratch).  The checks and the
+ * report are those of the sim backend (ext.c).
+ *
+ * Ranks other than 0 print nothing: a bad spec or a wrong rank count is
+ * one message (and exit 2 on every rank).  Without a launcher
+ * (OMPI_COMM_WORLD_SIZE / PMI_SIZE unset) a mesh of more than one device
+ * is refused before MPI starts.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "redist/mpi.h"
+#include "cli.h"
+#include "run_mpi.h"
+#include "../exec/mpi_internal.h"
+#include "../exec/pattern.h"
+
+/* ------------------------------------------------------------ options */
+
+int cli_mpi_option(cli_mpi_args *m, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--max-scratch") == 0) {
+        if (*i + 1 >= argc || cli_parse_u64(argv[*i + 1], &m->max_scratch) ||
+            m->max_scratch == 0) {
+            fprintf(stderr, "redistplan: --max-scratch: not a byte count "
+                            "(> 0): %s\n",
+                    *i + 1 < argc ? argv[*i + 1] : "(missing)");
+            return -1;
+        }
+        ++*i;
+    } else if (strcmp(a, "--mpi-packed") == 0)
+        m->flags |= REDIST_MPI_PACKED;
+    else if (strcmp(a, "--mpi-native-reduce") == 0)
+        m->flags |= REDIST_MPI_NATIVE_REDUCE;
+    else
+        return 0;
+    m->given = 1;
+    return 1;
+}
+
+static long env_long(const char *a, const char *b)
+{
+    const char *v = getenv(a);
+    if (!v)
+        v = getenv(b);
+    return v ? strtol(v, NULL, 10) : -1;
+}
+
+static int saved_out = -1, saved_err = -1;
+
+void cli_mpi_quiet(void)
+{
+    if (env_long("OMPI_COMM_WORLD_RANK", "PMI_RANK") <= 0 || saved_out >= 0)
+        return;
+    int fd = open("/dev/null", O_WRONLY);
+    if (fd < 0)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    saved_out = dup(1);
+    saved_err = dup(2);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+}
+
+static void unquiet(void)
+{
+    if (saved_out < 0)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    saved_out = saved_err = -1;
+}
+
+/* -------------------------------------------------------- formatting */
+
+static void fmt_bytes(uint64_t b, char *buf, size_t n)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+    else
+        snprintf(buf, n, "%llu B (%.4g %s)", (unsigned long long)b, v,
+                 unit[u]);
+}
+
+static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
+{
+    size_t pos = 0;
+    pos += (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < n && pos < size; i++)
+        pos += (size_t)snprintf(buf + pos, size - pos, "%s%lld", i ? "," : "",
+                                (long long)s[i]);
+    if (pos < size)
+        snprintf(buf + pos, size - pos, "]");
+}
+
+static void fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
+                       size_t size)
+{
+    int64_t c[REDIST_MAX_AXES];
+    size_t pos = 0;
+    redist_mesh_coords(m, rank, c);
+    buf[0] = '\0';
+    for (int a = 0; a < redist_mesh_num_axes(m) && pos < size; a++)
+        pos += (size_t)snprintf(buf + pos, size - pos, "%s%s=%lld",
+                                a ? "," : "", redist_mesh_axis_name(m, a),
+                                (long long)c[a]);
+}
+
+/* ------------------------------------------------------------- run */
+
+/* What each rank sends to rank 0. */
+typedef struct rank_result {
+    double seconds;
+    uint64_t high, allocs, recv, sent;
+    int64_t exchanges;
+    int32_t bad, src_bad, writes_src;
+    rd_mismatch mm;
+} rank_result;
+
+/* 1 on every rank if `bad` on any. */
+static int any(int bad)
+{
+    int all = 0;
+    MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return all;
+}
+
+static int finish(int rc, redist_mpi_t *mx, void *src, void *dst)
+{
+    free(src);
+    free(dst);
+    redist_mpi_free(mx);
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Finalize();
+    return rc;
+}
+
+int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
+                const int64_t *orig, int shrink,
+                const redist_exec_options_t *opts, uint64_t repeat,
+                int64_t corrupt)
+{
+    const redist_spec_t *s = redist_plan_spec(plan);
+    const redist_mesh_t *mesh = redist_spec_mesh(s);
+    int64_t D = redist_mesh_num_devices(mesh);
+    const char *name = redist_spec_name(s);
+    char b1[64], b2[64], b3[64], sh[256], sh0[256];
+    unquiet();
+    long launched = env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
+    if (launched < 0 && D != 1) {
+        fprintf(stderr,
+                "redistplan: run: the mesh has %lld devices; run the mpi "
+                "backend under an MPI launcher with one rank per device: "
+                "mpirun -np %lld redistplan run ...\n",
+                (long long)D, (long long)D);
+        return 2;
+    }
+    int init = 0, rank = 0, size = 0;
+    MPI_Initialized(&init);
+    if (!init && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+        fprintf(stderr, "redistplan: run: MPI_Init failed\n");
+        return 2;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != D) {
+        if (rank == 0) {
+            char mm[256];
+            size_t pos = 0;
+            for (int a = 0; a < redist_mesh_num_axes(mesh); a++)
+                pos += (size_t)snprintf(
+                    mm + pos, sizeof mm - pos, "%s%s=%lld", a ? "," : "",
+                    redist_mesh_axis_name(mesh, a),
+                    (long long)redist_mesh_axis_size(mesh, a));
+            fprintf(stderr,
+                    "redistplan: run: the mesh (%s) has %lld devices but %d "
+                    "MPI rank%s started: run it with mpirun -np %lld\n",
+                    mm, (long long)D, size, size == 1 ? " was" : "s were",
+                    (long long)D);
+        }
+        return finish(2, NULL, NULL, NULL);
+    }
+
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_mpi_t *mx = NULL;
+    redist_mpi_options_t mo = {m->flags, m->max_scratch};
+    if (redist_mpi_create(MPI_COMM_WORLD, mesh, &mo, &mx, &err)) {
+        if (rank == 0)
+            cli_print_error(&err);
+        return finish(2, NULL, NULL, NULL);
+    }
+    redist_mpi_info_t info;
+    if (redist_mpi_exec_info(mx, plan, opts, &info, &err)) {
+        if (rank == 0)
+            cli_print_error(&err);
+        return finish(2, mx, NULL, NULL);
+    }
+    uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+    void *src = malloc(S ? (size_t)S : 1), *dst = malloc(T ? (size_t)T : 1);
+    int nomem = !src || !dst;
+    if (any(nomem)) {
+        if (nomem)
+            fprintf(stderr, "redistplan: run: rank %d: out of memory for "
+                            "the buffers\n",
+                    rank);
+        return finish(2, mx, src, dst);
+    }
+
+    int nd = redist_spec_ndims(s);
+    if (rank == 0) {
+        fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
+        printf("run %s: backend mpi, %lld ranks, %s%s, reduce %s\n",
+               name[0] ? name : "(unnamed)", (long long)D,
+               redist_dtype_name(redist_spec_dtype(s)), sh,
+               redist_reduce_name(redist_spec_reduce(s)));
+        if (memcmp(orig, redist_spec_shape(s), sizeof(int64_t) * (size_t)nd)) {
+            fmt_shape(orig, nd, sh0, sizeof sh0);
+            printf("  shape     %s of the spec runs as %s%s\n", sh0, sh,
+                   shrink ? " (--shrink: same steps, every type divisible)"
+                          : "");
+        }
+        redist_plan_stats_t stats;
+        redist_plan_stats(plan, &stats);
+        char ops[512];
+        size_t pos = 0;
+        ops[0] = '\0';
+        for (int k = 0; k < redist_plan_num_steps(plan) && pos < sizeof ops;
+             k++) {
+            redist_step_view_t v;
+            redist_plan_step(plan, k, &v);
+            pos += (size_t)snprintf(ops + pos, sizeof ops - pos, "%s%s",
+                                    k ? ", " : "", redist_op_name(v.op));
+        }
+        if (redist_plan_num_steps(plan) == 0)
+            snprintf(ops, sizeof ops, "(no steps: a copy)");
+        fmt_bytes(stats.peak_bytes, b1, sizeof b1);
+        printf("  plan      %s (%d collective%s); peak %s per device\n", ops,
+               stats.collectives, stats.collectives == 1 ? "" : "s", b1);
+        printf("  mpi       %s; reductions %s; %lld exchange%s per rank\n",
+               m->flags & REDIST_MPI_PACKED
+                   ? "packed (kernels + contiguous exchanges)"
+                   : "whole steps with derived datatypes",
+               m->flags & REDIST_MPI_NATIVE_REDUCE
+                   ? "by MPI_Reduce_scatter_block / MPI_Allreduce"
+                   : "in member order (bit-identical to sim)",
+               (long long)info.exchanges, info.exchanges == 1 ? "" : "s");
+    }
+
+    /* run, best of `repeat` by the slowest rank's time */
+    redist_exec_report_t rep, best;
+    memset(&best, 0, sizeof best);
+    double best_max = 0, best_wall = 0;
+    int64_t best_ex = 0;
+    redist_status_t st = REDIST_OK;
+    for (uint64_t it = 0; it < repeat; it++) {
+        rd_pattern_fill(s, rank, src);
+        memset(dst, 0xA5, (size_t)T);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        st = redist_mpi_execute(mx, plan, src, dst, opts, &rep, &err);
+        double wall = MPI_Wtime() - t0, mx_t = 0, mx_wall = 0;
+        if (st)
+            break;
+        MPI_Allreduce(&rep.seconds, &mx_t, 1, MPI_DOUBLE, MPI_MAX,
+                      MPI_COMM_WORLD);
+        MPI_Allreduce(&wall, &mx_wall, 1, MPI_DOUBLE, MPI_MAX,
+                      MPI_COMM_WORLD);
+        if (it == 0 || mx_t < best_max) {
+            best = rep;
+            best_max = mx_t;
+            best_wall = mx_wall;
+            best_ex = rd_mpi_last_exchanges(mx);
+        }
+    }
+    if (st) { /* collective: every rank failed; rank 0's message names
+               * the device that failed first */
+        if (rank == 0) {
+            cli_print_error(&err);
+            fprintf(stderr, "redistplan: run: execution failed\n");
+        }
+        return finish(2, mx, src, dst);
+    }
+
+    if (corrupt == rank) /* testing aid: break one element */
+        ((unsigned char *)dst)[T - 1] ^= 0x5a;
+    rank_result me, *all = NULL;
+    memset(&me, 0, sizeof me);
+    me.seconds = best.seconds;
+    me.high = best.scratch_high_water;
+    me.allocs = best.scratch_allocations;
+    me.recv = best.recv_bytes;
+    me.sent = best.sent_bytes;
+    me.exchanges = best_ex;
+    me.writes_src = best.writes_src;
+    me.bad = rd_pattern_check(s, rank, dst, &me.mm);
+    if (!me.bad && (opts->flags & REDIST_EXEC_PRESERVE_SRC))
+        me.src_bad = me.bad = rd_pattern_check_src(s, rank, src, &me.mm);
+    if (rank == 0 && !(all = calloc((size_t)size, sizeof *all)))
+        fprintf(stderr, "redistplan: run: out of memory for the report\n");
+    MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE,
+               0, MPI_COMM_WORLD);
+    int bad = any(me.bad);
+    if (rank == 0 && all) {
+        fmt_bytes(S, b1, sizeof b1);
+        fmt_bytes(T, b2, sizeof b2);
+        printf("  buffers   src %s, dst %s per rank\n", b1, b2);
+        rank_result mxr;
+        memset(&mxr, 0, sizeof mxr);
+        int worst = 0, writes = 0;
+        for (int r = 0; r < size; r++) {
+            if (all[r].seconds > mxr.seconds) {
+                mxr.seconds = all[r].seconds;
+                worst = r;
+            }
+            if (all[r].high > mxr.high)
+                mxr.high = all[r].high;
+            if (all[r].recv > mxr.recv)
+                mxr.recv = all[r].recv;
+            writes |= all[r].writes_src;
+        }
+        if (size <= 64) {
+            printf("  rank  coords%*s time ms   scratch high-water   "
+                   "received bytes  result\n",
+                   10, "");
+            for (int r = 0; r < size; r++) {
+                char co[128];
+                fmt_coords(mesh, r, co, sizeof co);
+                printf("  %4d  %-16s %8.3f   %18llu   %14llu  %s\n", r, co,
+                       all[r].seconds * 1e3,
+                       (unsigned long long)all[r].high,
+                       (unsigned long long)all[r].recv,
+                       all[r].bad ? "MISMATCH" : "exact");
+            }
+        }
+        fmt_bytes(mxr.high, b1, sizeof b1);
+        fmt_bytes(info.scratch_bytes, b2, sizeof b2);
+        fmt_bytes(info.bound_bytes, b3, sizeof b3);
+        printf("  scratch   high-water %s per rank, max over ranks "
+               "(promised %s = executor %llu + work %llu; bound %s)\n",
+               b1, b2, (unsigned long long)info.exec.scratch_bytes,
+               (unsigned long long)info.work_bytes, b3);
+        printf("  source    %s\n",
+               opts->flags & REDIST_EXEC_PRESERVE_SRC
+                   ? "preserved (--preserve-src)"
+                   : writes ? "used as work space (contents now "
+                              "unspecified)"
+                            : "not written");
+        fmt_bytes(mxr.recv, b1, sizeof b1);
+        printf("  traffic   received %s per rank (most)\n", b1);
+        printf("  time      %.3f ms (slowest rank: %d%s), %.3f ms wall\n",
+               best_max * 1e3, worst, repeat > 1 ? ", best of repeats" : "",
+               best_wall * 1e3);
+        int first = -1;
+        for (int r = 0; r < size && first < 0; r++)
+            if (all[r].bad)
+                first = r;
+        if (first >= 0) {
+            const rd_mismatch *mm = &all[first].mm;
+            char where[256], lc[128], gc[128];
+            fmt_coords(mesh, first, where, sizeof where);
+            fmt_shape(mm->local, nd, lc, sizeof lc);
+            fmt_shape(mm->global, nd, gc, sizeof gc);
+            if (all[first].src_bad)
+                printf("  result    SOURCE MODIFIED despite "
+                       "--preserve-src:\n");
+            printf("  result    MISMATCH on device %d (%s): local index "
+                   "%llu %s, global index %llu %s: expected %s, got %s\n",
+                   first, where, (unsigned long long)mm->local_index, lc,
+                   (unsigned long long)mm->global_index, gc, mm->expected,
+                   mm->got);
+        } else {
+            printf("  result    exact: %d ranks, %lld elements checked\n",
+                   size,
+                   (long long)((int64_t)size *
+                               (int64_t)(T / redist_dtype_size(
+                                                 redist_spec_dtype(s)))));
+        }
+    }
+    free(all);
+    return finish(bad ? 1 : 0, mx, src, dst);
+}

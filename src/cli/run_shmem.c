@@ -1,0 +1,549 @@
+/*
+ * `redistplan run SPEC --backend shmem`, under `oshrun -np D` (D = the
+ * mesh's device count): every PE fills its source block with the exact
+ * pattern of src/exec/pattern.h, executes the plan through the OpenSHMEM
+ * backend (redist/shmem.h), checks every element of its destination
+ * block, and puts its figures to PE 0, which prints one line per PE and a
+ * summary (max time, max scratch).  The checks and the report are those
+ * of the sim and mpi backends (ext.c, run_mpi.c).
+ *
+ * The source and destination blocks come from the symmetric heap, so the
+ * backend puts straight into them (--shmem-private: from malloc, so every
+ * exchange lands in symmetric scratch and is copied out).  Before
+ * shmem_init the symmetric heap is sized from the plan (SMA_SYMMETRIC_SIZE,
+ * which Open MPI 4.1.4 reads, unless the user set it or the standard
+ * SHMEM_SYMMETRIC_SIZE) and Open MPI's osc/rdma component, which makes
+ * shmem_finalize crash in Open MPI 4.1.4, is excluded (OMPI_MCA_osc, unless
+ * set).
+ *
+ * PEs other than 0 print nothing: a bad spec or a wrong PE count is one
+ * message (and exit 2 on every PE).  Without a launcher
+ * (OMPI_COMM_WORLD_SIZE / PMI_SIZE unset) a mesh of more than one device
+ * is refused before OpenSHMEM starts.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "redist/shmem.h"
+#include "cli.h"
+#include "run_shmem.h"
+#include "../exec/pattern.h"
+
+/* ------------------------------------------------------------ options */
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    char num[32];
+    size_t n = strspn(s, "0123456789");
+    uint64_t v, mul = 1;
+    if (n == 0 || n >= sizeof num)
+        return -1;
+    memcpy(num, s, n);
+    num[n] = '\0';
+    if (cli_parse_u64(num, &v))
+        return -1;
+    if (s[n]) {
+        const char *units = "KMG", *p = strchr(units, s[n] & ~0x20);
+        if (!p || !*p || (s[n + 1] && strcmp(s + n + 1, "iB") != 0 &&
+                          strcmp(s + n + 1, "B") != 0))
+            return -1;
+        mul = 1ULL << (10 * (p - units + 1));
+    }
+    if (v > UINT64_MAX / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+int cli_shmem_option(cli_shmem_args *m, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--shmem-work") == 0) {
+        if (*i + 1 >= argc || parse_size(argv[*i + 1], &m->work_bytes) ||
+            m->work_bytes == 0) {
+            fprintf(stderr, "redistplan: --shmem-work: not a byte count "
+                            "(> 0): %s\n",
+                    *i + 1 < argc ? argv[*i + 1] : "(missing)");
+            return -1;
+        }
+        ++*i;
+    } else if (strcmp(a, "--shmem-packed") == 0)
+        m->flags |= REDIST_SHMEM_PACKED;
+    else if (strcmp(a, "--shmem-no-ptr") == 0)
+        m->flags |= REDIST_SHMEM_NO_PTR;
+    else if (strcmp(a, "--shmem-private") == 0)
+        m->private_buffers = 1;
+    else
+        return 0;
+    m->given = 1;
+    return 1;
+}
+
+static long env_long(const char *a, const char *b)
+{
+    const char *v = getenv(a);
+    if (!v)
+        v = getenv(b);
+    return v ? strtol(v, NULL, 10) : -1;
+}
+
+static int saved_out = -1, saved_err = -1;
+
+void cli_shmem_quiet(void)
+{
+    if (env_long("OMPI_COMM_WORLD_RANK", "PMI_RANK") <= 0 || saved_out >= 0)
+        return;
+    int fd = open("/dev/null", O_WRONLY);
+    if (fd < 0)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    saved_out = dup(1);
+    saved_err = dup(2);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+}
+
+static void unquiet(void)
+{
+    if (saved_out < 0)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    saved_out = saved_err = -1;
+}
+
+/* -------------------------------------------------------- formatting */
+
+static void fmt_bytes(uint64_t b, char *buf, size_t n)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+    else
+        snprintf(buf, n, "%llu B (%.4g %s)", (unsigned long long)b, v,
+                 unit[u]);
+}
+
+static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
+{
+    size_t pos = 0;
+    pos += (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < n && pos < size; i++)
+        pos += (size_t)snprintf(buf + pos, size - pos, "%s%lld", i ? "," : "",
+                                (long long)s[i]);
+    if (pos < size)
+        snprintf(buf + pos, size - pos, "]");
+}
+
+static void fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
+                       size_t size)
+{
+    int64_t c[REDIST_MAX_AXES];
+    size_t pos = 0;
+    redist_mesh_coords(m, rank, c);
+    buf[0] = '\0';
+    for (int a = 0; a < redist_mesh_num_axes(m) && pos < size; a++)
+        pos += (size_t)snprintf(buf + pos, size - pos, "%s%s=%lld",
+                                a ? "," : "", redist_mesh_axis_name(m, a),
+                                (long long)c[a]);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------- run */
+
+/* What each PE puts to PE 0. */
+typedef struct pe_result {
+    double seconds;
+    uint64_t high, allocs, recv, sent;
+    int32_t bad, src_bad, writes_src, pad;
+    rd_mismatch mm;
+} pe_result;
+
+/* Symmetric work arrays of the CLI's own reductions. */
+static struct {
+    long *src, *dst, *wrk, *sync;
+    double *dsrc, *ddst, *dwrk;
+    int ok;
+} red;
+
+static int red_init(void)
+{
+    red.src = shmem_malloc(sizeof(long));
+    red.dst = shmem_malloc(sizeof(long));
+    red.wrk = shmem_malloc(sizeof(long) * SHMEM_REDUCE_MIN_WRKDATA_SIZE);
+    red.sync = shmem_malloc(sizeof(long) * SHMEM_REDUCE_SYNC_SIZE);
+    red.dsrc = shmem_malloc(sizeof(double));
+    red.ddst = shmem_malloc(sizeof(double));
+    red.dwrk = shmem_malloc(sizeof(double) * SHMEM_REDUCE_MIN_WRKDATA_SIZE);
+    red.ok = red.src && red.dst && red.wrk && red.sync && red.dsrc &&
+             red.ddst && red.dwrk;
+    if (red.ok)
+        for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
+            red.sync[i] = SHMEM_SYNC_VALUE;
+    shmem_barrier_all();
+    return red.ok;
+}
+
+static void red_free(void)
+{
+    shmem_free(red.dwrk);
+    shmem_free(red.ddst);
+    shmem_free(red.dsrc);
+    shmem_free(red.sync);
+    shmem_free(red.wrk);
+    shmem_free(red.dst);
+    shmem_free(red.src);
+}
+
+/* 1 on every PE if `bad` on any. */
+static int any(int bad)
+{
+    *red.src = bad;
+    shmem_long_max_to_all(red.dst, red.src, 1, 0, 0, shmem_n_pes(), red.wrk,
+                          red.sync);
+    shmem_barrier_all(); /* pSync reusable */
+    return *red.dst != 0;
+}
+
+static double max_all(double v)
+{
+    *red.dsrc = v;
+    shmem_double_max_to_all(red.ddst, red.dsrc, 1, 0, 0, shmem_n_pes(),
+                            red.dwrk, red.sync);
+    shmem_barrier_all();
+    return *red.ddst;
+}
+
+typedef struct run_state {
+    redist_shmem_t *ctx;
+    void *src, *dst;
+    pe_result *all;
+    int symmetric;
+} run_state;
+
+static int finish(int rc, run_state *r)
+{
+    if (r->symmetric) {
+        shmem_free(r->dst);
+        shmem_free(r->src);
+    } else {
+        free(r->dst);
+        free(r->src);
+    }
+    shmem_free(r->all);
+    redist_shmem_free(r->ctx);
+    if (red.ok)
+        red_free();
+    fflush(stdout);
+    fflush(stderr);
+    shmem_finalize();
+    return rc;
+}
+
+/* Size the symmetric heap for this plan (unless the user did). */
+static void size_heap(const redist_plan_t *plan, const cli_shmem_args *m)
+{
+    /* Open MPI 4.1.4 reads SMA_SYMMETRIC_SIZE, not the standard name */
+    const char *std = getenv("SHMEM_SYMMETRIC_SIZE");
+    if (getenv("SMA_SYMMETRIC_SIZE"))
+        return;
+    if (std) {
+        setenv("SMA_SYMMETRIC_SIZE", std, 0);
+        return;
+    }
+    const redist_spec_t *s = redist_plan_spec(plan);
+    uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+    uint64_t M = S > T ? S : T, peak = redist_plan_peak_bytes(plan);
+    if (peak > M)
+        M = peak;
+    /* buffers, at most two scratch buffers of the peak, the work area */
+    uint64_t need = S + T + 2 * M +
+                    (m->work_bytes ? m->work_bytes : REDIST_SHMEM_WORK_BYTES);
+    need += need / 8 + (64ULL << 20); /* allocator overhead, bookkeeping */
+    if (need < (256ULL << 20))
+        return; /* Open MPI's default is 256 MiB */
+    char v[32];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)need);
+    setenv("SMA_SYMMETRIC_SIZE", v, 0);
+}
+
+int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
+                  const int64_t *orig, int shrink,
+                  const redist_exec_options_t *opts, uint64_t repeat,
+                  int64_t corrupt)
+{
+    const redist_spec_t *s = redist_plan_spec(plan);
+    const redist_mesh_t *mesh = redist_spec_mesh(s);
+    int64_t D = redist_mesh_num_devices(mesh);
+    const char *name = redist_spec_name(s);
+    char b1[64], b2[64], b3[64], sh[256], sh0[256];
+    run_state rs;
+    memset(&rs, 0, sizeof rs);
+    unquiet();
+    long launched = env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
+    if (launched < 0 && D != 1) {
+        fprintf(stderr,
+                "redistplan: run: the mesh has %lld devices; run the shmem "
+                "backend under oshrun with one PE per device: oshrun "
+                "--mca osc ^rdma -np %lld redistplan run ... --backend "
+                "shmem\n",
+                (long long)D, (long long)D);
+        return 2;
+    }
+    /* Open MPI 4.1.4 crashes in shmem_finalize with osc/rdma */
+    setenv("OMPI_MCA_osc", "^rdma", 0);
+    size_heap(plan, m);
+    shmem_init();
+    int me = shmem_my_pe(), npes = shmem_n_pes();
+    if (!red_init()) {
+        if (me == 0)
+            fprintf(stderr, "redistplan: run: out of symmetric memory\n");
+        return finish(2, &rs);
+    }
+    if (npes != D) {
+        if (me == 0) {
+            char mm[256];
+            size_t pos = 0;
+            mm[0] = '\0';
+            for (int a = 0; a < redist_mesh_num_axes(mesh) && pos < sizeof mm;
+                 a++)
+                pos += (size_t)snprintf(
+                    mm + pos, sizeof mm - pos, "%s%s=%lld", a ? "," : "",
+                    redist_mesh_axis_name(mesh, a),
+                    (long long)redist_mesh_axis_size(mesh, a));
+            fprintf(stderr,
+                    "redistplan: run: the mesh (%s) has %lld devices but %d "
+                    "PE%s started: run it with oshrun -np %lld\n",
+                    mm, (long long)D, npes, npes == 1 ? " was" : "s were",
+                    (long long)D);
+        }
+        return finish(2, &rs);
+    }
+
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_shmem_options_t mo = {m->flags, m->work_bytes};
+    if (redist_shmem_create(mesh, &mo, &rs.ctx, &err)) {
+        if (me == 0)
+            cli_print_error(&err);
+        return finish(2, &rs);
+    }
+    uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+    rs.symmetric = !m->private_buffers;
+    if (rs.symmetric) {
+        rs.src = shmem_malloc(S ? (size_t)S : 1);
+        rs.dst = shmem_malloc(T ? (size_t)T : 1);
+    } else {
+        rs.src = malloc(S ? (size_t)S : 1);
+        rs.dst = malloc(T ? (size_t)T : 1);
+    }
+    rs.all = shmem_malloc(sizeof *rs.all * (size_t)npes);
+    int nomem = !rs.src || !rs.dst || !rs.all;
+    if (any(nomem)) {
+        if (nomem)
+            fprintf(stderr, "redistplan: run: PE %d: out of memory for the "
+                            "buffers (symmetric heap: SMA_SYMMETRIC_SIZE)\n",
+                    me);
+        return finish(2, &rs);
+    }
+    redist_shmem_info_t info;
+    if (redist_shmem_exec_info(rs.ctx, plan, rs.src, rs.dst, opts, &info,
+                               &err)) {
+        if (me == 0)
+            cli_print_error(&err);
+        return finish(2, &rs);
+    }
+
+    int nd = redist_spec_ndims(s);
+    if (me == 0) {
+        fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
+        printf("run %s: backend shmem, %lld PEs, %s%s, reduce %s\n",
+               name[0] ? name : "(unnamed)", (long long)D,
+               redist_dtype_name(redist_spec_dtype(s)), sh,
+               redist_reduce_name(redist_spec_reduce(s)));
+        if (memcmp(orig, redist_spec_shape(s), sizeof(int64_t) * (size_t)nd)) {
+            fmt_shape(orig, nd, sh0, sizeof sh0);
+            printf("  shape     %s of the spec runs as %s%s\n", sh0, sh,
+                   shrink ? " (--shrink: same steps, every type divisible)"
+                          : "");
+        }
+        redist_plan_stats_t stats;
+        redist_plan_stats(plan, &stats);
+        char ops[512];
+        size_t pos = 0;
+        ops[0] = '\0';
+        for (int k = 0; k < redist_plan_num_steps(plan) && pos < sizeof ops;
+             k++) {
+            redist_step_view_t v;
+            redist_plan_step(plan, k, &v);
+            pos += (size_t)snprintf(ops + pos, sizeof ops - pos, "%s%s",
+                                    k ? ", " : "", redist_op_name(v.op));
+        }
+        if (redist_plan_num_steps(plan) == 0)
+            snprintf(ops, sizeof ops, "(no steps: a copy)");
+        fmt_bytes(stats.peak_bytes, b1, sizeof b1);
+        printf("  plan      %s (%d collective%s); peak %s per device\n", ops,
+               stats.collectives, stats.collectives == 1 ? "" : "s", b1);
+        printf("  shmem     %s, %s; reductions %s\n",
+               m->flags & REDIST_SHMEM_PACKED
+                   ? "packed (kernels + contiguous puts)"
+                   : "whole steps: puts to final offsets",
+               info.symmetric
+                   ? "symmetric src/dst (puts straight into them)"
+                   : "private src/dst (puts into symmetric scratch, then a "
+                     "copy)",
+               redist_shmem_uses_ptr(rs.ctx) &&
+                       (info.symmetric || !info.work_bytes)
+                   ? "pulled by load (shmem_ptr), member order"
+                   : "pushed through the work area, member order");
+    }
+
+    /* run, best of `repeat` by the slowest PE's time */
+    redist_exec_report_t rep, best;
+    memset(&best, 0, sizeof best);
+    double best_max = 0, best_wall = 0;
+    redist_status_t st = REDIST_OK;
+    for (uint64_t it = 0; it < repeat; it++) {
+        rd_pattern_fill(s, me, rs.src);
+        memset(rs.dst, 0xA5, (size_t)T);
+        shmem_barrier_all();
+        double t0 = now_s();
+        st = redist_shmem_execute(rs.ctx, plan, rs.src, rs.dst, opts, &rep,
+                                  &err);
+        double wall = now_s() - t0;
+        if (st)
+            break;
+        double mx_t = max_all(rep.seconds), mx_wall = max_all(wall);
+        if (it == 0 || mx_t < best_max) {
+            best = rep;
+            best_max = mx_t;
+            best_wall = mx_wall;
+        }
+    }
+    if (st) { /* collective: every PE failed; PE 0's message names the
+               * PE that failed first */
+        if (me == 0) {
+            cli_print_error(&err);
+            fprintf(stderr, "redistplan: run: execution failed\n");
+        }
+        return finish(2, &rs);
+    }
+
+    if (corrupt == me) /* testing aid: break one element */
+        ((unsigned char *)rs.dst)[T - 1] ^= 0x5a;
+    pe_result mine;
+    memset(&mine, 0, sizeof mine);
+    mine.seconds = best.seconds;
+    mine.high = best.scratch_high_water;
+    mine.allocs = best.scratch_allocations;
+    mine.recv = best.recv_bytes;
+    mine.sent = best.sent_bytes;
+    mine.writes_src = best.writes_src;
+    mine.bad = rd_pattern_check(s, me, rs.dst, &mine.mm);
+    if (!mine.bad && (opts->flags & REDIST_EXEC_PRESERVE_SRC))
+        mine.src_bad = mine.bad =
+            rd_pattern_check_src(s, me, rs.src, &mine.mm);
+    shmem_putmem(&rs.all[me], &mine, sizeof mine, 0);
+    shmem_barrier_all(); /* completes the puts */
+    int bad = any(mine.bad);
+    if (me == 0) {
+        pe_result *all = rs.all;
+        fmt_bytes(S, b1, sizeof b1);
+        fmt_bytes(T, b2, sizeof b2);
+        printf("  buffers   src %s, dst %s per PE\n", b1, b2);
+        pe_result mxr;
+        memset(&mxr, 0, sizeof mxr);
+        int worst = 0, writes = 0;
+        for (int r = 0; r < npes; r++) {
+            if (all[r].seconds > mxr.seconds) {
+                mxr.seconds = all[r].seconds;
+                worst = r;
+            }
+            if (all[r].high > mxr.high)
+                mxr.high = all[r].high;
+            if (all[r].recv > mxr.recv)
+                mxr.recv = all[r].recv;
+            writes |= all[r].writes_src;
+        }
+        if (npes <= 64) {
+            printf("    PE  coords%*s time ms   scratch high-water   "
+                   "received bytes  result\n",
+                   10, "");
+            for (int r = 0; r < npes; r++) {
+                char co[128];
+                fmt_coords(mesh, r, co, sizeof co);
+                printf("  %4d  %-16s %8.3f   %18llu   %14llu  %s\n", r, co,
+                       all[r].seconds * 1e3,
+                       (unsigned long long)all[r].high,
+                       (unsigned long long)all[r].recv,
+                       all[r].bad ? "MISMATCH" : "exact");
+            }
+        }
+        fmt_bytes(mxr.high, b1, sizeof b1);
+        fmt_bytes(info.scratch_bytes, b2, sizeof b2);
+        fmt_bytes(info.exec.bound_bytes, b3, sizeof b3);
+        printf("  scratch   high-water %s per PE, max over PEs, symmetric "
+               "(promised %s = executor %llu + work area %llu; max(src, "
+               "dst) %s)\n",
+               b1, b2, (unsigned long long)info.exec.scratch_bytes,
+               (unsigned long long)info.work_bytes, b3);
+        printf("  source    %s\n",
+               opts->flags & REDIST_EXEC_PRESERVE_SRC
+                   ? "preserved (--preserve-src)"
+                   : writes ? "used as work space (contents now "
+                              "unspecified)"
+                            : "not written");
+        fmt_bytes(mxr.recv, b1, sizeof b1);
+        printf("  traffic   received %s per PE (most)\n", b1);
+        printf("  time      %.3f ms (slowest PE: %d%s), %.3f ms wall\n",
+               best_max * 1e3, worst, repeat > 1 ? ", best of repeats" : "",
+               best_wall * 1e3);
+        int first = -1;
+        for (int r = 0; r < npes && first < 0; r++)
+            if (all[r].bad)
+                first = r;
+        if (first >= 0) {
+            const rd_mismatch *mm = &all[first].mm;
+            char where[256], lc[128], gc[128];
+            fmt_coords(mesh, first, where, sizeof where);
+            fmt_shape(mm->local, nd, lc, sizeof lc);
+            fmt_shape(mm->global, nd, gc, sizeof gc);
+            if (all[first].src_bad)
+                printf("  result    SOURCE MODIFIED despite "
+                       "--preserve-src:\n");
+            printf("  result    MISMATCH on device %d (%s): local index "
+                   "%llu %s, global index %llu %s: expected %s, got %s\n",
+                   first, where, (unsigned long long)mm->local_index, lc,
+                   (unsigned long long)mm->global_index, gc, mm->expected,
+                   mm->got);
+        } else {
+            printf("  result    exact: %d PEs, %lld elements checked\n", npes,
+                   (long long)((int64_t)npes *
+                               (int64_t)(T / redist_dtype_size(
+                                                 redist_spec_dtype(s)))));
+        }
+    }
+    return finish(bad ? 1 : 0, &rs);
+}

@@ -1,0 +1,402 @@
+/*
+ * `redistplan topo`: the machine, where the ranks run, how each mesh
+ * axis maps onto it, and the modelled cost of each step of the default
+ * and the time-objective plans.  Also the topology options of `plan`
+ * (cli_topo_axis_links).  Built only with hwloc (libredist_topo).
+ *
+ *   redistplan topo [SPEC] [--xml FILE | --synthetic DESC]
+ *                   [--rank-map FILE] [--cost FILE]
+ *                   [--axis-links AXIS=LEVEL,...] [--objective bytes|time]
+ *
+ * Exit codes: 0 ok; 2 bad input (or no plan for the spec).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "redist/topo.h"
+#include "../core/internal.h"
+
+static redist_status_t load_topo(const cli_topo_args *a, redist_topo_t **t,
+                                 redist_placement_t **p, redist_error_t *err)
+{
+    redist_status_t st;
+    *t = NULL;
+    *p = NULL;
+    if (a->xml && a->synthetic)
+        return rd_error(err, REDIST_ERR_INVALID, "<command line>", NULL,
+                        "give --xml or --synthetic, not both");
+    if (a->xml)
+        st = redist_topo_load_xml(a->xml, t, err);
+    else if (a->synthetic)
+        st = redist_topo_load_synthetic(a->synthetic, t, err);
+    else
+        st = redist_topo_load_local(t, err);
+    if (st)
+        return st;
+    if (a->rank_map)
+        st = redist_placement_load_file(*t, a->rank_map, p, err);
+    else
+        st = redist_placement_default(*t, p, err);
+    if (st) {
+        redist_topo_free(*t);
+        *t = NULL;
+    }
+    return st;
+}
+
+redist_status_t cli_topo_axis_links(const cli_topo_args *a,
+                                    const redist_mesh_t *mesh,
+                                    redist_cost_model_t *model,
+                                    redist_error_t *err)
+{
+    redist_topo_t *t;
+    redist_placement_t *p;
+    if (!a->xml && !a->synthetic && !a->rank_map)
+        return REDIST_OK;
+    redist_status_t st = load_topo(a, &t, &p, err);
+    if (!st)
+        st = redist_topo_axis_links(p, mesh, model, err);
+    if (st && err->source[0] == '\0' && a->rank_map)
+        rd_error_set_source(err, a->rank_map);
+    redist_placement_free(p);
+    redist_topo_free(t);
+    return st;
+}
+
+/* ------------------------------------------------------------ printing */
+
+static void print_location(const redist_placement_t *p, int64_t r, char *buf,
+                           size_t size)
+{
+    redist_topo_location_t l;
+    if (redist_placement_location(p, r, &l)) {
+        snprintf(buf, size, "%lld (?)", (long long)r);
+        return;
+    }
+    snprintf(buf, size, "%lld (h%lld p%d n%d c%d)", (long long)r,
+             (long long)l.host, l.package, l.numa, l.core);
+}
+
+static void print_machine(const redist_topo_t *t, const redist_placement_t *p)
+{
+    redist_topo_info_t in;
+    redist_topo_get_info(t, &in);
+    printf("machine   %s%s%s%s\n", in.source, in.hostname[0] ? " (host " : "",
+           in.hostname, in.hostname[0] ? ")" : "");
+    if (in.levels[0])
+        printf("  levels  %s\n", in.levels);
+    else
+        printf("  levels  asymmetric (hwloc gives no synthetic form)\n");
+    int nocache = strcmp(in.cache_name, "core") == 0;
+    char caches[64];
+    if (nocache)
+        snprintf(caches, sizeof caches, "no caches");
+    else
+        snprintf(caches, sizeof caches, "%d %s cache%s", in.caches,
+                 in.cache_name, in.caches == 1 ? "" : "s");
+    printf("  per host  %d package%s, %d NUMA node%s, %s, %d core%s, %d "
+           "PU%s\n",
+           in.packages, in.packages == 1 ? "" : "s", in.numa_nodes,
+           in.numa_nodes == 1 ? "" : "s", caches, in.cores,
+           in.cores == 1 ? "" : "s", in.pus, in.pus == 1 ? "" : "s");
+    printf("  links   across hosts: network; across packages: node; across "
+           "NUMA nodes: package;\n          across %ss: numa; within "
+           "one%s: cache\n",
+           nocache ? "core" : in.cache_name,
+           nocache ? " (no cache objects: the same core)" : "");
+    printf("ranks     %s\n", redist_placement_description(p));
+}
+
+static void print_ranks(const redist_placement_t *p, int64_t n)
+{
+    printf("  %6s  %-12s %7s %5s %6s %5s %5s\n", "rank", "host", "package",
+           "numa", "cache", "core", "pu");
+    for (int64_t r = 0; r < n; r++) {
+        redist_topo_location_t l;
+        char host[64];
+        if (redist_placement_location(p, r, &l))
+            break;
+        redist_placement_host_name(p, l.host, host, sizeof host);
+        printf("  %6lld  %-12s %7d %5d %6d %5d %5d\n", (long long)r, host,
+               l.package, l.numa, l.cache, l.core, l.pu);
+    }
+}
+
+/* The slowest link among the axes placed differently in a and b (what a
+ * permute or an exchange crosses); -1 when none moves. */
+static int moved_link(const redist_mesh_t *m, const redist_cost_model_t *cm,
+                      const redist_type_t *a, const redist_type_t *b)
+{
+    int wa[REDIST_MAX_AXES], wb[REDIST_MAX_AXES], link = -1;
+    for (int x = 0; x < REDIST_MAX_AXES; x++)
+        wa[x] = wb[x] = -1;
+    for (int i = 0; i < a->ndims; i++)
+        for (int k = 0; k < a->dim_naxes[i]; k++)
+            wa[a->dims[i][k]] = i * 32 + k;
+    for (int i = 0; i < b->ndims; i++)
+        for (int k = 0; k < b->dim_naxes[i]; k++)
+            wb[b->dims[i][k]] = i * 32 + k;
+    for (int x = 0; x < redist_mesh_num_axes(m); x++)
+        if (wa[x] != wb[x] && redist_mesh_axis_size(m, x) > 1 &&
+            (int)cm->axis_link[x] > link)
+            link = cm->axis_link[x];
+    return link;
+}
+
+static void print_plan(const redist_plan_t *plan, const redist_cost_model_t *cm,
+                       const char *title)
+{
+    const redist_spec_t *s = redist_plan_spec(plan);
+    const redist_mesh_t *m = redist_spec_mesh(s);
+    redist_plan_stats_t st;
+    redist_plan_stats(plan, &st);
+    printf("\n%s: modelled %.2f us\n", title, st.time_s * 1e6);
+    printf("  %4s  %-14s %-8s %-8s %14s %12s  %s\n", "step", "op", "axis",
+           "link", "recv bytes", "time (us)", "type after");
+    redist_type_t before = *redist_spec_from(s);
+    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+        redist_step_view_t v;
+        char tf[512];
+        const char *link = "local";
+        redist_plan_step(plan, k, &v);
+        if (v.op == REDIST_OP_PERMUTE || v.op == REDIST_OP_EXCHANGE) {
+            int l = moved_link(m, cm, &before, &v.after);
+            if (l >= 0 && v.recv_bytes)
+                link = redist_link_name((redist_link_t)l);
+        } else if (v.op != REDIST_OP_SLICE &&
+                   redist_mesh_axis_size(m, v.axis) > 1) {
+            link = redist_link_name((redist_link_t)cm->axis_link[v.axis]);
+        }
+        printf("  %4d  %-14s %-8s %-8s %14llu %12.2f  %s\n", k + 1,
+               redist_op_name(v.op),
+               v.axis >= 0 ? redist_mesh_axis_name(m, v.axis) : "-", link,
+               (unsigned long long)v.recv_bytes, v.time_s * 1e6,
+               redist_type_format(&v.after, m, tf, sizeof tf));
+        before = v.after;
+    }
+    if (redist_plan_num_steps(plan) == 0)
+        printf("  (no steps: the types are equal)\n");
+    printf("  %d collective%s; received %llu bytes per device; peak %llu "
+           "bytes; memory-efficient: %s\n",
+           st.collectives, st.collectives == 1 ? "" : "s",
+           (unsigned long long)st.recv_bytes,
+           (unsigned long long)st.peak_bytes,
+           st.memory_efficient ? "yes" : "no");
+}
+
+static void print_cost(const redist_cost_model_t *cm, const char *file)
+{
+    printf("\ncost model  %s%s\n", file ? file : "defaults",
+           file ? " (levels it does not name keep the defaults)" : "");
+    printf("  %-8s %11s %17s\n", "level", "alpha (us)", "bandwidth (GB/s)");
+    for (int l = 0; l < REDIST_LINK_COUNT; l++)
+        printf("  %-8s %11.2f %17.2f\n", redist_link_name((redist_link_t)l),
+               cm->alpha[l] * 1e6,
+               cm->beta[l] > 0 ? 1e-9 / cm->beta[l] : 0.0);
+    printf("  reductions %.2f GB/s\n",
+           cm->gamma > 0 ? 1e-9 / cm->gamma : 0.0);
+}
+
+/* ------------------------------------------------------------- command */
+
+int cli_cmd_topo(int argc, char **argv)
+{
+    cli_spec_args sa;
+    cli_topo_args ta = {NULL, NULL, NULL};
+    const char *cost_file = NULL, *axis_links = NULL;
+    int only = -1; /* --objective: print only that plan */
+    memset(&sa, 0, sizeof sa);
+    for (int i = 2; i < argc; i++) {
+        int r = cli_spec_option(&sa, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r)
+            continue;
+        const char *a = argv[i];
+        if (strcmp(a, "--xml") == 0 && i + 1 < argc)
+            ta.xml = argv[++i];
+        else if (strcmp(a, "--synthetic") == 0 && i + 1 < argc)
+            ta.synthetic = argv[++i];
+        else if (strcmp(a, "--rank-map") == 0 && i + 1 < argc)
+            ta.rank_map = argv[++i];
+        else if (strcmp(a, "--cost") == 0 && i + 1 < argc)
+            cost_file = argv[++i];
+        else if (strcmp(a, "--axis-links") == 0 && i + 1 < argc)
+            axis_links = argv[++i];
+        else if (strcmp(a, "--objective") == 0 && i + 1 < argc) {
+            i++;
+            if (strcmp(argv[i], "time") == 0)
+                only = REDIST_OBJECTIVE_TIME;
+            else if (strcmp(argv[i], "bytes") == 0)
+                only = REDIST_OBJECTIVE_BYTES;
+            else {
+                fprintf(stderr, "redistplan: --objective: bytes or time, not "
+                                "%s\n",
+                        argv[i]);
+                return 2;
+            }
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "redistplan: topo: unknown option %s (or missing "
+                            "value)\n",
+                    a);
+            return 2;
+        } else if (!sa.path)
+            sa.path = a;
+        else {
+            fprintf(stderr, "redistplan: topo takes at most one spec\n");
+            return 2;
+        }
+    }
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_topo_t *topo = NULL;
+    redist_placement_t *pl = NULL;
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plans[2] = {NULL, NULL};
+    int rc = 2;
+    if (load_topo(&ta, &topo, &pl, &err)) {
+        cli_print_error(&err);
+        return 2;
+    }
+    /* a spec (file, or '-' with inline options) */
+    if ((sa.path || sa.mesh) && cli_load_spec(&sa, 0, &spec, &err)) {
+        cli_print_error(&err);
+        goto out;
+    }
+    if (!spec) {
+        redist_topo_info_t in;
+        redist_topo_get_info(topo, &in);
+        int64_t n = redist_placement_num_ranks(pl);
+        if (n > in.cores)
+            n = in.cores;
+        if (n > 64)
+            n = 64;
+        print_machine(topo, pl);
+        print_ranks(pl, n);
+        rc = 0;
+        goto out;
+    }
+
+    const redist_mesh_t *m = redist_spec_mesh(spec);
+    int64_t D = redist_mesh_num_devices(m);
+    redist_cost_model_t cm;
+    redist_cost_model_default(&cm);
+    if ((cost_file && redist_cost_model_load_file(cost_file, &cm, &err)) ||
+        redist_topo_axis_links(pl, m, &cm, &err)) {
+        if (err.source[0] == '\0' && ta.rank_map)
+            rd_error_set_source(&err, ta.rank_map);
+        cli_print_error(&err);
+        goto out;
+    }
+    redist_cost_model_t from_topo = cm;
+    if (axis_links &&
+        redist_cost_model_set_axis_links(&cm, m, axis_links, &err)) {
+        cli_print_error(&err);
+        goto out;
+    }
+    print_machine(topo, pl);
+    const char *name = redist_spec_name(spec);
+    printf("\nspec      %s: mesh", name[0] ? name : "(unnamed)");
+    for (int a = 0; a < redist_mesh_num_axes(m); a++)
+        printf(" %s=%lld", redist_mesh_axis_name(m, a),
+               (long long)redist_mesh_axis_size(m, a));
+    printf(" (%lld device%s, ranks row-major)\n", (long long)D,
+           D == 1 ? "" : "s");
+    printf("  %-10s %5s %7s  %-8s %-28s %s\n", "axis", "size", "stride",
+           "link", "groups by slowest link", "example group: rank (host "
+           "package numa core)");
+    for (int a = 0; a < redist_mesh_num_axes(m); a++) {
+        redist_topo_axis_t ax;
+        char groups[128] = "", member[96], linkname[48];
+        size_t pos = 0;
+        if (redist_topo_axis_info(pl, m, a, &ax, &err)) {
+            fflush(stdout);
+            cli_print_error(&err);
+            goto out;
+        }
+        for (int l = REDIST_LINK_COUNT - 1; l >= 0; l--)
+            if (ax.groups_at[l])
+                rd_appendf(groups, sizeof groups, &pos, "%s%lld %s",
+                           pos ? ", " : "", (long long)ax.groups_at[l],
+                           redist_link_name((redist_link_t)l));
+        snprintf(linkname, sizeof linkname, "%s",
+                 redist_link_name((redist_link_t)cm.axis_link[a]));
+        if (cm.axis_link[a] != from_topo.axis_link[a])
+            snprintf(linkname, sizeof linkname, "%s*",
+                     redist_link_name((redist_link_t)cm.axis_link[a]));
+        printf("  %-10s %5lld %7lld  %-8s %-28s ", redist_mesh_axis_name(m, a),
+               (long long)ax.size, (long long)ax.stride, linkname, groups);
+        for (int64_t k = 0; k < ax.size && k < 6; k++) {
+            print_location(pl, ax.example + k * ax.stride, member,
+                           sizeof member);
+            printf("%s%s", k ? ", " : "", member);
+        }
+        printf("%s\n", ax.size > 6 ? ", ..." : "");
+    }
+    if (axis_links)
+        printf("  (* set by --axis-links)\n");
+    if (D <= 16)
+        print_ranks(pl, D);
+    print_cost(&cm, cost_file);
+
+    for (int o = 0; o < 2; o++) {
+        if (only >= 0 && only != o)
+            continue;
+        redist_plan_options_t po;
+        memset(&po, 0, sizeof po);
+        po.objective = o ? REDIST_OBJECTIVE_TIME : REDIST_OBJECTIVE_BYTES;
+        po.cost = &cm;
+        if (redist_plan_create(spec, &po, &plans[o], &err)) {
+            rd_cli_source(&err, sa.path);
+            fflush(stdout);
+            cli_print_error(&err);
+            fprintf(stderr, "redistplan: topo: no plan for this spec\n");
+            goto out;
+        }
+        print_plan(plans[o], &cm,
+                   o ? "plan of the time objective"
+                     : "plan of the default objective (peak, bytes, "
+                       "collectives)");
+    }
+    if (plans[0] && plans[1]) {
+        redist_plan_stats_t s0, s1;
+        redist_plan_stats(plans[0], &s0);
+        redist_plan_stats(plans[1], &s1);
+        int same = redist_plan_num_steps(plans[0]) ==
+                   redist_plan_num_steps(plans[1]);
+        for (int k = 0; same && k < redist_plan_num_steps(plans[0]); k++) {
+            redist_step_view_t v0, v1;
+            redist_plan_step(plans[0], k, &v0);
+            redist_plan_step(plans[1], k, &v1);
+            same = v0.op == v1.op && v0.dim == v1.dim &&
+                   v0.from_dim == v1.from_dim && v0.to_dim == v1.to_dim &&
+                   v0.axis == v1.axis && redist_type_equal(&v0.after, &v1.after);
+        }
+        if (same)
+            printf("\nthe time objective keeps the default plan (%.2f us)\n",
+                   s0.time_s * 1e6);
+        else if (s1.peak_bytes < s0.peak_bytes)
+            printf("\nthe time objective's plan: %.2f us modelled, the "
+                   "default plan %.2f us; it needs less memory (peak %llu "
+                   "bytes, the default plan's %llu: the time objective "
+                   "minimises the peak first)\n",
+                   s1.time_s * 1e6, s0.time_s * 1e6,
+                   (unsigned long long)s1.peak_bytes,
+                   (unsigned long long)s0.peak_bytes);
+        else
+            printf("\nthe time objective's plan: %.2f us modelled, the "
+                   "default plan %.2f us (%.2fx faster)\n",
+                   s1.time_s * 1e6, s0.time_s * 1e6,
+                   s1.time_s > 0 ? s0.time_s / s1.time_s : 0.0);
+    }
+    rc = 0;
+out:
+    redist_plan_free(plans[0]);
+    redist_plan_free(plans[1]);
+    redist_spec_free(spec);
+    redist_placement_free(pl);
+    redist_topo_free(topo);
+    return rc;
+}

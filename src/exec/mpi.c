@@ -1,0 +1,1469 @@
+/*
+ * The MPI backend: one MPI rank per mesh device, behind the executor's
+ * ops table (backend.h).  The only file of the library that includes
+ * <mpi.h>; it is built into libredist_mpi, never into libredist.
+ *
+ * CONTEXT.  redist_mpi_create duplicates the caller's communicator and
+ * splits the duplicate once per mesh axis (color: the rank with its
+ * coordinate on the axis set to 0, key: the coordinate), so member k of a
+ * group is sub-rank k.  The communicators live as long as the context.
+ *
+ * STEPS.  alpha = latency of one MPI call, beta = time per byte; s = group
+ * size, L = local bytes before the step.
+ *   all_gather   one MPI_Allgather; the receive datatype puts member k's
+ *                block at slot k along the gathered dim of the output
+ *                ([pre][s][chunk] with extent chunk), so no unpack pass.
+ *                ~ alpha log s + beta (s-1) L.  Scratch 0.
+ *   all_to_all   one MPI_Alltoall; the send datatype picks chunk k along
+ *                the split dim of the input, the receive datatype writes
+ *                the piece of member k to slot k along the gathered dim.
+ *                ~ alpha s + beta (s-1)/s L.  Scratch 0.
+ *   permute      one MPI_Sendrecv of L contiguous bytes (a local memcpy
+ *                for a device that keeps its block).  alpha + beta L.
+ *   exchange     (time-objective plans) MPI_Irecv / MPI_Isend of each
+ *                piece, then MPI_Waitall; the requests live in the context
+ *                (nothing is allocated mid-plan).  ~ alpha peers + beta
+ *                received bytes.  Scratch 0 (packing is the executor's).
+ *   reduce_scatter (ordered, the default) rounds of MPI_Alltoall: member k
+ *                receives, from every member, the next `per` elements of
+ *                chunk k, into a work buffer of s * per elements, and
+ *                reduces them in member order with rd_reduce_n, straight
+ *                into its output.  The result is the sim's bit for bit.
+ *                ~ rounds * alpha s + beta (s-1)/s L.  Work: s * per
+ *                elements, per >= 1 (see "work" below).
+ *   all_reduce   (ordered) the same reduce-scatter on s equal parts of the
+ *                array, then an in-place MPI_Allgather of the parts; the
+ *                count % s trailing elements are all-gathered and reduced
+ *                by everyone first.  The work space of the rounds is the
+ *                part of the output that is not yet written when it is
+ *                large enough (s/2 parts), so usually no memory at all.
+ *                ~ alpha (rounds + 1) s + beta 2 (s-1)/s L.
+ *   native reductions (REDIST_MPI_NATIVE_REDUCE) MPI_Reduce_scatter_block
+ *                and MPI_Allreduce with predefined or user-defined ops;
+ *                MPI's algorithms, MPI's memory.  A reduce_scatter of more
+ *                than INT_MAX elements per member falls back to the ordered
+ *                one (MPI_Reduce_scatter_block takes an int count).
+ * With REDIST_MPI_PACKED the executor packs and unpacks with its kernels
+ * and the exchanges are contiguous (the same calls with plain byte types).
+ *
+ * COUNTS.  Every message is described as one derived datatype of bytes
+ * built from counts of at most `limit` (INT_MAX): a longer run is a
+ * vector of limit-sized blocks plus a remainder (a struct), recursively,
+ * so any 64-bit size is one MPI call with count 1.
+ *
+ * WORK.  The reduction rounds use a work buffer sized before the call
+ * (redist_mpi_execute): the bound (max_scratch, by default max(src, dst)
+ * bytes, never less than what the plan's minimum needs) minus the
+ * executor's scratch, at most REDIST_MPI_ROUND_BYTES by default, never
+ * more than one round of the largest reduction needs.  It is allocated at
+ * the executor's first `agree`, so an allocation failure on any rank
+ * fails every rank before data moves.  Through redist_plan_execute
+ * directly, the work buffer is allocated per step with a mesh-wide check.
+ *
+ * AGREE.  One MPI_Allreduce(MIN) of (this rank if it failed, the plan
+ * hash, its complement) over the whole communicator; on a failure the
+ * first failed rank broadcasts its message, on differing hashes rank 0's
+ * hash is broadcast to name the first rank that differs.  The hash covers
+ * the plan, the execution flags and this backend's options.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redist/mpi.h"
+#include "exec_internal.h"
+#include "kernels.h"
+#include "mpi_internal.h"
+#include "../core/internal.h"
+
+#define RD_MPI_TAG 7411
+#define RD_MPI_TAG_XCHG 7412
+
+enum { UOP_F16, UOP_BF16, UOP_GEN, UOP_KINDS };
+
+struct redist_mpi {
+    MPI_Comm comm; /* duplicate of the caller's */
+    MPI_Comm axis[REDIST_MAX_AXES];
+    int rank, size, naxes;
+    int64_t axis_size[REDIST_MAX_AXES];
+    redist_mpi_options_t opts;
+    uint64_t limit; /* largest count of one MPI argument */
+    rd_backend_ops ops;
+    struct redist_backend be;
+    MPI_Op uop[UOP_KINDS][REDIST_REDUCE_COUNT];
+    int have_uops;
+    /* one redist_mpi_execute */
+    int in_call;
+    redist_status_t pre_status; /* folded into the first agree */
+    redist_error_t pre_err;
+    uint64_t work_want;
+    char *work;
+    uint64_t work_bytes;
+    /* accounting of this rank's scratch (executor + work) */
+    uint64_t cur, high, allocs, exec_cur;
+    int64_t exchanges;
+    MPI_Request *reqs; /* 2 * size, for exchange steps */
+};
+
+/* ------------------------------------------------------------ errors */
+
+static redist_status_t mpi_fail(redist_error_t *err, int rc, const char *call)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
+        snprintf(msg, sizeof msg, "error code %d", rc);
+    return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL, "mpi: %s failed: %s",
+                    call, msg);
+}
+
+/* --------------------------------------------------------- datatypes */
+
+static void t_free(MPI_Datatype *t)
+{
+    if (*t != MPI_DATATYPE_NULL)
+        MPI_Type_free(t);
+    *t = MPI_DATATYPE_NULL;
+}
+
+/* n copies of t (extent text), copy k at byte k * stride; n may exceed
+ * `lim`: then limit-sized vectors of vectors plus a remainder. */
+static int t_rep(uint64_t lim, uint64_t n, MPI_Aint stride, MPI_Datatype t,
+                 MPI_Aint text, MPI_Datatype *out)
+{
+    *out = MPI_DATATYPE_NULL;
+    if (lim < 2) /* the recursion below needs q < n */
+        lim = 2;
+    if (n <= lim)
+        return stride == text
+                   ? MPI_Type_contiguous((int)n, t, out)
+                   : MPI_Type_create_hvector((int)n, 1, stride, t, out);
+    uint64_t q = n / lim, r = n % lim;
+    MPI_Datatype blk = MPI_DATATYPE_NULL, outer = MPI_DATATYPE_NULL,
+                 rem = MPI_DATATYPE_NULL;
+    MPI_Aint bstride = stride * (MPI_Aint)lim;
+    int rc = t_rep(lim, lim, stride, t, text, &blk);
+    if (rc == MPI_SUCCESS)
+        rc = t_rep(lim, q, bstride, blk, (MPI_Aint)(lim - 1) * stride + text,
+                   &outer);
+    if (rc == MPI_SUCCESS && r) {
+        rc = t_rep(lim, r, stride, t, text, &rem);
+        if (rc == MPI_SUCCESS) {
+            int bl[2] = {1, 1};
+            MPI_Aint disp[2] = {0, bstride * (MPI_Aint)q};
+            MPI_Datatype ts[2] = {outer, rem};
+            rc = MPI_Type_create_struct(2, bl, disp, ts, out);
+        }
+    } else if (rc == MPI_SUCCESS) {
+        *out = outer;
+        outer = MPI_DATATYPE_NULL;
+    }
+    t_free(&blk);
+    t_free(&outer);
+    t_free(&rem);
+    return rc;
+}
+
+/* n contiguous bytes, committed. */
+static int t_bytes(uint64_t lim, uint64_t n, MPI_Datatype *out)
+{
+    int rc = t_rep(lim, n, 1, MPI_BYTE, 1, out);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(out);
+    if (rc != MPI_SUCCESS)
+        t_free(out);
+    return rc;
+}
+
+/* `rows` runs of `row` bytes, `stride` bytes apart, with extent `extent`
+ * (so that in a collective, member k's block starts at k * extent);
+ * committed. */
+static int t_blocks(uint64_t lim, uint64_t rows, uint64_t row,
+                    uint64_t stride, uint64_t extent, MPI_Datatype *out)
+{
+    if (rows == 1 && row == extent)
+        return t_bytes(lim, row, out);
+    MPI_Datatype r = MPI_DATATYPE_NULL, v = MPI_DATATYPE_NULL;
+    *out = MPI_DATATYPE_NULL;
+    int rc = t_rep(lim, row, 1, MPI_BYTE, 1, &r);
+    if (rc == MPI_SUCCESS)
+        rc = t_rep(lim, rows, (MPI_Aint)stride, r, (MPI_Aint)row, &v);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_create_resized(v, 0, (MPI_Aint)extent, out);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(out);
+    if (rc != MPI_SUCCESS)
+        t_free(out);
+    t_free(&r);
+    t_free(&v);
+    return rc;
+}
+
+int rd_mpi_type_bytes(uint64_t limit, uint64_t n, MPI_Datatype *out)
+{
+    return t_bytes(limit ? limit : INT_MAX, n, out);
+}
+
+int rd_mpi_type_blocks(uint64_t limit, uint64_t rows, uint64_t row_bytes,
+                       uint64_t stride, uint64_t extent, MPI_Datatype *out)
+{
+    return t_blocks(limit ? limit : INT_MAX, rows, row_bytes, stride, extent,
+                    out);
+}
+
+/* ------------------------------------------------------------ agree */
+
+static uint64_t fnv_u64(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        h ^= (v >> (8 * i)) & 0xffu;
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* Every rank of comm learns whether all passed OK with the same hash. */
+static redist_status_t agree_comm(MPI_Comm comm, int rank,
+                                  redist_status_t local, uint64_t hash,
+                                  const char *differ, redist_error_t *err)
+{
+    uint64_t v[3] = {local ? (uint64_t)rank : UINT64_MAX, hash, ~hash}, r[3];
+    int rc = MPI_Allreduce(v, r, 3, MPI_UINT64_T, MPI_MIN, comm);
+    if (rc != MPI_SUCCESS)
+        return local ? local : mpi_fail(err, rc, "MPI_Allreduce (agree)");
+    if (r[0] != UINT64_MAX) {
+        struct {
+            int32_t status;
+            char text[REDIST_ERROR_TEXT_LENGTH + REDIST_ERROR_PATH_LENGTH];
+        } msg;
+        int root = (int)r[0];
+        memset(&msg, 0, sizeof msg);
+        if (rank == root) {
+            msg.status = local;
+            if (err && err->status)
+                redist_error_format(err, msg.text, sizeof msg.text);
+            else
+                rd_strlcpy(msg.text, redist_status_string(local),
+                           sizeof msg.text);
+        }
+        rc = MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, root, comm);
+        if (local)
+            return local;
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(err, rc, "MPI_Bcast (agree)");
+        return rd_error(err, (redist_status_t)msg.status, NULL, NULL,
+                        "device %d failed: %s", root, msg.text);
+    }
+    if (r[1] != ~r[2]) {
+        uint64_t h0 = hash, me, first = 0;
+        rc = MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, comm);
+        me = hash != h0 ? (uint64_t)rank : UINT64_MAX;
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Allreduce(&me, &first, 1, MPI_UINT64_T, MPI_MIN, comm);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(err, rc, "MPI_Allreduce (agree)");
+        return rd_error(err, REDIST_ERR_MISMATCH, NULL, NULL,
+                        "%s (device %llu differs from device 0)", differ,
+                        (unsigned long long)first);
+    }
+    return REDIST_OK;
+}
+
+static uint64_t config_hash(const redist_mpi_t *x)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    h = fnv_u64(h, x->opts.flags);
+    h = fnv_u64(h, x->opts.max_scratch);
+    h = fnv_u64(h, x->limit);
+    return h;
+}
+
+static redist_status_t mpi_agree(redist_backend_t *be, redist_status_t local,
+                                 uint64_t plan_hash, redist_error_t *err)
+{
+    redist_mpi_t *x = be->ctx;
+    if (x->in_call && x->pre_status) {
+        if (!local) {
+            local = x->pre_status;
+            if (err && !err->status)
+                *err = x->pre_err;
+        }
+        x->pre_status = REDIST_OK;
+    }
+    if (!local && x->in_call && x->work_want && !x->work) {
+        x->work = malloc((size_t)x->work_want);
+        if (!x->work || x->work_want > SIZE_MAX)
+            local = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                             "cannot allocate %llu bytes of reduction work "
+                             "space on device %d",
+                             (unsigned long long)x->work_want, x->rank);
+        else {
+            x->work_bytes = x->work_want;
+            x->cur += x->work_bytes;
+            x->allocs++;
+            if (x->cur > x->high)
+                x->high = x->cur;
+        }
+    }
+    uint64_t h = fnv_u64(plan_hash, config_hash(x));
+    return agree_comm(x->comm, x->rank, local, h,
+                      "the devices were given different plans or options",
+                      err);
+}
+
+/* ------------------------------------------------- scratch and work */
+
+static void *mpi_alloc(redist_backend_t *be, size_t bytes)
+{
+    redist_mpi_t *x = be->ctx;
+    void *p = malloc(bytes);
+    if (p) {
+        x->cur += bytes;
+        x->exec_cur += bytes;
+        x->allocs++;
+        if (x->cur > x->high)
+            x->high = x->cur;
+    }
+    return p;
+}
+
+static void mpi_free_scratch(redist_backend_t *be, void *p, size_t bytes)
+{
+    redist_mpi_t *x = be->ctx;
+    if (!p)
+        return;
+    free(p);
+    x->cur -= bytes;
+    x->exec_cur -= bytes;
+}
+
+typedef struct work_ref {
+    char *p;
+    uint64_t bytes;
+    int owned;
+} work_ref;
+
+/* A work buffer of at least `min` bytes (at most `want` when allocated
+ * here), the same size on every rank.  Outside redist_mpi_execute it is
+ * allocated for this op, with a mesh-wide check: every rank runs the same
+ * op of the same plan, so either all get one or all fail. */
+static redist_status_t work_get(redist_mpi_t *x, uint64_t min, uint64_t want,
+                                work_ref *w, redist_error_t *err)
+{
+    memset(w, 0, sizeof *w);
+    if (x->work && x->work_bytes >= min) { /* sized by redist_mpi_execute */
+        w->p = x->work;
+        w->bytes = x->work_bytes;
+        return REDIST_OK;
+    }
+    if (min == 0)
+        return REDIST_OK;
+    uint64_t budget = REDIST_MPI_ROUND_BYTES;
+    if (x->opts.max_scratch)
+        budget = x->opts.max_scratch > x->cur ? x->opts.max_scratch - x->cur
+                                              : 0;
+    uint64_t size = want < budget ? want : budget;
+    redist_status_t st = REDIST_OK;
+    if (size < min)
+        st = rd_error(err, REDIST_ERR_LIMIT, NULL, NULL,
+                      "max_scratch %llu bytes leaves %llu bytes for the "
+                      "reduction work space, which needs %llu",
+                      (unsigned long long)x->opts.max_scratch,
+                      (unsigned long long)budget, (unsigned long long)min);
+    else if (size > SIZE_MAX || !(w->p = malloc((size_t)size)))
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                      "cannot allocate %llu bytes of reduction work space "
+                      "on device %d",
+                      (unsigned long long)size, x->rank);
+    int ok = st == REDIST_OK, all = 0;
+    int rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, x->comm);
+    if (rc != MPI_SUCCESS || !all) {
+        free(w->p);
+        w->p = NULL;
+        if (st)
+            return st;
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(err, rc, "MPI_Allreduce (work space)");
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                        "another device could not allocate its reduction "
+                        "work space");
+    }
+    w->bytes = size;
+    w->owned = 1;
+    x->cur += size;
+    x->allocs++;
+    if (x->cur > x->high)
+        x->high = x->cur;
+    return REDIST_OK;
+}
+
+static void work_put(redist_mpi_t *x, work_ref *w)
+{
+    if (w->owned) {
+        free(w->p);
+        x->cur -= w->bytes;
+    }
+    memset(w, 0, sizeof *w);
+}
+
+/* ------------------------------------------------------- reductions */
+
+typedef struct strided_in {
+    const char *base;
+    uint64_t stride;
+} strided_in;
+
+static const void *strided_input(void *u, int64_t m)
+{
+    strided_in *si = u;
+    return si->base + (uint64_t)m * si->stride;
+}
+
+/* The reduction over a group of one: the kernel's, not a memcpy (f16 and
+ * bf16 go through f32 as in the sim: a signalling NaN comes out quiet). */
+static void reduce_one(redist_dtype_t dtype, redist_reduce_t op, void *out,
+                       const void *in, uint64_t count)
+{
+    strided_in si = {in, 0};
+    rd_reduce_n(dtype, op, out, count, 1, strided_input, &si);
+}
+
+static uint64_t div_up(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+/* Exchanges of an ordered reduce-scatter of [pre][s][chunk] elements with
+ * `per` elements per member per round. */
+static int64_t rs_rounds(uint64_t pre, uint64_t chunk, uint64_t per)
+{
+    if (pre == 0 || chunk == 0)
+        return 0;
+    if (per >= chunk)
+        return (int64_t)div_up(pre, per / chunk);
+    return (int64_t)(pre * div_up(chunk, per));
+}
+
+/* One round: member k sends `rows` runs of `bytes` from in + k * cb (runs
+ * `rowstride` apart); the s contributions land in work and are reduced,
+ * in member order, to out (rows * bytes contiguous bytes).  `st`/`rt`
+ * cache the datatypes of the last round shape. */
+typedef struct rs_types {
+    uint64_t rows, bytes;
+    MPI_Datatype st, rt;
+} rs_types;
+
+static redist_status_t rs_round(redist_mpi_t *x, MPI_Comm comm, int64_t s,
+                                const char *in, char *out, uint64_t rows,
+                                uint64_t bytes, uint64_t rowstride,
+                                uint64_t cb, char *work, size_t elem,
+                                redist_dtype_t dtype, redist_reduce_t op,
+                                rs_types *tc, redist_error_t *err)
+{
+    int rc = MPI_SUCCESS;
+    if (tc->st == MPI_DATATYPE_NULL || tc->rows != rows ||
+        tc->bytes != bytes) {
+        t_free(&tc->st);
+        t_free(&tc->rt);
+        rc = t_blocks(x->limit, rows, bytes, rowstride, cb, &tc->st);
+        if (rc == MPI_SUCCESS)
+            rc = t_bytes(x->limit, rows * bytes, &tc->rt);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(err, rc, "building a datatype");
+        tc->rows = rows;
+        tc->bytes = bytes;
+    }
+    rc = MPI_Alltoall(in, 1, tc->st, work, 1, tc->rt, comm);
+    x->exchanges++;
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, "MPI_Alltoall (reduce_scatter)");
+    strided_in si = {work, rows * bytes};
+    rd_reduce_n(dtype, op, out, rows * bytes / elem, s, strided_input, &si);
+    return REDIST_OK;
+}
+
+/* Ordered reduce-scatter: in is [pre][s][chunk] elements, member k gets
+ * [pre][k][chunk] reduced over the members in member order, into out
+ * ([pre][chunk]).  work holds s * per elements (per >= 1). */
+static redist_status_t rs_ordered(redist_mpi_t *x, MPI_Comm comm, int64_t s,
+                                  const char *in, char *out, uint64_t pre,
+                                  uint64_t chunk, size_t elem,
+                                  redist_dtype_t dtype, redist_reduce_t op,
+                                  char *work, uint64_t per,
+                                  redist_error_t *err)
+{
+    uint64_t cb = chunk * elem, rowstride = (uint64_t)s * cb;
+    rs_types tc = {0, 0, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    redist_status_t st = REDIST_OK;
+    if (per >= chunk) {
+        uint64_t R = per / chunk;
+        for (uint64_t p0 = 0; p0 < pre && !st; p0 += R) {
+            uint64_t n = pre - p0 < R ? pre - p0 : R;
+            st = rs_round(x, comm, s, in + p0 * rowstride, out + p0 * cb, n,
+                          cb, rowstride, cb, work, elem, dtype, op, &tc, err);
+        }
+    } else {
+        for (uint64_t p = 0; p < pre && !st; p++)
+            for (uint64_t c0 = 0; c0 < chunk && !st; c0 += per) {
+                uint64_t n = chunk - c0 < per ? chunk - c0 : per;
+                st = rs_round(x, comm, s, in + p * rowstride + c0 * elem,
+                              out + p * cb + c0 * elem, 1, n * elem,
+                              rowstride, cb, work, elem, dtype, op, &tc, err);
+            }
+    }
+    t_free(&tc.st);
+    t_free(&tc.rt);
+    return st;
+}
+
+/* Work (bytes) an ordered all-reduce of `count` elements over s members
+ * needs besides its output: the trailing count % s elements when the
+ * output cannot hold their s copies, and one element per member when the
+ * free half of the output cannot hold a round. */
+static uint64_t ar_free_elems(uint64_t s, uint64_t q) { return s / 2 * q; }
+
+static uint64_t ar_min_work(uint64_t s, uint64_t count, size_t elem)
+{
+    if (s <= 1)
+        return 0;
+    uint64_t q = count / s, r = count % s, w = 0;
+    if (r && q < r)
+        w = s * r * elem;
+    if (q && ar_free_elems(s, q) < s && w < s * elem)
+        w = s * elem;
+    return w;
+}
+
+/* Rounds of the ordered all-reduce with a work buffer of `work` bytes. */
+static int64_t ar_exchanges(uint64_t s, uint64_t count, size_t elem,
+                            uint64_t work)
+{
+    if (s <= 1)
+        return 1;
+    uint64_t q = count / s, r = count % s;
+    int64_t n = r ? 1 : 0;
+    if (q) {
+        uint64_t per_out = ar_free_elems(s, q) / s;
+        uint64_t per_work = work / (s * elem);
+        uint64_t per = per_out >= 1 && per_out >= per_work ? per_out
+                                                           : per_work;
+        n += rs_rounds(1, q, per) + 1;
+    }
+    return n;
+}
+
+static redist_status_t ar_ordered(redist_mpi_t *x, MPI_Comm comm, int64_t s,
+                                  int64_t idx, const char *in, char *out,
+                                  uint64_t count, size_t elem,
+                                  redist_dtype_t dtype, redist_reduce_t op,
+                                  redist_error_t *err)
+{
+    uint64_t us = (uint64_t)s, q = count / us, r = count % us;
+    redist_status_t st = REDIST_OK;
+    work_ref w;
+    int rc;
+    /* the work buffer, if this all-reduce needs one */
+    uint64_t min = ar_min_work(us, count, elem);
+    st = work_get(x, min, min ? us * (q > r ? q : r) * elem : 0, &w, err);
+    if (st)
+        return st;
+    if (r) { /* the tail: everybody reduces all of it */
+        char *region = q >= r ? out : w.p;
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        rc = t_bytes(x->limit, r * elem, &t);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Allgather(in + us * q * elem, 1, t, region, 1, t, comm);
+        x->exchanges++;
+        t_free(&t);
+        if (rc != MPI_SUCCESS) {
+            work_put(x, &w);
+            return mpi_fail(err, rc, "MPI_Allgather (all_reduce)");
+        }
+        strided_in si = {region, r * elem};
+        rd_reduce_n(dtype, op, out + us * q * elem, r, s, strided_input, &si);
+    }
+    if (q) {
+        uint64_t per_out = ar_free_elems(us, q) / us;
+        uint64_t per_work = w.bytes / (us * elem);
+        char *region;
+        uint64_t per;
+        if (per_out >= 1 && per_out >= per_work) {
+            /* the larger unwritten part of the output, before or after
+             * this member's part (tail excluded) */
+            uint64_t before = (uint64_t)idx * q;
+            uint64_t after = (us - 1 - (uint64_t)idx) * q;
+            region = before >= after ? out : out + ((uint64_t)idx + 1) * q *
+                                                       elem;
+            per = per_out;
+        } else {
+            region = w.p;
+            per = per_work;
+        }
+        st = rs_ordered(x, comm, s, in, out + (uint64_t)idx * q * elem, 1, q,
+                        elem, dtype, op, region, per, err);
+        if (!st) {
+            MPI_Datatype t = MPI_DATATYPE_NULL;
+            rc = t_bytes(x->limit, q * elem, &t);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, 1,
+                                   t, comm);
+            x->exchanges++;
+            t_free(&t);
+            if (rc != MPI_SUCCESS)
+                st = mpi_fail(err, rc, "MPI_Allgather (all_reduce)");
+        }
+    }
+    work_put(x, &w);
+    return st;
+}
+
+/* ------------------------------------------------- native reductions */
+
+#define RD_UOP(NAME, DTYPE, OP)                                              \
+    static void NAME(void *in, void *io, int *len, MPI_Datatype *dt)         \
+    {                                                                        \
+        int d = (DTYPE);                                                     \
+        (void)dt;                                                            \
+        if (d >= 0)                                                          \
+            rd_reduce_pair((redist_dtype_t)d, OP, io, in, (uint64_t)*len);   \
+    }
+
+static int generic_dtype(const MPI_Datatype *dt)
+{
+    if (*dt == MPI_FLOAT)
+        return REDIST_F32;
+    if (*dt == MPI_DOUBLE)
+        return REDIST_F64;
+    if (*dt == MPI_C_FLOAT_COMPLEX)
+        return REDIST_C64;
+    if (*dt == MPI_C_DOUBLE_COMPLEX)
+        return REDIST_C128;
+    if (*dt == MPI_INT8_T)
+        return REDIST_I8;
+    if (*dt == MPI_UINT8_T)
+        return REDIST_U8;
+    if (*dt == MPI_INT16_T)
+        return REDIST_I16;
+    if (*dt == MPI_UINT16_T)
+        return REDIST_U16;
+    return -1;
+}
+
+RD_UOP(uop_f16_sum, REDIST_F16, REDIST_REDUCE_SUM)
+RD_UOP(uop_f16_max, REDIST_F16, REDIST_REDUCE_MAX)
+RD_UOP(uop_f16_min, REDIST_F16, REDIST_REDUCE_MIN)
+RD_UOP(uop_f16_prod, REDIST_F16, REDIST_REDUCE_PROD)
+RD_UOP(uop_bf16_sum, REDIST_BF16, REDIST_REDUCE_SUM)
+RD_UOP(uop_bf16_max, REDIST_BF16, REDIST_REDUCE_MAX)
+RD_UOP(uop_bf16_min, REDIST_BF16, REDIST_REDUCE_MIN)
+RD_UOP(uop_bf16_prod, REDIST_BF16, REDIST_REDUCE_PROD)
+RD_UOP(uop_gen_sum, generic_dtype(dt), REDIST_REDUCE_SUM)
+RD_UOP(uop_gen_max, generic_dtype(dt), REDIST_REDUCE_MAX)
+RD_UOP(uop_gen_min, generic_dtype(dt), REDIST_REDUCE_MIN)
+RD_UOP(uop_gen_prod, generic_dtype(dt), REDIST_REDUCE_PROD)
+
+static MPI_User_function *const uop_fns[UOP_KINDS][REDIST_REDUCE_COUNT] = {
+    {uop_f16_sum, uop_f16_max, uop_f16_min, uop_f16_prod},
+    {uop_bf16_sum, uop_bf16_max, uop_bf16_min, uop_bf16_prod},
+    {uop_gen_sum, uop_gen_max, uop_gen_min, uop_gen_prod},
+};
+
+static MPI_Datatype native_type(redist_dtype_t d)
+{
+    switch (d) {
+    case REDIST_F16:
+    case REDIST_BF16: return MPI_UINT16_T;
+    case REDIST_F32: return MPI_FLOAT;
+    case REDIST_F64: return MPI_DOUBLE;
+    case REDIST_I8: return MPI_INT8_T;
+    case REDIST_I16: return MPI_INT16_T;
+    case REDIST_I32: return MPI_INT32_T;
+    case REDIST_I64: return MPI_INT64_T;
+    case REDIST_U8: return MPI_UINT8_T;
+    case REDIST_U16: return MPI_UINT16_T;
+    case REDIST_U32: return MPI_UINT32_T;
+    case REDIST_U64: return MPI_UINT64_T;
+    case REDIST_C64: return MPI_C_FLOAT_COMPLEX;
+    case REDIST_C128: return MPI_C_DOUBLE_COMPLEX;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
+/* The MPI op computing the kernels' function: predefined where MPI's is
+ * the same (floating sum and product, complex sum, integers), else
+ * user-defined on the kernels.  Not MPI_SUM on 8- and 16-bit integers:
+ * Open MPI 4.1's op/avx component saturates them on vector lengths
+ * (int8 100 + 100 = 127) where C, the kernels and the sim wrap (-56). */
+static MPI_Op native_op(const redist_mpi_t *x, redist_dtype_t d,
+                        redist_reduce_t op)
+{
+    MPI_Op builtin = op == REDIST_REDUCE_SUM   ? MPI_SUM
+                     : op == REDIST_REDUCE_MAX ? MPI_MAX
+                     : op == REDIST_REDUCE_MIN ? MPI_MIN
+                                               : MPI_PROD;
+    switch (d) {
+    case REDIST_F16: return x->uop[UOP_F16][op];
+    case REDIST_BF16: return x->uop[UOP_BF16][op];
+    case REDIST_F32:
+    case REDIST_F64:
+        return op == REDIST_REDUCE_SUM || op == REDIST_REDUCE_PROD
+                   ? builtin
+                   : x->uop[UOP_GEN][op];
+    case REDIST_C64:
+    case REDIST_C128:
+        return op == REDIST_REDUCE_SUM ? builtin : x->uop[UOP_GEN][op];
+    case REDIST_I8:
+    case REDIST_U8:
+    case REDIST_I16:
+    case REDIST_U16:
+        return op == REDIST_REDUCE_SUM ? x->uop[UOP_GEN][op] : builtin;
+    default: return builtin;
+    }
+}
+
+/* ----------------------------------------------------------- the ops */
+
+static MPI_Comm group_comm(redist_mpi_t *x, const rd_group *g,
+                           redist_error_t *err, redist_status_t *st)
+{
+    if (g->axis < 0 || g->axis >= x->naxes ||
+        g->size != x->axis_size[g->axis]) {
+        *st = rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                       "mpi: the plan's mesh is not the context's (a group "
+                       "of %lld devices on axis %d)",
+                       (long long)g->size, g->axis);
+        return MPI_COMM_NULL;
+    }
+    *st = REDIST_OK;
+    return x->axis[g->axis];
+}
+
+static redist_status_t xchg_bytes(redist_mpi_t *x, MPI_Comm comm, int gather,
+                                  const void *send, void *recv,
+                                  uint64_t bytes, redist_error_t *err)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    int rc = t_bytes(x->limit, bytes, &t);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, "building a datatype");
+    rc = gather ? MPI_Allgather(send, 1, t, recv, 1, t, comm)
+                : MPI_Alltoall(send, 1, t, recv, 1, t, comm);
+    x->exchanges++;
+    t_free(&t);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, gather ? "MPI_Allgather" : "MPI_Alltoall");
+    return REDIST_OK;
+}
+
+static redist_status_t mpi_all_gather(redist_backend_t *be, const rd_group *g,
+                                      const void *send, void *recv,
+                                      uint64_t bytes, redist_error_t *err)
+{
+    redist_mpi_t *x = be->ctx;
+    redist_status_t st;
+    MPI_Comm c = group_comm(x, g, err, &st);
+    if (st)
+        return st;
+    if (g->size == 1) {
+        memcpy(recv, send, (size_t)bytes);
+        x->exchanges++;
+        return REDIST_OK;
+    }
+    return xchg_bytes(x, c, 1, send, recv, bytes, err);
+}
+
+static redist_status_t mpi_all_to_all(redist_backend_t *be, const rd_group *g,
+                                      const void *send, void *recv,
+                                      uint64_t bytes, redist_error_t *err)
+{
+    redist_mpi_t *x = be->ctx;
+    redist_status_t st;
+    MPI_Comm c = group_comm(x, g, err, &st);
+    if (st)
+        return st;
+    if (g->size == 1) {
+        memcpy(recv, send, (size_t)bytes);
+        x->exchanges++;
+        return REDIST_OK;
+    }
+    return xchg_bytes(x, c, 0, send, recv, bytes, err);
+}
+
+static int native_ok(const redist_mpi_t *x, uint64_t count)
+{
+    return (x->opts.flags & REDIST_MPI_NATIVE_REDUCE) && count <= x->limit;
+}
+
+/* Ordered reduce-scatter with a work buffer (pre rows of chunks). */
+static redist_status_t rs_with_work(redist_mpi_t *x, MPI_Comm c, int64_t s,
+                                    const char *in, char *out, uint64_t pre,
+                                    uint64_t chunk, size_t elem,
+                                    redist_dtype_t dtype, redist_reduce_t op,
+                                    redist_error_t *err)
+{
+    work_ref w;
+    uint64_t us = (uint64_t)s;
+    redist_status_t st = work_get(x, us * elem, us * pre * chunk * elem, &w,
+                                  err);
+    if (st)
+        return st;
+    st = rs_ordered(x, c, s, in, out, pre, chunk, elem, dtype, op, w.p,
+                    w.bytes / (us * elem), err);
+    work_put(x, &w);
+    return st;
+}
+
+static redist_status_t mpi_reduce_scatter(redist_backend_t *be,
+                                          const rd_group *g, const void *send,
+                                          void *recv, uint64_t count,
+                                          redist_dtype_t dtype,
+                                          redist_reduce_t op,
+                                          redist_error_t *err)
+{
+    redist_mpi_t *x = be->ctx;
+    redist_status_t st;
+    size_t elem = redist_dtype_size(dtype);
+    MPI_Comm c = group_comm(x, g, err, &st);
+    if (st)
+        return st;
+    if (g->size == 1) {
+        reduce_one(dtype, op, recv, send, count);
+        x->exchanges++;
+        return REDIST_OK;
+    }
+    if (native_ok(x, count)) {
+        int rc = MPI_Reduce_scatter_block(send, recv, (int)count,
+                                          native_type(dtype),
+                                          native_op(x, dtype, op), c);
+        x->exchanges++;
+        return rc == MPI_SUCCESS
+                   ? REDIST_OK
+                   : mpi_fail(err, rc, "MPI_Reduce_scatter_block");
+    }
+    return rs_with_work(x, c, g->size, send, recv, 1, count, elem, dtype, op,
+                        err);
+}
+
+static redist_status_t mpi_all_reduce(redist_backend_t *be, const rd_group *g,
+                                      const void *send, void *recv,
+                                      uint64_t count, redist_dtype_t dtype,
+                                      redist_reduce_t op, redist_error_t *err)
+{
+    redist_mpi_t *x = be->ctx;
+    redist_status_t st;
+    size_t elem = redist_dtype_size(dtype);
+    MPI_Comm c = group_comm(x, g, err, &st);
+    if (st)
+        return st;
+    if (g->size == 1) {
+        reduce_one(dtype, op, recv, send, count);
+        x->exchanges++;
+        return REDIST_OK;
+    }
+    if (x->opts.flags & REDIST_MPI_NATIVE_REDUCE) {
+        for (uint64_t off = 0; off < count; off += x->limit) {
+            uint64_t n = count - off < x->limit ? count - off : x->limit;
+            int rc = MPI_Allreduce((const char *)send + off * elem,
+                                   (char *)recv + off * elem, (int)n,
+                                   native_type(dtype),
+                                   native_op(x, dtype, op), c);
+            x->exchanges++;
+            if (rc != MPI_SUCCESS)
+                return mpi_fail(err, rc, "MPI_Allreduce");
+        }
+        return REDIST_OK;
+    }
+    return ar_ordered(x, c, g->size, g->index, send, recv, count, elem, dtype,
+                      op, err);
+}
+
+static redist_status_t mpi_permute(redist_backend_t *be, const void *send,
+                                   int64_t to, void *recv, int64_t from,
+                                   uint64_t bytes, redist_error_t *err)
+{
+    redist_mpi_t *x = be->ctx;
+    x->exchanges++;
+    if (to == x->rank && from == x->rank) {
+        memcpy(recv, send, (size_t)bytes);
+        return REDIST_OK;
+    }
+    if (to < 0 || to >= x->size || from < 0 || from >= x->size)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "mpi: permute peer out of range");
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    int rc = t_bytes(x->limit, bytes, &t);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, "building a datatype");
+    rc = MPI_Sendrecv(send, 1, t, (int)to, RD_MPI_TAG, recv, 1, t, (int)from,
+                      RD_MPI_TAG, x->comm, MPI_STATUS_IGNORE);
+    t_free(&t);
+    return rc == MPI_SUCCESS ? REDIST_OK : mpi_fail(err, rc, "MPI_Sendrecv");
+}
+
+/* Point-to-point pieces: receives posted first, then sends, then one
+ * wait.  Lists are sorted by peer, each peer at most once. */
+static redist_status_t mpi_exchange(redist_backend_t *be, const void *send,
+                                    int64_t nto, const rd_xfer *to,
+                                    void *recv, int64_t nfrom,
+                                    const rd_xfer *from, redist_error_t *err)
+{
+    redist_mpi_t *x = be->ctx;
+    int n = 0, rc = MPI_SUCCESS;
+    const char *call = "MPI_Irecv";
+    x->exchanges++;
+    if (nto > x->size || nfrom > x->size)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "mpi: exchange with more peers than ranks");
+    for (int64_t k = 0; k < nfrom && rc == MPI_SUCCESS; k++) {
+        if (from[k].peer == x->rank || from[k].bytes == 0)
+            continue;
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        rc = t_bytes(x->limit, from[k].bytes, &t);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Irecv((char *)recv + from[k].off, 1, t,
+                           (int)from[k].peer, RD_MPI_TAG_XCHG, x->comm,
+                           &x->reqs[n++]);
+        t_free(&t); /* a pending operation keeps its own reference */
+    }
+    for (int64_t k = 0; k < nto && rc == MPI_SUCCESS; k++) {
+        if (to[k].bytes == 0)
+            continue;
+        if (to[k].peer == x->rank) { /* the piece this rank keeps */
+            for (int64_t j = 0; j < nfrom; j++)
+                if (from[j].peer == x->rank)
+                    memcpy((char *)recv + from[j].off,
+                           (const char *)send + to[k].off,
+                           (size_t)to[k].bytes);
+            continue;
+        }
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        call = "MPI_Isend";
+        rc = t_bytes(x->limit, to[k].bytes, &t);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Isend((const char *)send + to[k].off, 1, t,
+                           (int)to[k].peer, RD_MPI_TAG_XCHG, x->comm,
+                           &x->reqs[n++]);
+        t_free(&t);
+    }
+    int wrc = n ? MPI_Waitall(n, x->reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, call);
+    return wrc == MPI_SUCCESS ? REDIST_OK : mpi_fail(err, wrc, "MPI_Waitall");
+}
+
+static uint64_t prod_range(const int64_t *shape, int lo, int hi)
+{
+    uint64_t p = 1;
+    for (int d = lo; d < hi; d++)
+        p *= (uint64_t)shape[d];
+    return p;
+}
+
+/* Whole steps with derived datatypes, straight into the final places. */
+static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
+                                const void *in, void *out,
+                                redist_error_t *err)
+{
+    redist_mpi_t *x = be->ctx;
+    const rd_group *g = &xs->group;
+    redist_status_t st;
+    MPI_Comm c = group_comm(x, g, err, &st);
+    if (st)
+        return st;
+    int nd = xs->ndims;
+    uint64_t s = (uint64_t)g->size, elem = xs->elem;
+    uint64_t L = prod_range(xs->in_shape, 0, nd) * elem;
+    if (s == 1 && xs->op != REDIST_OP_REDUCE_SCATTER) {
+        memcpy(out, in, (size_t)L);
+        x->exchanges++;
+        return REDIST_OK;
+    }
+    MPI_Datatype stype = MPI_DATATYPE_NULL, rtype = MPI_DATATYPE_NULL;
+    int rc = MPI_SUCCESS;
+    const char *call = "";
+    switch (xs->op) {
+    case REDIST_OP_ALL_GATHER: {
+        int i = xs->dim;
+        uint64_t pre = prod_range(xs->in_shape, 0, i);
+        uint64_t cb = prod_range(xs->in_shape, i, nd) * elem;
+        rc = t_bytes(x->limit, L, &stype);
+        if (rc == MPI_SUCCESS)
+            rc = t_blocks(x->limit, pre, cb, s * cb, cb, &rtype);
+        if (rc == MPI_SUCCESS) {
+            call = "MPI_Allgather";
+            rc = MPI_Allgather(in, 1, stype, out, 1, rtype, c);
+            x->exchanges++;
+        }
+        break;
+    }
+    case REDIST_OP_ALL_TO_ALL: {
+        int i = xs->from_dim, j = xs->to_dim;
+        uint64_t preJ = prod_range(xs->in_shape, 0, j);
+        uint64_t cbJ = (uint64_t)xs->in_shape[j] / s *
+                       prod_range(xs->in_shape, j + 1, nd) * elem;
+        uint64_t preI = prod_range(xs->out_shape, 0, i);
+        uint64_t cbI = (uint64_t)xs->in_shape[i] *
+                       prod_range(xs->out_shape, i + 1, nd) * elem;
+        rc = t_blocks(x->limit, preJ, cbJ, s * cbJ, cbJ, &stype);
+        if (rc == MPI_SUCCESS)
+            rc = t_blocks(x->limit, preI, cbI, s * cbI, cbI, &rtype);
+        if (rc == MPI_SUCCESS) {
+            call = "MPI_Alltoall";
+            rc = MPI_Alltoall(in, 1, stype, out, 1, rtype, c);
+            x->exchanges++;
+        }
+        break;
+    }
+    case REDIST_OP_REDUCE_SCATTER: {
+        int i = xs->dim;
+        uint64_t pre = prod_range(xs->in_shape, 0, i);
+        uint64_t chunk = (uint64_t)xs->in_shape[i] / s *
+                         prod_range(xs->in_shape, i + 1, nd);
+        if (s == 1) {
+            reduce_one(xs->dtype, xs->reduce, out, in, L / elem);
+            x->exchanges++;
+            return REDIST_OK;
+        }
+        return rs_with_work(x, c, g->size, in, out, pre, chunk, elem,
+                            xs->dtype, xs->reduce, err);
+    }
+    default:
+        return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                        "mpi: no whole-step form of %s",
+                        redist_op_name(xs->op));
+    }
+    t_free(&stype);
+    t_free(&rtype);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, call[0] ? call : "building a datatype");
+    return REDIST_OK;
+}
+
+static const rd_backend_ops mpi_ops_template = {
+    .name = "mpi",
+    .agree = mpi_agree,
+    .all_gather = mpi_all_gather,
+    .all_to_all = mpi_all_to_all,
+    .reduce_scatter = mpi_reduce_scatter,
+    .all_reduce = mpi_all_reduce,
+    .permute = mpi_permute,
+    .exchange = mpi_exchange,
+    .step = mpi_step,
+    .alloc = mpi_alloc,
+    .free = mpi_free_scratch,
+};
+
+static unsigned fused_ops_for(unsigned flags)
+{
+    if (flags & REDIST_MPI_PACKED)
+        return 0;
+    unsigned f = 1u << REDIST_OP_ALL_GATHER | 1u << REDIST_OP_ALL_TO_ALL;
+    if (!(flags & REDIST_MPI_NATIVE_REDUCE))
+        f |= 1u << REDIST_OP_REDUCE_SCATTER;
+    return f;
+}
+
+/* --------------------------------------------------------- contexts */
+
+static const unsigned known_mpi_flags =
+    REDIST_MPI_PACKED | REDIST_MPI_NATIVE_REDUCE;
+
+static void format_mesh(const redist_mesh_t *m, char *buf, size_t size)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < redist_mesh_num_axes(m); a++)
+        rd_appendf(buf, size, &pos, "%s%s=%lld", a ? "," : "",
+                   redist_mesh_axis_name(m, a),
+                   (long long)redist_mesh_axis_size(m, a));
+}
+
+static void free_comms(redist_mpi_t *x)
+{
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (fin)
+        return;
+    for (int a = 0; a < REDIST_MAX_AXES; a++)
+        if (x->axis[a] != MPI_COMM_NULL)
+            MPI_Comm_free(&x->axis[a]);
+    if (x->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&x->comm);
+    x->comm = MPI_COMM_NULL;
+    if (x->have_uops)
+        for (int k = 0; k < UOP_KINDS; k++)
+            for (int o = 0; o < REDIST_REDUCE_COUNT; o++)
+                if (x->uop[k][o] != MPI_OP_NULL)
+                    MPI_Op_free(&x->uop[k][o]);
+}
+
+redist_status_t redist_mpi_create(MPI_Comm comm, const redist_mesh_t *mesh,
+                                  const redist_mpi_options_t *opts,
+                                  redist_mpi_t **out, redist_error_t *err)
+{
+    int init = 0, fin = 0, size = 0, rank = 0, rc;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "mpi: MPI is not initialised (or already "
+                        "finalised)");
+    if (!out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL output");
+    if (comm == MPI_COMM_NULL)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "comm",
+                        "MPI_COMM_NULL communicator");
+    if ((rc = MPI_Comm_size(comm, &size)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_rank(comm, &rank)) != MPI_SUCCESS)
+        return mpi_fail(err, rc, "MPI_Comm_size");
+
+    /* local checks, then agree over comm before any collective call */
+    redist_status_t st = REDIST_OK;
+    redist_mpi_options_t o = {0, 0};
+    if (opts)
+        o = *opts;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    redist_mpi_t *x = calloc(1, sizeof *x);
+    if (x)
+        x->reqs = malloc(2 * (size_t)size * sizeof *x->reqs);
+    if (!x || !x->reqs)
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    else if (!mesh)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "mesh", "NULL mesh");
+    else if (o.flags & ~known_mpi_flags)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
+                      "unknown MPI backend flags 0x%x",
+                      o.flags & ~known_mpi_flags);
+    else if (redist_mesh_num_devices(mesh) != size) {
+        char m[256];
+        format_mesh(mesh, m, sizeof m);
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "comm",
+                      "the communicator has %d rank%s but the mesh (%s) has "
+                      "%lld devices: run with %lld ranks",
+                      size, size == 1 ? "" : "s", m,
+                      (long long)redist_mesh_num_devices(mesh),
+                      (long long)redist_mesh_num_devices(mesh));
+    }
+    if (mesh) {
+        h = fnv_u64(h, (uint64_t)redist_mesh_num_axes(mesh));
+        for (int a = 0; a < redist_mesh_num_axes(mesh); a++)
+            h = fnv_u64(h, (uint64_t)redist_mesh_axis_size(mesh, a));
+    }
+    h = fnv_u64(h, o.flags);
+    h = fnv_u64(h, o.max_scratch);
+    st = agree_comm(comm, rank, st, h,
+                    "the ranks passed different meshes or options", err);
+    if (st) {
+        if (x)
+            free(x->reqs);
+        free(x);
+        return st;
+    }
+
+    x->comm = MPI_COMM_NULL;
+    for (int a = 0; a < REDIST_MAX_AXES; a++)
+        x->axis[a] = MPI_COMM_NULL;
+    for (int k = 0; k < UOP_KINDS; k++)
+        for (int p = 0; p < REDIST_REDUCE_COUNT; p++)
+            x->uop[k][p] = MPI_OP_NULL;
+    x->rank = rank;
+    x->size = size;
+    x->naxes = redist_mesh_num_axes(mesh);
+    x->opts = o;
+    x->limit = INT_MAX;
+    const char *call = "MPI_Comm_dup";
+    rc = MPI_Comm_dup(comm, &x->comm);
+    if (rc == MPI_SUCCESS) {
+        call = "MPI_Comm_set_errhandler";
+        rc = MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN);
+    }
+    int64_t stride = size;
+    for (int a = 0; a < x->naxes && rc == MPI_SUCCESS; a++) {
+        int64_t n = redist_mesh_axis_size(mesh, a);
+        stride /= n;
+        int64_t coord = rank / stride % n;
+        x->axis_size[a] = n;
+        call = "MPI_Comm_split";
+        rc = MPI_Comm_split(x->comm, (int)(rank - coord * stride),
+                            (int)coord, &x->axis[a]);
+    }
+    for (int k = 0; k < UOP_KINDS && rc == MPI_SUCCESS; k++)
+        for (int p = 0; p < REDIST_REDUCE_COUNT && rc == MPI_SUCCESS; p++) {
+            call = "MPI_Op_create";
+            rc = MPI_Op_create(uop_fns[k][p], 1, &x->uop[k][p]);
+        }
+    x->have_uops = 1;
+    if (rc != MPI_SUCCESS) {
+        st = mpi_fail(err, rc, call);
+        free_comms(x);
+        free(x->reqs);
+        free(x);
+        return st;
+    }
+    x->ops = mpi_ops_template;
+    x->ops.fused_ops = fused_ops_for(o.flags);
+    x->be.ops = &x->ops;
+    x->be.ctx = x;
+    x->be.rank = rank;
+    x->be.size = size;
+    *out = x;
+    return REDIST_OK;
+}
+
+void redist_mpi_free(redist_mpi_t *x)
+{
+    if (!x)
+        return;
+    free_comms(x);
+    free(x->work);
+    free(x->reqs);
+    free(x);
+}
+
+redist_status_t redist_mpi_set_options(redist_mpi_t *x,
+                                       const redist_mpi_options_t *opts,
+                                       redist_error_t *err)
+{
+    redist_mpi_options_t o = {0, 0};
+    if (!x)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL context");
+    if (opts)
+        o = *opts;
+    if (o.flags & ~known_mpi_flags)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
+                        "unknown MPI backend flags 0x%x",
+                        o.flags & ~known_mpi_flags);
+    x->opts = o;
+    x->ops.fused_ops = fused_ops_for(o.flags);
+    return REDIST_OK;
+}
+
+redist_mpi_options_t redist_mpi_get_options(const redist_mpi_t *x)
+{
+    redist_mpi_options_t o = {0, 0};
+    return x ? x->opts : o;
+}
+
+redist_backend_t *redist_mpi_backend(redist_mpi_t *x)
+{
+    return x ? &x->be : NULL;
+}
+
+MPI_Comm redist_mpi_comm(const redist_mpi_t *x)
+{
+    return x ? x->comm : MPI_COMM_NULL;
+}
+
+MPI_Comm redist_mpi_axis_comm(const redist_mpi_t *x, int axis)
+{
+    return x && axis >= 0 && axis < x->naxes ? x->axis[axis] : MPI_COMM_NULL;
+}
+
+int redist_mpi_rank(const redist_mpi_t *x) { return x ? x->rank : -1; }
+int redist_mpi_size(const redist_mpi_t *x) { return x ? x->size : 0; }
+
+void rd_mpi_set_count_limit(redist_mpi_t *x, uint64_t limit)
+{
+    if (x)
+        x->limit = limit == 0 || limit > INT_MAX ? INT_MAX
+                   : limit < 2                  ? 2
+                                                : limit;
+}
+
+int64_t rd_mpi_last_exchanges(const redist_mpi_t *x)
+{
+    return x ? x->exchanges : 0;
+}
+
+/* ------------------------------------------------- planning the work */
+
+/* The reductions of the plan as this backend runs them: the least and
+ * the most useful work buffer, and the exchanges with `work` bytes. */
+typedef struct work_plan {
+    uint64_t min, want;
+    int64_t exchanges;
+} work_plan;
+
+static void plan_work(const redist_mpi_t *x, const redist_plan_t *plan,
+                      uint64_t work, work_plan *wp)
+{
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    const redist_mesh_t *mesh = redist_spec_mesh(spec);
+    int nd = redist_spec_ndims(spec);
+    size_t elem = redist_dtype_size(redist_spec_dtype(spec));
+    int64_t cur[REDIST_MAX_DIMS];
+    unsigned fused = x->ops.fused_ops;
+    memset(wp, 0, sizeof *wp);
+    redist_type_local_shape(redist_spec_from(spec), mesh,
+                            redist_spec_shape(spec), cur);
+    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, k, &v);
+        uint64_t L = prod_range(cur, 0, nd) * elem;
+        uint64_t s = v.axis < 0 || v.op == REDIST_OP_SLICE
+                         ? 1
+                         : (uint64_t)redist_mesh_axis_size(mesh, v.axis);
+        uint64_t mn = 0, want = 0;
+        int64_t ex = v.op == REDIST_OP_SLICE ? 0 : 1;
+        if (s > 1 && v.op == REDIST_OP_REDUCE_SCATTER &&
+            !native_ok(x, L / s / elem)) {
+            uint64_t pre = 1, chunk = L / s / elem;
+            if (fused >> REDIST_OP_REDUCE_SCATTER & 1u) {
+                pre = prod_range(cur, 0, v.dim);
+                chunk = (uint64_t)cur[v.dim] / s *
+                        prod_range(cur, v.dim + 1, nd);
+            }
+            mn = s * elem;
+            want = L;
+            uint64_t w = work >= mn ? work : mn;
+            ex = rs_rounds(pre, chunk, w / (s * elem));
+        } else if (s > 1 && v.op == REDIST_OP_ALL_REDUCE) {
+            if (x->opts.flags & REDIST_MPI_NATIVE_REDUCE) {
+                ex = (int64_t)div_up(L / elem, x->limit);
+            } else {
+                uint64_t count = L / elem, q = count / s, r = count % s;
+                mn = ar_min_work(s, count, elem);
+                want = mn ? s * (q > r ? q : r) * elem : 0;
+                ex = ar_exchanges(s, count, elem, work >= mn ? work : mn);
+            }
+        }
+        if (mn > wp->min)
+            wp->min = mn;
+        if (want > wp->want)
+            wp->want = want;
+        wp->exchanges += ex;
+        memcpy(cur, v.local_shape, sizeof cur);
+    }
+}
+
+static redist_status_t check_mesh(const redist_mpi_t *x,
+                                  const redist_plan_t *plan,
+                                  redist_error_t *err)
+{
+    const redist_mesh_t *m = redist_spec_mesh(redist_plan_spec(plan));
+    int same = redist_mesh_num_axes(m) == x->naxes;
+    for (int a = 0; same && a < x->naxes; a++)
+        same = redist_mesh_axis_size(m, a) == x->axis_size[a];
+    if (same)
+        return REDIST_OK;
+    char mm[256];
+    format_mesh(m, mm, sizeof mm);
+    return rd_error(err, REDIST_ERR_INVALID, NULL, "plan",
+                    "the plan's mesh (%s) does not have the axis sizes of "
+                    "the MPI context's mesh",
+                    mm);
+}
+
+static redist_status_t mpi_info(const redist_mpi_t *x,
+                                const redist_plan_t *plan,
+                                const redist_exec_options_t *opts,
+                                redist_mpi_info_t *out, redist_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    redist_status_t st = check_mesh(x, plan, err);
+    if (st)
+        return st;
+    st = redist_plan_exec_info(plan, &x->be, opts, &out->exec,
+                                               err);
+    if (st)
+        return st;
+    uint64_t E = out->exec.scratch_bytes;
+    uint64_t M = out->exec.bound_bytes;
+    work_plan wp;
+    plan_work(x, plan, 0, &wp);
+    out->min_scratch_bytes = E + wp.min;
+    uint64_t B = x->opts.max_scratch;
+    if (!B)
+        B = M > E + wp.min ? M : E + wp.min;
+    out->bound_bytes = B;
+    uint64_t W = 0;
+    if (wp.min) {
+        uint64_t room = B > E ? B - E : 0;
+        W = wp.want;
+        if (!x->opts.max_scratch && W > REDIST_MPI_ROUND_BYTES)
+            W = REDIST_MPI_ROUND_BYTES;
+        if (W > room)
+            W = room;
+        if (W < wp.min)
+            W = wp.min;
+    }
+    plan_work(x, plan, W, &wp);
+    out->work_bytes = W;
+    out->scratch_bytes = E + W;
+    out->exchanges = wp.exchanges;
+    if (B < E + wp.min)
+        return rd_error(err, REDIST_ERR_LIMIT, NULL, "max_scratch",
+                        "max_scratch %llu bytes is below the least this plan "
+                        "needs: %llu bytes (%llu of executor buffers, fixed "
+                        "by the plan, + %llu of reduction work space)",
+                        (unsigned long long)B,
+                        (unsigned long long)(E + wp.min),
+                        (unsigned long long)E, (unsigned long long)wp.min);
+    return REDIST_OK;
+}
+
+redist_status_t redist_mpi_exec_info(const redist_mpi_t *x,
+                                     const redist_plan_t *plan,
+                                     const redist_exec_options_t *opts,
+                                     redist_mpi_info_t *out,
+                                     redist_error_t *err)
+{
+    if (!x || !plan || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL context, plan or output");
+    return mpi_info(x, plan, opts, out, err);
+}
+
+redist_status_t redist_mpi_execute(redist_mpi_t *x, const redist_plan_t *plan,
+                                   void *src, void *dst,
+                                   const redist_exec_options_t *opts,
+                                   redist_exec_report_t *report,
+                                   redist_error_t *err)
+{
+    redist_exec_report_t r;
+    if (!x) {
+        if (report) {
+            memset(report, 0, sizeof *report);
+            report->failed_step = -1;
+        }
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL MPI context");
+    }
+    x->in_call = 1;
+    x->pre_status = REDIST_OK;
+    redist_error_clear(&x->pre_err);
+    x->work_want = 0;
+    x->cur = x->high = x->allocs = x->exec_cur = 0;
+    x->exchanges = 0;
+    uint64_t promise = 0;
+    if (plan) {
+        redist_mpi_info_t info;
+        /* a plan on another mesh, or max_scratch too small: fail every
+         * rank at the executor's first agree; other errors are the
+         * executor's to report */
+        redist_status_t st = check_mesh(x, plan, &x->pre_err);
+        if (st)
+            x->pre_status = st;
+        else if ((st = mpi_info(x, plan, opts, &info, &x->pre_err)) ==
+                 REDIST_ERR_LIMIT)
+            x->pre_status = st;
+        else if (!st) {
+            x->work_want = info.work_bytes;
+            promise = info.scratch_bytes;
+        }
+    }
+    redist_status_t st = redist_plan_execute(plan, &x->be, src, dst, opts, &r,
+                                             err);
+    if (x->work) {
+        free(x->work);
+        x->cur -= x->work_bytes;
+        x->work = NULL;
+        x->work_bytes = 0;
+    }
+    x->in_call = 0;
+    x->pre_status = REDIST_OK;
+    r.scratch_bytes = promise ? promise : r.scratch_bytes;
+    r.scratch_high_water = x->high;
+    r.scratch_allocations = x->allocs;
+    if (report)
+        *report = r;
+    return st;
+}

@@ -1,0 +1,24 @@
+/* Internal hooks of the MPI backend (for its tests). */
+#ifndef REDIST_EXEC_MPI_INTERNAL_H
+#define REDIST_EXEC_MPI_INTERNAL_H
+
+#include "redist/mpi.h"
+
+/* Largest count passed to one MPI call or datatype constructor (INT_MAX
+ * by default).  Tests lower it, on every rank alike, so that the nested
+ * datatypes and chunked calls that carry counts beyond INT_MAX run on
+ * small arrays.  Part of the options every rank must agree on. */
+void rd_mpi_set_count_limit(redist_mpi_t *ctx, uint64_t limit);
+
+/* The datatypes the backend builds, for datatype-level tests (committed;
+ * the caller frees them).  `limit` as above (0: INT_MAX). */
+int rd_mpi_type_bytes(uint64_t limit, uint64_t n, MPI_Datatype *out);
+/* `rows` blocks of `row_bytes` bytes, `stride` bytes apart, with extent
+ * `extent`. */
+int rd_mpi_type_blocks(uint64_t limit, uint64_t rows, uint64_t row_bytes,
+                       uint64_t stride, uint64_t extent, MPI_Datatype *out);
+
+/* MPI exchange calls made by the last redist_mpi_execute on this rank. */
+int64_t rd_mpi_last_exchanges(const redist_mpi_t *ctx);
+
+#endif

@@ -1,0 +1,1150 @@
+/*
+ * The OpenSHMEM backend (redist/shmem.h): one PE per mesh device, every
+ * exchange a whole step of one-sided puts into the final places.
+ *
+ * STEP PROTOCOL.  Within a step each PE talks only to its group (the
+ * members of its mesh-axis group, base + k * stride, any size and stride;
+ * or its two permute partners).  Per step (a slot of three symmetric
+ * counters per PE, indexed by the exchange's number within the call):
+ *   1. READY: atomic increment of every peer's READY counter ("my input is
+ *      final, my output and my work area are free"), then wait until mine
+ *      has received one from every peer;
+ *   2. data: every piece I owe each peer goes straight to its final
+ *      offset in the peer's output block: stored with the box kernel when
+ *      the peer's memory is mapped here (shmem_ptr: one node), else
+ *      shmem_putmem_nbi per contiguous run (shmem_iput when the runs are
+ *      single elements with regular strides); my own piece is a local box
+ *      copy;
+ *   3. fence + shmem_quiet, atomic increment of every peer's DONE counter,
+ *      wait for theirs: my output is complete and nobody reads my input
+ *      any more.
+ * Counters only grow; each PE keeps the value it expects per counter.
+ * Slots are reused by later calls: every call starts with the executor's
+ * `agree` (a reduction over all PEs), so no PE can be a call ahead.
+ * A PE never waits for anybody outside its group within a step: no
+ * global barrier inside a plan.
+ *
+ * COST (alpha-beta, s members, L bytes per member): all_gather (s-1)
+ * puts of L, all_to_all (s-1) puts of L/s, permute one put of L, each
+ * split into its contiguous runs (one call per run, or one shmem_iput per
+ * row of single-element runs), plus 2 (s-1) atomic signals; no pack, no
+ * unpack, no receive-side copy.  Reductions (member order, the
+ * executor's kernels: identical to sim):
+ *   pull (peers' inputs reachable by load through shmem_ptr): member c
+ *     reduces its chunk reading the s inputs in place; all_reduce splits
+ *     the block into s ranges, reduces range c, then puts it to the
+ *     others (reduce-scatter + all-gather, 2 (s-1)/s L per member);
+ *   push (otherwise): in rounds of B elements (B = work_bytes / (s elem)),
+ *     each member puts its contribution to each receiver's work area slot
+ *     (READY / FULL handshake per round), the receiver reduces.
+ * SCRATCH.  None of its own beyond the fixed symmetric work area (push
+ * only) and O(slots + PEs) bytes of counters; the executor's scratch is
+ * shmem_malloc'ed through `alloc` / `free` and counted there.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redist/shmem.h"
+
+#include "exec_internal.h"
+#include "kernels.h"
+#include "shmem_internal.h"
+#include "../core/internal.h"
+
+#define RD_SHM_SLOTS 1024 /* exchanges per call */
+enum { SIG_READY, SIG_DONE, SIG_END, RD_SHM_NSIG };
+#define RD_SHM_NRED 8 /* longs per agreement reduction */
+
+/* The fixed symmetric block (one shmem_malloc). */
+typedef struct shm_sym {
+    long sig[RD_SHM_SLOTS * RD_SHM_NSIG];
+    long abort_word; /* 0, or 1 + the rank that aborted */
+    long abort_status;
+    long status[2];  /* a failed PE's status at agreement number parity */
+    long red_src[RD_SHM_NRED], red_dst[RD_SHM_NRED];
+    long pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE > RD_SHM_NRED
+                  ? SHMEM_REDUCE_MIN_WRKDATA_SIZE
+                  : RD_SHM_NRED];
+    long psync[2][SHMEM_REDUCE_SYNC_SIZE];
+    char text[2][REDIST_ERROR_TEXT_LENGTH];
+    char abort_text[REDIST_ERROR_TEXT_LENGTH];
+} shm_sym;
+
+struct redist_shmem {
+    int npes, me;
+    unsigned flags;
+    uint64_t work_bytes;
+    int ptr_ok; /* every PE reaches every PE by load */
+    int dead;   /* a plan was aborted: every later call fails */
+    shm_sym *sym;
+    char *work; /* symmetric, work_bytes */
+    long expect[RD_SHM_SLOTS * RD_SHM_NSIG];
+    int turn;   /* parity of the reductions (pSync, text) */
+    int seq;    /* exchanges so far in this call */
+    uint64_t work_used; /* most of the work area used in this call */
+    struct {
+        void *p;
+        size_t bytes;
+    } scr[4];
+    int64_t nops, fail_at; /* exchanges so far; injected failure (tests) */
+    struct redist_backend ep[2]; /* [0] any buffers, [1] symmetric */
+};
+
+/* ------------------------------------------------------------ basics */
+
+static redist_shmem_t *ctx_of(redist_backend_t *be)
+{
+    return (redist_shmem_t *)be->ctx;
+}
+
+static int pe_of(const rd_group *g, int64_t k)
+{
+    return (int)rd_group_rank(g, k);
+}
+
+/* Max-reduce RD_SHM_NRED longs of red_src over all PEs into red_dst. */
+static void reduce_max(redist_shmem_t *c)
+{
+    shm_sym *y = c->sym;
+    shmem_long_max_to_all(y->red_dst, y->red_src, RD_SHM_NRED, 0, 0,
+                          c->npes, y->pwrk, y->psync[c->turn]);
+    c->turn ^= 1;
+}
+
+static redist_status_t aborted_error(redist_shmem_t *c, redist_error_t *err)
+{
+    long who = shmem_long_atomic_fetch(&c->sym->abort_word, c->me) - 1;
+    char text[REDIST_ERROR_TEXT_LENGTH];
+    c->dead = 1;
+    if (who >= 0 && who < c->npes) {
+        shmem_getmem(text, c->sym->abort_text, sizeof text, (int)who);
+        text[sizeof text - 1] = '\0';
+    } else {
+        rd_strlcpy(text, "unknown error", sizeof text);
+    }
+    return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                    "aborted: PE %ld failed: %s", who, text);
+}
+
+static int aborted(redist_shmem_t *c)
+{
+    return shmem_long_test(&c->sym->abort_word, SHMEM_CMP_NE, 0);
+}
+
+/* Add 1 to counter j of the slot on PE pe. */
+static void signal_pe(redist_shmem_t *c, int slot, int j, int pe)
+{
+    shmem_long_atomic_inc(&c->sym->sig[slot * RD_SHM_NSIG + j], pe);
+}
+
+static void signal_group(redist_shmem_t *c, int slot, int j,
+                         const rd_group *g)
+{
+    for (int64_t t = 1; t < g->size; t++)
+        signal_pe(c, slot, j, pe_of(g, (g->index + t) % g->size));
+}
+
+/* Wait until counter j of the slot has received n more signals. */
+static redist_status_t wait_sig(redist_shmem_t *c, int slot, int j, long n,
+                                redist_error_t *err)
+{
+    int i = slot * RD_SHM_NSIG + j;
+    if (n <= 0)
+        return REDIST_OK;
+    c->expect[i] += n;
+    long *a = &c->sym->sig[i];
+    for (unsigned spins = 1;
+         !shmem_long_test(a, SHMEM_CMP_GE, c->expect[i]); spins++) {
+        if (aborted(c))
+            return aborted_error(c, err);
+        if (spins % 16 == 0)
+            sched_yield(); /* oversubscribed PEs */
+    }
+    return REDIST_OK;
+}
+
+static redist_status_t next_slot(redist_shmem_t *c, int *slot,
+                                 redist_error_t *err)
+{
+    if (c->dead)
+        return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                        "shmem: the context failed earlier");
+    if (c->seq >= RD_SHM_SLOTS)
+        /* the same exchange on every PE: all fail here, nobody waits */
+        return rd_error(err, REDIST_ERR_LIMIT, NULL, NULL,
+                        "shmem: more than %d exchanges in one plan",
+                        RD_SHM_SLOTS);
+    *slot = c->seq++;
+    return REDIST_OK;
+}
+
+/* --------------------------------------------------------------- puts */
+
+/* Put `count` runs of `run` bytes, `sstride` apart in src, to `dstride`
+ * apart at the symmetric address dst on PE pe. */
+static void put_runs(char *dst, int64_t dstride, const char *src,
+                     int64_t sstride, uint64_t run, uint64_t count, int pe)
+{
+    uintptr_t al = (uintptr_t)dst | (uintptr_t)src;
+    if (count > 1 && (run == 1 || run == 2 || run == 4 || run == 8 ||
+                      run == 16) &&
+        dstride % (int64_t)run == 0 && sstride % (int64_t)run == 0 &&
+        al % run == 0) {
+        ptrdiff_t ts = (ptrdiff_t)(dstride / (int64_t)run);
+        ptrdiff_t ss = (ptrdiff_t)(sstride / (int64_t)run);
+        switch (run) {
+        case 1: shmem_iput8(dst, src, ts, ss, (size_t)count, pe); return;
+        case 2: shmem_iput16(dst, src, ts, ss, (size_t)count, pe); return;
+        case 4: shmem_iput32(dst, src, ts, ss, (size_t)count, pe); return;
+        case 8: shmem_iput64(dst, src, ts, ss, (size_t)count, pe); return;
+        default: shmem_iput128(dst, src, ts, ss, (size_t)count, pe); return;
+        }
+    }
+    for (uint64_t k = 0; k < count; k++)
+        shmem_putmem_nbi(dst + (int64_t)k * dstride,
+                         src + (int64_t)k * sstride, (size_t)run, pe);
+}
+
+/* rd_kernel_box to another PE: the box at soff of src (shape sshape) to
+ * doff of the symmetric block dst (shape dshape) on PE pe, one put per
+ * contiguous run. */
+static void put_box(int pe, char *dst, const int64_t dshape[],
+                    const int64_t doff[], const char *src,
+                    const int64_t sshape[], const int64_t soff[],
+                    const int64_t box[], int nd, size_t elem)
+{
+    int64_t sst[REDIST_MAX_DIMS], dst_[REDIST_MAX_DIMS];
+    int64_t so = 0, dso = 0;
+    for (int i = 0; i < nd; i++)
+        if (box[i] <= 0)
+            return;
+    sst[nd - 1] = dst_[nd - 1] = (int64_t)elem;
+    for (int i = nd - 2; i >= 0; i--) {
+        sst[i] = sst[i + 1] * sshape[i + 1];
+        dst_[i] = dst_[i + 1] * dshape[i + 1];
+    }
+    for (int i = 0; i < nd; i++) {
+        so += soff[i] * sst[i];
+        dso += doff[i] * dst_[i];
+    }
+    /* the innermost run: dims d.. (all after d whole in both blocks) */
+    int d = nd - 1;
+    uint64_t run = (uint64_t)box[d];
+    while (d > 0 && box[d] == sshape[d] && box[d] == dshape[d]) {
+        d--;
+        run *= (uint64_t)box[d];
+    }
+    run *= elem;
+    if (d == 0) {
+        shmem_putmem_nbi(dst + dso, src + so, (size_t)run, pe);
+        return;
+    }
+    int e = d - 1; /* strided dim of put_runs; dims < e: odometer */
+    int64_t idx[REDIST_MAX_DIMS] = {0};
+    for (;;) {
+        int64_t s0 = so, d0 = dso;
+        for (int i = 0; i < e; i++) {
+            s0 += idx[i] * sst[i];
+            d0 += idx[i] * dst_[i];
+        }
+        put_runs(dst + d0, dst_[e], src + s0, sst[e], run,
+                 (uint64_t)box[e], pe);
+        int i = e - 1;
+        while (i >= 0 && ++idx[i] == box[i])
+            idx[i--] = 0;
+        if (i < 0)
+            break;
+    }
+}
+
+/* The one-sided writes of a step.  When the peer's symmetric memory is
+ * mapped in this process (shmem_ptr: PEs on one node, and not
+ * REDIST_SHMEM_NO_PTR) the data is stored straight into the final place
+ * with the local kernels: one copy, no library call per contiguous run;
+ * otherwise shmem_putmem_nbi / shmem_iput.  Either way completion is
+ * shmem_quiet (plus a fence for the stores) before the DONE signal. */
+static void write_box(const redist_shmem_t *c, int pe, char *dst,
+                      const int64_t dshape[], const int64_t doff[],
+                      const char *src, const int64_t sshape[],
+                      const int64_t soff[], const int64_t box[], int nd,
+                      size_t elem)
+{
+    char *direct = c->ptr_ok ? shmem_ptr(dst, pe) : NULL;
+    if (direct)
+        rd_kernel_box(direct, dshape, doff, src, sshape, soff, box, nd,
+                      elem);
+    else
+        put_box(pe, dst, dshape, doff, src, sshape, soff, box, nd, elem);
+}
+
+static void write_bytes(const redist_shmem_t *c, int pe, char *dst,
+                        const char *src, uint64_t n)
+{
+    char *direct = c->ptr_ok ? shmem_ptr(dst, pe) : NULL;
+    if (n == 0)
+        return;
+    if (direct)
+        memcpy(direct, src, (size_t)n);
+    else
+        shmem_putmem_nbi(dst, src, (size_t)n, pe);
+}
+
+/* Every write of this PE is complete and visible (before a signal). */
+static void complete(void)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    shmem_quiet();
+}
+
+/* -------------------------------------------------------- reductions */
+
+/* The part of a reduction that member t computes: runs of `len`
+ * elements at in_off in every input, out_off in the output. */
+typedef struct red_part {
+    int all_reduce;
+    uint64_t pre, chunk;  /* reduce_scatter: pre runs of chunk */
+    uint64_t count;       /* all_reduce: elements of the block */
+    int64_t s;
+} red_part;
+
+static uint64_t ar_lo(const red_part *r, int64_t t)
+{
+    return (uint64_t)((unsigned __int128)r->count * (uint64_t)t /
+                      (uint64_t)r->s);
+}
+
+static uint64_t part_runs(const red_part *r)
+{
+    return r->all_reduce ? 1 : r->pre;
+}
+
+/* Run q of member t's part. */
+static void part_run(const red_part *r, int64_t t, uint64_t q,
+                     uint64_t *in_off, uint64_t *out_off, uint64_t *len)
+{
+    if (r->all_reduce) {
+        *in_off = *out_off = ar_lo(r, t);
+        *len = ar_lo(r, t + 1) - *in_off;
+    } else {
+        *in_off = (q * (uint64_t)r->s + (uint64_t)t) * r->chunk;
+        *out_off = q * r->chunk;
+        *len = r->chunk;
+    }
+}
+
+typedef struct red_inputs {
+    const char *const *base; /* pull: member m's input (local address) */
+    const char *mine;        /* my own input */
+    uint64_t off;            /* bytes, in the inputs */
+    const char *work;        /* push: slots of `slot` bytes */
+    uint64_t slot;
+    int64_t me;
+} red_inputs;
+
+static const void *red_input(void *user, int64_t m)
+{
+    red_inputs *ri = user;
+    if (m == ri->me)
+        return ri->mine + ri->off;
+    if (ri->work)
+        return ri->work + (uint64_t)m * ri->slot;
+    return ri->base[m] + ri->off;
+}
+
+static void red_part_of(const rd_xstep *x, red_part *r)
+{
+    memset(r, 0, sizeof *r);
+    r->s = x->group.size;
+    uint64_t n = 1;
+    for (int d = 0; d < x->ndims; d++)
+        n *= (uint64_t)x->in_shape[d];
+    if (x->op == REDIST_OP_ALL_REDUCE) {
+        r->all_reduce = 1;
+        r->count = n;
+    } else {
+        int i = x->dim;
+        r->pre = 1;
+        for (int d = 0; d < i; d++)
+            r->pre *= (uint64_t)x->in_shape[d];
+        r->chunk = n / r->pre / (uint64_t)r->s;
+    }
+}
+
+/* all_reduce, second half: put my reduced range to the others. */
+static void ar_put_range(redist_shmem_t *c, const rd_group *g,
+                         const red_part *r, char *out, size_t elem)
+{
+    uint64_t lo = ar_lo(r, g->index), hi = ar_lo(r, g->index + 1);
+    if (hi == lo)
+        return;
+    for (int64_t t = 1; t < g->size; t++)
+        write_bytes(c, pe_of(g, (g->index + t) % g->size), out + lo * elem,
+                    out + lo * elem, (hi - lo) * elem);
+}
+
+/* Pull: read the peers' inputs in place (shmem_ptr). */
+static redist_status_t reduce_pull(redist_shmem_t *c, const rd_xstep *x,
+                                   const char *in, char *out, int slot,
+                                   redist_error_t *err)
+{
+    const rd_group *g = &x->group;
+    size_t elem = x->elem;
+    red_part r;
+    red_part_of(x, &r);
+    const char **base = malloc(sizeof *base * (size_t)g->size);
+    if (!base)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int64_t m = 0; m < g->size; m++) {
+        base[m] = m == g->index ? in : shmem_ptr(in, pe_of(g, m));
+        if (!base[m]) {
+            free(base);
+            return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                            "shmem: shmem_ptr failed for PE %d",
+                            pe_of(g, m));
+        }
+    }
+    signal_group(c, slot, SIG_READY, g);
+    redist_status_t st = wait_sig(c, slot, SIG_READY, (long)(g->size - 1),
+                                  err);
+    if (!st) {
+        for (uint64_t q = 0; q < part_runs(&r); q++) {
+            uint64_t io, oo, len;
+            part_run(&r, g->index, q, &io, &oo, &len);
+            red_inputs ri = {base, in, io * elem, NULL, 0, g->index};
+            rd_reduce_n(x->dtype, x->reduce, out + oo * elem, len, g->size,
+                        red_input, &ri);
+        }
+        if (r.all_reduce)
+            ar_put_range(c, g, &r, out, elem);
+        complete();
+        signal_group(c, slot, SIG_DONE, g);
+        st = wait_sig(c, slot, SIG_DONE, (long)(g->size - 1), err);
+    }
+    free(base);
+    return st;
+}
+
+/* Piece `r` (round) of member t's part, pieces of at most B elements. */
+static int push_piece(const red_part *rp, int64_t t, uint64_t round,
+                      uint64_t B, uint64_t *in_off, uint64_t *out_off,
+                      uint64_t *len)
+{
+    uint64_t io, oo, n;
+    if (rp->all_reduce) {
+        part_run(rp, t, 0, &io, &oo, &n);
+        if (round * B >= n)
+            return 0;
+        *in_off = io + round * B;
+        *out_off = oo + round * B;
+        *len = n - round * B < B ? n - round * B : B;
+        return 1;
+    }
+    uint64_t per = (rp->chunk + B - 1) / B; /* pieces per run */
+    if (per == 0 || round >= per * rp->pre)
+        return 0;
+    part_run(rp, t, round / per, &io, &oo, &n);
+    uint64_t k = round % per;
+    *in_off = io + k * B;
+    *out_off = oo + k * B;
+    *len = n - k * B < B ? n - k * B : B;
+    return 1;
+}
+
+/* Push: every member puts its contributions into the receivers' work
+ * areas, in rounds. */
+static redist_status_t reduce_push(redist_shmem_t *c, const rd_xstep *x,
+                                   const char *in, char *out, int slot,
+                                   redist_error_t *err)
+{
+    const rd_group *g = &x->group;
+    int64_t s = g->size, me = g->index;
+    size_t elem = x->elem;
+    red_part rp;
+    red_part_of(x, &rp);
+    uint64_t most = rp.all_reduce ? ar_lo(&rp, 1) + 1 : rp.chunk;
+    uint64_t B = c->work_bytes / ((uint64_t)s * elem);
+    if (B > most)
+        B = most;
+    if (B == 0)
+        B = 1;
+    uint64_t slotb = B * elem, rounds = 0;
+    for (int64_t t = 0; t < s; t++) {
+        uint64_t n = rp.all_reduce
+                         ? (ar_lo(&rp, t + 1) - ar_lo(&rp, t) + B - 1) / B
+                         : rp.pre * ((rp.chunk + B - 1) / B);
+        if (n > rounds)
+            rounds = n;
+    }
+    if (rounds == 0)
+        rounds = 1; /* an empty round still consumes the READY signals */
+    if ((uint64_t)s * slotb > c->work_used)
+        c->work_used = (uint64_t)s * slotb;
+    redist_status_t st = REDIST_OK;
+    signal_group(c, slot, SIG_READY, g);
+    for (uint64_t r = 0; r < rounds && !st; r++) {
+        uint64_t io, oo, len;
+        st = wait_sig(c, slot, SIG_READY, (long)(s - 1), err);
+        if (st)
+            break;
+        for (int64_t t = 1; t < s; t++) {
+            int64_t k = (me + t) % s;
+            if (push_piece(&rp, k, r, B, &io, &oo, &len))
+                write_bytes(c, pe_of(g, k), c->work + (uint64_t)me * slotb,
+                            in + io * elem, len * elem);
+        }
+        complete();
+        signal_group(c, slot, SIG_DONE, g);
+        st = wait_sig(c, slot, SIG_DONE, (long)(s - 1), err);
+        if (st)
+            break;
+        if (push_piece(&rp, me, r, B, &io, &oo, &len)) {
+            red_inputs ri = {NULL, in, io * elem, c->work, slotb, me};
+            rd_reduce_n(x->dtype, x->reduce, out + oo * elem, len, s,
+                        red_input, &ri);
+        }
+        if (r + 1 < rounds)
+            signal_group(c, slot, SIG_READY, g); /* my slots are free */
+    }
+    if (!st && rp.all_reduce) {
+        ar_put_range(c, g, &rp, out, elem);
+        complete();
+        signal_group(c, slot, SIG_END, g);
+        st = wait_sig(c, slot, SIG_END, (long)(s - 1), err);
+    }
+    return st;
+}
+
+/* ------------------------------------------------------------- steps */
+
+static int is_scratch(const redist_shmem_t *c, const void *p)
+{
+    for (int i = 0; i < 4; i++)
+        if (c->scr[i].p == p)
+            return 1;
+    return 0;
+}
+
+static redist_status_t run_step(redist_backend_t *be, const rd_xstep *x,
+                                const void *in_, void *out_,
+                                redist_error_t *err)
+{
+    redist_shmem_t *c = ctx_of(be);
+    int symmetric = be == &c->ep[1];
+    const char *in = in_;
+    char *out = out_;
+    const rd_group *g = &x->group;
+    int nd = x->ndims, slot = 0;
+    redist_status_t st = next_slot(c, &slot, err);
+    if (st)
+        return st;
+    if (c->nops++ == c->fail_at) {
+        /* tests: fail after telling the peers we are ready, as a PE that
+         * breaks in the middle of a step would */
+        if (x->op == REDIST_OP_PERMUTE) {
+            if (x->send_to != c->me)
+                signal_pe(c, slot, SIG_READY, (int)x->recv_from);
+        } else if (x->op == REDIST_OP_EXCHANGE) {
+            for (int64_t k = 0; k < x->xchg->nrecv; k++)
+                if (x->xchg->recv[k].peer != c->me)
+                    signal_pe(c, slot, SIG_READY,
+                              (int)x->xchg->recv[k].peer);
+        } else {
+            signal_group(c, slot, SIG_READY, g);
+        }
+        return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                        "injected failure on PE %d", c->me);
+    }
+
+    if (x->op == REDIST_OP_PERMUTE) {
+        uint64_t bytes = x->elem;
+        for (int d = 0; d < nd; d++)
+            bytes *= (uint64_t)x->in_shape[d];
+        if (x->send_to == c->me) {
+            memcpy(out, in, (size_t)bytes);
+            return REDIST_OK;
+        }
+        signal_pe(c, slot, SIG_READY, (int)x->recv_from);
+        st = wait_sig(c, slot, SIG_READY, 1, err);
+        if (st)
+            return st;
+        write_bytes(c, (int)x->send_to, out, in, bytes);
+        complete();
+        signal_pe(c, slot, SIG_DONE, (int)x->send_to);
+        return wait_sig(c, slot, SIG_DONE, 1, err);
+    }
+    if (x->op == REDIST_OP_EXCHANGE) {
+        /* point to point: each box straight from my block to its place
+         * in the receiver's (lists sorted by peer, each peer once) */
+        const rd_xchg *xc = x->xchg;
+        int64_t box[REDIST_MAX_DIMS], oa[REDIST_MAX_DIMS],
+            ob[REDIST_MAX_DIMS];
+        long nsend = 0, nrecv = 0;
+        for (int64_t k = 0; k < xc->nrecv; k++)
+            if (xc->recv[k].peer != c->me) {
+                signal_pe(c, slot, SIG_READY, (int)xc->recv[k].peer);
+                nrecv++;
+            }
+        for (int64_t k = 0; k < xc->nsend; k++)
+            nsend += xc->send[k].peer != c->me;
+        st = wait_sig(c, slot, SIG_READY, nsend, err);
+        if (st)
+            return st;
+        for (int64_t k = 0; k < xc->nsend; k++) {
+            int64_t d = xc->send[k].peer;
+            if (!rd_xchg_box(xc, c->me, d, box, oa, ob))
+                continue;
+            if (d == c->me)
+                rd_kernel_box(out, x->out_shape, ob, in, x->in_shape, oa,
+                              box, nd, x->elem);
+            else
+                write_box(c, (int)d, out, x->out_shape, ob, in, x->in_shape,
+                          oa, box, nd, x->elem);
+        }
+        complete();
+        for (int64_t k = 0; k < xc->nsend; k++)
+            if (xc->send[k].peer != c->me)
+                signal_pe(c, slot, SIG_DONE, (int)xc->send[k].peer);
+        return wait_sig(c, slot, SIG_DONE, nrecv, err);
+    }
+    if (x->op == REDIST_OP_REDUCE_SCATTER || x->op == REDIST_OP_ALL_REDUCE) {
+        if (g->size == 1 || (c->ptr_ok && (symmetric || is_scratch(c, in))))
+            return reduce_pull(c, x, in, out, slot, err);
+        return reduce_push(c, x, in, out, slot, err);
+    }
+
+    int64_t s = g->size, me = g->index;
+    int64_t box[REDIST_MAX_DIMS], soff[REDIST_MAX_DIMS],
+        doff[REDIST_MAX_DIMS];
+    int i, j = -1;
+    memcpy(box, x->in_shape, sizeof box);
+    memset(soff, 0, sizeof soff);
+    memset(doff, 0, sizeof doff);
+    if (x->op == REDIST_OP_ALL_GATHER) {
+        i = x->dim;
+    } else if (x->op == REDIST_OP_ALL_TO_ALL) {
+        i = x->from_dim;
+        j = x->to_dim;
+        box[j] /= s;
+    } else {
+        return rd_error(err, REDIST_ERR_PLAN, NULL, NULL,
+                        "shmem: no step form of %s", redist_op_name(x->op));
+    }
+    doff[i] = me * x->in_shape[i];
+    signal_group(c, slot, SIG_READY, g);
+    st = wait_sig(c, slot, SIG_READY, (long)(s - 1), err);
+    if (st)
+        return st;
+    for (int64_t t = 1; t <= s; t++) {
+        int64_t k = (me + t) % s; /* the others first, then me */
+        if (j >= 0)
+            soff[j] = k * box[j];
+        if (k == me)
+            rd_kernel_box(out, x->out_shape, doff, in, x->in_shape, soff, box,
+                          nd, x->elem);
+        else
+            write_box(c, pe_of(g, k), out, x->out_shape, doff, in,
+                      x->in_shape, soff, box, nd, x->elem);
+    }
+    complete();
+    signal_group(c, slot, SIG_DONE, g);
+    return wait_sig(c, slot, SIG_DONE, (long)(s - 1), err);
+}
+
+static redist_status_t shm_step(redist_backend_t *be, const rd_xstep *x,
+                                const void *in, void *out,
+                                redist_error_t *err)
+{
+    return run_step(be, x, in, out, err);
+}
+
+/* The contiguous ops (REDIST_SHMEM_PACKED): 1-D or 2-D steps. */
+static void xstep_init(rd_xstep *x, redist_op_t op, const rd_group *g,
+                       size_t elem)
+{
+    memset(x, 0, sizeof *x);
+    x->op = op;
+    x->elem = elem;
+    x->dtype = REDIST_U8;
+    if (g)
+        x->group = *g;
+}
+
+static redist_status_t shm_all_gather(redist_backend_t *be, const rd_group *g,
+                                      const void *send, void *recv,
+                                      uint64_t bytes, redist_error_t *err)
+{
+    rd_xstep x;
+    xstep_init(&x, REDIST_OP_ALL_GATHER, g, 1);
+    x.ndims = 2;
+    x.dim = 0;
+    x.in_shape[0] = 1;
+    x.in_shape[1] = x.out_shape[1] = (int64_t)bytes;
+    x.out_shape[0] = g->size;
+    return run_step(be, &x, send, recv, err);
+}
+
+static redist_status_t shm_all_to_all(redist_backend_t *be, const rd_group *g,
+                                      const void *send, void *recv,
+                                      uint64_t bytes, redist_error_t *err)
+{
+    rd_xstep x;
+    xstep_init(&x, REDIST_OP_ALL_TO_ALL, g, 1);
+    x.ndims = 2;
+    x.from_dim = 0;
+    x.to_dim = 1;
+    x.in_shape[0] = 1;
+    x.in_shape[1] = g->size * (int64_t)bytes;
+    x.out_shape[0] = g->size;
+    x.out_shape[1] = (int64_t)bytes;
+    return run_step(be, &x, send, recv, err);
+}
+
+static redist_status_t shm_reduce_scatter(redist_backend_t *be,
+                                          const rd_group *g, const void *send,
+                                          void *recv, uint64_t count,
+                                          redist_dtype_t dtype,
+                                          redist_reduce_t op,
+                                          redist_error_t *err)
+{
+    rd_xstep x;
+    xstep_init(&x, REDIST_OP_REDUCE_SCATTER, g, redist_dtype_size(dtype));
+    x.dtype = dtype;
+    x.reduce = op;
+    x.ndims = 1;
+    x.dim = 0;
+    x.in_shape[0] = g->size * (int64_t)count;
+    x.out_shape[0] = (int64_t)count;
+    return run_step(be, &x, send, recv, err);
+}
+
+static redist_status_t shm_all_reduce(redist_backend_t *be, const rd_group *g,
+                                      const void *send, void *recv,
+                                      uint64_t count, redist_dtype_t dtype,
+                                      redist_reduce_t op, redist_error_t *err)
+{
+    rd_xstep x;
+    xstep_init(&x, REDIST_OP_ALL_REDUCE, g, redist_dtype_size(dtype));
+    x.dtype = dtype;
+    x.reduce = op;
+    x.ndims = 1;
+    x.in_shape[0] = x.out_shape[0] = (int64_t)count;
+    return run_step(be, &x, send, recv, err);
+}
+
+static redist_status_t shm_permute(redist_backend_t *be, const void *send,
+                                   int64_t to, void *recv, int64_t from,
+                                   uint64_t bytes, redist_error_t *err)
+{
+    rd_xstep x;
+    xstep_init(&x, REDIST_OP_PERMUTE, NULL, 1);
+    x.ndims = 1;
+    x.in_shape[0] = x.out_shape[0] = (int64_t)bytes;
+    x.send_to = to;
+    x.recv_from = from;
+    return run_step(be, &x, send, recv, err);
+}
+
+/* ------------------------------------------------ agreement, failure */
+
+static void post_error(redist_shmem_t *c, redist_status_t st,
+                       const redist_error_t *err, char *text, long *status)
+{
+    *status = st;
+    rd_strlcpy(text, err && err->text[0] ? err->text : redist_status_string(st),
+               REDIST_ERROR_TEXT_LENGTH);
+    (void)c;
+}
+
+/* Every PE learns the first failed PE (and its error) and whether the
+ * hashes agree.  One reduction over all PEs: also a synchronisation
+ * point (no PE leaves before every PE arrived). */
+static redist_status_t agree_all(redist_shmem_t *c, redist_status_t local,
+                                 uint64_t hash, long extra,
+                                 const char *what, long *extra_max,
+                                 redist_error_t *err)
+{
+    shm_sym *y = c->sym;
+    int t = c->turn;
+    if (local)
+        post_error(c, local, err, y->text[t], &y->status[t]);
+    memset(y->red_src, 0, sizeof y->red_src);
+    y->red_src[0] = local ? (long)(c->npes - c->me) : 0;
+    y->red_src[1] = (long)hash;
+    y->red_src[2] = ~(long)hash;
+    y->red_src[3] = extra;
+    reduce_max(c);
+    long first = y->red_dst[0] ? c->npes - y->red_dst[0] : -1;
+    int differs = y->red_dst[1] != ~y->red_dst[2];
+    if (extra_max)
+        *extra_max = y->red_dst[3];
+    if (local)
+        return local;
+    if (first >= 0) {
+        char text[REDIST_ERROR_TEXT_LENGTH];
+        long status = shmem_long_g(&y->status[t], (int)first);
+        shmem_getmem(text, y->text[t], sizeof text, (int)first);
+        text[sizeof text - 1] = '\0';
+        if (status >= 0 || status < -100)
+            status = REDIST_ERR_BACKEND;
+        return rd_error(err, (redist_status_t)status, NULL, NULL,
+                        "PE %ld failed: %s", first, text);
+    }
+    if (differs)
+        return rd_error(err, REDIST_ERR_MISMATCH, NULL, NULL,
+                        "the PEs were given different %s", what);
+    return REDIST_OK;
+}
+
+static redist_status_t shm_agree(redist_backend_t *be, redist_status_t local,
+                                 uint64_t plan_hash, redist_error_t *err)
+{
+    redist_shmem_t *c = ctx_of(be);
+    c->seq = 0;
+    if (!local && (c->dead || aborted(c))) {
+        c->dead = 1;
+        local = rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                         "shmem: the context failed earlier (a plan was "
+                         "aborted)");
+    }
+    return agree_all(c, local, plan_hash, 0, "plans", NULL, err);
+}
+
+static void shm_abort(redist_backend_t *be, redist_status_t st,
+                      const redist_error_t *err)
+{
+    redist_shmem_t *c = ctx_of(be);
+    if (aborted(c)) { /* somebody else was first */
+        c->dead = 1;
+        return;
+    }
+    c->dead = 1;
+    post_error(c, st, err, c->sym->abort_text, &c->sym->abort_status);
+    shmem_quiet();
+    for (int pe = 0; pe < c->npes; pe++)
+        (void)shmem_long_atomic_compare_swap(&c->sym->abort_word, 0,
+                                             (long)c->me + 1, pe);
+    shmem_quiet();
+}
+
+/* ----------------------------------------------------------- scratch */
+
+static void *shm_alloc(redist_backend_t *be, size_t bytes)
+{
+    redist_shmem_t *c = ctx_of(be);
+    void *p = shmem_malloc(bytes);
+    if (p)
+        for (int i = 0; i < 4; i++)
+            if (!c->scr[i].p) {
+                c->scr[i].p = p;
+                c->scr[i].bytes = bytes;
+                break;
+            }
+    return p;
+}
+
+static void shm_free(redist_backend_t *be, void *p, size_t bytes)
+{
+    redist_shmem_t *c = ctx_of(be);
+    (void)bytes;
+    for (int i = 0; i < 4; i++)
+        if (c->scr[i].p == p)
+            c->scr[i].p = NULL;
+    shmem_free(p);
+}
+
+/* ------------------------------------------------------- ops tables */
+
+#define RD_SHM_FUSED                                                       \
+    (1u << REDIST_OP_ALL_GATHER | 1u << REDIST_OP_ALL_TO_ALL |             \
+     1u << REDIST_OP_REDUCE_SCATTER | 1u << REDIST_OP_ALL_REDUCE |         \
+     1u << REDIST_OP_PERMUTE | 1u << REDIST_OP_EXCHANGE)
+
+#define RD_SHM_OPS(fused, caps_)                                           \
+    {                                                                      \
+        .name = "shmem", .caps = (caps_), .fused_ops = (fused),            \
+        .agree = shm_agree, .all_gather = shm_all_gather,                  \
+        .all_to_all = shm_all_to_all,                                      \
+        .reduce_scatter = shm_reduce_scatter,                              \
+        .all_reduce = shm_all_reduce, .permute = shm_permute,              \
+        .step = shm_step, .abort = shm_abort, .alloc = shm_alloc,          \
+        .free = shm_free                                                   \
+    }
+
+/* [packed][symmetric]; exchange steps always run whole (a sender cannot
+ * know where the receiver's contiguous piece goes) */
+#define RD_SHM_XCHG (1u << REDIST_OP_EXCHANGE)
+static const rd_backend_ops shm_ops[2][2] = {
+    {RD_SHM_OPS(RD_SHM_FUSED, RD_CAP_RECV_IN_SCRATCH),
+     RD_SHM_OPS(RD_SHM_FUSED, 0)},
+    {RD_SHM_OPS(RD_SHM_XCHG, RD_CAP_RECV_IN_SCRATCH),
+     RD_SHM_OPS(RD_SHM_XCHG, 0)},
+};
+
+/* -------------------------------------------------------- contexts */
+
+static const unsigned known_flags = REDIST_SHMEM_PACKED | REDIST_SHMEM_NO_PTR;
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0x100000001b3ULL;
+}
+
+redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
+                                    const redist_shmem_options_t *opts,
+                                    redist_shmem_t **out, redist_error_t *err)
+{
+    if (!out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL output");
+    int npes = shmem_n_pes(), me = shmem_my_pe();
+    unsigned flags = opts ? opts->flags : 0;
+    uint64_t work = opts && opts->work_bytes ? opts->work_bytes
+                                             : REDIST_SHMEM_WORK_BYTES;
+    redist_status_t st = REDIST_OK;
+    uint64_t hash = 0xcbf29ce484222325ULL;
+
+    /* the fixed symmetric block first: the same call on every PE */
+    shm_sym *sym = shmem_malloc(sizeof *sym);
+    if (!sym)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                        "shmem: cannot allocate %zu bytes of symmetric "
+                        "memory",
+                        sizeof *sym);
+    memset(sym, 0, sizeof *sym);
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
+            sym->psync[t][i] = SHMEM_SYNC_VALUE;
+    redist_shmem_t *c = calloc(1, sizeof *c);
+    redist_shmem_t tmp;
+    if (!c) {
+        memset(&tmp, 0, sizeof tmp);
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    redist_shmem_t *x = c ? c : &tmp;
+    x->npes = npes;
+    x->me = me;
+    x->sym = sym;
+    shmem_barrier_all(); /* everybody's pSync is initialised */
+
+    if (st)
+        ;
+    else if (!mesh)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "mesh", "NULL mesh");
+    else if (redist_mesh_num_devices(mesh) != npes)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "mesh",
+                      "the mesh has %lld devices but the job has %d PEs",
+                      (long long)redist_mesh_num_devices(mesh), npes);
+    else if (flags & ~known_flags)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
+                      "unknown shmem flags 0x%x", flags & ~known_flags);
+    else if (work < 16 * (uint64_t)npes || work > (1ULL << 40))
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "work_bytes",
+                      "the work area must hold 16 bytes per PE (%llu) and at "
+                      "most 1 TiB, not %llu",
+                      (unsigned long long)(16 * (uint64_t)npes),
+                      (unsigned long long)work);
+    if (!st) {
+        int naxes = redist_mesh_num_axes(mesh);
+        hash = mix(hash, (uint64_t)naxes);
+        for (int a = 0; a < naxes; a++)
+            hash = mix(hash, (uint64_t)redist_mesh_axis_size(mesh, a));
+        hash = mix(mix(hash, flags), work);
+    }
+    int ptr_ok = !(flags & REDIST_SHMEM_NO_PTR);
+    for (int pe = 0; pe < npes && ptr_ok; pe++)
+        ptr_ok = shmem_ptr(sym, pe) != NULL;
+    long no_ptr = 0;
+    st = agree_all(x, st, hash, ptr_ok ? 0 : 1, "meshes or options",
+                   &no_ptr, err);
+    if (!st) {
+        x->work = shmem_malloc((size_t)work);
+        st = agree_all(x, x->work ? REDIST_OK
+                                  : rd_error(err, REDIST_ERR_NOMEM, NULL,
+                                             NULL,
+                                             "shmem: cannot allocate the "
+                                             "work area (%llu bytes of "
+                                             "symmetric memory)",
+                                             (unsigned long long)work),
+                       0, 0, "work areas", NULL, err);
+        if (st && x->work)
+            shmem_free(x->work);
+    }
+    if (st) {
+        shmem_free(sym);
+        free(c);
+        return st;
+    }
+    c->flags = flags;
+    c->work_bytes = work;
+    c->fail_at = -1;
+    c->ptr_ok = no_ptr == 0;
+    for (int k = 0; k < 2; k++) {
+        c->ep[k].ops = &shm_ops[flags & REDIST_SHMEM_PACKED ? 1 : 0][k];
+        c->ep[k].ctx = c;
+        c->ep[k].rank = me;
+        c->ep[k].size = npes;
+    }
+    shmem_barrier_all();
+    *out = c;
+    return REDIST_OK;
+}
+
+void redist_shmem_free(redist_shmem_t *c)
+{
+    if (!c)
+        return;
+    shmem_barrier_all(); /* signals in flight have landed */
+    shmem_free(c->work);
+    shmem_free(c->sym);
+    free(c);
+}
+
+redist_shmem_options_t redist_shmem_get_options(const redist_shmem_t *c)
+{
+    redist_shmem_options_t o = {0, 0};
+    if (c) {
+        o.flags = c->flags;
+        o.work_bytes = c->work_bytes;
+    }
+    return o;
+}
+
+int redist_shmem_uses_ptr(const redist_shmem_t *c)
+{
+    return c ? c->ptr_ok : 0;
+}
+
+redist_backend_t *redist_shmem_backend(redist_shmem_t *c, int symmetric)
+{
+    if (!c)
+        return NULL;
+    return &c->ep[symmetric != 0];
+}
+
+/* Whether [p, p + n) lies in the symmetric heap (locally). */
+static int sym_range(const redist_shmem_t *c, const void *p, uint64_t n)
+{
+    int pe = (c->me + 1) % c->npes;
+    if (!p)
+        return 0;
+    if (!shmem_addr_accessible(p, pe))
+        return 0;
+    return n == 0 ||
+           shmem_addr_accessible((const char *)p + (n - 1), pe);
+}
+
+/* The work area the plan may use: reductions over more than one PE that
+ * cannot read their inputs in place. */
+static uint64_t work_promise(const redist_shmem_t *c,
+                             const redist_plan_t *plan, int symmetric)
+{
+    if (c->ptr_ok && symmetric)
+        return 0;
+    const redist_mesh_t *m = redist_spec_mesh(redist_plan_spec(plan));
+    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, k, &v);
+        if ((v.op == REDIST_OP_REDUCE_SCATTER ||
+             v.op == REDIST_OP_ALL_REDUCE) &&
+            redist_mesh_axis_size(m, v.axis) > 1)
+            return c->work_bytes;
+    }
+    return 0;
+}
+
+static redist_status_t check_plan(const redist_shmem_t *c,
+                                  const redist_plan_t *plan,
+                                  redist_error_t *err)
+{
+    /* groups come from the plan's mesh: any mesh of npes devices */
+    const redist_mesh_t *m = redist_spec_mesh(redist_plan_spec(plan));
+    if (redist_mesh_num_devices(m) != c->npes)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "plan",
+                        "the plan's mesh has %lld devices, the job %d PEs",
+                        (long long)redist_mesh_num_devices(m), c->npes);
+    return REDIST_OK;
+}
+
+redist_status_t redist_shmem_exec_info(const redist_shmem_t *c,
+                                       const redist_plan_t *plan,
+                                       const void *src, const void *dst,
+                                       const redist_exec_options_t *opts,
+                                       redist_shmem_info_t *out,
+                                       redist_error_t *err)
+{
+    if (!c || !plan || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL context, plan or output");
+    redist_status_t st = check_plan(c, plan, err);
+    if (st)
+        return st;
+    const redist_spec_t *s = redist_plan_spec(plan);
+    int sym = sym_range(c, src, redist_spec_src_bytes(s)) &&
+              sym_range(c, dst, redist_spec_dst_bytes(s));
+    redist_exec_info_t e;
+    st = redist_plan_exec_info(plan, &c->ep[sym], opts, &e, err);
+    if (st)
+        return st;
+    memset(out, 0, sizeof *out);
+    out->exec = e;
+    out->symmetric = sym;
+    out->work_bytes = work_promise(c, plan, sym);
+    out->scratch_bytes = e.scratch_bytes + out->work_bytes;
+    return REDIST_OK;
+}
+
+redist_status_t redist_shmem_execute(redist_shmem_t *c,
+                                     const redist_plan_t *plan, void *src,
+                                     void *dst,
+                                     const redist_exec_options_t *opts,
+                                     redist_exec_report_t *report,
+                                     redist_error_t *err)
+{
+    if (!c) {
+        if (report) {
+            memset(report, 0, sizeof *report);
+            report->failed_step = -1;
+        }
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL shmem context");
+    }
+    /* symmetric buffers on every PE, the same objects everywhere? */
+    shm_sym *y = c->sym;
+    int sym = 0;
+    if (plan && src && dst) {
+        const redist_spec_t *s = redist_plan_spec(plan);
+        sym = sym_range(c, src, redist_spec_src_bytes(s)) &&
+              sym_range(c, dst, redist_spec_dst_bytes(s));
+    }
+    memset(y->red_src, 0, sizeof y->red_src);
+    y->red_src[0] = !sym;
+    y->red_src[1] = (long)(uintptr_t)src;
+    y->red_src[2] = ~(long)(uintptr_t)src;
+    y->red_src[3] = (long)(uintptr_t)dst;
+    y->red_src[4] = ~(long)(uintptr_t)dst;
+    reduce_max(c);
+    sym = y->red_dst[0] == 0 && y->red_dst[1] == ~y->red_dst[2] &&
+          y->red_dst[3] == ~y->red_dst[4];
+
+    c->work_used = 0;
+    redist_status_t st = redist_plan_execute(plan, &c->ep[sym], src, dst,
+                                             opts, report, err);
+    if (report && plan && (!st || report->scratch_bytes)) {
+        if (!check_plan(c, plan, NULL))
+            report->scratch_bytes += work_promise(c, plan, sym);
+        report->scratch_high_water += c->work_used;
+    }
+    return st;
+}
+
+void rd_shmem_inject_failure(redist_shmem_t *c, int64_t op_index)
+{
+    if (c)
+        c->fail_at = op_index < 0 ? -1 : c->nops + op_index;
+}
+
+int rd_shmem_dead(const redist_shmem_t *c)
+{
+    return c ? c->dead : 0;
+}

@@ -1,0 +1,144 @@
+#!/bin/sh
+# `redistplan run --backend mpi` end to end under mpirun: every spec of
+# specs/ whose mesh has 1, 2, 3, 4, 6 or 8 devices, at a reduced shape
+# (--shrink), each checked exactly on every rank and against the same run
+# on the sim backend (both exact: the same data); the modes (whole steps
+# or packed, ordered or native reductions, --preserve-src, --max-scratch)
+# rotate over the specs.  Then the exit codes and messages of a wrong
+# -np (one line, exit 2), a corrupted result (exit 1), an impossible
+# --max-scratch (exit 2), the default backend under a launcher, and a
+# time-objective plan (an exchange step).
+# `quick` (sanitizer builds, where MPI is ~6x slower): the specs at 3
+# ranks and the checks of the messages only.
+#   run_specs_mpi.sh MPIRUN REDISTPLAN SPECDIR [quick]
+set -u
+mpirun=$1
+rp=$2
+dir=$3
+quick=${4:-}
+pass=0
+fail=0
+mpi() { # NP ARGS...: redistplan run under mpirun
+    np=$1
+    shift
+    "$mpirun" --allow-run-as-root --oversubscribe -q --mca btl self,vader \
+        -np "$np" "$rp" run "$@"
+}
+
+expect() { # CODE DESCRIPTION NP ARGS...
+    want=$1; what=$2; shift 2
+    out=$(mpi "$@" 2>&1)
+    rc=$?
+    if [ "$rc" -eq "$want" ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: $what: exit $rc, expected $want"
+        echo "$out" | sed 's/^/    /'
+    fi
+}
+
+expect_text() { # TEXT DESCRIPTION: the last output contains TEXT
+    case $out in
+    *"$1"*) pass=$((pass + 1)) ;;
+    *) fail=$((fail + 1)); echo "FAIL: $2: no \"$1\" in:"; echo "$out" | sed 's/^/    /' ;;
+    esac
+}
+
+devices() { # SPEC: the device count of its mesh
+    "$rp" plan "$1" --no-grid 2>/dev/null |
+        sed -n 's/.*(\([0-9][0-9]*\) devices).*/\1/p' | head -n 1
+}
+
+i=0
+for f in "$dir"/*.json; do
+    name=$(basename "$f" .json)
+    d=$(devices "$f")
+    case $name in
+    partial-target-not-in-source)
+        expect 2 "$name (no plan)" 8 "$f" --backend mpi --shrink
+        continue ;;
+    esac
+    case $d in 1|2|3|4|6|8) ;; *) continue ;; esac
+    [ -n "$quick" ] && [ "$d" -gt 3 ] && continue
+    case $((i % 5)) in
+    0) mode="" ;;
+    1) mode="--mpi-packed" ;;
+    2) mode="--mpi-native-reduce --preserve-src" ;;
+    3) mode="--max-scratch 1" ;; # refused unless the plan needs nothing
+    4) mode="--mpi-packed --mpi-native-reduce" ;;
+    esac
+    i=$((i + 1))
+    expect 0 "$name (np $d)" "$d" "$f" --backend mpi --shrink \
+        --max-bytes 2000000
+    expect_text "exact: $d ranks" "$name: report"
+    sim=$("$rp" run "$f" --backend sim --shrink --max-bytes 2000000 2>&1)
+    case $sim in
+    *"exact: $d devices"*) pass=$((pass + 1)) ;;
+    *) fail=$((fail + 1)); echo "FAIL: $name: sim run"; echo "$sim" ;;
+    esac
+    if [ "$mode" = "--max-scratch 1" ]; then
+        # the least possible bound: exact, or refused with exit 2
+        out=$(mpi "$d" "$f" --shrink --max-bytes 2000000 $mode 2>&1)
+        rc=$?
+        case "$rc:$out" in
+        0:*"exact: $d ranks"*|2:*"below the least this plan needs"*)
+            pass=$((pass + 1)) ;;
+        *) fail=$((fail + 1)); echo "FAIL: $name $mode: exit $rc"; echo "$out" ;;
+        esac
+    elif [ -n "$mode" ]; then
+        expect 0 "$name (np $d) $mode" "$d" "$f" --shrink \
+            --max-bytes 2000000 $mode
+        expect_text "exact: $d ranks" "$name $mode: report"
+    fi
+done
+
+spec=$dir/megatron-col-to-row-parallel.json
+grid="- --mesh x=2,y=2 --shape 8x12 --dtype i16 --from x|y --to y|x"
+# the default backend under a launcher is mpi
+expect 0 "default backend under mpirun" 4 $grid
+expect_text "backend mpi, 4 ranks" "default backend: report"
+expect_text "rank  coords" "per-rank table"
+# a wrong -np: one message (from rank 0), exit 2
+expect 2 "wrong -np" 3 "$spec" --backend mpi --shrink --max-bytes 100000
+expect_text "has 8 devices but 3 MPI ranks were started: run it with mpirun -np 8" \
+    "wrong -np message"
+lines=$(printf '%s\n' "$out" | grep -c .)
+if [ "$lines" -eq 1 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: wrong -np: $lines lines:"; echo "$out"; fi
+# without a launcher
+out=$("$rp" run "$spec" --backend mpi --shrink --max-bytes 100000 2>&1)
+rc=$?
+if [ "$rc" -eq 2 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: no launcher: exit $rc"; fi
+expect_text "mpirun -np 8" "no launcher: message"
+# a corrupted element is caught, named by device and coordinates
+expect 1 "corrupted result" 4 $grid --corrupt-device 3
+expect_text "MISMATCH on device 3 (x=1,y=1)" "mismatch names the device"
+# a bound below what a reducing plan needs (one f32 per member)
+expect 2 "impossible --max-scratch" 2 - --mesh x=2 --shape 8x4 --from '|' \
+    --from-partial x --to 'x|' --max-scratch 4
+expect_text "below the least this plan needs" "--max-scratch message"
+# --max-scratch needs the mpi backend
+out=$("$rp" run "$spec" --backend sim --max-scratch 100 2>&1)
+if [ $? -eq 2 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: sim --max-scratch"; fi
+# reductions of other dtypes and ops, ordered and native, repeated
+expect 0 "grad-all-reduce-data3 f16 max" 3 "$dir/grad-all-reduce-data3.json" \
+    --shape 7x5 --dtype f16 --reduce max --backend mpi --repeat 2
+expect 0 "grad-all-reduce-data3 c128 prod, native" 3 \
+    "$dir/grad-all-reduce-data3.json" --shape 3x5 --dtype c128 --reduce prod \
+    --backend mpi --mpi-native-reduce
+if [ -z "$quick" ]; then
+    expect 0 "inline, 6 ranks, partial, repeat" 6 - --mesh x=3,y=2 \
+        --shape 6x4x2 --dtype bf16 --from '|y|' --from-partial x \
+        --to 'x||y' --repeat 3 --backend mpi
+    expect_text "exact: 6 ranks" "inline report"
+    # a time-objective plan: one exchange step (Isend / Irecv)
+    expect 0 "fsdp-rows-to-2d-columns --objective time" 8 \
+        "$dir/fsdp-rows-to-2d-columns.json" --shrink --max-bytes 1000000 \
+        --objective time --backend mpi
+    expect_text "plan      exchange" "time objective: an exchange step"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,754 @@
+/*
+ * The OpenSHMEM backend under oshrun: random plans on meshes of exactly
+ * the job's PE count (every factorisation, size-1 axes, non-power-of-two
+ * strides), run through every mode of the backend and checked
+ *   - exactly, every element, with the pattern of src/exec/pattern.h;
+ *   - bit for bit against the sim backend on random bits (NaNs, signed
+ *     zeros, denormals: reductions must combine in the same order with the
+ *     same kernels);
+ *   - for memory: measured high-water <= the promise; in symmetric mode
+ *     the promise is the sim backend's with REDIST_SIM_FUSED (so at most
+ *     max(src, dst) for memory-efficient plans, 2 max with PRESERVE_SRC);
+ *     the source intact when it should be;
+ * plus collective failure: a bad argument or a different plan on one PE,
+ * an injected failure in the middle of a plan (every PE returns, the
+ * context stays failed), a wrong device count at creation.
+ *
+ * Modes: symmetric src/dst (shmem_malloc: puts straight into dst) or
+ * private ones (malloc: receive into symmetric scratch), whole steps or
+ * REDIST_SHMEM_PACKED, reductions pulled (shmem_ptr) or pushed through a
+ * deliberately tiny work area (REDIST_SHMEM_NO_PTR: many rounds).
+ *
+ *   oshrun -np P test_shmem [PLANNED [WALKS [SEED]]]
+ *
+ * The random spec generators follow tests/exec/test_exec_random.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redist.h"
+#include "redist/shmem.h"
+#include "../../src/exec/pattern.h"
+#include "../../src/exec/shmem_internal.h"
+#include "../../src/plan/steps.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+static int64_t rnd_in(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
+
+static int me, npes;
+static int runs, failures, skipped, checks, swept;
+static int op_count[REDIST_OP_COUNT], mode_count[8];
+static int dtype_count[REDIST_DTYPE_COUNT], reduce_count[REDIST_REDUCE_COUNT];
+static const char *axis_names[4] = {"a", "b", "c", "d"};
+static redist_shmem_t *ctx_plain, *ctx_packed, *ctx_push;
+
+static void fail(const char *what, const redist_plan_t *plan, const char *fmt,
+                 ...) __attribute__((format(printf, 3, 4)));
+static void fail(const char *what, const redist_plan_t *plan, const char *fmt,
+                 ...)
+{
+    failures++;
+    if (failures > 5)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "FAIL (PE %d, %s, run %d): ", me, what, runs);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    if (plan && failures == 1) {
+        char *j = redist_plan_to_json(plan);
+        if (j)
+            fprintf(stderr, "%s\n", j);
+        free(j);
+    }
+}
+
+static void check(int ok, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void check(int ok, const char *fmt, ...)
+{
+    checks++;
+    if (ok)
+        return;
+    failures++;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "FAIL (PE %d): ", me);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+}
+
+/* The same on every PE: a reduction of one int. */
+static int all_max(int v)
+{
+    static long src, dst, wrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+    static long sync[SHMEM_REDUCE_SYNC_SIZE];
+    static int init;
+    static long *s, *d, *w, *p;
+    if (!init) {
+        s = shmem_malloc(sizeof src);
+        d = shmem_malloc(sizeof dst);
+        w = shmem_malloc(sizeof wrk);
+        p = shmem_malloc(sizeof sync);
+        for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
+            p[i] = SHMEM_SYNC_VALUE;
+        shmem_barrier_all();
+        init = 1;
+    }
+    *s = v;
+    shmem_long_max_to_all(d, s, 1, 0, 0, npes, w, p);
+    shmem_barrier_all(); /* pSync reusable */
+    return (int)*d;
+}
+
+/* Deterministic random bits for device r's block (the same on every PE). */
+static void fill_random(void *buf, uint64_t bytes, uint64_t seed, int64_t r)
+{
+    uint64_t x = seed * 0x9e3779b97f4a7c15ULL + (uint64_t)r * 0x632be59bd9b4e019ULL + 1;
+    unsigned char *b = buf;
+    for (uint64_t i = 0; i < bytes; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        b[i] = (unsigned char)(x >> 24);
+    }
+}
+
+typedef struct mode {
+    redist_shmem_t *ctx;
+    int symmetric, preserve, random_data;
+    const char *name;
+} mode;
+
+/* One execution of `plan` in mode m; checks everything. */
+static void run_mode(const char *what, const redist_plan_t *plan,
+                     const mode *m, uint64_t seed)
+{
+    const redist_spec_t *s = redist_plan_spec(plan);
+    uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+    uint64_t M = S > T ? S : T;
+    redist_exec_options_t opts = {m->preserve ? REDIST_EXEC_PRESERVE_SRC : 0};
+    redist_plan_stats_t stats;
+    redist_plan_stats(plan, &stats);
+    int64_t D = redist_mesh_num_devices(redist_spec_mesh(s));
+
+    /* buffers: symmetric (the same on every PE) or private */
+    void *src, *dst;
+    if (m->symmetric) {
+        src = shmem_malloc((size_t)S);
+        dst = shmem_malloc((size_t)T);
+    } else {
+        src = malloc((size_t)S);
+        dst = malloc((size_t)T);
+    }
+    void *expect = NULL;
+    if (m->random_data) {
+        /* PE 0 runs the sim on the same random inputs and puts each
+         * device's result to it */
+        expect = shmem_malloc((size_t)T);
+        if (me == 0) {
+            void **ss = calloc((size_t)D, sizeof *ss);
+            void **dd = calloc((size_t)D, sizeof *dd);
+            for (int64_t r = 0; r < D; r++) {
+                ss[r] = malloc((size_t)S);
+                dd[r] = malloc((size_t)T);
+                fill_random(ss[r], S, seed, r);
+                memset(dd[r], 0x5c, (size_t)T);
+            }
+            redist_error_t e;
+            redist_error_clear(&e);
+            if (redist_exec_sim_run(plan, ss, dd, REDIST_SIM_FUSED, &opts,
+                                    NULL, NULL, &e))
+                fail(what, plan, "sim: %s", e.text);
+            for (int64_t r = 0; r < D; r++) {
+                shmem_putmem(expect, dd[r], (size_t)T, (int)r);
+                free(ss[r]);
+                free(dd[r]);
+            }
+            free(ss);
+            free(dd);
+            shmem_quiet();
+        }
+        shmem_barrier_all();
+        fill_random(src, S, seed, me);
+    } else {
+        rd_pattern_fill(s, me, src);
+    }
+    memset(dst, 0xA5, (size_t)T);
+
+    redist_shmem_info_t info;
+    redist_error_t err;
+    redist_error_clear(&err);
+    if (redist_shmem_exec_info(m->ctx, plan, src, dst, &opts, &info, &err))
+        fail(what, plan, "exec_info: %s", err.text);
+    if (info.symmetric != m->symmetric)
+        fail(what, plan, "exec_info says symmetric %d, buffers %d",
+             info.symmetric, m->symmetric);
+    redist_exec_report_t rep;
+    redist_status_t st = redist_shmem_execute(m->ctx, plan, src, dst, &opts,
+                                              &rep, &err);
+    runs++;
+    mode_count[(m->ctx == ctx_packed) * 4 + (m->ctx == ctx_push) * 2 +
+               m->symmetric]++;
+    char tag[160];
+    snprintf(tag, sizeof tag, "%s, %s%s%s, %s %s", what, m->name,
+             m->preserve ? " preserve" : "",
+             m->random_data ? " random-bits" : "",
+             redist_dtype_name(redist_spec_dtype(s)),
+             redist_reduce_name(redist_spec_reduce(s)));
+    if (st) {
+        fail(tag, plan, "execute: %s (%s)", err.text,
+             redist_status_string(st));
+    } else {
+        rd_mismatch mm;
+        if (m->random_data) {
+            if (memcmp(dst, expect, (size_t)T) != 0) {
+                uint64_t i = 0;
+                while (((unsigned char *)dst)[i] ==
+                       ((unsigned char *)expect)[i])
+                    i++;
+                fail(tag, plan, "differs from sim at byte %llu of %llu",
+                     (unsigned long long)i, (unsigned long long)T);
+            }
+        } else if (rd_pattern_check(s, me, dst, &mm)) {
+            fail(tag, plan, "local %llu global %llu: expected %s got %s",
+                 (unsigned long long)mm.local_index,
+                 (unsigned long long)mm.global_index, mm.expected, mm.got);
+        }
+        if (!m->random_data && (m->preserve || !info.exec.writes_src) &&
+            rd_pattern_check_src(s, me, src, &mm))
+            fail(tag, plan, "source modified (preserve %d, writes_src %d)",
+                 m->preserve, info.exec.writes_src);
+        if (rep.scratch_high_water > info.scratch_bytes ||
+            rep.scratch_bytes != info.scratch_bytes)
+            fail(tag, plan, "scratch high-water %llu, reported promise %llu, "
+                            "promise %llu",
+                 (unsigned long long)rep.scratch_high_water,
+                 (unsigned long long)rep.scratch_bytes,
+                 (unsigned long long)info.scratch_bytes);
+        if (m->symmetric && m->ctx != ctx_packed) {
+            /* the same promise as the sim's whole-step path */
+            redist_sim_t *probe = NULL;
+            redist_sim_create(D, REDIST_SIM_FUSED, &probe, NULL);
+            uint64_t simp = redist_plan_scratch_bytes(
+                plan, redist_sim_backend(probe, 0), &opts);
+            redist_sim_free(probe);
+            if (info.exec.scratch_bytes != simp)
+                fail(tag, plan, "symmetric promise %llu, sim fused %llu",
+                     (unsigned long long)info.exec.scratch_bytes,
+                     (unsigned long long)simp);
+            if (redist_shmem_uses_ptr(m->ctx) && info.work_bytes)
+                fail(tag, plan, "work area promised with shmem_ptr");
+            /* the whole promise when reductions read in place; the
+             * executor's part when they push through the work area */
+            if (stats.memory_efficient &&
+                info.exec.scratch_bytes + (redist_shmem_uses_ptr(m->ctx)
+                                               ? info.work_bytes
+                                               : 0) >
+                    (m->preserve ? 2 * M : M))
+                fail(tag, plan, "promise %llu over the bound (M = %llu)",
+                     (unsigned long long)info.scratch_bytes,
+                     (unsigned long long)M);
+        }
+        if (info.exec.scratch_bytes > 2 * stats.peak_bytes &&
+            info.exec.scratch_bytes > 2 * M)
+            fail(tag, plan, "promise %llu over 2 peak",
+                 (unsigned long long)info.exec.scratch_bytes);
+        if (rep.steps_done != redist_plan_num_steps(plan) ||
+            rep.failed_step != -1)
+            fail(tag, plan, "report: steps_done %d failed_step %d",
+                 rep.steps_done, rep.failed_step);
+    }
+    if (expect)
+        shmem_free(expect);
+    if (m->symmetric) {
+        shmem_free(dst);
+        shmem_free(src);
+    } else {
+        free(dst);
+        free(src);
+    }
+}
+
+static void run_plan(const char *what, const redist_plan_t *plan)
+{
+    const redist_spec_t *s = redist_plan_spec(plan);
+    /* every mode once on exact data, one random mode on random bits */
+    mode modes[6] = {
+        {ctx_plain, 1, 0, 0, "symmetric"},
+        {ctx_plain, 0, 0, 0, "private"},
+        {ctx_packed, (int)(rnd() % 2), 0, 0, "packed"},
+        {ctx_push, (int)(rnd() % 2), 0, 0, "push"},
+        {ctx_plain, (int)(rnd() % 2), 1, 0, "preserve"},
+        {NULL, 0, 0, 1, "random"},
+    };
+    modes[5] = modes[rnd() % 5];
+    modes[5].random_data = 1;
+    modes[5].preserve = (int)(rnd() % 2);
+    uint64_t seed = rnd();
+    for (int k = 0; k < 6; k++)
+        run_mode(what, plan, &modes[k], seed);
+    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, k, &v);
+        op_count[v.op]++;
+    }
+    dtype_count[redist_spec_dtype(s)]++;
+    reduce_count[redist_spec_reduce(s)]++;
+}
+
+/* A random mesh of exactly npes devices: 1 to 4 axes (some of size 1). */
+static redist_mesh_t *random_mesh(void)
+{
+    int64_t sizes[4];
+    int naxes = (int)rnd_in(1, 4);
+    for (int a = 0; a < naxes; a++)
+        sizes[a] = 1;
+    int64_t left = npes;
+    /* split npes into prime factors, each to a random axis */
+    for (int64_t p = 2; left > 1; p++)
+        while (left % p == 0) {
+            sizes[rnd() % (uint64_t)naxes] *= p;
+            left /= p;
+        }
+    redist_mesh_t *m = NULL;
+    redist_mesh_create(naxes, axis_names, sizes, &m, NULL);
+    return m;
+}
+
+static void random_type(const redist_mesh_t *m, int nd, uint32_t partial_ok,
+                        int partial_weight, redist_type_t *t)
+{
+    int naxes = redist_mesh_num_axes(m);
+    int order[4] = {0, 1, 2, 3};
+    for (int i = naxes - 1; i > 0; i--) {
+        int j = (int)rnd_in(0, i);
+        int x = order[i];
+        order[i] = order[j];
+        order[j] = x;
+    }
+    redist_type_init(t, nd);
+    for (int k = 0; k < naxes; k++) {
+        int a = order[k];
+        int c = (int)rnd_in(0, nd + partial_weight);
+        if (c < nd)
+            redist_type_push_axis(t, c, a);
+        else if (c > nd && (partial_ok >> a & 1u))
+            redist_type_add_partial(t, a);
+    }
+}
+
+static int64_t lcm(int64_t a, int64_t b)
+{
+    int64_t x = a, y = b;
+    while (y) {
+        int64_t t = x % y;
+        x = y;
+        y = t;
+    }
+    return a / x * b;
+}
+
+static int64_t split_count(const redist_mesh_t *m, const redist_type_t *t,
+                           int i)
+{
+    int64_t p = 1;
+    for (int k = 0; k < t->dim_naxes[i]; k++)
+        p *= redist_mesh_axis_size(m, t->dims[i][k]);
+    return p;
+}
+
+static void planned_case(void)
+{
+    redist_mesh_t *m = random_mesh();
+    int nd = (int)rnd_in(1, 3);
+    redist_type_t from, to;
+    random_type(m, nd, 0xf, 1, &from);
+    random_type(m, nd, from.partial, 1, &to);
+    int64_t shape[3], elems = 1;
+    for (int i = 0; i < nd; i++) {
+        shape[i] = lcm(split_count(m, &from, i), split_count(m, &to, i)) *
+                   rnd_in(1, 3);
+        if (rnd() % 2)
+            shape[i] *= redist_mesh_axis_size(
+                m, (int)rnd_in(0, redist_mesh_num_axes(m) - 1));
+        elems *= shape[i];
+    }
+    redist_dtype_t dt = (redist_dtype_t)rnd_in(0, REDIST_DTYPE_COUNT - 1);
+    redist_reduce_t op = (redist_reduce_t)rnd_in(0, REDIST_REDUCE_COUNT - 1);
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plan = NULL;
+    redist_plan_options_t po = {.max_states = 200000};
+    redist_cost_model_t cm;
+    if (rnd() % 2) { /* the time objective: plans with exchange steps */
+        redist_cost_model_default(&cm);
+        for (int a = 0; a < redist_mesh_num_axes(m); a++)
+            cm.axis_link[a] = (uint8_t)rnd_in(0, REDIST_LINK_COUNT - 1);
+        po.objective = REDIST_OBJECTIVE_TIME;
+        po.cost = &cm;
+    }
+    if (elems > 20000 ||
+        redist_spec_create(m, nd, shape, dt, &from, &to, op, NULL, &spec,
+                           NULL) ||
+        redist_plan_create(spec, &po, &plan, NULL))
+        skipped++;
+    else
+        run_plan("planned", plan);
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+    redist_mesh_free(m);
+}
+
+typedef struct moves {
+    int n;
+    rd_step st[512];
+} moves;
+
+static void collect(void *user, const rd_step *step, const rd_ctype *out)
+{
+    moves *mv = user;
+    (void)out;
+    if (mv->n < 512)
+        mv->st[mv->n++] = *step;
+}
+
+/* Random legal step sequences (layouts an optimal plan never takes). */
+static void walk_case(void)
+{
+    redist_mesh_t *m = random_mesh();
+    int nd = (int)rnd_in(1, 3);
+    redist_type_t from;
+    random_type(m, nd, 0xf, 2, &from);
+    int64_t shape[3], elems = 1;
+    for (int i = 0; i < nd; i++) {
+        shape[i] = split_count(m, &from, i) * rnd_in(1, 3);
+        for (int a = 0; a < redist_mesh_num_axes(m); a++)
+            if (rnd() % 3 == 0)
+                shape[i] *= redist_mesh_axis_size(m, a);
+        elems *= shape[i];
+    }
+    redist_dtype_t dt = (redist_dtype_t)rnd_in(0, REDIST_DTYPE_COUNT - 1);
+    redist_reduce_t op = (redist_reduce_t)rnd_in(0, REDIST_REDUCE_COUNT - 1);
+    redist_spec_t *spec0 = NULL;
+    if (elems > 20000 ||
+        redist_spec_create(m, nd, shape, dt, &from, &from, op, NULL, &spec0,
+                           NULL)) {
+        skipped++;
+        redist_mesh_free(m);
+        return;
+    }
+    rd_ctx cx;
+    rd_ctx_init(&cx, spec0);
+    cx.dst_partial = 0;
+    rd_ctype cur;
+    rd_ctype_from_type(&cur, &from);
+    int len = (int)rnd_in(1, 6), n = 0;
+    redist_step_view_t views[6];
+    static moves mv;
+    for (int k = 0; k < len; k++) {
+        mv.n = 0;
+        for (int o = 0; o < REDIST_OP_COUNT; o++)
+            if (rd_step_kinds[o].enumerate)
+                rd_step_kinds[o].enumerate(&cx, &cur, collect, &mv);
+        rd_ctype *targets = NULL;
+        long nt = rd_permute_targets(&cx, &cur, 64, &targets);
+        for (long t = 0; t < nt && mv.n < 512; t++) {
+            if (memcmp(&targets[t], &cur, sizeof cur) == 0)
+                continue;
+            rd_step ps;
+            memset(&ps, 0, sizeof ps);
+            ps.op = REDIST_OP_PERMUTE;
+            ps.dim = ps.from_dim = ps.to_dim = ps.axis = -1;
+            ps.after = targets[t];
+            mv.st[mv.n++] = ps;
+        }
+        free(targets);
+        if (mv.n == 0)
+            break;
+        rd_step pick = mv.st[rnd() % (uint64_t)mv.n];
+        rd_ctype next;
+        char why[256];
+        if (rd_step_kinds[pick.op].apply(&cx, &cur, &pick, &next, why,
+                                         sizeof why))
+            break;
+        redist_step_view_t *v = &views[n++];
+        memset(v, 0, sizeof *v);
+        v->op = (redist_op_t)pick.op;
+        v->dim = pick.dim;
+        v->from_dim = pick.from_dim;
+        v->to_dim = pick.to_dim;
+        v->axis = pick.axis;
+        rd_ctype_to_type(&next, &v->after);
+        cur = next;
+    }
+    redist_type_t to;
+    rd_ctype_to_type(&cur, &to);
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plan = NULL;
+    redist_error_t err;
+    redist_error_clear(&err);
+    if (redist_spec_create(m, nd, shape, dt, &from, &to, op, NULL, &spec,
+                           &err) ||
+        redist_plan_from_steps(spec, n, views, &plan, &err))
+        fail("walk", NULL, "building the walk's plan: %s", err.text);
+    else
+        run_plan("walk", plan);
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+    redist_spec_free(spec0);
+    redist_mesh_free(m);
+}
+
+/* Every dtype x op: a reduce_scatter and an all_reduce over every axis
+ * of a random mesh, pulled and pushed, on random bits against the sim. */
+static void sweep(void)
+{
+    for (int d = 0; d < REDIST_DTYPE_COUNT; d++)
+        for (int o = 0; o < REDIST_REDUCE_COUNT; o++)
+            for (int k = 0; k < 2; k++) {
+                redist_mesh_t *m = random_mesh();
+                int na = redist_mesh_num_axes(m);
+                redist_type_t from, to;
+                redist_type_init(&from, 2);
+                redist_type_init(&to, 2);
+                for (int a = 0; a < na; a++) {
+                    redist_type_add_partial(&from, a);
+                    if (k == 0) /* scatter over dim 0: reduce_scatter */
+                        redist_type_push_axis(&to, 0, a);
+                }
+                int64_t shape[2] = {npes * 2, 5};
+                redist_spec_t *spec = NULL;
+                redist_plan_t *plan = NULL;
+                if (redist_spec_create(m, 2, shape, (redist_dtype_t)d, &from,
+                                       &to, (redist_reduce_t)o, NULL, &spec,
+                                       NULL) ||
+                    redist_plan_create(spec, NULL, &plan, NULL)) {
+                    fail("sweep", NULL, "no plan for %s %s",
+                         redist_dtype_name((redist_dtype_t)d),
+                         redist_reduce_name((redist_reduce_t)o));
+                } else {
+                    uint64_t seed = rnd();
+                    mode pull = {ctx_plain, 1, 0, 1, "sweep pull"};
+                    mode push = {ctx_push, (int)(rnd() % 2), 0, 1,
+                                 "sweep push"};
+                    run_mode("sweep", plan, &pull, seed);
+                    run_mode("sweep", plan, &push, seed);
+                    for (int q = 0; q < redist_plan_num_steps(plan); q++) {
+                        redist_step_view_t v;
+                        redist_plan_step(plan, q, &v);
+                        op_count[v.op]++;
+                    }
+                    dtype_count[d]++;
+                    reduce_count[o]++;
+                    swept++;
+                }
+                redist_plan_free(plan);
+                redist_spec_free(spec);
+                redist_mesh_free(m);
+            }
+}
+
+/* ---------------------------------------------------- failures */
+
+static redist_plan_t *simple_plan(redist_reduce_t op, int64_t scale)
+{
+    /* all_to_all / reduce_scatter on a 1-axis mesh of npes devices */
+    const char *names[1] = {"x"};
+    int64_t sizes[1] = {npes}, shape[2] = {npes * 2 * scale, npes * 3};
+    redist_mesh_t *m = NULL;
+    redist_mesh_create(1, names, sizes, &m, NULL);
+    redist_type_t from, to;
+    redist_type_init(&from, 2);
+    redist_type_init(&to, 2);
+    if (op == REDIST_REDUCE_SUM) {
+        redist_type_push_axis(&from, 0, 0);
+        redist_type_push_axis(&to, 1, 0);
+    } else {
+        redist_type_add_partial(&from, 0);
+        redist_type_push_axis(&to, 1, 0);
+    }
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plan = NULL;
+    redist_spec_create(m, 2, shape, REDIST_F32, &from, &to, op, NULL, &spec,
+                       NULL);
+    redist_plan_create(spec, NULL, &plan, NULL);
+    redist_spec_free(spec);
+    redist_mesh_free(m);
+    return plan;
+}
+
+static void failure_tests(void)
+{
+    redist_error_t err;
+    redist_status_t st;
+    redist_plan_t *plan = simple_plan(REDIST_REDUCE_SUM, 1);
+    redist_plan_t *other = simple_plan(REDIST_REDUCE_SUM, 2);
+    const redist_spec_t *s = redist_plan_spec(plan);
+    uint64_t S = redist_spec_src_bytes(redist_plan_spec(other));
+    void *src = shmem_malloc((size_t)S), *dst = shmem_malloc((size_t)S);
+
+    /* a NULL buffer on the last PE: every PE fails, nobody hangs */
+    redist_error_clear(&err);
+    rd_pattern_fill(s, me, src);
+    st = redist_shmem_execute(ctx_plain, plan, src,
+                              me == npes - 1 ? NULL : dst, NULL, NULL, &err);
+    check(st == REDIST_ERR_INVALID, "NULL dst on PE %d: status %s (%s)",
+          npes - 1, redist_status_string(st), err.text);
+    if (me != npes - 1)
+        check(strstr(err.text, "PE") != NULL, "others name the PE: %s",
+              err.text);
+
+    /* a different plan on PE 0 */
+    if (npes > 1) {
+        redist_error_clear(&err);
+        st = redist_shmem_execute(ctx_plain, me == 0 ? other : plan, src, dst,
+                                  NULL, NULL, &err);
+        check(st == REDIST_ERR_MISMATCH, "different plans: status %s (%s)",
+              redist_status_string(st), err.text);
+    }
+
+    /* the context still works after failures before any data moved */
+    redist_error_clear(&err);
+    rd_pattern_fill(s, me, src);
+    st = redist_shmem_execute(ctx_plain, plan, src, dst, NULL, NULL, &err);
+    rd_mismatch mm;
+    check(st == REDIST_OK && !rd_pattern_check(s, me, dst, &mm),
+          "execute after failures: %s", err.text);
+
+    /* a failure in the middle of a plan, on the last PE */
+    if (npes > 1) {
+        redist_shmem_t *cx = NULL;
+        redist_error_clear(&err);
+        st = redist_shmem_create(redist_spec_mesh(s), NULL, &cx, &err);
+        check(st == REDIST_OK, "create: %s", err.text);
+        if (me == npes - 1)
+            rd_shmem_inject_failure(cx, 0);
+        redist_exec_report_t rep;
+        redist_error_clear(&err);
+        st = redist_shmem_execute(cx, plan, src, dst, NULL, &rep, &err);
+        check(st == REDIST_ERR_BACKEND, "injected failure: %s (%s)",
+              redist_status_string(st), err.text);
+        check(rep.failed_step == 0, "failed_step %d", rep.failed_step);
+        if (me != npes - 1)
+            check(strstr(err.text, "aborted") != NULL, "abort message: %s",
+                  err.text);
+        /* the context stays failed, on every PE */
+        redist_error_clear(&err);
+        st = redist_shmem_execute(cx, plan, src, dst, NULL, NULL, &err);
+        check(st != REDIST_OK, "a failed context fails again: %s", err.text);
+        redist_shmem_free(cx);
+    }
+
+    /* a mesh of another device count */
+    {
+        const char *names[1] = {"x"};
+        int64_t sizes[1] = {npes + 1};
+        redist_mesh_t *m = NULL;
+        redist_shmem_t *cx = NULL;
+        redist_mesh_create(1, names, sizes, &m, NULL);
+        redist_error_clear(&err);
+        st = redist_shmem_create(m, NULL, &cx, &err);
+        check(st == REDIST_ERR_INVALID && cx == NULL,
+              "wrong device count: %s (%s)", redist_status_string(st),
+              err.text);
+        redist_mesh_free(m);
+    }
+    /* different options on one PE */
+    if (npes > 1) {
+        redist_shmem_options_t o = {me == 0 ? REDIST_SHMEM_PACKED : 0, 0};
+        redist_shmem_t *cx = NULL;
+        redist_error_clear(&err);
+        st = redist_shmem_create(redist_spec_mesh(s), &o, &cx, &err);
+        check(st == REDIST_ERR_MISMATCH && cx == NULL,
+              "different options: %s (%s)", redist_status_string(st),
+              err.text);
+    }
+    shmem_free(dst);
+    shmem_free(src);
+    redist_plan_free(other);
+    redist_plan_free(plan);
+}
+
+int main(int argc, char **argv)
+{
+    int planned = argc > 1 ? atoi(argv[1]) : 40;
+    int walks = argc > 2 ? atoi(argv[2]) : 40;
+    if (argc > 3)
+        rng = strtoull(argv[3], NULL, 10) * 0x9e3779b97f4a7c15ULL | 1;
+    shmem_init();
+    me = shmem_my_pe();
+    npes = shmem_n_pes();
+    rng ^= (uint64_t)npes * 0x2545f4914f6cdd1dULL;
+
+    /* the contexts need a mesh of npes devices; any shape will do */
+    const char *names[1] = {"all"};
+    int64_t sizes[1] = {npes};
+    redist_mesh_t *m0 = NULL;
+    redist_mesh_create(1, names, sizes, &m0, NULL);
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_shmem_options_t packed = {REDIST_SHMEM_PACKED, 0};
+    /* the smallest work area: pushed reductions in many rounds */
+    redist_shmem_options_t push = {REDIST_SHMEM_NO_PTR, 16 * (uint64_t)npes};
+    if (redist_shmem_create(m0, NULL, &ctx_plain, &err) ||
+        redist_shmem_create(m0, &packed, &ctx_packed, &err) ||
+        redist_shmem_create(m0, &push, &ctx_push, &err)) {
+        fprintf(stderr, "PE %d: create: %s\n", me, err.text);
+        shmem_finalize();
+        return 1;
+    }
+    redist_mesh_free(m0);
+    if (me == 0)
+        printf("%d PEs, shmem_ptr %s\n", npes,
+               redist_shmem_uses_ptr(ctx_plain) ? "yes" : "no");
+
+    failure_tests();
+    sweep();
+    for (int i = 0; i < planned; i++)
+        planned_case();
+    for (int i = 0; i < walks; i++)
+        walk_case();
+
+    int bad = all_max(failures);
+    if (me == 0) {
+        printf("plans %d random + %d dtype x op, executions %d per PE, %d "
+               "other checks (skipped %d specs: too large or no plan)\n",
+               planned + walks - skipped, swept, runs, checks, skipped);
+        printf("executions by mode: symmetric %d, private %d, packed %d, "
+               "push %d\n",
+               mode_count[1], mode_count[0], mode_count[4] + mode_count[5],
+               mode_count[2] + mode_count[3]);
+        printf("steps by op:");
+        for (int o = 0; o < REDIST_OP_COUNT; o++)
+            printf(" %s %d", redist_op_name((redist_op_t)o), op_count[o]);
+        printf("\nplans by dtype:");
+        for (int d = 0; d < REDIST_DTYPE_COUNT; d++)
+            printf(" %s %d", redist_dtype_name((redist_dtype_t)d),
+                   dtype_count[d]);
+        printf("\nplans by reduce:");
+        for (int o = 0; o < REDIST_REDUCE_COUNT; o++)
+            printf(" %s %d", redist_reduce_name((redist_reduce_t)o),
+                   reduce_count[o]);
+        printf("\n%s (PE 0: %d failures; most on one PE: %d)\n",
+               bad ? "FAILED" : "passed", failures, bad);
+    }
+    redist_shmem_free(ctx_push);
+    redist_shmem_free(ctx_packed);
+    redist_shmem_free(ctx_plain);
+    shmem_finalize();
+    return bad != 0;
+}
