@@ -24,16 +24,19 @@
  *   shmem_finalize();
  *
  * HOW A STEP RUNS.  Every exchange runs as one whole step (all_gather,
- * all_to_all and reduce_scatter included): each PE puts the pieces it owes
- * its group straight to their final offsets in the receivers' blocks
- * (shmem_putmem_nbi per contiguous run, shmem_iput for strided runs of
- * one element), so nobody packs before sending or unpacks after
- * receiving.  A step only synchronises the PEs of its own group (the
- * devices that differ only in their coordinate on the step's axis, any
- * size, any stride; or the two partners of a permute), with per-step
- * counters in symmetric memory: each member tells the others it is ready
- * (its input is final and its output free), puts, shmem_quiet, tells them
- * it is done, and waits for their "done" (shmem_wait_until-style polling).
+ * all_to_all, reduce_scatter and exchange included): each PE writes the
+ * pieces it owes its group straight to their final offsets in the
+ * receivers' blocks, so nobody packs before sending or unpacks after
+ * receiving.  The writes are stores through shmem_ptr when the peer's
+ * memory is mapped in this process (PEs on one node), else
+ * shmem_putmem_nbi per contiguous run (shmem_iput for strided runs of one
+ * element; REDIST_SHMEM_NO_PTR forces the puts).  A step only
+ * synchronises the PEs of its own group (the devices that differ only in
+ * their coordinate on the step's axis, any size, any stride; or the
+ * partners of a permute or exchange), with per-step counters in
+ * symmetric memory: each member tells the others it is ready (its input
+ * is final and its output free), writes, shmem_quiet, tells them it is
+ * done, and waits for their "done" (shmem_wait_until-style polling).
  * There are no global barriers inside a plan.
  *
  * REDUCTIONS (reduce_scatter, all_reduce) combine the members' values in
@@ -114,8 +117,9 @@ enum {
      *  chunks, instead of whole steps into the final places (for
      *  comparison; costs local passes and sometimes scratch). */
     REDIST_SHMEM_PACKED = 1u << 0,
-    /** Never read a peer's memory by load (shmem_ptr): reductions always
-     *  push their chunks through the work area. */
+    /** Never address a peer's memory directly (shmem_ptr): data moves by
+     *  shmem_putmem_nbi / shmem_iput, reductions push their chunks
+     *  through the work area (the path between nodes). */
     REDIST_SHMEM_NO_PTR = 1u << 1
 };
 
@@ -155,8 +159,10 @@ void redist_shmem_free(redist_shmem_t *ctx);
 /** The options in force (zeros for NULL; work_bytes resolved). */
 redist_shmem_options_t redist_shmem_get_options(const redist_shmem_t *ctx);
 
-/** 1 if the PEs read each other's symmetric memory by load (shmem_ptr)
- *  for reductions, agreed by every PE at creation; 0 otherwise. */
+/** 1 if the PEs address each other's symmetric memory directly
+ *  (shmem_ptr: stores for data, loads for reductions), agreed by every PE
+ *  at creation; 0 otherwise (REDIST_SHMEM_NO_PTR, or PEs on other
+ *  nodes). */
 int redist_shmem_uses_ptr(const redist_shmem_t *ctx);
 
 /**
