@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The benchmark suite in one command (about 10 minutes on 2 cores):
+# redist's MPI and OpenSHMEM backends (plans of both objectives) against
+# gather-then-slice, a hand-written MPI_Alltoallv / MPI_Alltoallw
+# exchange, ScaLAPACK pdgemr2d and a memcpy roofline
+# (bench/bench_redist), on the specs of specs/
+# scaled per rank and on 2-D ownership transposes; then the planner
+# (bench/bench_planner).  Writes CSVs, table.md (results, ratios, memory)
+# and PNG plots into the results folder, and prints the ratio tables.
+#
+# usage: scripts/bench.sh [RESULTS_DIR]          (default bench/results)
+# Environment:
+#   BENCH_REPS     timed runs per implementation and case (default 10)
+#   BENCH_QUICK=1  a smoke test: small sizes, 3 reps (numbers meaningless)
+#   BENCH_SHMEM=0  leave out the OpenSHMEM backend
+# Exit status: 0, or 1 when an implementation gave a wrong result (every
+# result is checked element by element before its time is reported).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bench/results}
+reps=${BENCH_REPS:-10}
+quick=${BENCH_QUICK:-0}
+use_shmem=${BENCH_SHMEM:-1}
+t_start=$(date +%s)
+
+scripts/setup.sh bench
+build="build-bench"
+if [ ! -f "$build/build.ninja" ]; then
+    meson setup "$build" --buildtype=debugoptimized >/dev/null
+fi
+ninja -C "$build" bench/bench_redist bench/bench_planner >/dev/null
+bench="$build/bench/bench_redist"
+[ -x "$bench" ] || { echo "bench.sh: bench_redist was not built (no MPI?)" >&2; exit 2; }
+
+mkdir -p "$out"
+rm -f "$out"/*.csv "$out"/*.png "$out"/*.txt "$out"/*.err "$out"/table.md "$out"/run.log
+rm -rf "$out/plotdata"
+exec > >(tee "$out/run.log") 2>&1
+
+cores=$(nproc)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Transport: Open MPI's ob1 over shared memory (vader) with CMA single
+# copy (process_vm_readv: one copy per byte moved); osc/rdma excluded,
+# without which shmem_finalize segfaults (Open MPI 4.1.4).  OpenSHMEM puts
+# go through spml/ucx.  More ranks than cores: no binding, yield when idle.
+mca=(--mca pml ob1 --mca btl "self,vader" --mca btl_vader_single_copy_mechanism cma
+     --mca osc '^rdma')
+shmem_flag=()
+features=$(OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader "$bench" --features)
+case " $features " in
+*" shmem "*) [ "$use_shmem" = 1 ] && shmem_flag=(--shmem) ;;
+esac
+
+{
+    echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $cores cores," \
+         "$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)," \
+         "Linux $(uname -r), $(sed -n 's/^PRETTY_NAME="\(.*\)"/\1/p' /etc/os-release)"
+    echo "mpi: $(mpirun --version 2>/dev/null | head -1); compiler: $(cc --version | head -1)"
+    echo "build: meson debugoptimized (-O2 -g), $build; bench_redist built with: $features"
+    echo "source: git $(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
+         "+ $(git status --porcelain 2>/dev/null | wc -l) uncommitted paths"
+    echo "transport: ${mca[*]}; ranks > $cores cores: --oversubscribe --bind-to none" \
+         "--mca mpi_yield_when_idle 1; else --bind-to core"
+    echo "shmem: ${shmem_flag[*]:-off} (same processes as the MPI implementations; symmetric" \
+         "heap SHMEM_SYMMETRIC_HEAP_SIZE per group, src/dst symmetric)"
+    echo "method: 1 warm-up + $reps timed rounds, implementations alternated (order rotated" \
+         "every round), MPI_Barrier + MPI_Wtime, max over ranks; every element checked after" \
+         "the warm-up, the last timed run and the memory probe"
+    echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$out/machine.txt"
+
+csv="$out/redist.csv"
+fail=0
+run() { # run NP SYMMETRIC_HEAP ARGS...: one bench_redist job
+    local np=$1 heap=$2
+    shift 2
+    local place=(--bind-to core)
+    if [ "$np" -gt "$cores" ]; then
+        place=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
+    fi
+    echo
+    echo "### $np ranks: $*"
+    # Open MPI 4.1.4 reads SHMEM_SYMMETRIC_HEAP_SIZE (the OpenSHMEM name,
+    # SHMEM_SYMMETRIC_SIZE, is ignored: the heap stays at 256 MiB)
+    SHMEM_SYMMETRIC_HEAP_SIZE=$heap mpirun -np "$np" "${place[@]}" "${mca[@]}" \
+        -x SHMEM_SYMMETRIC_HEAP_SIZE "$bench" --reps "$reps" --keep-going \
+        --csv "$csv" "${shmem_flag[@]}" "$@" || fail=1
+}
+
+if [ "$quick" = 1 ]; then
+    reps=3
+    n_small=256; n_big=512
+    s_small=256K; s_mid=512K; s_big=1M; s_huge=2M
+else
+    n_small=2048; n_big=8192
+    s_small=1M; s_mid=4M; s_big=16M; s_huge=64M
+fi
+heap() { # N P: symmetric heap for src + dst + scratch of an N x N f64 case
+    echo "$(( $1 * $1 * 8 * 3 / $2 / 1048576 + 64 ))M"
+}
+no_gemr="redist-mpi,redist-mpi-packed,redist-mpi-time,redist-shmem,redist-shmem-time,gather,alltoallv,alltoallw,memcpy"
+
+# 2-D transposes of ownership, f64 N x N.  Both directions at the small
+# N; at the large N one direction each (the other is its mirror), and
+# ScaLAPACK only on row -> column at 4 ranks (about 5 s a call there).
+# "identity" (source = target, nothing moves): the fixed cost of a call.
+n=$n_small
+run 2 "$(heap $n 2)" "row2col:x=2:${n}x${n}:f64:x|:|x" "col2row:x=2:${n}x${n}:f64:|x:x|" \
+    "identity:x=2:${n}x${n}:f64:x|:x|"
+run 4 "$(heap $n 4)" "row2col:x=2,y=2:${n}x${n}:f64:x,y|:|x,y" \
+    "col2row:x=2,y=2:${n}x${n}:f64:|x,y:x,y|" \
+    "grid2row:x=2,y=2:${n}x${n}:f64:x|y:x,y|" \
+    "row2grid:x=2,y=2:${n}x${n}:f64:x,y|:x|y"
+n=$n_big
+run 2 "$(heap $n 2)" --impl "$no_gemr" "row2col:x=2:${n}x${n}:f64:x|:|x"
+run 4 "$(heap $n 4)" "row2col:x=2,y=2:${n}x${n}:f64:x,y|:|x,y"
+run 4 "$(heap $n 4)" --impl "$no_gemr" "grid2row:x=2,y=2:${n}x${n}:f64:x|y:x,y|"
+
+# the specs of specs/, scaled per rank; grouped by device count
+specs_of() { # device count -> spec files
+    local d=$1 f
+    for f in specs/*.json; do
+        [ "$(python3 -c 'import json,sys,math; print(math.prod(a[1] for a in json.load(open(sys.argv[1]))["mesh"]))' "$f")" = "$d" ] && echo "$f"
+    done
+    return 0
+}
+# shellcheck disable=SC2046
+run 3 512M --sizes "$s_small,$s_big,$s_huge" $(specs_of 3)
+# shellcheck disable=SC2046
+run 8 256M --sizes "$s_small,$s_big" $(specs_of 8) "identity:x=8:1024x256:f32:x|:x|"
+# shellcheck disable=SC2046
+run 12 64M --sizes "$s_small,$s_mid" $(specs_of 12)
+# shellcheck disable=SC2046
+run 16 64M --sizes "$s_small,$s_mid" $(specs_of 16)
+# shellcheck disable=SC2046
+run 32 64M --sizes "$s_small,$s_mid" $(specs_of 32)
+
+# planner: every class up to 6 axes, then a few plans of 7 and 8 axes
+echo
+echo "### planner"
+planner="$build/bench/bench_planner"
+if [ "$quick" = 1 ]; then p1=5; p2=1; else p1=50; p2=3; fi
+# bench_planner exits 1 when a plan fails; at 7-8 axes a few random
+# problems exceed the search budget (4 million types): counted, not fatal
+run_planner() { # TAG REPS ARGS...
+    local tag=$1 r=$2 nf
+    shift 2
+    "$planner" --reps "$r" "$@" --csv "$out/planner_$tag.csv" \
+        >"$out/planner_$tag.txt" 2>"$out/planner_$tag.err" || true
+    cat "$out/planner_$tag.txt"
+    nf=$(grep -c "plan failed" "$out/planner_$tag.err" || true)
+    if [ "$nf" != 0 ]; then
+        echo "planner: $nf plan(s) failed:"
+        sort "$out/planner_$tag.err" | uniq -c
+    fi
+}
+run_planner 6 "$p1" --max-axes 6
+run_planner 8 "$p2" --seed 11
+{
+    head -1 "$out/planner_6.csv"
+    tail -n +2 "$out/planner_6.csv"
+    tail -n +2 "$out/planner_8.csv" | awk -F, '$1 >= 7'
+} >"$out/planner.csv"
+rm -f "$out/planner_6.csv" "$out/planner_8.csv"
+
+echo
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/machine.txt"
+python3 bench/report.py "$out"
+t_end=$(date +%s)
+echo
+echo "bench.sh: $((t_end - t_start)) s; results in $out (redist.csv, planner.csv, table.md," \
+     "time_vs_size.png, memory.png, planner.png, run.log)" | tee -a "$out/machine.txt"
+if [ "$fail" != 0 ]; then
+    echo "bench.sh: WRONG RESULTS or failed runs above (search run.log for VERIFICATION FAILED)" >&2
+    exit 1
+fi
