@@ -114,6 +114,8 @@ typedef struct redist_exec_info {
     int writes_src;          /**< 1: the source is used as work space */
     int passes;              /**< local passes (kernels and exchanges) */
     int collectives;         /**< backend exchanges */
+    int inplace_passes;      /**< exchanges run in place (backends that
+                                  can, when asked to save memory) */
 } redist_exec_info_t;
 
 /**

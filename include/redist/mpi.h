@@ -63,15 +63,23 @@
  * write straight into their final places) plus, for reductions only, a
  * work buffer.  redist_mpi_exec_info gives the exact total before running
  * and redist_mpi_execute reports the measured high-water mark of both
- * together.  The default bound is max(src bytes, dst bytes), the
- * executor's promise for a memory-efficient plan (the work buffer takes
+ * together.  Reductions first use the free part of the executor's
+ * buffers during their step (a buffer the step does not touch, such as the
+ * consumed source, or an unused tail) and allocate only what that lacks.
+ * The default bound is max(src bytes, dst bytes), the executor's promise
+ * for a memory-efficient plan, and it always holds: the work buffer takes
  * what the executor's buffers leave, in rounds of at most
- * REDIST_MPI_ROUND_BYTES), or min_scratch_bytes below if that is larger
- * (executor buffers that already fill the bound, plus a reduction).  `max_scratch` bounds the total lower: the
- * reductions then run in more rounds.  The executor's own buffers are
- * fixed by the plan, so the least possible bound is
- * redist_mpi_info_t.min_scratch_bytes (their size plus one element per
- * group member); a smaller one fails with REDIST_ERR_LIMIT on every rank.
+ * REDIST_MPI_ROUND_BYTES.  With less than s elements of work space (s the
+ * group size) a reduction streams: each member in turn scatters (or
+ * broadcasts) its pieces and the receivers fold them in member order, one
+ * element of work space at the least, same results.  `max_scratch`
+ * bounds the total lower: reductions run in more rounds and, when the
+ * executor's buffers alone exceed the bound, exchanges run in place (send
+ * buffer = receive buffer; redist_exec_info_t.inplace_passes counts them):
+ * reductions over input already sent, all_gather with MPI_IN_PLACE,
+ * all_to_all and permute by pairwise swaps in rounds through work space.
+ * The least possible bound is redist_mpi_info_t.min_scratch_bytes (often
+ * 0); a smaller one fails with REDIST_ERR_LIMIT on every rank.
  *
  * FAILURE.  Every call here is collective over the context's ranks and
  * fails together: a bad argument or an allocation failure on one rank, a
@@ -174,7 +182,7 @@ int redist_mpi_rank(const redist_mpi_t *ctx);
 int redist_mpi_size(const redist_mpi_t *ctx);
 
 /** What executing a plan through a context takes, known before running
- *  (the same on every rank). */
+ *  (the same on every rank, except `exchanges`: this rank's MPI calls). */
 typedef struct redist_mpi_info {
     redist_exec_info_t exec;    /**< the executor's figures on this backend */
     uint64_t work_bytes;        /**< backend work buffer (reductions) */

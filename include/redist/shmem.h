@@ -60,21 +60,34 @@
  *    often none.
  *  - Otherwise (the caller's data outside the symmetric heap) every
  *    exchange receives into the executor's scratch, which then lives in
- *    the symmetric heap (RD_CAP_RECV_IN_SCRATCH), and a final local copy
- *    moves the result to dst.  The scratch is then usually max(src, dst)
- *    and at most 2 * peak (plans whose consecutive exchanges need two
- *    scratch buffers may exceed max(src, dst)).
+ *    the symmetric heap, and a final local copy moves the result to dst.
+ *    Consecutive exchanges run in place in one symmetric buffer: each
+ *    copies its input to a free caller buffer (the consumed src, or dst)
+ *    and puts from there; pulled reductions need no copy (an all_reduce
+ *    member writes only the range nobody else reads; a reduce_scatter
+ *    parks its result until the group is done), and a reduction whose
+ *    input is private first copies it into its symmetric output buffer
+ *    when that is large enough.  The scratch is then at most peak bytes
+ *    (at most max(src, dst) for a memory-efficient plan) where there is a
+ *    free caller buffer to stage into, as with the default options.
  * redist_shmem_execute decides between the two on every call (one small
  * collective).
  *
  * MEMORY.  The executor's scratch is allocated per call from the
  * symmetric heap (shmem_malloc, collective, sized from the plan before
  * any data moves) and freed at its end; it is counted by the executor's
- * allocator.  The context holds a fixed symmetric work area
- * (options.work_bytes, default REDIST_SHMEM_WORK_BYTES) used only by
- * pushed reductions; a call that may use it counts it in its promise
- * (report.scratch_bytes, redist_shmem_info_t.scratch_bytes) and a call
- * that used it in its measured high-water mark.  Besides these the
+ * allocator.  Pushed reductions put into free symmetric scratch of their
+ * step when there is room for one element per member, else into a fixed
+ * symmetric work area of the context (options.work_bytes, default
+ * REDIST_SHMEM_WORK_BYTES), of which redist_shmem_execute uses at most
+ * what max(src, dst) leaves beside the executor's scratch, and at least
+ * one element per member (more rounds).  A call that may use the area
+ * counts that part in its promise (report.scratch_bytes,
+ * redist_shmem_info_t.scratch_bytes) and what it used in its measured
+ * high-water mark.  So the promise is max(src, dst) for a
+ * memory-efficient plan, except that a pushed reduction (no shmem_ptr,
+ * or an input that cannot be copied into symmetric memory) with no free
+ * symmetric memory adds one element per group member.  Besides these the
  * context keeps O(PEs + steps) bytes of symmetric bookkeeping (counters,
  * the reduction work arrays of the agreement).  The symmetric heap must
  * be large enough for the caller's symmetric buffers plus the scratch

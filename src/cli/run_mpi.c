@@ -364,6 +364,11 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
                "(promised %s = executor %llu + work %llu; bound %s)\n",
                b1, b2, (unsigned long long)info.exec.scratch_bytes,
                (unsigned long long)info.work_bytes, b3);
+        if (info.exec.inplace_passes)
+            printf("  in place  %d exchange%s run in place (send buffer = "
+                   "receive buffer) to stay within --max-scratch\n",
+                   info.exec.inplace_passes,
+                   info.exec.inplace_passes == 1 ? "" : "s");
         printf("  source    %s\n",
                opts->flags & REDIST_EXEC_PRESERVE_SRC
                    ? "preserved (--preserve-src)"

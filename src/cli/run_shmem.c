@@ -504,11 +504,16 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
         fmt_bytes(mxr.high, b1, sizeof b1);
         fmt_bytes(info.scratch_bytes, b2, sizeof b2);
         fmt_bytes(info.exec.bound_bytes, b3, sizeof b3);
-        printf("  scratch   high-water %s per PE, max over PEs, symmetric "
-               "(promised %s = executor %llu + work area %llu; max(src, "
-               "dst) %s)\n",
+        printf("  scratch   high-water %s per PE, max over PEs, in "
+               "symmetric memory (promised %s = executor %llu + work area "
+               "%llu; max(src, dst) %s)\n",
                b1, b2, (unsigned long long)info.exec.scratch_bytes,
                (unsigned long long)info.work_bytes, b3);
+        if (info.exec.inplace_passes)
+            printf("  in place  %d exchange%s run in place in the symmetric "
+                   "scratch (input staged in a free buffer)\n",
+                   info.exec.inplace_passes,
+                   info.exec.inplace_passes == 1 ? "" : "s");
         printf("  source    %s\n",
                opts->flags & REDIST_EXEC_PRESERVE_SRC
                    ? "preserved (--preserve-src)"

@@ -183,13 +183,48 @@ typedef struct rd_backend_ops {
     /* Optional scratch provider (NULL: malloc / free). */
     void *(*alloc)(redist_backend_t *be, size_t bytes);
     void (*free)(redist_backend_t *be, void *p, size_t bytes);
+
+    /* Optional in-place passes (used only when be->build has
+     * RD_BUILD_INPLACE): the ops in `inplace_ops` (bits 1u << REDIST_OP_*)
+     * may be asked to run with recv == send (whole steps: out == in),
+     * the input at the start of the buffer and the output written from
+     * its start.  `inplace_need` says, for one pass (fused: a whole step
+     * through `step`), how many bytes of be->spare the op then needs at
+     * least; UINT64_MAX when it cannot run this pass in place.  The
+     * executor only plans in-place passes whose spare is large enough. */
+    unsigned inplace_ops;
+    uint64_t (*inplace_need)(const redist_backend_t *be, const rd_xstep *x,
+                             int fused, uint64_t in_bytes);
 } rd_backend_ops;
+
+/* Build flags of an endpoint (struct redist_backend.build). */
+enum {
+    /* plan in-place passes (rd_backend_ops.inplace_ops) when they lower
+     * the executor's scratch: the backend's choice, e.g. to meet a
+     * memory bound below the executor's default */
+    RD_BUILD_INPLACE = 1u << 0
+};
 
 struct redist_backend {
     const rd_backend_ops *ops;
     void *ctx;
     int64_t rank;
     int64_t size;
+    unsigned build; /* RD_BUILD_* */
+    /* During an exchange op (all_gather .. exchange, step), the largest
+     * region of the executor's buffers that holds no live data during
+     * that pass (a buffer the pass neither reads nor writes, or the unused
+     * tail of one it does): the op may use it as work space, e.g. for
+     * reductions.  NULL / 0 when there is none.  The same size on every
+     * rank (buffer sizes depend only on the plan).  Set by the executor
+     * before each op and cleared after. */
+    void *spare;
+    uint64_t spare_bytes;
+    /* The same, within the scratch the backend allocated (`alloc`: e.g.
+     * symmetric memory, at the same offset on every rank) and besides
+     * `spare`; not for in-place passes. */
+    void *spare_scratch;
+    uint64_t spare_scratch_bytes;
 };
 
 #endif

@@ -45,6 +45,23 @@
  * peers' buffers directly); a backend that does must count it with the
  * same allocator.
  *
+ * SPARE REGIONS.  During a backend pass, the largest region of the four
+ * buffers that holds no live data (a buffer the pass neither reads nor
+ * writes, SRC only when it may be written, or the unused tail of one it
+ * does) is handed to the backend (be->spare) as work space, e.g. for
+ * reductions; a second one within SA / SB (be->spare_scratch) for
+ * backends whose scratch is special (symmetric).  Spares depend only on
+ * the buffer sizes, so they are the same on every rank.
+ *
+ * IN-PLACE PASSES.  A backend may run some exchanges with send == recv
+ * (rd_backend_ops.inplace_ops), given a spare region of some size
+ * (inplace_need).  With be->build & RD_BUILD_INPLACE the search above
+ * also lets such passes write their own input buffer, for each candidate
+ * size after the assignments without them: in-place passes appear only
+ * where they lower a + b.  The MPI backend asks for them when max_scratch
+ * is below the executor's default; the OpenSHMEM backend always on
+ * private buffers (one symmetric scratch buffer instead of two).
+ *
  * FAILURE.  Everything that can fail locally (arguments, the program,
  * the scratch) happens before any data moves and is combined across
  * ranks by the backend's `agree`; a backend error in the middle of a plan
@@ -181,6 +198,8 @@ static rd_pass *add_pass(rd_program *p, int kind, int step, uint64_t in,
     ps->out_bytes = out;
     ps->in_buf = ps->out_buf = -1;
     ps->xi = -1;
+    ps->inplace_need = UINT64_MAX;
+    ps->spare_buf = ps->sspare_buf = -1;
     return ps;
 }
 
@@ -359,12 +378,62 @@ static redist_status_t build_passes(const redist_plan_t *plan,
     return REDIST_OK;
 }
 
+/* The largest region that holds no live data while a pass reads buffer
+ * `in` and writes `out`: a buffer it does not touch (SRC only when it may
+ * be written, src_ok > 0: its data is dead once read), else the unused
+ * tail of `out` or of `in`.  Only one buffer holds live data between
+ * passes.  src_ok < 0: only regions of the scratch buffers SA and SB
+ * (memory the backend allocated, e.g. symmetric). */
+static void spare_region(const rd_pass *ps, const uint64_t cap[RD_NBUF],
+                         int src_ok, int in, int out, int *buf, uint64_t *off,
+                         uint64_t *bytes)
+{
+    *buf = -1;
+    *off = *bytes = 0;
+    for (int b = 0; b < RD_NBUF; b++) {
+        if (b == in || b == out || (b == RD_BUF_SRC && !src_ok))
+            continue;
+        if (src_ok < 0 && b != RD_BUF_SA && b != RD_BUF_SB)
+            continue;
+        if (cap[b] > *bytes) {
+            *buf = b;
+            *bytes = cap[b];
+        }
+    }
+    uint64_t used = ps->out_bytes;
+    if (in == out && ps->in_bytes > used)
+        used = ps->in_bytes;
+    int scr_out = out == RD_BUF_SA || out == RD_BUF_SB;
+    int scr_in = in == RD_BUF_SA || in == RD_BUF_SB;
+    if (src_ok < 0 && !scr_out)
+        ; /* scratch only: not the tail of a caller's buffer */
+    else if (cap[out] > used && cap[out] - used > *bytes) {
+        *buf = out;
+        *off = used;
+        *bytes = cap[out] - used;
+    }
+    if (in != out && (in != RD_BUF_SRC || src_ok > 0) &&
+        (src_ok >= 0 || scr_in) && cap[in] > ps->in_bytes &&
+        cap[in] - ps->in_bytes > *bytes) {
+        *buf = in;
+        *off = ps->in_bytes;
+        *bytes = cap[in] - ps->in_bytes;
+    }
+}
+
+static int backend_pass(const rd_pass *ps)
+{
+    return ps->kind == RD_PASS_XCHG || ps->kind == RD_PASS_FUSED;
+}
+
 /* Can the passes run with these buffer capacities?  On success the
  * passes' in_buf/out_buf are set and *copy says whether a final copy to
- * DST is needed. */
+ * DST is needed.  With `inplace`, backend passes the backend can run in
+ * place may write their own input buffer when the spare region then is
+ * large enough. */
 static int assign(rd_program *p, const uint64_t cap[RD_NBUF], int allow_src,
-                  int allow_copy, int recv_scratch, signed char *reach,
-                  int *copy)
+                  int allow_copy, int recv_scratch, int src_ok, int inplace,
+                  signed char *reach, int *copy)
 {
     int n = p->npasses;
     /* reach[k*RD_NBUF + b]: after k passes the data can be in b; the
@@ -380,8 +449,15 @@ static int assign(rd_program *p, const uint64_t cap[RD_NBUF], int allow_src,
             for (int b = 0; b < RD_NBUF; b++) {
                 if (reach[(k + 1) * RD_NBUF + b])
                     continue;
-                if (b == in && !ps->inplace_ok)
-                    continue;
+                if (b == in && !ps->inplace_ok) {
+                    if (!inplace || ps->inplace_need == UINT64_MAX)
+                        continue;
+                    int sb;
+                    uint64_t so, sn;
+                    spare_region(ps, cap, src_ok, in, in, &sb, &so, &sn);
+                    if (sn < ps->inplace_need)
+                        continue;
+                }
                 if (b == RD_BUF_SRC && !allow_src)
                     continue;
                 if (cap[b] < ps->out_bytes)
@@ -427,9 +503,11 @@ static int cmp_u64_pair(const void *x, const void *y)
     return 0;
 }
 
-redist_status_t rd_program_build(const redist_plan_t *plan, unsigned caps,
-                                 unsigned fused_ops, unsigned flags,
-                                 rd_program *p, redist_error_t *err)
+static redist_status_t program_build(const redist_plan_t *plan,
+                                     const redist_backend_t *be,
+                                     unsigned caps, unsigned fused_ops,
+                                     int inplace, unsigned flags,
+                                     rd_program *p, redist_error_t *err)
 {
     const redist_spec_t *spec = redist_plan_spec(plan);
     memset(p, 0, sizeof *p);
@@ -438,6 +516,13 @@ redist_status_t rd_program_build(const redist_plan_t *plan, unsigned caps,
     redist_status_t st = build_passes(plan, fused_ops, p, err);
     if (st)
         return st;
+    if (inplace)
+        for (int k = 0; k < p->npasses; k++) {
+            rd_pass *ps = &p->pass[k];
+            if (backend_pass(ps) && (be->ops->inplace_ops >> ps->x.op & 1u))
+                ps->inplace_need = be->ops->inplace_need(
+                    be, &ps->x, ps->kind == RD_PASS_FUSED, ps->in_bytes);
+        }
 
     int n = p->npasses;
     uint64_t *vals = malloc(sizeof *vals * (size_t)(n + 1));
@@ -472,20 +557,26 @@ redist_status_t rd_program_build(const redist_plan_t *plan, unsigned caps,
     int preserve = (flags & REDIST_EXEC_PRESERVE_SRC) != 0;
     int recv_scratch = (caps & RD_CAP_RECV_IN_SCRATCH) != 0;
     int found = 0, copy = 0;
+    uint64_t cap[RD_NBUF];
+    /* in-place passes only where they lower the scratch: for each size,
+     * the assignments without them first */
     for (int q = 0; q < np && !found; q++) {
-        uint64_t cap[RD_NBUF] = {p->src_bytes, p->dst_bytes, pairs[2 * q],
-                                 pairs[2 * q + 1]};
-        for (int mode = 0; mode < 4 && !found; mode++) {
-            int allow_src = mode >= 2, allow_copy = mode & 1;
-            if (allow_src && preserve)
-                continue;
-            if (assign(p, cap, allow_src, allow_copy, recv_scratch, reach,
-                       &copy)) {
-                found = 1;
-                p->scratch[0] = pairs[2 * q];
-                p->scratch[1] = pairs[2 * q + 1];
+        cap[RD_BUF_SRC] = p->src_bytes;
+        cap[RD_BUF_DST] = p->dst_bytes;
+        cap[RD_BUF_SA] = pairs[2 * q];
+        cap[RD_BUF_SB] = pairs[2 * q + 1];
+        for (int ip = 0; ip <= (inplace != 0) && !found; ip++)
+            for (int mode = 0; mode < 4 && !found; mode++) {
+                int allow_src = mode >= 2, allow_copy = mode & 1;
+                if (allow_src && preserve)
+                    continue;
+                if (assign(p, cap, allow_src, allow_copy, recv_scratch,
+                           !preserve, ip, reach, &copy)) {
+                    found = 1;
+                    p->scratch[0] = pairs[2 * q];
+                    p->scratch[1] = pairs[2 * q + 1];
+                }
             }
-        }
     }
     free(vals);
     free(pairs);
@@ -500,19 +591,67 @@ redist_status_t rd_program_build(const redist_plan_t *plan, unsigned caps,
         ps->in_buf = last;
         ps->out_buf = RD_BUF_DST;
     }
-    /* drop scratch the assignment does not use */
+    /* drop scratch the passes do not use, then give every backend pass
+     * the largest region it leaves free (in-place passes keep the one
+     * they were planned with) */
     int used[RD_NBUF] = {0};
     for (int k = 0; k < p->npasses; k++) {
-        used[p->pass[k].in_buf] = 1;
-        used[p->pass[k].out_buf] = 1;
-        if (p->pass[k].out_buf == RD_BUF_SRC)
-            p->writes_src = 1;
+        rd_pass *ps = &p->pass[k];
+        used[ps->in_buf] = 1;
+        used[ps->out_buf] = 1;
+        if (backend_pass(ps) && ps->in_buf == ps->out_buf) {
+            p->inplace_passes++;
+            spare_region(ps, cap, !preserve, ps->in_buf, ps->out_buf,
+                         &ps->spare_buf, &ps->spare_off, &ps->spare_bytes);
+            if (ps->spare_buf >= 0)
+                used[ps->spare_buf] = 1;
+        }
     }
     if (!used[RD_BUF_SA])
-        p->scratch[0] = 0;
+        cap[RD_BUF_SA] = p->scratch[0] = 0;
     if (!used[RD_BUF_SB])
-        p->scratch[1] = 0;
+        cap[RD_BUF_SB] = p->scratch[1] = 0;
+    for (int k = 0; k < p->npasses; k++) {
+        rd_pass *ps = &p->pass[k];
+        if (backend_pass(ps) && ps->in_buf != ps->out_buf)
+            spare_region(ps, cap, !preserve, ps->in_buf, ps->out_buf,
+                         &ps->spare_buf, &ps->spare_off, &ps->spare_bytes);
+        /* within the scratch, besides the spare region (not for in-place
+         * passes, whose spare region may hold their staged input) */
+        if (backend_pass(ps) && ps->in_buf != ps->out_buf) {
+            spare_region(ps, cap, -1, ps->in_buf, ps->out_buf,
+                         &ps->sspare_buf, &ps->sspare_off,
+                         &ps->sspare_bytes);
+            if (ps->sspare_buf == ps->spare_buf &&
+                ps->sspare_off == ps->spare_off)
+                ps->sspare_buf = -1, ps->sspare_bytes = 0;
+        }
+        if (ps->out_buf == RD_BUF_SRC ||
+            (ps->spare_buf == RD_BUF_SRC && ps->spare_bytes))
+            p->writes_src = 1;
+    }
     return REDIST_OK;
+}
+
+redist_status_t rd_program_build(const redist_plan_t *plan, unsigned caps,
+                                 unsigned fused_ops, unsigned flags,
+                                 rd_program *p, redist_error_t *err)
+{
+    return program_build(plan, NULL, caps, fused_ops, 0, flags, p, err);
+}
+
+redist_status_t rd_program_build_for(const redist_plan_t *plan,
+                                     const redist_backend_t *be,
+                                     unsigned flags, rd_program *p,
+                                     redist_error_t *err)
+{
+    if (!be || !be->ops)
+        return program_build(plan, NULL, 0, 0, 0, flags, p, err);
+    const rd_backend_ops *o = be->ops;
+    int inplace = (be->build & RD_BUILD_INPLACE) && o->inplace_ops &&
+                  o->inplace_need;
+    return program_build(plan, be, o->caps, o->step ? o->fused_ops : 0,
+                         inplace, flags, p, err);
 }
 
 redist_status_t rd_program_bind(rd_program *p, const redist_plan_t *plan,
@@ -689,9 +828,7 @@ redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
     if (flags & ~known_flags)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
                         "unknown execution flags 0x%x", flags & ~known_flags);
-    unsigned caps = be && be->ops ? be->ops->caps : 0;
-    unsigned fused = be && be->ops && be->ops->step ? be->ops->fused_ops : 0;
-    redist_status_t st = rd_program_build(plan, caps, fused, flags, &p, err);
+    redist_status_t st = rd_program_build_for(plan, be, flags, &p, err);
     if (!st && be && be->ops)
         st = check_backend(&p, be->ops, err);
     if (st) {
@@ -706,6 +843,7 @@ redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
     out->writes_src = p.writes_src;
     out->passes = p.npasses;
     out->collectives = p.collectives;
+    out->inplace_passes = p.inplace_passes;
     rd_program_free(&p);
     return REDIST_OK;
 }
@@ -891,9 +1029,7 @@ redist_status_t redist_plan_execute(const redist_plan_t *plan,
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "dst",
                       "src and dst must be distinct buffers");
     if (!st) {
-        st = rd_program_build(plan, be->ops->caps,
-                              be->ops->step ? be->ops->fused_ops : 0, flags,
-                              &p, err);
+        st = rd_program_build_for(plan, be, flags, &p, err);
         if (!st)
             st = check_backend(&p, be->ops, err);
         if (!st)
@@ -921,7 +1057,17 @@ redist_status_t redist_plan_execute(const redist_plan_t *plan,
     void *buf[RD_NBUF] = {src, dst, sa, sb};
     for (int k = 0; k < p.npasses; k++) {
         const rd_pass *ps = &p.pass[k];
+        if (ps->spare_buf >= 0 && ps->spare_bytes) {
+            be->spare = (char *)buf[ps->spare_buf] + ps->spare_off;
+            be->spare_bytes = ps->spare_bytes;
+        }
+        if (ps->sspare_buf >= 0 && ps->sspare_bytes) {
+            be->spare_scratch = (char *)buf[ps->sspare_buf] + ps->sspare_off;
+            be->spare_scratch_bytes = ps->sspare_bytes;
+        }
         st = run_pass(be, ps, buf, &r, err);
+        be->spare = be->spare_scratch = NULL;
+        be->spare_bytes = be->spare_scratch_bytes = 0;
         if (st) {
             r.failed_step = ps->first;
             if (be->ops->abort)

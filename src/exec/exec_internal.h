@@ -32,6 +32,17 @@ typedef struct rd_pass {
     int64_t off[REDIST_MAX_DIMS];        /* box: offset in the input */
     rd_xstep x;                          /* shapes; exchange details */
     int xi;                              /* exchange steps: index in xchg */
+    /* backend passes: may the backend run it in place, with how much
+     * spare (rd_backend_ops.inplace_need; UINT64_MAX: no) */
+    uint64_t inplace_need;
+    /* backend passes: the spare region during the pass (buffer, offset,
+     * bytes; spare_buf -1: none) */
+    int spare_buf;
+    uint64_t spare_off, spare_bytes;
+    /* the largest other free region within the scratch SA / SB (not for
+     * in-place passes) */
+    int sspare_buf;
+    uint64_t sspare_off, sspare_bytes;
 } rd_pass;
 
 typedef struct rd_program {
@@ -40,6 +51,7 @@ typedef struct rd_program {
     uint64_t scratch[2]; /* bytes of SA and SB */
     uint64_t src_bytes, dst_bytes;
     int writes_src;
+    int inplace_passes; /* backend passes planned in place */
     int collectives;
     int nxchg;
     rd_xchg *xchg; /* one per exchange step (exchange.c) */
@@ -50,6 +62,12 @@ typedef struct rd_program {
 redist_status_t rd_program_build(const redist_plan_t *plan, unsigned caps,
                                  unsigned fused_ops, unsigned flags,
                                  rd_program *prog, redist_error_t *err);
+/* The same for a backend endpoint: its caps, fused ops and, with
+ * be->build & RD_BUILD_INPLACE, its in-place passes (be NULL: none). */
+redist_status_t rd_program_build_for(const redist_plan_t *plan,
+                                     const redist_backend_t *be,
+                                     unsigned flags, rd_program *prog,
+                                     redist_error_t *err);
 /* Fill the device-dependent parts (slice offsets, groups, permute peers)
  * for device `rank`. */
 redist_status_t rd_program_bind(rd_program *prog, const redist_plan_t *plan,

@@ -201,7 +201,7 @@ void rd_kernel_box(void *dst, const int64_t dst_shape[],
 
 /* -------------------------------------------------------- reductions */
 
-#define RD_RBLOCK 256
+#define RD_RBLOCK RD_REDUCE_BLOCK
 
 typedef struct { float re, im; } rd_cf;
 typedef struct { double re, im; } rd_cd;

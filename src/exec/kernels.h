@@ -45,6 +45,11 @@ typedef const void *(*rd_input_fn)(void *user, int64_t m);
  * (integers wrap).  max/min propagate NaN; for complex types max/min are
  * lexicographic (real part, then imaginary part).  out may not overlap
  * any input. */
+/* Elements rd_reduce_n accumulates at a time.  With count <= this it
+ * calls input(user, m) exactly once for each m, in order 0..n-1, and reads
+ * every input before it writes out: out may then be one of the inputs,
+ * and an input may be produced on demand (e.g. received) by `input`. */
+#define RD_REDUCE_BLOCK 256
 void rd_reduce_n(redist_dtype_t dtype, redist_reduce_t op, void *out,
                  uint64_t count, int64_t n, rd_input_fn input, void *user);
 

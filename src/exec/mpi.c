@@ -51,14 +51,21 @@
  * vector of limit-sized blocks plus a remainder (a struct), recursively,
  * so any 64-bit size is one MPI call with count 1.
  *
- * WORK.  The reduction rounds use a work buffer sized before the call
- * (redist_mpi_execute): the bound (max_scratch, by default max(src, dst)
- * bytes, never less than what the plan's minimum needs) minus the
- * executor's scratch, at most REDIST_MPI_ROUND_BYTES by default, never
- * more than one round of the largest reduction needs.  It is allocated at
- * the executor's first `agree`, so an allocation failure on any rank
- * fails every rank before data moves.  Through redist_plan_execute
- * directly, the work buffer is allocated per step with a mesh-wide check.
+ * WORK.  Reductions (and in-place swaps) take the larger of the step's
+ * spare region (be->spare: dead memory of the executor's buffers) and a
+ * work buffer sized before the call (redist_mpi_execute, from the
+ * executor's program: what the passes' spare regions lack, within the
+ * bound: max_scratch, by default max(src, dst) bytes, minus the
+ * executor's scratch; at most REDIST_MPI_ROUND_BYTES by default).  It is
+ * allocated at the executor's first `agree`, so an allocation failure on
+ * any rank fails every rank before data moves.  Less than s elements:
+ * the streamed reductions (rs_stream, ar_stream).  Through
+ * redist_plan_execute directly, a work buffer is allocated per step with
+ * a mesh-wide check when the spare region is too small.
+ *
+ * IN PLACE.  When max_scratch is below what the executor's buffers need,
+ * mpi_info re-plans them with RD_BUILD_INPLACE: the passes of
+ * mpi_inplace_need may get send == recv (see the ops).
  *
  * AGREE.  One MPI_Allreduce(MIN) of (this rank if it failed, the plan
  * hash, its complement) over the whole communicator; on a failure the
@@ -98,11 +105,12 @@ struct redist_mpi {
     redist_status_t pre_status; /* folded into the first agree */
     redist_error_t pre_err;
     uint64_t work_want;
+    int planned; /* redist_mpi_execute sized the work: never allocate */
     char *work;
     uint64_t work_bytes;
     /* accounting of this rank's scratch (executor + work) */
     uint64_t cur, high, allocs, exec_cur;
-    int64_t exchanges;
+    int64_t exchanges, streamed, swaps;
     MPI_Request *reqs; /* 2 * size, for exchange steps */
 };
 
@@ -344,51 +352,79 @@ typedef struct work_ref {
     int owned;
 } work_ref;
 
-/* A work buffer of at least `min` bytes (at most `want` when allocated
- * here), the same size on every rank.  Outside redist_mpi_execute it is
- * allocated for this op, with a mesh-wide check: every rank runs the same
- * op of the same plan, so either all get one or all fail. */
-static redist_status_t work_get(redist_mpi_t *x, uint64_t min, uint64_t want,
-                                work_ref *w, redist_error_t *err)
+/*
+ * Work space for one op, the same size on every rank: the larger of the
+ * pass's spare region (dead memory of the executor's buffers, be->spare)
+ * and the context's work buffer (sized by redist_mpi_execute).  `good` is
+ * what the op's fast algorithm needs, `least` what its slowest one needs
+ * (0: none), `want` the most it can use.  Outside redist_mpi_execute,
+ * when neither region has `good` bytes, a buffer of up to `want` bytes is
+ * allocated for this op within the budget, with a mesh-wide check: every
+ * rank runs the same op of the same plan, so either all get one or all
+ * fail.  Failing that, a region of `least` bytes will do.
+ */
+static redist_status_t work_get(redist_mpi_t *x, uint64_t good,
+                                uint64_t least, uint64_t want, work_ref *w,
+                                redist_error_t *err)
 {
     memset(w, 0, sizeof *w);
-    if (x->work && x->work_bytes >= min) { /* sized by redist_mpi_execute */
+    if (x->be.spare && x->be.spare_bytes) {
+        w->p = x->be.spare;
+        w->bytes = x->be.spare_bytes;
+    }
+    if (x->work && x->work_bytes > w->bytes) {
         w->p = x->work;
         w->bytes = x->work_bytes;
-        return REDIST_OK;
     }
-    if (min == 0)
-        return REDIST_OK;
+    if (w->bytes >= good || x->planned)
+        return w->bytes >= least
+                   ? REDIST_OK
+                   : rd_error(err, REDIST_ERR_LIMIT, NULL, NULL,
+                              "internal error: %llu bytes of work space "
+                              "planned, an op needs %llu",
+                              (unsigned long long)w->bytes,
+                              (unsigned long long)least);
     uint64_t budget = REDIST_MPI_ROUND_BYTES;
     if (x->opts.max_scratch)
         budget = x->opts.max_scratch > x->cur ? x->opts.max_scratch - x->cur
                                               : 0;
+    if (want < good)
+        want = good;
     uint64_t size = want < budget ? want : budget;
+    if (size < good && w->bytes >= least)
+        return REDIST_OK; /* the slow algorithm in the spare region */
+    if (size < least) {
+        uint64_t have = w->bytes;
+        memset(w, 0, sizeof *w);
+        /* every rank has the same figures: all fail here */
+        return rd_error(err, REDIST_ERR_LIMIT, NULL, NULL,
+                        "max_scratch %llu bytes leaves %llu bytes for the "
+                        "work space of a step, which needs %llu (%llu "
+                        "spare)",
+                        (unsigned long long)x->opts.max_scratch,
+                        (unsigned long long)budget,
+                        (unsigned long long)least, (unsigned long long)have);
+    }
     redist_status_t st = REDIST_OK;
-    if (size < min)
-        st = rd_error(err, REDIST_ERR_LIMIT, NULL, NULL,
-                      "max_scratch %llu bytes leaves %llu bytes for the "
-                      "reduction work space, which needs %llu",
-                      (unsigned long long)x->opts.max_scratch,
-                      (unsigned long long)budget, (unsigned long long)min);
-    else if (size > SIZE_MAX || !(w->p = malloc((size_t)size)))
+    char *p = NULL;
+    if (size > SIZE_MAX || !(p = malloc((size_t)size)))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
-                      "cannot allocate %llu bytes of reduction work space "
-                      "on device %d",
+                      "cannot allocate %llu bytes of work space on device "
+                      "%d",
                       (unsigned long long)size, x->rank);
     int ok = st == REDIST_OK, all = 0;
     int rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, x->comm);
     if (rc != MPI_SUCCESS || !all) {
-        free(w->p);
-        w->p = NULL;
+        free(p);
+        memset(w, 0, sizeof *w);
         if (st)
             return st;
         if (rc != MPI_SUCCESS)
             return mpi_fail(err, rc, "MPI_Allreduce (work space)");
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
-                        "another device could not allocate its reduction "
-                        "work space");
+                        "another device could not allocate its work space");
     }
+    w->p = p;
     w->bytes = size;
     w->owned = 1;
     x->cur += size;
@@ -550,6 +586,133 @@ static int64_t ar_exchanges(uint64_t s, uint64_t count, size_t elem,
     return n;
 }
 
+/* Streamed reductions: the slowest algorithms, for work space of less
+ * than s elements (down to one).  Each round of n <= RD_REDUCE_BLOCK
+ * elements has every member in turn, in member order, send its piece to
+ * the others (MPI_Scatter of the s chunks for a reduce-scatter, MPI_Bcast
+ * for an all-reduce), received on demand by rd_reduce_n's input callback
+ * into n elements of work; the member's own piece is read in place.  The
+ * output is written after the round has read every input, so it may
+ * coincide with the input (in-place passes).  s times the calls of the
+ * ordered algorithms; the same bytes (scatter) or s / 2 times them
+ * (broadcast). */
+typedef struct stream_in {
+    redist_mpi_t *x;
+    MPI_Comm comm;
+    int64_t idx;
+    int bcast;
+    const char *send;  /* scatter: this member's row, chunk 0; bcast: its
+                          piece */
+    const char *mine;  /* this member's own piece */
+    char *work;
+    MPI_Datatype st, rt;
+    int rc;
+} stream_in;
+
+static const void *stream_input(void *u, int64_t m)
+{
+    stream_in *si = u;
+    int rc;
+    int me = m == si->idx;
+    if (si->bcast)
+        rc = MPI_Bcast(me ? (void *)si->mine : si->work, 1, si->rt, (int)m,
+                       si->comm);
+    else if (me)
+        rc = MPI_Scatter(si->send, 1, si->st, MPI_IN_PLACE, 0, si->rt,
+                         (int)m, si->comm);
+    else
+        rc = MPI_Scatter(NULL, 0, si->st, si->work, 1, si->rt, (int)m,
+                         si->comm);
+    si->x->exchanges++;
+    if (rc != MPI_SUCCESS && si->rc == MPI_SUCCESS)
+        si->rc = rc;
+    return me ? si->mine : si->work;
+}
+
+/* Streamed reduce-scatter of [pre][s][chunk] elements into [pre][chunk];
+ * work holds `per` >= 1 elements. */
+static redist_status_t rs_stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
+                                 int64_t idx, const char *in, char *out,
+                                 uint64_t pre, uint64_t chunk, size_t elem,
+                                 redist_dtype_t dtype, redist_reduce_t op,
+                                 char *work, uint64_t per,
+                                 redist_error_t *err)
+{
+    uint64_t cb = chunk * elem, rowstride = (uint64_t)s * cb;
+    stream_in si = {x, comm, idx, 0, NULL, NULL, work, MPI_DATATYPE_NULL,
+                    MPI_DATATYPE_NULL, MPI_SUCCESS};
+    x->streamed++;
+    uint64_t last = 0;
+    if (per > RD_REDUCE_BLOCK)
+        per = RD_REDUCE_BLOCK;
+    for (uint64_t p = 0; p < pre && si.rc == MPI_SUCCESS; p++)
+        for (uint64_t c0 = 0; c0 < chunk && si.rc == MPI_SUCCESS; c0 += per) {
+            uint64_t n = chunk - c0 < per ? chunk - c0 : per;
+            if (n != last) {
+                t_free(&si.st);
+                t_free(&si.rt);
+                int rc = t_blocks(x->limit, 1, n * elem, n * elem, cb, &si.st);
+                if (rc == MPI_SUCCESS)
+                    rc = t_bytes(x->limit, n * elem, &si.rt);
+                if (rc != MPI_SUCCESS) {
+                    t_free(&si.st);
+                    return mpi_fail(err, rc, "building a datatype");
+                }
+                last = n;
+            }
+            si.send = in + p * rowstride + c0 * elem;
+            si.mine = si.send + (uint64_t)idx * cb;
+            rd_reduce_n(dtype, op, out + p * cb + c0 * elem, n, s,
+                        stream_input, &si);
+        }
+    t_free(&si.st);
+    t_free(&si.rt);
+    return si.rc == MPI_SUCCESS
+               ? REDIST_OK
+               : mpi_fail(err, si.rc, "MPI_Scatter (reduce_scatter)");
+}
+
+/* Streamed all-reduce of `count` elements; work holds `per` >= 1. */
+static redist_status_t ar_stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
+                                 int64_t idx, const char *in, char *out,
+                                 uint64_t count, size_t elem,
+                                 redist_dtype_t dtype, redist_reduce_t op,
+                                 char *work, uint64_t per,
+                                 redist_error_t *err)
+{
+    stream_in si = {x, comm, idx, 1, NULL, NULL, work, MPI_DATATYPE_NULL,
+                    MPI_DATATYPE_NULL, MPI_SUCCESS};
+    x->streamed++;
+    uint64_t last = 0;
+    if (per > RD_REDUCE_BLOCK)
+        per = RD_REDUCE_BLOCK;
+    for (uint64_t e0 = 0; e0 < count && si.rc == MPI_SUCCESS; e0 += per) {
+        uint64_t n = count - e0 < per ? count - e0 : per;
+        if (n != last) {
+            t_free(&si.rt);
+            int rc = t_bytes(x->limit, n * elem, &si.rt);
+            if (rc != MPI_SUCCESS)
+                return mpi_fail(err, rc, "building a datatype");
+            last = n;
+        }
+        si.mine = in + e0 * elem;
+        rd_reduce_n(dtype, op, out + e0 * elem, n, s, stream_input, &si);
+    }
+    t_free(&si.rt);
+    return si.rc == MPI_SUCCESS
+               ? REDIST_OK
+               : mpi_fail(err, si.rc, "MPI_Bcast (all_reduce)");
+}
+
+/* The work the ordered all-reduce needs (`good`) in place. */
+static uint64_t ar_inplace_work(uint64_t s, uint64_t count, size_t elem)
+{
+    uint64_t q = count / s, r = count % s, w = q ? s * elem : 0;
+    if (r && s * r * elem > w)
+        w = s * r * elem;
+    return w;
+}
+
 static redist_status_t ar_ordered(redist_mpi_t *x, MPI_Comm comm, int64_t s,
                                   int64_t idx, const char *in, char *out,
                                   uint64_t count, size_t elem,
@@ -557,16 +720,26 @@ static redist_status_t ar_ordered(redist_mpi_t *x, MPI_Comm comm, int64_t s,
                                   redist_error_t *err)
 {
     uint64_t us = (uint64_t)s, q = count / us, r = count % us;
+    int inplace = (const char *)out == in;
     redist_status_t st = REDIST_OK;
     work_ref w;
     int rc;
-    /* the work buffer, if this all-reduce needs one */
-    uint64_t min = ar_min_work(us, count, elem);
-    st = work_get(x, min, min ? us * (q > r ? q : r) * elem : 0, &w, err);
+    /* the work buffer, if this all-reduce needs one; in place, the output
+     * holds unsent input and cannot serve */
+    uint64_t min = inplace ? ar_inplace_work(us, count, elem)
+                           : ar_min_work(us, count, elem);
+    st = work_get(x, min, min ? elem : 0, min ? us * (q > r ? q : r) * elem : 0,
+                  &w, err);
     if (st)
         return st;
+    if (w.bytes < min) {
+        st = ar_stream(x, comm, s, idx, in, out, count, elem, dtype, op, w.p,
+                       w.bytes / elem, err);
+        work_put(x, &w);
+        return st;
+    }
     if (r) { /* the tail: everybody reduces all of it */
-        char *region = q >= r ? out : w.p;
+        char *region = q >= r && !inplace ? out : w.p;
         MPI_Datatype t = MPI_DATATYPE_NULL;
         rc = t_bytes(x->limit, r * elem, &t);
         if (rc == MPI_SUCCESS)
@@ -581,7 +754,7 @@ static redist_status_t ar_ordered(redist_mpi_t *x, MPI_Comm comm, int64_t s,
         rd_reduce_n(dtype, op, out + us * q * elem, r, s, strided_input, &si);
     }
     if (q) {
-        uint64_t per_out = ar_free_elems(us, q) / us;
+        uint64_t per_out = inplace ? 0 : ar_free_elems(us, q) / us;
         uint64_t per_work = w.bytes / (us * elem);
         char *region;
         uint64_t per;
@@ -597,6 +770,8 @@ static redist_status_t ar_ordered(redist_mpi_t *x, MPI_Comm comm, int64_t s,
             region = w.p;
             per = per_work;
         }
+        /* in place, this member's part of the output is its own chunk of
+         * the input, whose pieces are sent before they are overwritten */
         st = rs_ordered(x, comm, s, in, out + (uint64_t)idx * q * elem, 1, q,
                         elem, dtype, op, region, per, err);
         if (!st) {
@@ -753,6 +928,81 @@ static redist_status_t xchg_bytes(redist_mpi_t *x, MPI_Comm comm, int gather,
     return REDIST_OK;
 }
 
+/* In place: member `idx`'s `bytes` at the start of buf, the gathered
+ * [s][bytes] over all of it: move this member's block to its slot, then
+ * an in-place MPI_Allgather. */
+static redist_status_t gather_inplace(redist_mpi_t *x, MPI_Comm comm,
+                                      int64_t idx, char *buf, uint64_t bytes,
+                                      redist_error_t *err)
+{
+    if (idx)
+        memmove(buf + (uint64_t)idx * bytes, buf, (size_t)bytes);
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    int rc = t_bytes(x->limit, bytes, &t);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, 1, t,
+                           comm);
+    x->exchanges++;
+    t_free(&t);
+    return rc == MPI_SUCCESS ? REDIST_OK
+                             : mpi_fail(err, rc, "MPI_Allgather (in place)");
+}
+
+/* Swap `bytes` at `mine` with the peer's (the peer does the same), through
+ * work space in rounds: copy a piece out, MPI_Sendrecv it, receiving the
+ * peer's piece in its place.  Both sides see the same work size. */
+static redist_status_t swap_rounds(redist_mpi_t *x, MPI_Comm comm, int to,
+                                   int from, char *mine, uint64_t bytes,
+                                   const work_ref *w, redist_error_t *err)
+{
+    int rc = MPI_SUCCESS;
+    uint64_t last = 0;
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    x->swaps++;
+    for (uint64_t off = 0; off < bytes && rc == MPI_SUCCESS; off += w->bytes) {
+        uint64_t n = bytes - off < w->bytes ? bytes - off : w->bytes;
+        if (n != last) {
+            t_free(&t);
+            rc = t_bytes(x->limit, n, &t);
+            if (rc != MPI_SUCCESS)
+                break;
+            last = n;
+        }
+        memcpy(w->p, mine + off, (size_t)n);
+        rc = MPI_Sendrecv(w->p, 1, t, to, RD_MPI_TAG, mine + off, 1, t, from,
+                          RD_MPI_TAG, comm, MPI_STATUS_IGNORE);
+        x->exchanges++;
+    }
+    t_free(&t);
+    return rc == MPI_SUCCESS ? REDIST_OK
+                             : mpi_fail(err, rc, "MPI_Sendrecv (in place)");
+}
+
+/* The piece a swap moves per round: what it wants, what it can live with */
+#define RD_SWAP_GOOD (1ULL << 20)
+
+/* In place all-to-all of s contiguous chunks of `bytes`: in round t,
+ * members idx and (t - idx) mod s swap the chunks they hold for each
+ * other (their slots have the same index on both sides). */
+static redist_status_t alltoall_inplace(redist_mpi_t *x, MPI_Comm comm,
+                                        int64_t s, int64_t idx, char *buf,
+                                        uint64_t bytes, redist_error_t *err)
+{
+    work_ref w;
+    redist_status_t st = work_get(
+        x, bytes < RD_SWAP_GOOD ? bytes : RD_SWAP_GOOD, 1, bytes, &w, err);
+    if (st)
+        return st;
+    for (int64_t t = 0; t < s && !st; t++) {
+        int64_t p = ((t - idx) % s + s) % s;
+        if (p != idx)
+            st = swap_rounds(x, comm, (int)p, (int)p,
+                             buf + (uint64_t)p * bytes, bytes, &w, err);
+    }
+    work_put(x, &w);
+    return st;
+}
+
 static redist_status_t mpi_all_gather(redist_backend_t *be, const rd_group *g,
                                       const void *send, void *recv,
                                       uint64_t bytes, redist_error_t *err)
@@ -763,10 +1013,13 @@ static redist_status_t mpi_all_gather(redist_backend_t *be, const rd_group *g,
     if (st)
         return st;
     if (g->size == 1) {
-        memcpy(recv, send, (size_t)bytes);
+        if (recv != send)
+            memcpy(recv, send, (size_t)bytes);
         x->exchanges++;
         return REDIST_OK;
     }
+    if (recv == send)
+        return gather_inplace(x, c, g->index, recv, bytes, err);
     return xchg_bytes(x, c, 1, send, recv, bytes, err);
 }
 
@@ -780,10 +1033,13 @@ static redist_status_t mpi_all_to_all(redist_backend_t *be, const rd_group *g,
     if (st)
         return st;
     if (g->size == 1) {
-        memcpy(recv, send, (size_t)bytes);
+        if (recv != send)
+            memcpy(recv, send, (size_t)bytes);
         x->exchanges++;
         return REDIST_OK;
     }
+    if (recv == send)
+        return alltoall_inplace(x, c, g->size, g->index, recv, bytes, err);
     return xchg_bytes(x, c, 0, send, recv, bytes, err);
 }
 
@@ -792,21 +1048,27 @@ static int native_ok(const redist_mpi_t *x, uint64_t count)
     return (x->opts.flags & REDIST_MPI_NATIVE_REDUCE) && count <= x->limit;
 }
 
-/* Ordered reduce-scatter with a work buffer (pre rows of chunks). */
+/* Reduce-scatter of pre rows of s chunks: ordered with s elements of
+ * work or more, else streamed.  In place (out == in) the output of row p
+ * lands on input already sent: rows before p, or chunk 0 of row 0. */
 static redist_status_t rs_with_work(redist_mpi_t *x, MPI_Comm c, int64_t s,
-                                    const char *in, char *out, uint64_t pre,
-                                    uint64_t chunk, size_t elem,
+                                    int64_t idx, const char *in, char *out,
+                                    uint64_t pre, uint64_t chunk, size_t elem,
                                     redist_dtype_t dtype, redist_reduce_t op,
                                     redist_error_t *err)
 {
     work_ref w;
     uint64_t us = (uint64_t)s;
-    redist_status_t st = work_get(x, us * elem, us * pre * chunk * elem, &w,
-                                  err);
+    redist_status_t st = work_get(x, us * elem, elem,
+                                  us * pre * chunk * elem, &w, err);
     if (st)
         return st;
-    st = rs_ordered(x, c, s, in, out, pre, chunk, elem, dtype, op, w.p,
-                    w.bytes / (us * elem), err);
+    if (w.bytes >= us * elem)
+        st = rs_ordered(x, c, s, in, out, pre, chunk, elem, dtype, op, w.p,
+                        w.bytes / (us * elem), err);
+    else
+        st = rs_stream(x, c, s, idx, in, out, pre, chunk, elem, dtype, op,
+                       w.p, w.bytes / elem, err);
     work_put(x, &w);
     return st;
 }
@@ -830,7 +1092,8 @@ static redist_status_t mpi_reduce_scatter(redist_backend_t *be,
         return REDIST_OK;
     }
     if (native_ok(x, count)) {
-        int rc = MPI_Reduce_scatter_block(send, recv, (int)count,
+        int rc = MPI_Reduce_scatter_block(send == recv ? MPI_IN_PLACE : send,
+                                          recv, (int)count,
                                           native_type(dtype),
                                           native_op(x, dtype, op), c);
         x->exchanges++;
@@ -838,8 +1101,8 @@ static redist_status_t mpi_reduce_scatter(redist_backend_t *be,
                    ? REDIST_OK
                    : mpi_fail(err, rc, "MPI_Reduce_scatter_block");
     }
-    return rs_with_work(x, c, g->size, send, recv, 1, count, elem, dtype, op,
-                        err);
+    return rs_with_work(x, c, g->size, g->index, send, recv, 1, count, elem,
+                        dtype, op, err);
 }
 
 static redist_status_t mpi_all_reduce(redist_backend_t *be, const rd_group *g,
@@ -861,7 +1124,9 @@ static redist_status_t mpi_all_reduce(redist_backend_t *be, const rd_group *g,
     if (x->opts.flags & REDIST_MPI_NATIVE_REDUCE) {
         for (uint64_t off = 0; off < count; off += x->limit) {
             uint64_t n = count - off < x->limit ? count - off : x->limit;
-            int rc = MPI_Allreduce((const char *)send + off * elem,
+            int rc = MPI_Allreduce(send == recv
+                                       ? MPI_IN_PLACE
+                                       : (const char *)send + off * elem,
                                    (char *)recv + off * elem, (int)n,
                                    native_type(dtype),
                                    native_op(x, dtype, op), c);
@@ -880,14 +1145,26 @@ static redist_status_t mpi_permute(redist_backend_t *be, const void *send,
                                    uint64_t bytes, redist_error_t *err)
 {
     redist_mpi_t *x = be->ctx;
-    x->exchanges++;
     if (to == x->rank && from == x->rank) {
-        memcpy(recv, send, (size_t)bytes);
+        x->exchanges++;
+        if (recv != send)
+            memcpy(recv, send, (size_t)bytes);
         return REDIST_OK;
     }
     if (to < 0 || to >= x->size || from < 0 || from >= x->size)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "mpi: permute peer out of range");
+    if (recv == send) { /* in place, through work space in rounds */
+        work_ref w;
+        redist_status_t st = work_get(
+            x, bytes < RD_SWAP_GOOD ? bytes : RD_SWAP_GOOD, 1, bytes, &w, err);
+        if (!st)
+            st = swap_rounds(x, x->comm, (int)to, (int)from, recv, bytes, &w,
+                             err);
+        work_put(x, &w);
+        return st;
+    }
+    x->exchanges++;
     MPI_Datatype t = MPI_DATATYPE_NULL;
     int rc = t_bytes(x->limit, bytes, &t);
     if (rc != MPI_SUCCESS)
@@ -972,10 +1249,16 @@ static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
     uint64_t s = (uint64_t)g->size, elem = xs->elem;
     uint64_t L = prod_range(xs->in_shape, 0, nd) * elem;
     if (s == 1 && xs->op != REDIST_OP_REDUCE_SCATTER) {
-        memcpy(out, in, (size_t)L);
+        if (out != in)
+            memcpy(out, in, (size_t)L);
         x->exchanges++;
         return REDIST_OK;
     }
+    /* in place (mpi_inplace_need): contiguous slots only */
+    if (out == in && xs->op == REDIST_OP_ALL_GATHER)
+        return gather_inplace(x, c, g->index, out, L, err);
+    if (out == in && xs->op == REDIST_OP_ALL_TO_ALL)
+        return alltoall_inplace(x, c, g->size, g->index, out, L / s, err);
     MPI_Datatype stype = MPI_DATATYPE_NULL, rtype = MPI_DATATYPE_NULL;
     int rc = MPI_SUCCESS;
     const char *call = "";
@@ -1022,8 +1305,8 @@ static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
             x->exchanges++;
             return REDIST_OK;
         }
-        return rs_with_work(x, c, g->size, in, out, pre, chunk, elem,
-                            xs->dtype, xs->reduce, err);
+        return rs_with_work(x, c, g->size, g->index, in, out, pre, chunk,
+                            elem, xs->dtype, xs->reduce, err);
     }
     default:
         return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
@@ -1035,6 +1318,38 @@ static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
     if (rc != MPI_SUCCESS)
         return mpi_fail(err, rc, call[0] ? call : "building a datatype");
     return REDIST_OK;
+}
+
+/* Which passes run in place (RD_BUILD_INPLACE, chosen by mpi_info when
+ * max_scratch is below what the passes need otherwise), and the spare
+ * bytes they then need at least: reductions one element (streamed),
+ * swaps one byte (rounds), gathers none. */
+static uint64_t mpi_inplace_need(const redist_backend_t *be,
+                                 const rd_xstep *xs, int fused,
+                                 uint64_t in_bytes)
+{
+    const redist_mpi_t *x = be->ctx;
+    int nd = xs->ndims;
+    uint64_t s = (uint64_t)xs->group.size;
+    switch (xs->op) {
+    case REDIST_OP_ALL_GATHER:
+        return fused && prod_range(xs->in_shape, 0, xs->dim) > 1 ? UINT64_MAX
+                                                                  : 0;
+    case REDIST_OP_ALL_TO_ALL:
+        if (fused && (prod_range(xs->in_shape, 0, xs->to_dim) > 1 ||
+                      prod_range(xs->out_shape, 0, xs->from_dim) > 1))
+            return UINT64_MAX;
+        return 1;
+    case REDIST_OP_REDUCE_SCATTER:
+        return !fused && native_ok(x, in_bytes / s / xs->elem) ? 0 : xs->elem;
+    case REDIST_OP_ALL_REDUCE:
+        return x->opts.flags & REDIST_MPI_NATIVE_REDUCE ? 0 : xs->elem;
+    case REDIST_OP_PERMUTE:
+        return 1;
+    default:
+        (void)nd;
+        return UINT64_MAX;
+    }
 }
 
 static const rd_backend_ops mpi_ops_template = {
@@ -1049,6 +1364,10 @@ static const rd_backend_ops mpi_ops_template = {
     .step = mpi_step,
     .alloc = mpi_alloc,
     .free = mpi_free_scratch,
+    .inplace_ops = 1u << REDIST_OP_ALL_GATHER | 1u << REDIST_OP_ALL_TO_ALL |
+                   1u << REDIST_OP_REDUCE_SCATTER |
+                   1u << REDIST_OP_ALL_REDUCE | 1u << REDIST_OP_PERMUTE,
+    .inplace_need = mpi_inplace_need,
 };
 
 static unsigned fused_ops_for(unsigned flags)
@@ -1273,64 +1592,139 @@ int64_t rd_mpi_last_exchanges(const redist_mpi_t *x)
     return x ? x->exchanges : 0;
 }
 
+int64_t rd_mpi_last_streamed(const redist_mpi_t *x)
+{
+    return x ? x->streamed : 0;
+}
+
+int64_t rd_mpi_last_swaps(const redist_mpi_t *x)
+{
+    return x ? x->swaps : 0;
+}
+
 /* ------------------------------------------------- planning the work */
 
-/* The reductions of the plan as this backend runs them: the least and
- * the most useful work buffer, and the exchanges with `work` bytes. */
+/* What one backend pass of the program needs as work space: `good` for
+ * its fast algorithm, `least` for its slowest (streamed reductions, swaps
+ * in rounds), `want` the most it can use; all 0 when it needs none. */
+typedef struct pass_need {
+    uint64_t good, least, want;
+} pass_need;
+
+static pass_need need_of(const redist_mpi_t *x, const rd_pass *ps)
+{
+    pass_need n = {0, 0, 0};
+    const rd_xstep *xs = &ps->x;
+    uint64_t s = (uint64_t)xs->group.size, elem = xs->elem;
+    int inplace = ps->in_buf == ps->out_buf;
+    if (ps->kind != RD_PASS_XCHG && ps->kind != RD_PASS_FUSED)
+        return n;
+    switch (xs->op) {
+    case REDIST_OP_REDUCE_SCATTER:
+        if (s > 1 && (ps->kind == RD_PASS_FUSED ||
+                      !native_ok(x, ps->in_bytes / s / elem))) {
+            n.good = s * elem;
+            n.least = elem;
+            n.want = ps->in_bytes;
+        }
+        break;
+    case REDIST_OP_ALL_REDUCE:
+        if (s > 1 && !(x->opts.flags & REDIST_MPI_NATIVE_REDUCE)) {
+            uint64_t count = ps->in_bytes / elem, q = count / s,
+                     r = count % s;
+            n.good = inplace ? ar_inplace_work(s, count, elem)
+                             : ar_min_work(s, count, elem);
+            n.least = n.good ? elem : 0;
+            n.want = n.good ? s * (q > r ? q : r) * elem : 0;
+        }
+        break;
+    case REDIST_OP_ALL_TO_ALL:
+    case REDIST_OP_PERMUTE:
+        if (inplace && (s > 1 || xs->op == REDIST_OP_PERMUTE)) {
+            uint64_t piece = xs->op == REDIST_OP_PERMUTE ? ps->in_bytes
+                                                          : ps->in_bytes / s;
+            n.want = piece;
+            n.good = piece < RD_SWAP_GOOD ? piece : RD_SWAP_GOOD;
+            n.least = piece ? 1 : 0;
+        }
+        break;
+    default:
+        break;
+    }
+    return n;
+}
+
+/* MPI calls of a pass run with `w` bytes of work space. */
+static int64_t pass_exchanges(const redist_mpi_t *x, const rd_pass *ps,
+                              uint64_t w)
+{
+    const rd_xstep *xs = &ps->x;
+    uint64_t s = (uint64_t)xs->group.size, elem = xs->elem;
+    int nd = xs->ndims;
+    pass_need n = need_of(x, ps);
+    if (ps->kind != RD_PASS_XCHG && ps->kind != RD_PASS_FUSED)
+        return 0;
+    if (!n.good && !n.least) {
+        if (xs->op == REDIST_OP_ALL_REDUCE && s > 1 &&
+            (x->opts.flags & REDIST_MPI_NATIVE_REDUCE))
+            return (int64_t)div_up(ps->in_bytes / elem, x->limit);
+        if (xs->op == REDIST_OP_ALL_REDUCE && s > 1)
+            return ar_exchanges(s, ps->in_bytes / elem, elem, w);
+        return 1;
+    }
+    switch (xs->op) {
+    case REDIST_OP_REDUCE_SCATTER: {
+        uint64_t pre = 1, chunk = ps->in_bytes / s / elem;
+        if (ps->kind == RD_PASS_FUSED) {
+            pre = prod_range(xs->in_shape, 0, xs->dim);
+            chunk = (uint64_t)xs->in_shape[xs->dim] / s *
+                    prod_range(xs->in_shape, xs->dim + 1, nd);
+        }
+        if (w >= n.good)
+            return rs_rounds(pre, chunk, w / (s * elem));
+        uint64_t per = w / elem < RD_REDUCE_BLOCK ? w / elem : RD_REDUCE_BLOCK;
+        return (int64_t)(s * pre * div_up(chunk, per ? per : 1));
+    }
+    case REDIST_OP_ALL_REDUCE: {
+        uint64_t count = ps->in_bytes / elem;
+        if (w >= n.good)
+            return ps->in_buf == ps->out_buf
+                       ? ar_exchanges(s, count, elem, w) /* no free half */
+                       : ar_exchanges(s, count, elem, w);
+        uint64_t per = w / elem < RD_REDUCE_BLOCK ? w / elem : RD_REDUCE_BLOCK;
+        return (int64_t)(s * div_up(count, per ? per : 1));
+    }
+    default: { /* in-place swaps (a device keeping its block: a no-op) */
+        uint64_t piece = n.want, rounds = w ? div_up(piece, w) : 0;
+        if (xs->op == REDIST_OP_PERMUTE && xs->send_to == x->rank &&
+            xs->recv_from == x->rank)
+            return 1;
+        return (int64_t)(xs->op == REDIST_OP_PERMUTE ? rounds
+                                                     : (s - 1) * rounds);
+    }
+    }
+}
+
+/* The work buffer for a program: the least (each pass's spare region
+ * covers the rest), the most useful, and the exchanges with `work`. */
 typedef struct work_plan {
     uint64_t min, want;
     int64_t exchanges;
 } work_plan;
 
-static void plan_work(const redist_mpi_t *x, const redist_plan_t *plan,
+static void plan_work(const redist_mpi_t *x, const rd_program *p,
                       uint64_t work, work_plan *wp)
 {
-    const redist_spec_t *spec = redist_plan_spec(plan);
-    const redist_mesh_t *mesh = redist_spec_mesh(spec);
-    int nd = redist_spec_ndims(spec);
-    size_t elem = redist_dtype_size(redist_spec_dtype(spec));
-    int64_t cur[REDIST_MAX_DIMS];
-    unsigned fused = x->ops.fused_ops;
     memset(wp, 0, sizeof *wp);
-    redist_type_local_shape(redist_spec_from(spec), mesh,
-                            redist_spec_shape(spec), cur);
-    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
-        redist_step_view_t v;
-        redist_plan_step(plan, k, &v);
-        uint64_t L = prod_range(cur, 0, nd) * elem;
-        uint64_t s = v.axis < 0 || v.op == REDIST_OP_SLICE
-                         ? 1
-                         : (uint64_t)redist_mesh_axis_size(mesh, v.axis);
-        uint64_t mn = 0, want = 0;
-        int64_t ex = v.op == REDIST_OP_SLICE ? 0 : 1;
-        if (s > 1 && v.op == REDIST_OP_REDUCE_SCATTER &&
-            !native_ok(x, L / s / elem)) {
-            uint64_t pre = 1, chunk = L / s / elem;
-            if (fused >> REDIST_OP_REDUCE_SCATTER & 1u) {
-                pre = prod_range(cur, 0, v.dim);
-                chunk = (uint64_t)cur[v.dim] / s *
-                        prod_range(cur, v.dim + 1, nd);
-            }
-            mn = s * elem;
-            want = L;
-            uint64_t w = work >= mn ? work : mn;
-            ex = rs_rounds(pre, chunk, w / (s * elem));
-        } else if (s > 1 && v.op == REDIST_OP_ALL_REDUCE) {
-            if (x->opts.flags & REDIST_MPI_NATIVE_REDUCE) {
-                ex = (int64_t)div_up(L / elem, x->limit);
-            } else {
-                uint64_t count = L / elem, q = count / s, r = count % s;
-                mn = ar_min_work(s, count, elem);
-                want = mn ? s * (q > r ? q : r) * elem : 0;
-                ex = ar_exchanges(s, count, elem, work >= mn ? work : mn);
-            }
-        }
-        if (mn > wp->min)
-            wp->min = mn;
-        if (want > wp->want)
-            wp->want = want;
-        wp->exchanges += ex;
-        memcpy(cur, v.local_shape, sizeof cur);
+    for (int k = 0; k < p->npasses; k++) {
+        const rd_pass *ps = &p->pass[k];
+        pass_need n = need_of(x, ps);
+        uint64_t sp = ps->spare_bytes;
+        if (sp < n.least && n.least > wp->min)
+            wp->min = n.least;
+        if (sp < n.good && n.want > wp->want)
+            wp->want = n.want;
+        wp->exchanges += pass_exchanges(x, ps, sp > work ? sp : work);
     }
 }
 
@@ -1352,30 +1746,78 @@ static redist_status_t check_mesh(const redist_mpi_t *x,
                     mm);
 }
 
+/* The executor's program on this context (in place or not). */
+static redist_status_t build_on(const redist_mpi_t *x, int inplace,
+                                const redist_plan_t *plan,
+                                const redist_exec_options_t *opts,
+                                redist_exec_info_t *info, rd_program *p,
+                                redist_error_t *err)
+{
+    redist_backend_t be = x->be;
+    memset(p, 0, sizeof *p);
+    be.build = inplace ? RD_BUILD_INPLACE : 0;
+    redist_status_t st = redist_plan_exec_info(plan, &be, opts, info, err);
+    if (!st)
+        st = rd_program_build_for(plan, &be, opts ? opts->flags : 0, p, err);
+    if (!st) /* this rank's permute peers (exchange counts) */
+        st = rd_program_bind(p, plan, x->rank, err);
+    return st;
+}
+
+/* Memory of a program: executor buffers + the least work buffer. */
+static uint64_t least_total(const redist_mpi_t *x, const rd_program *p,
+                            uint64_t E)
+{
+    work_plan wp;
+    plan_work(x, p, 0, &wp);
+    return E + wp.min;
+}
+
 static redist_status_t mpi_info(const redist_mpi_t *x,
                                 const redist_plan_t *plan,
                                 const redist_exec_options_t *opts,
-                                redist_mpi_info_t *out, redist_error_t *err)
+                                redist_mpi_info_t *out, int *inplace,
+                                redist_error_t *err)
 {
+    rd_program p;
     memset(out, 0, sizeof *out);
+    *inplace = 0;
     redist_status_t st = check_mesh(x, plan, err);
     if (st)
         return st;
-    st = redist_plan_exec_info(plan, &x->be, opts, &out->exec,
-                                               err);
-    if (st)
+    st = build_on(x, 0, plan, opts, &out->exec, &p, err);
+    if (st) {
+        rd_program_free(&p);
         return st;
+    }
     uint64_t E = out->exec.scratch_bytes;
     uint64_t M = out->exec.bound_bytes;
-    work_plan wp;
-    plan_work(x, plan, 0, &wp);
-    out->min_scratch_bytes = E + wp.min;
+    uint64_t least = least_total(x, &p, E), least2 = least;
     uint64_t B = x->opts.max_scratch;
+    /* some passes in place may need less (the least bound reported);
+     * they run so only when the bound is below what the passes need as
+     * planned */
+    redist_exec_info_t e2;
+    rd_program p2;
+    if (!build_on(x, 1, plan, opts, &e2, &p2, NULL))
+        least2 = least_total(x, &p2, e2.scratch_bytes);
+    if (B && least > B && least2 < least) {
+        rd_program_free(&p);
+        p = p2;
+        out->exec = e2;
+        E = e2.scratch_bytes;
+        least = least2;
+        *inplace = 1;
+    } else
+        rd_program_free(&p2);
+    out->min_scratch_bytes = least < least2 ? least : least2;
     if (!B)
-        B = M > E + wp.min ? M : E + wp.min;
+        B = M > least ? M : least;
     out->bound_bytes = B;
+    work_plan wp;
+    plan_work(x, &p, 0, &wp);
     uint64_t W = 0;
-    if (wp.min) {
+    if (wp.min || wp.want) {
         uint64_t room = B > E ? B - E : 0;
         W = wp.want;
         if (!x->opts.max_scratch && W > REDIST_MPI_ROUND_BYTES)
@@ -1385,18 +1827,20 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
         if (W < wp.min)
             W = wp.min;
     }
-    plan_work(x, plan, W, &wp);
+    plan_work(x, &p, W, &wp);
+    rd_program_free(&p);
     out->work_bytes = W;
     out->scratch_bytes = E + W;
     out->exchanges = wp.exchanges;
-    if (B < E + wp.min)
+    if (B < least)
         return rd_error(err, REDIST_ERR_LIMIT, NULL, "max_scratch",
                         "max_scratch %llu bytes is below the least this plan "
                         "needs: %llu bytes (%llu of executor buffers, fixed "
-                        "by the plan, + %llu of reduction work space)",
-                        (unsigned long long)B,
-                        (unsigned long long)(E + wp.min),
-                        (unsigned long long)E, (unsigned long long)wp.min);
+                        "by the plan even with in-place steps, + %llu of "
+                        "work space)",
+                        (unsigned long long)B, (unsigned long long)least,
+                        (unsigned long long)E,
+                        (unsigned long long)(least - E));
     return REDIST_OK;
 }
 
@@ -1409,7 +1853,8 @@ redist_status_t redist_mpi_exec_info(const redist_mpi_t *x,
     if (!x || !plan || !out)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL context, plan or output");
-    return mpi_info(x, plan, opts, out, err);
+    int inplace;
+    return mpi_info(x, plan, opts, out, &inplace, err);
 }
 
 redist_status_t redist_mpi_execute(redist_mpi_t *x, const redist_plan_t *plan,
@@ -1432,8 +1877,9 @@ redist_status_t redist_mpi_execute(redist_mpi_t *x, const redist_plan_t *plan,
     redist_error_clear(&x->pre_err);
     x->work_want = 0;
     x->cur = x->high = x->allocs = x->exec_cur = 0;
-    x->exchanges = 0;
+    x->exchanges = x->streamed = x->swaps = 0;
     uint64_t promise = 0;
+    int inplace = 0;
     if (plan) {
         redist_mpi_info_t info;
         /* a plan on another mesh, or max_scratch too small: fail every
@@ -1442,12 +1888,14 @@ redist_status_t redist_mpi_execute(redist_mpi_t *x, const redist_plan_t *plan,
         redist_status_t st = check_mesh(x, plan, &x->pre_err);
         if (st)
             x->pre_status = st;
-        else if ((st = mpi_info(x, plan, opts, &info, &x->pre_err)) ==
-                 REDIST_ERR_LIMIT)
+        else if ((st = mpi_info(x, plan, opts, &info, &inplace,
+                                &x->pre_err)) == REDIST_ERR_LIMIT)
             x->pre_status = st;
         else if (!st) {
             x->work_want = info.work_bytes;
+            x->planned = 1;
             promise = info.scratch_bytes;
+            x->be.build = inplace ? RD_BUILD_INPLACE : 0;
         }
     }
     redist_status_t st = redist_plan_execute(plan, &x->be, src, dst, opts, &r,
@@ -1459,6 +1907,8 @@ redist_status_t redist_mpi_execute(redist_mpi_t *x, const redist_plan_t *plan,
         x->work_bytes = 0;
     }
     x->in_call = 0;
+    x->planned = 0;
+    x->be.build = 0;
     x->pre_status = REDIST_OK;
     r.scratch_bytes = promise ? promise : r.scratch_bytes;
     r.scratch_high_water = x->high;

@@ -20,5 +20,9 @@ int rd_mpi_type_blocks(uint64_t limit, uint64_t rows, uint64_t row_bytes,
 
 /* MPI exchange calls made by the last redist_mpi_execute on this rank. */
 int64_t rd_mpi_last_exchanges(const redist_mpi_t *ctx);
+/* Reductions of the last execution that streamed (work space below s
+ * elements), in-place swaps (permute, all_to_all) it ran. */
+int64_t rd_mpi_last_streamed(const redist_mpi_t *ctx);
+int64_t rd_mpi_last_swaps(const redist_mpi_t *ctx);
 
 #endif

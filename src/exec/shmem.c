@@ -83,6 +83,9 @@ struct redist_shmem {
     int turn;   /* parity of the reductions (pSync, text) */
     int seq;    /* exchanges so far in this call */
     uint64_t work_used; /* most of the work area used in this call */
+    uint64_t work_cap;  /* redist_shmem_execute: most of it to use (0: all) */
+    char *free_sym;     /* free symmetric memory during this step */
+    uint64_t free_sym_bytes;
     struct {
         void *p;
         size_t bytes;
@@ -385,8 +388,8 @@ static void ar_put_range(redist_shmem_t *c, const rd_group *g,
 
 /* Pull: read the peers' inputs in place (shmem_ptr). */
 static redist_status_t reduce_pull(redist_shmem_t *c, const rd_xstep *x,
-                                   const char *in, char *out, int slot,
-                                   redist_error_t *err)
+                                   const char *in, char *out, char *stage,
+                                   int slot, redist_error_t *err)
 {
     const rd_group *g = &x->group;
     size_t elem = x->elem;
@@ -404,22 +407,40 @@ static redist_status_t reduce_pull(redist_shmem_t *c, const rd_xstep *x,
                             pe_of(g, m));
         }
     }
+    /* In place (in == out): an all-reduce member writes only its own
+     * range, which nobody else reads, block by block after reading it
+     * (rd_reduce_n), and puts it to the others' same range once it has
+     * read theirs.  A reduce-scatter's output overlaps input the others
+     * read: it goes to `stage` (the pass's spare region) and is copied
+     * in once every member is done. */
+    char *res = out;
+    if (in == out && !r.all_reduce) {
+        if (!stage)
+            return rd_error(err, REDIST_ERR_PLAN, NULL, NULL,
+                            "internal error: in-place reduce_scatter "
+                            "without spare space");
+        res = stage;
+    }
     signal_group(c, slot, SIG_READY, g);
     redist_status_t st = wait_sig(c, slot, SIG_READY, (long)(g->size - 1),
                                   err);
     if (!st) {
+        uint64_t total = 0;
         for (uint64_t q = 0; q < part_runs(&r); q++) {
             uint64_t io, oo, len;
             part_run(&r, g->index, q, &io, &oo, &len);
             red_inputs ri = {base, in, io * elem, NULL, 0, g->index};
-            rd_reduce_n(x->dtype, x->reduce, out + oo * elem, len, g->size,
+            rd_reduce_n(x->dtype, x->reduce, res + oo * elem, len, g->size,
                         red_input, &ri);
+            total = oo + len;
         }
         if (r.all_reduce)
             ar_put_range(c, g, &r, out, elem);
         complete();
         signal_group(c, slot, SIG_DONE, g);
         st = wait_sig(c, slot, SIG_DONE, (long)(g->size - 1), err);
+        if (!st && res != out)
+            memcpy(out, res, (size_t)(total * elem));
     }
     free(base);
     return st;
@@ -453,9 +474,9 @@ static int push_piece(const red_part *rp, int64_t t, uint64_t round,
 
 /* Push: every member puts its contributions into the receivers' work
  * areas, in rounds. */
-static redist_status_t reduce_push(redist_shmem_t *c, const rd_xstep *x,
-                                   const char *in, char *out, int slot,
-                                   redist_error_t *err)
+static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
+                                   const rd_xstep *x, const char *in,
+                                   char *out, int slot, redist_error_t *err)
 {
     const rd_group *g = &x->group;
     int64_t s = g->size, me = g->index;
@@ -463,7 +484,28 @@ static redist_status_t reduce_push(redist_shmem_t *c, const rd_xstep *x,
     red_part rp;
     red_part_of(x, &rp);
     uint64_t most = rp.all_reduce ? ar_lo(&rp, 1) + 1 : rp.chunk;
-    uint64_t B = c->work_bytes / ((uint64_t)s * elem);
+    /* the work area: free scratch of this pass when it holds a slot of
+     * one element per member (symmetric, at the same offset on every PE),
+     * else the context's */
+    char *work = c->work;
+    uint64_t wbytes = c->work_bytes;
+    int own = 1;
+    if (c->free_sym && c->free_sym_bytes >= (uint64_t)s * elem) {
+        work = c->free_sym; /* an in-place reduce_scatter's input */
+        wbytes = c->free_sym_bytes;
+        own = 0;
+    } else if (be->spare_scratch &&
+               be->spare_scratch_bytes >= (uint64_t)s * elem) {
+        work = be->spare_scratch;
+        wbytes = be->spare_scratch_bytes;
+        own = 0;
+    } else if (c->work_cap) { /* within what the bound leaves */
+        uint64_t cap = c->work_cap > (uint64_t)s * elem ? c->work_cap
+                                                         : (uint64_t)s * elem;
+        if (cap < wbytes)
+            wbytes = cap;
+    }
+    uint64_t B = wbytes / ((uint64_t)s * elem);
     if (B > most)
         B = most;
     if (B == 0)
@@ -478,7 +520,7 @@ static redist_status_t reduce_push(redist_shmem_t *c, const rd_xstep *x,
     }
     if (rounds == 0)
         rounds = 1; /* an empty round still consumes the READY signals */
-    if ((uint64_t)s * slotb > c->work_used)
+    if (own && (uint64_t)s * slotb > c->work_used)
         c->work_used = (uint64_t)s * slotb;
     redist_status_t st = REDIST_OK;
     signal_group(c, slot, SIG_READY, g);
@@ -490,7 +532,7 @@ static redist_status_t reduce_push(redist_shmem_t *c, const rd_xstep *x,
         for (int64_t t = 1; t < s; t++) {
             int64_t k = (me + t) % s;
             if (push_piece(&rp, k, r, B, &io, &oo, &len))
-                write_bytes(c, pe_of(g, k), c->work + (uint64_t)me * slotb,
+                write_bytes(c, pe_of(g, k), work + (uint64_t)me * slotb,
                             in + io * elem, len * elem);
         }
         complete();
@@ -499,7 +541,7 @@ static redist_status_t reduce_push(redist_shmem_t *c, const rd_xstep *x,
         if (st)
             break;
         if (push_piece(&rp, me, r, B, &io, &oo, &len)) {
-            red_inputs ri = {NULL, in, io * elem, c->work, slotb, me};
+            red_inputs ri = {NULL, in, io * elem, work, slotb, me};
             rd_reduce_n(x->dtype, x->reduce, out + oo * elem, len, s,
                         red_input, &ri);
         }
@@ -523,6 +565,27 @@ static int is_scratch(const redist_shmem_t *c, const void *p)
         if (c->scr[i].p == p)
             return 1;
     return 0;
+}
+
+/* Bytes of the executor's scratch buffer starting at p (0: not one). */
+static uint64_t scratch_cap(const redist_shmem_t *c, const void *p)
+{
+    for (int i = 0; i < 4; i++)
+        if (c->scr[i].p == p)
+            return c->scr[i].bytes;
+    return 0;
+}
+
+/* A reduction whose input is private memory (not reachable by the peers)
+ * but whose output is a scratch buffer that can hold the input: copied
+ * there, it runs in place and pulled, with no work area (reduce_pull:
+ * a reduce-scatter then needs room for its output elsewhere). */
+static int copy_in_ok(const redist_shmem_t *c, uint64_t out_cap,
+                      uint64_t in_bytes, uint64_t out_bytes, int all_reduce,
+                      int spare_outside, uint64_t spare_bytes)
+{
+    return c->ptr_ok && out_cap >= in_bytes &&
+           (all_reduce || (spare_outside && spare_bytes >= out_bytes));
 }
 
 static redist_status_t run_step(redist_backend_t *be, const rd_xstep *x,
@@ -556,12 +619,53 @@ static redist_status_t run_step(redist_backend_t *be, const rd_xstep *x,
                         "injected failure on PE %d", c->me);
     }
 
+    /* In place (in == out, RD_BUILD_INPLACE: the executor's scratch is
+     * the only symmetric memory): pulled reductions handle it, anything
+     * else first copies its input to the pass's spare region (local
+     * memory is fine as the source of puts) and runs from there. */
+    uint64_t in_bytes = x->elem;
+    for (int d = 0; d < nd; d++)
+        in_bytes *= (uint64_t)x->in_shape[d];
+    int pull = (x->op == REDIST_OP_REDUCE_SCATTER ||
+                x->op == REDIST_OP_ALL_REDUCE) &&
+               (g->size == 1 || (c->ptr_ok && (symmetric || is_scratch(c, in))));
+    if (!pull && in != out &&
+        (x->op == REDIST_OP_REDUCE_SCATTER || x->op == REDIST_OP_ALL_REDUCE)) {
+        const char *sp = be->spare;
+        uint64_t cap = scratch_cap(c, out);
+        int outside = sp && (sp + be->spare_bytes <= out || sp >= out + cap);
+        if (copy_in_ok(c, cap, in_bytes, in_bytes / (uint64_t)g->size,
+                       x->op == REDIST_OP_ALL_REDUCE, outside,
+                       be->spare_bytes)) {
+            memcpy(out, in, (size_t)in_bytes);
+            in = out;
+            pull = 1;
+        }
+    }
+    if (in == out && !pull &&
+        !(x->op == REDIST_OP_PERMUTE && x->send_to == c->me)) {
+        if (!be->spare || be->spare_bytes < in_bytes)
+            return rd_error(err, REDIST_ERR_PLAN, NULL, NULL,
+                            "internal error: in-place step without %llu "
+                            "bytes of spare space",
+                            (unsigned long long)in_bytes);
+        memcpy(be->spare, in, (size_t)in_bytes);
+        in = be->spare;
+        if (x->op == REDIST_OP_REDUCE_SCATTER) {
+            /* the staged input's old place, past the output, is free
+             * symmetric memory at the same offset on every PE: the
+             * pushes' work area */
+            uint64_t ob = in_bytes / (uint64_t)g->size;
+            c->free_sym = out + ob;
+            c->free_sym_bytes = in_bytes - ob;
+        }
+    }
+
     if (x->op == REDIST_OP_PERMUTE) {
-        uint64_t bytes = x->elem;
-        for (int d = 0; d < nd; d++)
-            bytes *= (uint64_t)x->in_shape[d];
+        uint64_t bytes = in_bytes;
         if (x->send_to == c->me) {
-            memcpy(out, in, (size_t)bytes);
+            if (out != in)
+                memcpy(out, in, (size_t)bytes);
             return REDIST_OK;
         }
         signal_pe(c, slot, SIG_READY, (int)x->recv_from);
@@ -608,9 +712,12 @@ static redist_status_t run_step(redist_backend_t *be, const rd_xstep *x,
         return wait_sig(c, slot, SIG_DONE, nrecv, err);
     }
     if (x->op == REDIST_OP_REDUCE_SCATTER || x->op == REDIST_OP_ALL_REDUCE) {
-        if (g->size == 1 || (c->ptr_ok && (symmetric || is_scratch(c, in))))
-            return reduce_pull(c, x, in, out, slot, err);
-        return reduce_push(c, x, in, out, slot, err);
+        if (pull)
+            return reduce_pull(c, x, in, out, be->spare, slot, err);
+        st = reduce_push(c, be, x, in, out, slot, err);
+        c->free_sym = NULL;
+        c->free_sym_bytes = 0;
+        return st;
     }
 
     int64_t s = g->size, me = g->index;
@@ -860,6 +967,28 @@ static void shm_free(redist_backend_t *be, void *p, size_t bytes)
      1u << REDIST_OP_REDUCE_SCATTER | 1u << REDIST_OP_ALL_REDUCE |         \
      1u << REDIST_OP_PERMUTE | 1u << REDIST_OP_EXCHANGE)
 
+/* In place (run_step): a staged copy of the input in the spare region,
+ * except pulled reductions: an all-reduce needs nothing, a reduce-scatter
+ * room for its output. */
+static uint64_t shm_inplace_need(const redist_backend_t *be,
+                                 const rd_xstep *x, int fused,
+                                 uint64_t in_bytes)
+{
+    const redist_shmem_t *c = be->ctx;
+    (void)fused;
+    if ((x->op == REDIST_OP_REDUCE_SCATTER || x->op == REDIST_OP_ALL_REDUCE) &&
+        (x->group.size == 1 || c->ptr_ok)) /* the input is scratch */
+        return x->op == REDIST_OP_ALL_REDUCE
+                   ? 0
+                   : in_bytes / (uint64_t)x->group.size;
+    return in_bytes;
+}
+
+#define RD_SHM_INPLACE                                                     \
+    (1u << REDIST_OP_ALL_GATHER | 1u << REDIST_OP_ALL_TO_ALL |             \
+     1u << REDIST_OP_REDUCE_SCATTER | 1u << REDIST_OP_ALL_REDUCE |         \
+     1u << REDIST_OP_PERMUTE | 1u << REDIST_OP_EXCHANGE)
+
 #define RD_SHM_OPS(fused, caps_)                                           \
     {                                                                      \
         .name = "shmem", .caps = (caps_), .fused_ops = (fused),            \
@@ -868,7 +997,8 @@ static void shm_free(redist_backend_t *be, void *p, size_t bytes)
         .reduce_scatter = shm_reduce_scatter,                              \
         .all_reduce = shm_all_reduce, .permute = shm_permute,              \
         .step = shm_step, .abort = shm_abort, .alloc = shm_alloc,          \
-        .free = shm_free                                                   \
+        .free = shm_free, .inplace_ops = RD_SHM_INPLACE,                   \
+        .inplace_need = shm_inplace_need                                   \
     }
 
 /* [packed][symmetric]; exchange steps always run whole (a sender cannot
@@ -985,6 +1115,10 @@ redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
         c->ep[k].rank = me;
         c->ep[k].size = npes;
     }
+    /* caller's buffers outside the symmetric heap: every exchange lands
+     * in the executor's (symmetric) scratch; running exchanges in place
+     * there keeps one scratch buffer instead of two */
+    c->ep[0].build = RD_BUILD_INPLACE;
     shmem_barrier_all();
     *out = c;
     return REDIST_OK;
@@ -1034,23 +1168,66 @@ static int sym_range(const redist_shmem_t *c, const void *p, uint64_t n)
            shmem_addr_accessible((const char *)p + (n - 1), pe);
 }
 
-/* The work area the plan may use: reductions over more than one PE that
- * cannot read their inputs in place. */
-static uint64_t work_promise(const redist_shmem_t *c,
-                             const redist_plan_t *plan, int symmetric)
+/* The context's work area, if executing the plan may use it: a
+ * reduction over more than one PE that cannot read its inputs in place
+ * (pull) and has no free scratch to push into (reduce_push).  The same
+ * program the executor builds, so the same decisions. */
+static uint64_t work_promise(const redist_shmem_t *c, const redist_plan_t *plan,
+                             const redist_exec_options_t *opts, int symmetric,
+                             uint64_t *cap)
 {
-    if (c->ptr_ok && symmetric)
-        return 0;
-    const redist_mesh_t *m = redist_spec_mesh(redist_plan_spec(plan));
-    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
-        redist_step_view_t v;
-        redist_plan_step(plan, k, &v);
-        if ((v.op == REDIST_OP_REDUCE_SCATTER ||
-             v.op == REDIST_OP_ALL_REDUCE) &&
-            redist_mesh_axis_size(m, v.axis) > 1)
-            return c->work_bytes;
+    rd_program p;
+    uint64_t need = 0, least = 0;
+    *cap = 0;
+    if (rd_program_build_for(plan, &c->ep[symmetric], opts ? opts->flags : 0,
+                             &p, NULL)) {
+        rd_program_free(&p);
+        return c->work_bytes; /* the executor fails the plan anyway */
     }
-    return 0;
+    for (int k = 0; k < p.npasses; k++) {
+        const rd_pass *ps = &p.pass[k];
+        const rd_xstep *x = &ps->x;
+        if ((ps->kind != RD_PASS_XCHG && ps->kind != RD_PASS_FUSED) ||
+            (x->op != REDIST_OP_REDUCE_SCATTER &&
+             x->op != REDIST_OP_ALL_REDUCE) ||
+            x->group.size <= 1)
+            continue;
+        int scratch_in = ps->in_buf == RD_BUF_SA || ps->in_buf == RD_BUF_SB;
+        if (c->ptr_ok && (symmetric || scratch_in))
+            continue; /* pulled */
+        int scratch_out = ps->out_buf == RD_BUF_SA || ps->out_buf == RD_BUF_SB;
+        if (ps->in_buf != ps->out_buf && scratch_out &&
+            copy_in_ok(c, p.scratch[ps->out_buf - RD_BUF_SA], ps->in_bytes,
+                       ps->in_bytes / (uint64_t)x->group.size,
+                       x->op == REDIST_OP_ALL_REDUCE,
+                       ps->spare_buf != ps->out_buf, ps->spare_bytes))
+            continue; /* copied in, pulled */
+        if (ps->in_buf != ps->out_buf &&
+            ps->sspare_bytes >= (uint64_t)x->group.size * x->elem)
+            continue; /* pushed into free scratch */
+        if (ps->in_buf == ps->out_buf && x->op == REDIST_OP_REDUCE_SCATTER &&
+            ps->in_bytes - ps->in_bytes / (uint64_t)x->group.size >=
+                (uint64_t)x->group.size * x->elem)
+            continue; /* pushed into its staged input's old place */
+        need = c->work_bytes;
+        if ((uint64_t)x->group.size * x->elem > least)
+            least = (uint64_t)x->group.size * x->elem;
+    }
+    /* the pushes use at most what max(src, dst) leaves beside the
+     * executor's scratch, and at least one element per member */
+    if (need) {
+        uint64_t E = p.scratch[0] + p.scratch[1];
+        uint64_t M = p.src_bytes > p.dst_bytes ? p.src_bytes : p.dst_bytes;
+        *cap = M > E ? M - E : 0;
+        if (*cap < least)
+            *cap = least;
+        if (*cap < need)
+            need = *cap;
+        else
+            *cap = need;
+    }
+    rd_program_free(&p);
+    return need;
 }
 
 static redist_status_t check_plan(const redist_shmem_t *c,
@@ -1089,7 +1266,8 @@ redist_status_t redist_shmem_exec_info(const redist_shmem_t *c,
     memset(out, 0, sizeof *out);
     out->exec = e;
     out->symmetric = sym;
-    out->work_bytes = work_promise(c, plan, sym);
+    uint64_t cap;
+    out->work_bytes = work_promise(c, plan, opts, sym, &cap);
     out->scratch_bytes = e.scratch_bytes + out->work_bytes;
     return REDIST_OK;
 }
@@ -1128,11 +1306,15 @@ redist_status_t redist_shmem_execute(redist_shmem_t *c,
           y->red_dst[3] == ~y->red_dst[4];
 
     c->work_used = 0;
+    uint64_t promise = 0;
+    c->work_cap = 0;
+    if (plan && !check_plan(c, plan, NULL))
+        promise = work_promise(c, plan, opts, sym, &c->work_cap);
     redist_status_t st = redist_plan_execute(plan, &c->ep[sym], src, dst,
                                              opts, report, err);
+    c->work_cap = 0;
     if (report && plan && (!st || report->scratch_bytes)) {
-        if (!check_plan(c, plan, NULL))
-            report->scratch_bytes += work_promise(c, plan, sym);
+        report->scratch_bytes += promise;
         report->scratch_high_water += c->work_used;
     }
     return st;

@@ -115,10 +115,28 @@ expect_text "mpirun -np 8" "no launcher: message"
 # a corrupted element is caught, named by device and coordinates
 expect 1 "corrupted result" 4 $grid --corrupt-device 3
 expect_text "MISMATCH on device 3 (x=1,y=1)" "mismatch names the device"
-# a bound below what a reducing plan needs (one f32 per member)
+# a bound below what a reducing plan needs: one f32 of work space, as no
+# buffer has room to spare (src 128 B in, dst 64 B out)
 expect 2 "impossible --max-scratch" 2 - --mesh x=2 --shape 8x4 --from '|' \
-    --from-partial x --to 'x|' --max-scratch 4
+    --from-partial x --to 'x|' --max-scratch 3
 expect_text "below the least this plan needs" "--max-scratch message"
+# ... and one f32 is enough: the reduction streams element by element
+expect 0 "--max-scratch of one element" 2 - --mesh x=2 --shape 8x4 --from '|' \
+    --from-partial x --to 'x|' --max-scratch 4
+expect_text "high-water 4 B per rank" "--max-scratch 4: high-water"
+expect_text "exact: 2 ranks" "--max-scratch 4: exact"
+# a plan whose executor needs a buffer of its own (32 KiB per rank here)
+# runs in place under a bound below it: no scratch at all, exact
+expect 0 "default bound, two reduce_scatters" 8 \
+    "$dir/partial-two-axes-reduce-scatter.json" --shape 256x64 --backend mpi
+expect_text "promised 32768 B" "two reduce_scatters: executor buffer"
+for m in "" "--mpi-packed" "--mpi-native-reduce"; do
+    expect 0 "in place under --max-scratch 1 $m" 8 \
+        "$dir/partial-two-axes-reduce-scatter.json" --shape 256x64 \
+        --backend mpi --max-scratch 1 $m
+    expect_text "high-water 0 B per rank" "in place $m: high-water 0"
+    expect_text "exact: 8 ranks" "in place $m: exact"
+done
 # --max-scratch needs the mpi backend
 out=$("$rp" run "$spec" --backend sim --max-scratch 100 2>&1)
 if [ $? -eq 2 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: sim --max-scratch"; fi

@@ -49,6 +49,9 @@ static int64_t rnd_in(int64_t lo, int64_t hi)
 
 static int me, npes;
 static int runs, failures, skipped, checks, swept;
+/* memory-efficient runs on private buffers, and those whose promise
+ * exceeded max(src, dst) by the one-element slack */
+static int private_runs, private_over[2]; /* [uses shmem_ptr] */
 static int op_count[REDIST_OP_COUNT], mode_count[8];
 static int dtype_count[REDIST_DTYPE_COUNT], reduce_count[REDIST_REDUCE_COUNT];
 static const char *axis_names[4] = {"a", "b", "c", "d"};
@@ -263,6 +266,27 @@ static void run_mode(const char *what, const redist_plan_t *plan,
                 fail(tag, plan, "promise %llu over the bound (M = %llu)",
                      (unsigned long long)info.scratch_bytes,
                      (unsigned long long)M);
+        }
+        if (!m->symmetric && stats.memory_efficient) {
+            /* private buffers: exchanges run in place in one symmetric
+             * buffer, reductions pull or push into free scratch, or into
+             * the work area within what max(src, dst) leaves: the same
+             * bound, except by one element per member when the executor's
+             * scratch alone fills it and a reduction must push */
+            uint64_t bound = m->preserve ? 2 * M : M;
+            uint64_t slack = info.work_bytes <= 16 * (uint64_t)D
+                                 ? info.work_bytes
+                                 : 0;
+            private_runs++;
+            if (info.scratch_bytes > bound)
+                private_over[redist_shmem_uses_ptr(m->ctx)]++;
+            if (info.scratch_bytes > bound + slack)
+                fail(tag, plan, "private promise %llu (executor %llu, work "
+                                "area %llu) over the bound %llu",
+                     (unsigned long long)info.scratch_bytes,
+                     (unsigned long long)info.exec.scratch_bytes,
+                     (unsigned long long)info.work_bytes,
+                     (unsigned long long)bound);
         }
         if (info.exec.scratch_bytes > 2 * stats.peak_bytes &&
             info.exec.scratch_bytes > 2 * M)
@@ -732,6 +756,10 @@ int main(int argc, char **argv)
                "push %d\n",
                mode_count[1], mode_count[0], mode_count[4] + mode_count[5],
                mode_count[2] + mode_count[3]);
+        printf("private buffers: %d memory-efficient executions, over "
+               "max(src, dst) by at most one element per member: %d pushing "
+               "(no shmem_ptr), %d with shmem_ptr\n",
+               private_runs, private_over[0], private_over[1]);
         printf("steps by op:");
         for (int o = 0; o < REDIST_OP_COUNT; o++)
             printf(" %s %d", redist_op_name((redist_op_t)o), op_count[o]);
