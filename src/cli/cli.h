@@ -62,6 +62,31 @@ int cli_cmd_topo(int argc, char **argv);
 #define CLI_TOPO_USAGE ""
 #endif
 
+/* `redistplan calibrate` (src/cli/calibrate.c): measure the cost model of
+ * this machine under mpirun.  Built only with MPI and hwloc
+ * (REDIST_HAVE_CALIBRATE, src/meson.build); without them the command
+ * says so and exits 2. */
+#ifdef REDIST_HAVE_CALIBRATE
+int cli_cmd_calibrate(int argc, char **argv);
+#define CLI_CALIBRATE_BUILT ""
+#else
+#define CLI_CALIBRATE_BUILT                                                  \
+    "      (not in this build: needs a redistplan built with MPI and "       \
+    "hwloc)\n"
+#endif
+#define CLI_CALIBRATE_USAGE                                                  \
+    "  calibrate [-o FILE|-] [--sizes SMALL,LARGE] [--reps R] [--quiet]\n"   \
+    "            [--rank-map-out FILE]\n"                                    \
+    "      under mpirun -np N: measure latency and bandwidth of every link "  \
+    "level\n"                                                               \
+    "      the ranks span (ping-pong of one pair of ranks per level, 8 B and " \
+    "4 MiB\n"                                                               \
+    "      by default, best of R=20) and the reduction speed; write the "     \
+    "cost\n"                                                                \
+    "      model file for --cost (default redist-cost.json; '-': standard\n" \
+    "      output); --rank-map-out: where the ranks ran, as a rank map\n"    \
+    CLI_CALIBRATE_BUILT
+
 /* Commands of the layers above the planner (run, topo, ...): register
  * their usage text; dispatch returns the exit code, or -1 when argv[1] is
  * none of them. */

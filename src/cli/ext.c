@@ -1,5 +1,6 @@
 /*
- * Commands beyond the planner: `redistplan run`.
+ * Commands beyond the planner: `redistplan run`, and the dispatch of `topo`
+ * (topo.c) and `calibrate` (calibrate.c; built with MPI and hwloc).
  *
  *   redistplan run SPEC [--backend sim|mpi|shmem] [--shrink] [--shape S]
  *                  [--max-bytes B] [--dtype T] [--reduce OP]
@@ -693,5 +694,32 @@ int cli_dispatch_extension(int argc, char **argv)
         return 2;
     }
 #endif
+    if (strcmp(argv[1], "calibrate") == 0) {
+#ifdef REDIST_HAVE_CALIBRATE
+        return cli_cmd_calibrate(argc, argv); /* calibrate.c */
+#else
+        /* under a launcher, one message (rank 0's), as for run */
+        long rank = -1;
+        const char *r = getenv("OMPI_COMM_WORLD_RANK");
+        if (!r)
+            r = getenv("PMI_RANK");
+        if (r)
+            rank = strtol(r, NULL, 10);
+        if (rank <= 0)
+            fprintf(stderr,
+                    "redistplan: calibrate: needs a redistplan built with "
+                    "MPI and hwloc (this one has %s; install libopenmpi-dev "
+                    "and libhwloc-dev and reconfigure)\n",
+#if defined(REDIST_HAVE_MPI)
+                    "no hwloc"
+#elif defined(REDIST_HAVE_HWLOC)
+                    "no MPI"
+#else
+                    "neither"
+#endif
+            );
+        return 2;
+#endif
+    }
     return -1;
 }

@@ -37,6 +37,7 @@ static const char *usage_text =
     "efficiency\n"
     "%s"
     CLI_TOPO_USAGE
+    CLI_CALIBRATE_USAGE
     "\n"
     "a SPEC is a JSON file (see README), or '-' with the inline options:\n"
     "  --mesh data=2,model=4      axes in order (ranks are row-major)\n"

@@ -48,7 +48,7 @@ int cli_mpi_option(cli_mpi_args *m, int argc, char **argv, int *i)
     return 1;
 }
 
-static long env_long(const char *a, const char *b)
+long cli_env_long(const char *a, const char *b)
 {
     const char *v = getenv(a);
     if (!v)
@@ -60,7 +60,8 @@ static int saved_out = -1, saved_err = -1;
 
 void cli_mpi_quiet(void)
 {
-    if (env_long("OMPI_COMM_WORLD_RANK", "PMI_RANK") <= 0 || saved_out >= 0)
+    if (cli_env_long("OMPI_COMM_WORLD_RANK", "PMI_RANK") <= 0 ||
+        saved_out >= 0)
         return;
     int fd = open("/dev/null", O_WRONLY);
     if (fd < 0)
@@ -74,7 +75,7 @@ void cli_mpi_quiet(void)
     close(fd);
 }
 
-static void unquiet(void)
+void cli_mpi_unquiet(void)
 {
     if (saved_out < 0)
         return;
@@ -169,8 +170,8 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
     int64_t D = redist_mesh_num_devices(mesh);
     const char *name = redist_spec_name(s);
     char b1[64], b2[64], b3[64], sh[256], sh0[256];
-    unquiet();
-    long launched = env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
+    cli_mpi_unquiet();
+    long launched = cli_env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
     if (launched < 0 && D != 1) {
         fprintf(stderr,
                 "redistplan: run: the mesh has %lld devices; run the mpi "
