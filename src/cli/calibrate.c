@@ -41,7 +41,7 @@
  * Failures are collective: rank 0 decides and broadcasts the status, so
  * every rank exits 2 after one message (rank 0's); bad options fail on
  * every rank alike before MPI starts, and the other ranks' output is
- * silenced until then (cli_mpi_quiet).  Exit codes: 0 ok, 2 bad input or
+ * silenced until then (cli_launch_quiet).  Exit codes: 0 ok, 2 bad input or
  * failure.
  */
 #include <errno.h>
@@ -93,48 +93,7 @@ typedef struct cal_rank {
 
 static int cal_mpi; /* MPI started (under a launcher) */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ------------------------------------------------------------ options */
-
-/* Bytes with an optional binary suffix: 8, 4096, 64K, 4M, 1G. */
-static int parse_size(const char *s, size_t n, uint64_t *out)
-{
-    uint64_t v = 0, mul = 1;
-    size_t i = 0;
-    if (n == 0)
-        return -1;
-    while (i < n && s[i] >= '0' && s[i] <= '9') {
-        if (v > UINT64_MAX / 20)
-            return -1;
-        v = v * 10 + (uint64_t)(s[i++] - '0');
-    }
-    if (i == 0)
-        return -1;
-    if (i < n) {
-        switch (s[i++]) {
-        case 'k': case 'K': mul = 1u << 10; break;
-        case 'm': case 'M': mul = 1u << 20; break;
-        case 'g': case 'G': mul = 1u << 30; break;
-        default: return -1;
-        }
-        if (i < n && s[i] == 'i')
-            i++;
-        if (i < n && (s[i] == 'B' || s[i] == 'b'))
-            i++;
-        if (i != n)
-            return -1;
-    }
-    if (v > UINT64_MAX / mul)
-        return -1;
-    *out = v * mul;
-    return 0;
-}
 
 /* 0: go on; 2: a bad option (message printed); -1: --help printed. */
 static int parse_options(int argc, char **argv, cal_opts *o)
@@ -165,8 +124,8 @@ static int parse_options(int argc, char **argv, cal_opts *o)
             o->rank_map = argv[++i];
         } else if (strcmp(a, "--sizes") == 0) {
             const char *v = has ? argv[i + 1] : "", *c = strchr(v, ',');
-            if (!c || parse_size(v, (size_t)(c - v), &o->small) ||
-                parse_size(c + 1, strlen(c + 1), &o->large) ||
+            if (!c || cli_parse_size_n(v, (size_t)(c - v), &o->small) ||
+                cli_parse_size_n(c + 1, strlen(c + 1), &o->large) ||
                 o->small < 1 || o->small >= o->large ||
                 o->large > CAL_MAX_LARGE) {
                 fprintf(stderr,
@@ -322,11 +281,11 @@ static double pingpong(int peer, int initiator, char *buf, int bytes,
     double best = DBL_MAX;
     for (int i = 0; i < CAL_WARMUP + reps; i++) {
         if (initiator) {
-            double t0 = now_s();
+            double t0 = cli_now();
             MPI_Send(buf, bytes, MPI_BYTE, peer, CAL_TAG, MPI_COMM_WORLD);
             MPI_Recv(buf, bytes, MPI_BYTE, peer, CAL_TAG, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-            double t = (now_s() - t0) / 2;
+            double t = (cli_now() - t0) / 2;
             if (i >= CAL_WARMUP && t < best)
                 best = t;
         } else {
@@ -361,10 +320,10 @@ static double measure_gamma(uint64_t bytes, int reps)
         }
         best = DBL_MAX;
         for (int i = 0; i < 1 + reps; i++) {
-            double t0 = now_s();
+            double t0 = cli_now();
             rd_reduce_n(REDIST_F64, REDIST_REDUCE_SUM, out, count, 2,
                         reduce_input, in);
-            double t = now_s() - t0;
+            double t = cli_now() - t0;
             if (i >= 1 && t < best)
                 best = t;
         }
@@ -852,11 +811,11 @@ out:
 int cli_cmd_calibrate(int argc, char **argv)
 {
     cal_opts o;
-    cli_mpi_quiet(); /* one message from a bad option, not one per rank */
+    cli_launch_quiet(); /* one message from a bad option, not one per rank */
     int rc = parse_options(argc, argv, &o);
     if (rc)
         return rc < 0 ? 0 : rc; /* --help: 0 */
-    cli_mpi_unquiet();
+    cli_launch_unquiet();
 
     int rank = 0, size = 1;
     cal_mpi = cli_env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE") >= 0;

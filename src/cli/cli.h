@@ -25,6 +25,30 @@ void cli_set_extra_usage(const char *text);
 
 int cli_cmd_check(int argc, char **argv);
 
+/* common.c: helpers of several commands. */
+double cli_now(void); /* monotonic seconds */
+/* "512 B", or "65536 B (64 KiB)" from 1 KiB on */
+void cli_fmt_bytes(uint64_t b, char *buf, size_t n);
+/* "[8,4]" */
+void cli_fmt_shape(const int64_t *s, int n, char *buf, size_t size);
+/* "x=0,y=1": the coordinates of device `rank` */
+void cli_fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
+                    size_t size);
+/* Bytes with an optional binary suffix, any case, optional "iB" / "B":
+ * 8, 4096, 64K, 4MiB, 1G, 2T.  0, or -1 when malformed or too large.
+ * The _n form reads the first n characters. */
+int cli_parse_size(const char *s, uint64_t *out);
+int cli_parse_size_n(const char *s, size_t n, uint64_t *out);
+/* The value of environment variable a, else b, as a number; -1 when
+ * neither is set (the launcher's rank or size: OMPI_COMM_WORLD_RANK /
+ * PMI_RANK, OMPI_COMM_WORLD_SIZE / PMI_SIZE). */
+long cli_env_long(const char *a, const char *b);
+/* Under a launcher, discard the output of ranks other than 0 (what they
+ * print before MPI or OpenSHMEM starts is the same on every rank: one
+ * message, not one per rank) until cli_launch_unquiet. */
+void cli_launch_quiet(void);
+void cli_launch_unquiet(void);
+
 /* Topology options of `plan` and `topo` (--xml FILE, --synthetic DESC,
  * --rank-map FILE; src/cli/topo.c, built with hwloc). */
 typedef struct cli_topo_args {

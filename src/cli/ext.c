@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "../core/internal.h"
@@ -66,34 +65,6 @@ static const char *run_usage =
     "      BYTES: doc/shmem.md.\n";
 
 void cli_register_extensions(void) { cli_set_extra_usage(run_usage); }
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
-{
-    size_t pos = 0;
-    pos += (size_t)snprintf(buf + pos, size - pos, "[");
-    for (int i = 0; i < n && pos < size; i++)
-        pos += (size_t)snprintf(buf + pos, size - pos, "%s%lld", i ? "," : "",
-                                (long long)s[i]);
-    if (pos < size)
-        snprintf(buf + pos, size - pos, "]");
-}
-
-static void fmt_bytes(uint64_t b, char *buf, size_t n)
-{
-    char human[32];
-    rd_format_bytes(b, human, sizeof human);
-    if (b < 1024)
-        snprintf(buf, n, "%s", human);
-    else
-        snprintf(buf, n, "%llu B (%s)", (unsigned long long)b, human);
-}
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
 {
@@ -144,34 +115,6 @@ static void path_multiples(const redist_plan_t *plan, int64_t q[])
 
 /* A byte count with an optional binary suffix: 1048576, 512K, 64M,
  * 1G, 64MiB (K, M, G, T = 2^10, 2^20, 2^30, 2^40). */
-static int parse_bytes(const char *s, uint64_t *out)
-{
-    char num[32];
-    size_t n = strspn(s, "0123456789");
-    if (n == 0 || n >= sizeof num)
-        return -1;
-    memcpy(num, s, n);
-    num[n] = '\0';
-    uint64_t v, mul = 1;
-    if (cli_parse_u64(num, &v))
-        return -1;
-    const char *u = s + n;
-    if (*u) {
-        const char *units = "KMGT";
-        const char *p = strchr(units, u[0] & ~0x20);
-        if (!p || !*p)
-            return -1;
-        mul = 1ULL << (10 * (p - units + 1));
-        u++;
-        if (strcmp(u, "") != 0 && strcmp(u, "iB") != 0 && strcmp(u, "B") != 0)
-            return -1;
-    }
-    if (v > UINT64_MAX / mul)
-        return -1;
-    *out = v * mul;
-    return 0;
-}
-
 static int parse_shape(const char *s, int64_t out[], int *n)
 {
     *n = 0;
@@ -320,7 +263,7 @@ static int cmd_run(int argc, char **argv)
         } else if (strcmp(a, "--preserve-src") == 0)
             opts.flags |= REDIST_EXEC_PRESERVE_SRC;
         else if (strcmp(a, "--max-bytes") == 0 && i + 1 < argc) {
-            if (parse_bytes(argv[++i], &max_bytes)) {
+            if (cli_parse_size(argv[++i], &max_bytes)) {
                 fprintf(stderr, "redistplan: --max-bytes: not a byte count: "
                                 "%s\n", argv[i]);
                 return 2;
@@ -354,7 +297,7 @@ static int cmd_run(int argc, char **argv)
                       : "sim";
 #ifdef REDIST_HAVE_SHMEM
     if (RD_CLI_SHMEM_CHOSEN(backend)) {
-        cli_shmem_quiet(); /* one message from PE 0, not one per PE */
+        cli_launch_quiet(); /* one message from PE 0, not one per PE */
     } else if (shmem_args.given) {
         fprintf(stderr, "redistplan: run: --shmem-packed, --shmem-no-ptr, "
                         "--shmem-private and --shmem-work need --backend "
@@ -365,7 +308,7 @@ static int cmd_run(int argc, char **argv)
 #ifdef REDIST_HAVE_MPI
     mpi = strcmp(backend, "mpi") == 0;
     if (mpi) {
-        cli_mpi_quiet(); /* one message from rank 0, not one per rank */
+        cli_launch_quiet(); /* one message from rank 0, not one per rank */
     } else if (mpi_args.given) {
         fprintf(stderr, "redistplan: run: --max-scratch, --mpi-packed and "
                         "--mpi-native-reduce need --backend mpi\n");
@@ -509,8 +452,8 @@ static int cmd_run(int argc, char **argv)
     }
     char b1[64], b2[64], b3[64], sh[256], sh0[256];
     if (need > max_bytes) {
-        fmt_bytes(need, b1, sizeof b1);
-        fmt_bytes(max_bytes, b2, sizeof b2);
+        cli_fmt_bytes(need, b1, sizeof b1);
+        cli_fmt_bytes(max_bytes, b2, sizeof b2);
         fprintf(stderr,
                 "redistplan: run: simulating this spec takes %s (%lld "
                 "devices x (src + dst + scratch)), over --max-bytes %s; "
@@ -552,13 +495,13 @@ static int cmd_run(int argc, char **argv)
     }
 
     const char *name = redist_spec_name(s);
-    fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
+    cli_fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
     printf("run %s: backend sim%s, %lld devices, %s%s, reduce %s\n",
            name[0] ? name : "(unnamed)", fused ? " (fused)" : "",
            (long long)D, redist_dtype_name(redist_spec_dtype(s)), sh,
            redist_reduce_name(redist_spec_reduce(s)));
     if (memcmp(orig, redist_spec_shape(s), sizeof(int64_t) * (size_t)nd)) {
-        fmt_shape(orig, nd, sh0, sizeof sh0);
+        cli_fmt_shape(orig, nd, sh0, sizeof sh0);
         printf("  shape     %s of the spec runs as %s%s\n", sh0, sh,
                shrink ? " (--shrink: same steps, every type divisible)" : "");
     }
@@ -566,7 +509,7 @@ static int cmd_run(int argc, char **argv)
     redist_plan_stats_t stats;
     redist_plan_stats(plan, &stats);
     plan_ops(plan, ops, sizeof ops);
-    fmt_bytes(stats.peak_bytes, b1, sizeof b1);
+    cli_fmt_bytes(stats.peak_bytes, b1, sizeof b1);
     printf("  plan      %s (%d collective%s); peak %s per device\n", ops,
            stats.collectives, stats.collectives == 1 ? "" : "s", b1);
 
@@ -580,10 +523,10 @@ static int cmd_run(int argc, char **argv)
             rd_pattern_fill(s, r, src[r]);
             memset(dst[r], 0xA5, (size_t)T);
         }
-        double t0 = now_s();
+        double t0 = cli_now();
         st = redist_exec_sim_run(plan, src, dst, fused ? REDIST_SIM_FUSED : 0,
                                  &opts, &rep, NULL, &err);
-        double wall = now_s() - t0;
+        double wall = cli_now() - t0;
         if (st)
             break;
         if (it == 0 || rep.seconds < best.seconds) {
@@ -596,12 +539,12 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "redistplan: run: execution failed\n");
         goto out;
     }
-    fmt_bytes(S, b1, sizeof b1);
-    fmt_bytes(T, b2, sizeof b2);
+    cli_fmt_bytes(S, b1, sizeof b1);
+    cli_fmt_bytes(T, b2, sizeof b2);
     printf("  buffers   src %s, dst %s per device\n", b1, b2);
-    fmt_bytes(best.scratch_high_water, b1, sizeof b1);
-    fmt_bytes(info.scratch_bytes, b2, sizeof b2);
-    fmt_bytes(info.bound_bytes, b3, sizeof b3);
+    cli_fmt_bytes(best.scratch_high_water, b1, sizeof b1);
+    cli_fmt_bytes(info.scratch_bytes, b2, sizeof b2);
+    cli_fmt_bytes(info.bound_bytes, b3, sizeof b3);
     printf("  scratch   high-water %s per device (promised %s; max(src, "
            "dst) %s)\n", b1, b2, b3);
     printf("  source    %s\n",
@@ -610,7 +553,7 @@ static int cmd_run(int argc, char **argv)
                : best.writes_src ? "used as work space (contents now "
                                    "unspecified)"
                                  : "not written");
-    fmt_bytes(best.recv_bytes, b1, sizeof b1);
+    cli_fmt_bytes(best.recv_bytes, b1, sizeof b1);
     printf("  traffic   received %s per device (most)\n", b1);
     printf("  time      %.3f ms (slowest device%s), %.3f ms wall with "
            "threads\n",
@@ -644,8 +587,8 @@ static int cmd_run(int argc, char **argv)
             pos += (size_t)snprintf(where + pos, sizeof where - pos, "%s%s=%lld",
                                     a ? "," : "", redist_mesh_axis_name(m, a),
                                     (long long)c[a]);
-        fmt_shape(mm.local, nd, lc, sizeof lc);
-        fmt_shape(mm.global, nd, gc, sizeof gc);
+        cli_fmt_shape(mm.local, nd, lc, sizeof lc);
+        cli_fmt_shape(mm.global, nd, gc, sizeof gc);
         printf("  result    MISMATCH on device %lld (%s): local index %llu "
                "%s, global index %llu %s: expected %s, got %s\n",
                (long long)mm.device, where,

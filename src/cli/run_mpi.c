@@ -12,11 +12,9 @@
  * (OMPI_COMM_WORLD_SIZE / PMI_SIZE unset) a mesh of more than one device
  * is refused before MPI starts.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "redist/mpi.h"
 #include "cli.h"
@@ -48,87 +46,7 @@ int cli_mpi_option(cli_mpi_args *m, int argc, char **argv, int *i)
     return 1;
 }
 
-long cli_env_long(const char *a, const char *b)
-{
-    const char *v = getenv(a);
-    if (!v)
-        v = getenv(b);
-    return v ? strtol(v, NULL, 10) : -1;
-}
-
-static int saved_out = -1, saved_err = -1;
-
-void cli_mpi_quiet(void)
-{
-    if (cli_env_long("OMPI_COMM_WORLD_RANK", "PMI_RANK") <= 0 ||
-        saved_out >= 0)
-        return;
-    int fd = open("/dev/null", O_WRONLY);
-    if (fd < 0)
-        return;
-    fflush(stdout);
-    fflush(stderr);
-    saved_out = dup(1);
-    saved_err = dup(2);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    close(fd);
-}
-
-void cli_mpi_unquiet(void)
-{
-    if (saved_out < 0)
-        return;
-    fflush(stdout);
-    fflush(stderr);
-    dup2(saved_out, 1);
-    dup2(saved_err, 2);
-    close(saved_out);
-    close(saved_err);
-    saved_out = saved_err = -1;
-}
-
 /* -------------------------------------------------------- formatting */
-
-static void fmt_bytes(uint64_t b, char *buf, size_t n)
-{
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024.0 && u < 6) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, n, "%llu B", (unsigned long long)b);
-    else
-        snprintf(buf, n, "%llu B (%.4g %s)", (unsigned long long)b, v,
-                 unit[u]);
-}
-
-static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
-{
-    size_t pos = 0;
-    pos += (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < n && pos < size; i++)
-        pos += (size_t)snprintf(buf + pos, size - pos, "%s%lld", i ? "," : "",
-                                (long long)s[i]);
-    if (pos < size)
-        snprintf(buf + pos, size - pos, "]");
-}
-
-static void fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
-                       size_t size)
-{
-    int64_t c[REDIST_MAX_AXES];
-    size_t pos = 0;
-    redist_mesh_coords(m, rank, c);
-    buf[0] = '\0';
-    for (int a = 0; a < redist_mesh_num_axes(m) && pos < size; a++)
-        pos += (size_t)snprintf(buf + pos, size - pos, "%s%s=%lld",
-                                a ? "," : "", redist_mesh_axis_name(m, a),
-                                (long long)c[a]);
-}
 
 /* ------------------------------------------------------------- run */
 
@@ -170,7 +88,7 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
     int64_t D = redist_mesh_num_devices(mesh);
     const char *name = redist_spec_name(s);
     char b1[64], b2[64], b3[64], sh[256], sh0[256];
-    cli_mpi_unquiet();
+    cli_launch_unquiet();
     long launched = cli_env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
     if (launched < 0 && D != 1) {
         fprintf(stderr,
@@ -234,13 +152,13 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
 
     int nd = redist_spec_ndims(s);
     if (rank == 0) {
-        fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
+        cli_fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
         printf("run %s: backend mpi, %lld ranks, %s%s, reduce %s\n",
                name[0] ? name : "(unnamed)", (long long)D,
                redist_dtype_name(redist_spec_dtype(s)), sh,
                redist_reduce_name(redist_spec_reduce(s)));
         if (memcmp(orig, redist_spec_shape(s), sizeof(int64_t) * (size_t)nd)) {
-            fmt_shape(orig, nd, sh0, sizeof sh0);
+            cli_fmt_shape(orig, nd, sh0, sizeof sh0);
             printf("  shape     %s of the spec runs as %s%s\n", sh0, sh,
                    shrink ? " (--shrink: same steps, every type divisible)"
                           : "");
@@ -259,7 +177,7 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
         }
         if (redist_plan_num_steps(plan) == 0)
             snprintf(ops, sizeof ops, "(no steps: a copy)");
-        fmt_bytes(stats.peak_bytes, b1, sizeof b1);
+        cli_fmt_bytes(stats.peak_bytes, b1, sizeof b1);
         printf("  plan      %s (%d collective%s); peak %s per device\n", ops,
                stats.collectives, stats.collectives == 1 ? "" : "s", b1);
         printf("  mpi       %s; reductions %s; %lld exchange%s per rank\n",
@@ -327,8 +245,8 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
                0, MPI_COMM_WORLD);
     int bad = any(me.bad);
     if (rank == 0 && all) {
-        fmt_bytes(S, b1, sizeof b1);
-        fmt_bytes(T, b2, sizeof b2);
+        cli_fmt_bytes(S, b1, sizeof b1);
+        cli_fmt_bytes(T, b2, sizeof b2);
         printf("  buffers   src %s, dst %s per rank\n", b1, b2);
         rank_result mxr;
         memset(&mxr, 0, sizeof mxr);
@@ -350,7 +268,7 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
                    10, "");
             for (int r = 0; r < size; r++) {
                 char co[128];
-                fmt_coords(mesh, r, co, sizeof co);
+                cli_fmt_coords(mesh, r, co, sizeof co);
                 printf("  %4d  %-16s %8.3f   %18llu   %14llu  %s\n", r, co,
                        all[r].seconds * 1e3,
                        (unsigned long long)all[r].high,
@@ -358,9 +276,9 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
                        all[r].bad ? "MISMATCH" : "exact");
             }
         }
-        fmt_bytes(mxr.high, b1, sizeof b1);
-        fmt_bytes(info.scratch_bytes, b2, sizeof b2);
-        fmt_bytes(info.bound_bytes, b3, sizeof b3);
+        cli_fmt_bytes(mxr.high, b1, sizeof b1);
+        cli_fmt_bytes(info.scratch_bytes, b2, sizeof b2);
+        cli_fmt_bytes(info.bound_bytes, b3, sizeof b3);
         printf("  scratch   high-water %s per rank, max over ranks "
                "(promised %s = executor %llu + work %llu; bound %s)\n",
                b1, b2, (unsigned long long)info.exec.scratch_bytes,
@@ -376,7 +294,7 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
                    : writes ? "used as work space (contents now "
                               "unspecified)"
                             : "not written");
-        fmt_bytes(mxr.recv, b1, sizeof b1);
+        cli_fmt_bytes(mxr.recv, b1, sizeof b1);
         printf("  traffic   received %s per rank (most)\n", b1);
         printf("  time      %.3f ms (slowest rank: %d%s), %.3f ms wall\n",
                best_max * 1e3, worst, repeat > 1 ? ", best of repeats" : "",
@@ -388,9 +306,9 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
         if (first >= 0) {
             const rd_mismatch *mm = &all[first].mm;
             char where[256], lc[128], gc[128];
-            fmt_coords(mesh, first, where, sizeof where);
-            fmt_shape(mm->local, nd, lc, sizeof lc);
-            fmt_shape(mm->global, nd, gc, sizeof gc);
+            cli_fmt_coords(mesh, first, where, sizeof where);
+            cli_fmt_shape(mm->local, nd, lc, sizeof lc);
+            cli_fmt_shape(mm->global, nd, gc, sizeof gc);
             if (all[first].src_bad)
                 printf("  result    SOURCE MODIFIED despite "
                        "--preserve-src:\n");

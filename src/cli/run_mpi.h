@@ -17,18 +17,6 @@ typedef struct cli_mpi_args {
  * printed). */
 int cli_mpi_option(cli_mpi_args *m, int argc, char **argv, int *i);
 
-/* The mpi backend was chosen: until cli_mpi_run, the output of launched
- * ranks other than 0 is discarded (what they print before MPI starts is
- * the same on every rank: one message, not one per rank). */
-void cli_mpi_quiet(void);
-/* Undo cli_mpi_quiet (no-op when it silenced nothing). */
-void cli_mpi_unquiet(void);
-
-/* The value of environment variable a, else b, as a number; -1 when
- * neither is set (the launcher's rank or size: OMPI_COMM_WORLD_RANK /
- * PMI_RANK, OMPI_COMM_WORLD_SIZE / PMI_SIZE). */
-long cli_env_long(const char *a, const char *b);
-
 /* Run `plan` on this rank (MPI_Init ... MPI_Finalize inside), check the
  * data, print the per-rank report and summary on rank 0.  `orig` is the
  * spec's shape before --shape/--shrink.  Returns the exit code: 0 exact,

@@ -21,12 +21,9 @@
  * (OMPI_COMM_WORLD_SIZE / PMI_SIZE unset) a mesh of more than one device
  * is refused before OpenSHMEM starts.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "redist/shmem.h"
 #include "cli.h"
@@ -35,35 +32,11 @@
 
 /* ------------------------------------------------------------ options */
 
-static int parse_size(const char *s, uint64_t *out)
-{
-    char num[32];
-    size_t n = strspn(s, "0123456789");
-    uint64_t v, mul = 1;
-    if (n == 0 || n >= sizeof num)
-        return -1;
-    memcpy(num, s, n);
-    num[n] = '\0';
-    if (cli_parse_u64(num, &v))
-        return -1;
-    if (s[n]) {
-        const char *units = "KMG", *p = strchr(units, s[n] & ~0x20);
-        if (!p || !*p || (s[n + 1] && strcmp(s + n + 1, "iB") != 0 &&
-                          strcmp(s + n + 1, "B") != 0))
-            return -1;
-        mul = 1ULL << (10 * (p - units + 1));
-    }
-    if (v > UINT64_MAX / mul)
-        return -1;
-    *out = v * mul;
-    return 0;
-}
-
 int cli_shmem_option(cli_shmem_args *m, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     if (strcmp(a, "--shmem-work") == 0) {
-        if (*i + 1 >= argc || parse_size(argv[*i + 1], &m->work_bytes) ||
+        if (*i + 1 >= argc || cli_parse_size(argv[*i + 1], &m->work_bytes) ||
             m->work_bytes == 0) {
             fprintf(stderr, "redistplan: --shmem-work: not a byte count "
                             "(> 0): %s\n",
@@ -83,93 +56,7 @@ int cli_shmem_option(cli_shmem_args *m, int argc, char **argv, int *i)
     return 1;
 }
 
-static long env_long(const char *a, const char *b)
-{
-    const char *v = getenv(a);
-    if (!v)
-        v = getenv(b);
-    return v ? strtol(v, NULL, 10) : -1;
-}
-
-static int saved_out = -1, saved_err = -1;
-
-void cli_shmem_quiet(void)
-{
-    if (env_long("OMPI_COMM_WORLD_RANK", "PMI_RANK") <= 0 || saved_out >= 0)
-        return;
-    int fd = open("/dev/null", O_WRONLY);
-    if (fd < 0)
-        return;
-    fflush(stdout);
-    fflush(stderr);
-    saved_out = dup(1);
-    saved_err = dup(2);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    close(fd);
-}
-
-static void unquiet(void)
-{
-    if (saved_out < 0)
-        return;
-    fflush(stdout);
-    fflush(stderr);
-    dup2(saved_out, 1);
-    dup2(saved_err, 2);
-    close(saved_out);
-    close(saved_err);
-    saved_out = saved_err = -1;
-}
-
 /* -------------------------------------------------------- formatting */
-
-static void fmt_bytes(uint64_t b, char *buf, size_t n)
-{
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024.0 && u < 6) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, n, "%llu B", (unsigned long long)b);
-    else
-        snprintf(buf, n, "%llu B (%.4g %s)", (unsigned long long)b, v,
-                 unit[u]);
-}
-
-static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
-{
-    size_t pos = 0;
-    pos += (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < n && pos < size; i++)
-        pos += (size_t)snprintf(buf + pos, size - pos, "%s%lld", i ? "," : "",
-                                (long long)s[i]);
-    if (pos < size)
-        snprintf(buf + pos, size - pos, "]");
-}
-
-static void fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
-                       size_t size)
-{
-    int64_t c[REDIST_MAX_AXES];
-    size_t pos = 0;
-    redist_mesh_coords(m, rank, c);
-    buf[0] = '\0';
-    for (int a = 0; a < redist_mesh_num_axes(m) && pos < size; a++)
-        pos += (size_t)snprintf(buf + pos, size - pos, "%s%s=%lld",
-                                a ? "," : "", redist_mesh_axis_name(m, a),
-                                (long long)c[a]);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ------------------------------------------------------------- run */
 
@@ -301,8 +188,8 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
     char b1[64], b2[64], b3[64], sh[256], sh0[256];
     run_state rs;
     memset(&rs, 0, sizeof rs);
-    unquiet();
-    long launched = env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
+    cli_launch_unquiet();
+    long launched = cli_env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
     if (launched < 0 && D != 1) {
         fprintf(stderr,
                 "redistplan: run: the mesh has %lld devices; run the shmem "
@@ -378,13 +265,13 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
 
     int nd = redist_spec_ndims(s);
     if (me == 0) {
-        fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
+        cli_fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
         printf("run %s: backend shmem, %lld PEs, %s%s, reduce %s\n",
                name[0] ? name : "(unnamed)", (long long)D,
                redist_dtype_name(redist_spec_dtype(s)), sh,
                redist_reduce_name(redist_spec_reduce(s)));
         if (memcmp(orig, redist_spec_shape(s), sizeof(int64_t) * (size_t)nd)) {
-            fmt_shape(orig, nd, sh0, sizeof sh0);
+            cli_fmt_shape(orig, nd, sh0, sizeof sh0);
             printf("  shape     %s of the spec runs as %s%s\n", sh0, sh,
                    shrink ? " (--shrink: same steps, every type divisible)"
                           : "");
@@ -403,7 +290,7 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
         }
         if (redist_plan_num_steps(plan) == 0)
             snprintf(ops, sizeof ops, "(no steps: a copy)");
-        fmt_bytes(stats.peak_bytes, b1, sizeof b1);
+        cli_fmt_bytes(stats.peak_bytes, b1, sizeof b1);
         printf("  plan      %s (%d collective%s); peak %s per device\n", ops,
                stats.collectives, stats.collectives == 1 ? "" : "s", b1);
         printf("  shmem     %s, %s; reductions %s\n",
@@ -429,10 +316,10 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
         rd_pattern_fill(s, me, rs.src);
         memset(rs.dst, 0xA5, (size_t)T);
         shmem_barrier_all();
-        double t0 = now_s();
+        double t0 = cli_now();
         st = redist_shmem_execute(rs.ctx, plan, rs.src, rs.dst, opts, &rep,
                                   &err);
-        double wall = now_s() - t0;
+        double wall = cli_now() - t0;
         if (st)
             break;
         double mx_t = max_all(rep.seconds), mx_wall = max_all(wall);
@@ -470,8 +357,8 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
     int bad = any(mine.bad);
     if (me == 0) {
         pe_result *all = rs.all;
-        fmt_bytes(S, b1, sizeof b1);
-        fmt_bytes(T, b2, sizeof b2);
+        cli_fmt_bytes(S, b1, sizeof b1);
+        cli_fmt_bytes(T, b2, sizeof b2);
         printf("  buffers   src %s, dst %s per PE\n", b1, b2);
         pe_result mxr;
         memset(&mxr, 0, sizeof mxr);
@@ -493,7 +380,7 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
                    10, "");
             for (int r = 0; r < npes; r++) {
                 char co[128];
-                fmt_coords(mesh, r, co, sizeof co);
+                cli_fmt_coords(mesh, r, co, sizeof co);
                 printf("  %4d  %-16s %8.3f   %18llu   %14llu  %s\n", r, co,
                        all[r].seconds * 1e3,
                        (unsigned long long)all[r].high,
@@ -501,9 +388,9 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
                        all[r].bad ? "MISMATCH" : "exact");
             }
         }
-        fmt_bytes(mxr.high, b1, sizeof b1);
-        fmt_bytes(info.scratch_bytes, b2, sizeof b2);
-        fmt_bytes(info.exec.bound_bytes, b3, sizeof b3);
+        cli_fmt_bytes(mxr.high, b1, sizeof b1);
+        cli_fmt_bytes(info.scratch_bytes, b2, sizeof b2);
+        cli_fmt_bytes(info.exec.bound_bytes, b3, sizeof b3);
         printf("  scratch   high-water %s per PE, max over PEs, in "
                "symmetric memory (promised %s = executor %llu + work area "
                "%llu; max(src, dst) %s)\n",
@@ -520,7 +407,7 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
                    : writes ? "used as work space (contents now "
                               "unspecified)"
                             : "not written");
-        fmt_bytes(mxr.recv, b1, sizeof b1);
+        cli_fmt_bytes(mxr.recv, b1, sizeof b1);
         printf("  traffic   received %s per PE (most)\n", b1);
         printf("  time      %.3f ms (slowest PE: %d%s), %.3f ms wall\n",
                best_max * 1e3, worst, repeat > 1 ? ", best of repeats" : "",
@@ -532,9 +419,9 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
         if (first >= 0) {
             const rd_mismatch *mm = &all[first].mm;
             char where[256], lc[128], gc[128];
-            fmt_coords(mesh, first, where, sizeof where);
-            fmt_shape(mm->local, nd, lc, sizeof lc);
-            fmt_shape(mm->global, nd, gc, sizeof gc);
+            cli_fmt_coords(mesh, first, where, sizeof where);
+            cli_fmt_shape(mm->local, nd, lc, sizeof lc);
+            cli_fmt_shape(mm->global, nd, gc, sizeof gc);
             if (all[first].src_bad)
                 printf("  result    SOURCE MODIFIED despite "
                        "--preserve-src:\n");

@@ -19,10 +19,6 @@ typedef struct cli_shmem_args {
  * printed). */
 int cli_shmem_option(cli_shmem_args *m, int argc, char **argv, int *i);
 
-/* The shmem backend was chosen: until cli_shmem_run, the output of
- * launched PEs other than 0 is discarded (one message, not one per PE). */
-void cli_shmem_quiet(void);
-
 /* Run `plan` on this PE (shmem_init ... shmem_finalize inside), check the
  * data, print the per-PE report and summary on PE 0.  `orig` is the
  * spec's shape before --shape/--shrink.  Returns the exit code: 0 exact,
