@@ -177,7 +177,7 @@ static redist_status_t parse_type(ctx_t *c, const redist_mesh_t *mesh,
                         "expected an array of axis names, got %s",
                         rd_json_kind(part));
         for (size_t k = 0; k < json_array_size(part); k++) {
-            int a;
+            int a = -1;
             snprintf(path, sizeof path, "%s.partial[%zu]", what, k);
             if ((st = parse_axis_name(c, mesh, json_array_get(part, k), path,
                                       &a)))
@@ -220,7 +220,7 @@ static redist_status_t parse_type(ctx_t *c, const redist_mesh_t *mesh,
                         "expected an array of axis names, got %s",
                         rd_json_kind(d));
         for (size_t k = 0; k < n; k++) {
-            int a;
+            int a = -1;
             char p2[REDIST_ERROR_PATH_LENGTH + 24];
             if (one)
                 snprintf(p2, sizeof p2, "%s", path);
@@ -254,7 +254,7 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
                                           "all_reduce",     "permute",
                                           NULL};
     redist_status_t st;
-    int64_t x;
+    int64_t x = 0;
     if (!json_is_object(v))
         return FAIL(c, REDIST_ERR_INVALID, "expect",
                     "expected an object, got %s", rd_json_kind(v));
