@@ -84,10 +84,12 @@
  * one element per member (more rounds).  A call that may use the area
  * counts that part in its promise (report.scratch_bytes,
  * redist_shmem_info_t.scratch_bytes) and what it used in its measured
- * high-water mark.  So the promise is max(src, dst) for a
- * memory-efficient plan, except that a pushed reduction (no shmem_ptr,
- * or an input that cannot be copied into symmetric memory) with no free
- * symmetric memory adds one element per group member.  Besides these the
+ * high-water mark.  A pushed all_reduce first uses the part of its
+ * symmetric output outside each receiver's own range.  So the promise is
+ * max(src, dst) for a memory-efficient plan, except that a pushed
+ * reduction of a tiny block (fewer than about 2 s elements: no free
+ * symmetric memory holds one element per member) adds one element per
+ * group member.  Besides these the
  * context keeps O(PEs + steps) bytes of symmetric bookkeeping (counters,
  * the reduction work arrays of the agreement).  The symmetric heap must
  * be large enough for the caller's symmetric buffers plus the scratch

@@ -34,9 +34,16 @@
  *     reduces its chunk reading the s inputs in place; all_reduce splits
  *     the block into s ranges, reduces range c, then puts it to the
  *     others (reduce-scatter + all-gather, 2 (s-1)/s L per member);
- *   push (otherwise): in rounds of B elements (B = work_bytes / (s elem)),
+ *   push (otherwise): in rounds of B elements (B = work space / (s elem)),
  *     each member puts its contribution to each receiver's work area slot
- *     (READY / FULL handshake per round), the receiver reduces.
+ *     (READY / FULL handshake per round), the receiver reduces.  The work
+ *     space, symmetric and at the same offset on every PE: an in-place
+ *     reduce_scatter's staged input's old place, else free scratch of the
+ *     step (be->spare_scratch), else, for an all_reduce, its output
+ *     outside the receiver's range (one more group signal, SIG_FREE,
+ *     before the final puts), else the context's work area, of which
+ *     redist_shmem_execute uses at most what max(src, dst) leaves.
+ *   in place (private buffers, RD_BUILD_INPLACE): see run_step.
  * SCRATCH.  None of its own beyond the fixed symmetric work area (push
  * only) and O(slots + PEs) bytes of counters; the executor's scratch is
  * shmem_malloc'ed through `alloc` / `free` and counted there.
@@ -53,7 +60,7 @@
 #include "../core/internal.h"
 
 #define RD_SHM_SLOTS 1024 /* exchanges per call */
-enum { SIG_READY, SIG_DONE, SIG_END, RD_SHM_NSIG };
+enum { SIG_READY, SIG_DONE, SIG_END, SIG_FREE, RD_SHM_NSIG };
 #define RD_SHM_NRED 8 /* longs per agreement reduction */
 
 /* The fixed symmetric block (one shmem_malloc). */
@@ -472,6 +479,31 @@ static int push_piece(const red_part *rp, int64_t t, uint64_t round,
     return 1;
 }
 
+/* A pushed all-reduce may use, as receiver t's work space, the part of
+ * its (symmetric) output outside its own range: that part is written
+ * only by the others' final puts, after a group signal.  The elements
+ * every receiver has free there (the least over the members). */
+static uint64_t ar_out_free(const red_part *rp)
+{
+    uint64_t least = UINT64_MAX;
+    for (int64_t t = 0; t < rp->s; t++) {
+        uint64_t lo = ar_lo(rp, t), hi = ar_lo(rp, t + 1);
+        uint64_t f = lo > rp->count - hi ? lo : rp->count - hi;
+        if (f < least)
+            least = f;
+    }
+    return least;
+}
+
+/* Receiver t's work space in its output (see ar_out_free): before its
+ * range when that holds `bytes`, else after it. */
+static char *ar_out_work(const red_part *rp, int64_t t, char *out,
+                         size_t elem, uint64_t bytes)
+{
+    uint64_t lo = ar_lo(rp, t);
+    return lo * elem >= bytes ? out : out + ar_lo(rp, t + 1) * elem;
+}
+
 /* Push: every member puts its contributions into the receivers' work
  * areas, in rounds. */
 static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
@@ -489,7 +521,7 @@ static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
      * else the context's */
     char *work = c->work;
     uint64_t wbytes = c->work_bytes;
-    int own = 1;
+    int own = 1, in_out = 0;
     if (c->free_sym && c->free_sym_bytes >= (uint64_t)s * elem) {
         work = c->free_sym; /* an in-place reduce_scatter's input */
         wbytes = c->free_sym_bytes;
@@ -499,6 +531,10 @@ static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
         work = be->spare_scratch;
         wbytes = be->spare_scratch_bytes;
         own = 0;
+    } else if (rp.all_reduce && ar_out_free(&rp) >= (uint64_t)s) {
+        wbytes = ar_out_free(&rp) * elem; /* in the output: ar_out_work */
+        own = 0;
+        in_out = 1;
     } else if (c->work_cap) { /* within what the bound leaves */
         uint64_t cap = c->work_cap > (uint64_t)s * elem ? c->work_cap
                                                          : (uint64_t)s * elem;
@@ -531,8 +567,11 @@ static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
             break;
         for (int64_t t = 1; t < s; t++) {
             int64_t k = (me + t) % s;
+            char *wk = in_out ? ar_out_work(&rp, k, out, elem,
+                                            (uint64_t)s * slotb)
+                              : work;
             if (push_piece(&rp, k, r, B, &io, &oo, &len))
-                write_bytes(c, pe_of(g, k), work + (uint64_t)me * slotb,
+                write_bytes(c, pe_of(g, k), wk + (uint64_t)me * slotb,
                             in + io * elem, len * elem);
         }
         complete();
@@ -541,12 +580,19 @@ static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
         if (st)
             break;
         if (push_piece(&rp, me, r, B, &io, &oo, &len)) {
-            red_inputs ri = {NULL, in, io * elem, work, slotb, me};
+            char *wk = in_out ? ar_out_work(&rp, me, out, elem,
+                                            (uint64_t)s * slotb)
+                              : work;
+            red_inputs ri = {NULL, in, io * elem, wk, slotb, me};
             rd_reduce_n(x->dtype, x->reduce, out + oo * elem, len, s,
                         red_input, &ri);
         }
         if (r + 1 < rounds)
             signal_group(c, slot, SIG_READY, g); /* my slots are free */
+    }
+    if (!st && in_out) { /* everybody is done with its work space */
+        signal_group(c, slot, SIG_FREE, g);
+        st = wait_sig(c, slot, SIG_FREE, (long)(s - 1), err);
     }
     if (!st && rp.all_reduce) {
         ar_put_range(c, g, &rp, out, elem);
@@ -1209,6 +1255,12 @@ static uint64_t work_promise(const redist_shmem_t *c, const redist_plan_t *plan,
             ps->in_bytes - ps->in_bytes / (uint64_t)x->group.size >=
                 (uint64_t)x->group.size * x->elem)
             continue; /* pushed into its staged input's old place */
+        if (x->op == REDIST_OP_ALL_REDUCE) {
+            red_part rp;
+            red_part_of(x, &rp);
+            if (ar_out_free(&rp) >= (uint64_t)x->group.size)
+                continue; /* pushed into its output */
+        }
         need = c->work_bytes;
         if ((uint64_t)x->group.size * x->elem > least)
             least = (uint64_t)x->group.size * x->elem;
