@@ -41,7 +41,7 @@
 #include "redist/mpi.h"
 #include "../../src/exec/mpi_internal.h"
 #include "../../src/exec/pattern.h"
-#include "../../src/plan/steps.h"
+#include "../common/random_plan.h"
 
 static int rank, nranks;
 static int failures, checks, cases, skipped, sim_compared, pattern_checked;
@@ -75,37 +75,7 @@ static void fail(const char *fmt, ...)
 
 /* ------------------------------------------------------------ random */
 
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static int64_t rnd_in(int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
-}
-
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-/* Random bits, a function of (seed, device, offset) only. */
-static void fill_bits(void *buf, uint64_t bytes, uint64_t seed, int64_t dev)
-{
-    unsigned char *p = buf;
-    for (uint64_t i = 0; i < bytes; i += 8) {
-        uint64_t v = mix(seed ^ ((uint64_t)dev << 40) ^ (i >> 3));
-        for (uint64_t k = 0; k < 8 && i + k < bytes; k++)
-            p[i + k] = (unsigned char)(v >> (8 * k));
-    }
-}
+static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 
 /* Ranks other than 0 wait for rank 0 without spinning the CPU that the
  * sim threads of rank 0 need (8 ranks on 2 cores). */
@@ -175,7 +145,7 @@ static void test_datatypes(void)
     /* with small limits, the bytes the nested types select, exactly */
     unsigned char in[4096], packed[4096], want[4096];
     for (int i = 0; i < 4096; i++)
-        in[i] = (unsigned char)mix((uint64_t)i);
+        in[i] = (unsigned char)rp_mix((uint64_t)i);
     for (uint64_t lim = 1; lim <= 9; lim++) {
         for (uint64_t n = 1; n <= 300; n += 37) {
             int pos = 0;
@@ -217,85 +187,6 @@ static void test_datatypes(void)
                 MPI_Type_free(&t);
             }
     }
-}
-
-/* -------------------------------------------------------------- meshes */
-
-static const char *axis_names[4] = {"a", "b", "c", "d"};
-
-/* A random mesh of exactly n devices: the prime factors of n shuffled
- * into 1-3 axes, sometimes with an axis of size 1. */
-static redist_mesh_t *random_mesh(int n)
-{
-    int64_t f[32];
-    int nf = 0, m = n;
-    for (int p = 2; p <= m; p++)
-        while (m % p == 0) {
-            f[nf++] = p;
-            m /= p;
-        }
-    for (int i = nf - 1; i > 0; i--) {
-        int j = (int)rnd_in(0, i);
-        int64_t x = f[i];
-        f[i] = f[j];
-        f[j] = x;
-    }
-    int naxes = (int)rnd_in(1, nf < 3 ? (nf ? nf : 1) : 3);
-    int64_t sizes[4] = {1, 1, 1, 1};
-    for (int i = 0; i < nf; i++)
-        sizes[i < naxes ? i : rnd_in(0, naxes - 1)] *= f[i];
-    if (naxes < 4 && rnd() % 5 == 0) { /* an axis of size 1 somewhere */
-        int at = (int)rnd_in(0, naxes);
-        for (int a = naxes; a > at; a--)
-            sizes[a] = sizes[a - 1];
-        sizes[at] = 1;
-        naxes++;
-    }
-    redist_mesh_t *mesh = NULL;
-    redist_mesh_create(naxes, axis_names, sizes, &mesh, NULL);
-    return mesh;
-}
-
-static void random_type(const redist_mesh_t *m, int nd, uint32_t partial_ok,
-                        int partial_weight, redist_type_t *t)
-{
-    int naxes = redist_mesh_num_axes(m);
-    int order[4] = {0, 1, 2, 3};
-    for (int i = naxes - 1; i > 0; i--) {
-        int j = (int)rnd_in(0, i);
-        int x = order[i];
-        order[i] = order[j];
-        order[j] = x;
-    }
-    redist_type_init(t, nd);
-    for (int k = 0; k < naxes; k++) {
-        int a = order[k];
-        int c = (int)rnd_in(0, nd + partial_weight);
-        if (c < nd)
-            redist_type_push_axis(t, c, a);
-        else if (c > nd && (partial_ok >> a & 1u))
-            redist_type_add_partial(t, a);
-    }
-}
-
-static int64_t split_count(const redist_mesh_t *m, const redist_type_t *t,
-                           int i)
-{
-    int64_t p = 1;
-    for (int k = 0; k < t->dim_naxes[i]; k++)
-        p *= redist_mesh_axis_size(m, t->dims[i][k]);
-    return p;
-}
-
-static int64_t lcm(int64_t a, int64_t b)
-{
-    int64_t x = a, y = b;
-    while (y) {
-        int64_t t = x % y;
-        x = y;
-        y = t;
-    }
-    return a / x * b;
 }
 
 /* ------------------------------------------------------------ one run */
@@ -390,11 +281,11 @@ static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
               (unsigned long long)info.min_scratch_bytes);
 
     unsigned char *src = malloc(S), *dst = malloc(T);
-    uint64_t seed = rnd();
+    uint64_t seed = rp_next(&rng);
     if (cfg->pattern)
         rd_pattern_fill(s, me, src);
     else
-        fill_bits(src, S, seed, me);
+        rp_fill_bits(src, S, seed, me);
     memset(dst, 0xEE, T);
     redist_exec_report_t rep;
     redist_status_t st;
@@ -433,7 +324,7 @@ static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
         if (cfg->pattern)
             rd_pattern_fill(s, me, orig);
         else
-            fill_bits(orig, S, seed, me);
+            rp_fill_bits(orig, S, seed, me);
         CHECK(memcmp(orig, src, S) == 0, "source modified (preserve %d)",
               cfg->preserve);
         free(orig);
@@ -451,16 +342,10 @@ static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
         unsigned char *alld = me == 0 ? malloc(T * (uint64_t)D) : NULL;
         MPI_Gather(dst, (int)T, MPI_BYTE, alld, (int)T, MPI_BYTE, 0, comm);
         if (me == 0) {
-            void **ss = calloc((size_t)D, sizeof *ss);
-            void **dd = calloc((size_t)D, sizeof *dd);
-            for (int64_t r = 0; r < D; r++) {
-                ss[r] = malloc(S);
-                dd[r] = malloc(T);
-                fill_bits(ss[r], S, seed, r);
-            }
+            void **dd = NULL;
             redist_error_t e2;
             redist_error_clear(&e2);
-            if (redist_exec_sim_run(plan, ss, dd, 0, &eo, NULL, NULL, &e2))
+            if (rp_sim_expect(plan, seed, 0, &eo, &dd, &e2))
                 fail("sim: %s", e2.text);
             else
                 for (int64_t r = 0; r < D; r++)
@@ -485,12 +370,7 @@ static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
                     }
             checks++;
             sim_compared++;
-            for (int64_t r = 0; r < D; r++) {
-                free(ss[r]);
-                free(dd[r]);
-            }
-            free(ss);
-            free(dd);
+            rp_free_blocks(dd, D);
         }
         free(alld);
         gentle_barrier(comm);
@@ -514,15 +394,15 @@ out:
 static void random_cfg(run_cfg *c, redist_dtype_t dt)
 {
     memset(c, 0, sizeof *c);
-    c->mpi_flags = (unsigned)rnd_in(0, 3);
-    c->preserve = rnd() % 3 == 0;
-    int t = (int)(rnd() % 6);
+    c->mpi_flags = (unsigned)rp_in(&rng, 0, 3);
+    c->preserve = rp_next(&rng) % 3 == 0;
+    int t = (int)(rp_next(&rng) % 6);
     c->tight = t == 0 ? 1 : t == 1 ? 2 : 0;
-    c->limit = rnd() % 4 == 0 ? (uint64_t)rnd_in(2, 16) : 0;
-    c->raw = rnd() % 8 == 0;
-    c->reversed = rnd() % 8 == 0;
+    c->limit = rp_next(&rng) % 4 == 0 ? (uint64_t)rp_in(&rng, 2, 16) : 0;
+    c->raw = rp_next(&rng) % 8 == 0;
+    c->reversed = rp_next(&rng) % 8 == 0;
     c->pattern = (c->mpi_flags & REDIST_MPI_NATIVE_REDUCE) && !is_integer(dt);
-    if (!c->pattern && rnd() % 4 == 0)
+    if (!c->pattern && rp_next(&rng) % 4 == 0)
         c->pattern = 1;
 }
 
@@ -530,145 +410,46 @@ static void random_cfg(run_cfg *c, redist_dtype_t dt)
 
 static void planned_case(void)
 {
-    redist_mesh_t *m = random_mesh(nranks);
-    int nd = (int)rnd_in(1, 3);
-    redist_type_t from, to;
-    random_type(m, nd, 0xf, 1, &from);
-    random_type(m, nd, from.partial, 1, &to);
-    int64_t shape[3], elems = 1;
-    for (int i = 0; i < nd; i++) {
-        shape[i] = lcm(split_count(m, &from, i), split_count(m, &to, i)) *
-                   rnd_in(1, 3);
-        if (rnd() % 2)
-            shape[i] *= redist_mesh_axis_size(
-                m, (int)rnd_in(0, redist_mesh_num_axes(m) - 1));
-        elems *= shape[i];
-    }
-    redist_dtype_t dt = (redist_dtype_t)rnd_in(0, REDIST_DTYPE_COUNT - 1);
-    redist_reduce_t op = (redist_reduce_t)rnd_in(0, REDIST_REDUCE_COUNT - 1);
+    redist_mesh_t *m = rp_mesh_exact(&rng, nranks, 1);
+    rp_problem p;
+    rp_planned(&rng, m, 3, &p);
     run_cfg cfg;
-    random_cfg(&cfg, dt);
-    redist_spec_t *spec = NULL;
+    random_cfg(&cfg, p.dtype);
     redist_plan_t *plan = NULL;
     redist_plan_options_t po;
     memset(&po, 0, sizeof po);
     po.max_states = 200000;
-    if (rnd() % 3 == 0) /* the time objective: may use exchange steps */
+    if (rp_next(&rng) % 3 == 0) /* the time objective: may use exchanges */
         po.objective = REDIST_OBJECTIVE_TIME;
-    if (elems > 6000 ||
-        redist_spec_create(m, nd, shape, dt, &from, &to, op, NULL, &spec,
-                           NULL) ||
-        redist_plan_create(spec, &po, &plan, NULL))
+    if (p.elems > 6000 || rp_plan(&p, &po, &plan, NULL))
         skipped++;
     else {
         cases++;
         run_plan(plan, &cfg, NULL);
     }
     redist_plan_free(plan);
-    redist_spec_free(spec);
     redist_mesh_free(m);
-}
-
-typedef struct moves {
-    int n;
-    rd_step st[512];
-} moves;
-
-static void collect(void *user, const rd_step *step, const rd_ctype *out)
-{
-    moves *mv = user;
-    (void)out;
-    if (mv->n < 512)
-        mv->st[mv->n++] = *step;
 }
 
 static void walk_case(void)
 {
-    redist_mesh_t *m = random_mesh(nranks);
-    int nd = (int)rnd_in(1, 3);
-    redist_type_t from;
-    random_type(m, nd, 0xf, 2, &from);
-    int64_t shape[3], elems = 1;
-    for (int i = 0; i < nd; i++) {
-        shape[i] = split_count(m, &from, i) * rnd_in(1, 2);
-        for (int a = 0; a < redist_mesh_num_axes(m); a++)
-            if (rnd() % 3 == 0)
-                shape[i] *= redist_mesh_axis_size(m, a);
-        elems *= shape[i];
-    }
-    redist_dtype_t dt = (redist_dtype_t)rnd_in(0, REDIST_DTYPE_COUNT - 1);
-    redist_reduce_t op = (redist_reduce_t)rnd_in(0, REDIST_REDUCE_COUNT - 1);
+    redist_mesh_t *m = rp_mesh_exact(&rng, nranks, 1);
+    rp_problem p;
+    rp_walk_start(&rng, m, 2, &p);
     run_cfg cfg;
-    random_cfg(&cfg, dt);
-    redist_spec_t *spec0 = NULL;
-    if (elems > 6000 ||
-        redist_spec_create(m, nd, shape, dt, &from, &from, op, NULL, &spec0,
-                           NULL)) {
-        skipped++;
-        redist_mesh_free(m);
-        return;
-    }
-    rd_ctx cx;
-    rd_ctx_init(&cx, spec0);
-    cx.dst_partial = 0;
-    rd_ctype cur;
-    rd_ctype_from_type(&cur, &from);
-    int len = (int)rnd_in(1, 5), n = 0;
-    redist_step_view_t views[5];
-    static moves mv;
-    for (int k = 0; k < len; k++) {
-        mv.n = 0;
-        for (int o = 0; o < REDIST_OP_COUNT; o++)
-            if (rd_step_kinds[o].enumerate)
-                rd_step_kinds[o].enumerate(&cx, &cur, collect, &mv);
-        rd_ctype *targets = NULL;
-        long nt = rd_permute_targets(&cx, &cur, 64, &targets);
-        for (long t = 0; t < nt && mv.n < 512; t++) {
-            if (memcmp(&targets[t], &cur, sizeof cur) == 0)
-                continue;
-            rd_step ps;
-            memset(&ps, 0, sizeof ps);
-            ps.op = REDIST_OP_PERMUTE;
-            ps.dim = ps.from_dim = ps.to_dim = ps.axis = -1;
-            ps.after = targets[t];
-            mv.st[mv.n++] = ps;
-        }
-        free(targets);
-        if (mv.n == 0)
-            break;
-        rd_step pick = mv.st[rnd() % (uint64_t)mv.n];
-        rd_ctype next;
-        char why[256];
-        if (rd_step_kinds[pick.op].apply(&cx, &cur, &pick, &next, why,
-                                         sizeof why))
-            break;
-        redist_step_view_t *v = &views[n++];
-        memset(v, 0, sizeof *v);
-        v->op = (redist_op_t)pick.op;
-        v->dim = pick.dim;
-        v->from_dim = pick.from_dim;
-        v->to_dim = pick.to_dim;
-        v->axis = pick.axis;
-        rd_ctype_to_type(&next, &v->after);
-        cur = next;
-    }
-    redist_type_t to;
-    rd_ctype_to_type(&cur, &to);
-    redist_spec_t *spec = NULL;
+    random_cfg(&cfg, p.dtype);
+    rp_walk w;
     redist_plan_t *plan = NULL;
     redist_error_t err;
-    redist_error_clear(&err);
-    if (redist_spec_create(m, nd, shape, dt, &from, &to, op, NULL, &spec,
-                           &err) ||
-        redist_plan_from_steps(spec, n, views, &plan, &err))
+    if (p.elems > 6000 || rp_random_walk(&rng, &p, 5, 0, &w))
+        skipped++;
+    else if (rp_walk_plan(&p, &w, &plan, &err))
         fail("building a walk's plan: %s", err.text);
     else {
         cases++;
         run_plan(plan, &cfg, NULL);
     }
     redist_plan_free(plan);
-    redist_spec_free(spec);
-    redist_spec_free(spec0);
     redist_mesh_free(m);
 }
 
@@ -680,7 +461,7 @@ static void dtype_op_cases(int quick)
     int64_t sizes[2] = {nranks % 2 == 0 && nranks > 2 ? 2 : 1,
                         nranks % 2 == 0 && nranks > 2 ? nranks / 2 : nranks};
     redist_mesh_t *m = NULL;
-    redist_mesh_create(2, axis_names, sizes, &m, NULL);
+    redist_mesh_create(2, rp_axis_names, sizes, &m, NULL);
     /* one context for all of them: plans and options change, the
      * communicators stay */
     redist_mpi_t *mx = world_ctx_for(m, MPI_COMM_WORLD);
@@ -776,10 +557,10 @@ static void test_agreement(void)
     redist_status_t st;
     int64_t n1 = nranks + 1, nn = nranks;
     redist_mesh_t *wrong = NULL, *mesh = NULL, *mesh2 = NULL;
-    redist_mesh_create(1, axis_names, &n1, &wrong, NULL);
-    redist_mesh_create(1, axis_names, &nn, &mesh, NULL);
+    redist_mesh_create(1, rp_axis_names, &n1, &wrong, NULL);
+    redist_mesh_create(1, rp_axis_names, &nn, &mesh, NULL);
     int64_t s2[2] = {1, nranks};
-    redist_mesh_create(2, axis_names, s2, &mesh2, NULL);
+    redist_mesh_create(2, rp_axis_names, s2, &mesh2, NULL);
 
     /* a communicator whose size is not the mesh's device count */
     redist_error_clear(&err);
@@ -948,7 +729,7 @@ static int big_test(void)
      * bytes per rank into N > INT_MAX elements */
     int64_t n = nranks, N = (1LL << 31) + 2 * 4096;
     redist_mesh_t *m = NULL;
-    redist_mesh_create(1, axis_names, &n, &m, NULL);
+    redist_mesh_create(1, rp_axis_names, &n, &m, NULL);
     redist_type_t from, to;
     redist_type_init(&from, 1);
     redist_type_init(&to, 1);
@@ -1021,9 +802,7 @@ int main(int argc, char **argv)
         big_test();
     } else {
         int ncases = argc > 1 ? atoi(argv[1]) : 100;
-        if (argc > 2)
-            rng = strtoull(argv[2], NULL, 10) * 0x9e3779b97f4a7c15ULL | 1;
-        rng ^= (uint64_t)nranks * 0x2545f4914f6cdd1dULL;
+        rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)nranks);
         test_datatypes();
         test_agreement();
         dtype_op_cases(argc > 3 && strcmp(argv[3], "quick") == 0);

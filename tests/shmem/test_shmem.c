@@ -21,7 +21,7 @@
  *
  *   oshrun -np P test_shmem [PLANNED [WALKS [SEED]]]
  *
- * The random spec generators follow tests/exec/test_exec_random.c.
+ * The random meshes, specs and walks come from tests/common/random_plan.h.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,20 +32,9 @@
 #include "redist/shmem.h"
 #include "../../src/exec/pattern.h"
 #include "../../src/exec/shmem_internal.h"
-#include "../../src/plan/steps.h"
+#include "../common/random_plan.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static int64_t rnd_in(int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
-}
+static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 
 static int me, npes;
 static int runs, failures, skipped, checks, swept;
@@ -54,7 +43,6 @@ static int runs, failures, skipped, checks, swept;
 static int private_runs, private_over[2]; /* [uses shmem_ptr] */
 static int op_count[REDIST_OP_COUNT], mode_count[8];
 static int dtype_count[REDIST_DTYPE_COUNT], reduce_count[REDIST_REDUCE_COUNT];
-static const char *axis_names[4] = {"a", "b", "c", "d"};
 static redist_shmem_t *ctx_plain, *ctx_packed, *ctx_push;
 
 static void fail(const char *what, const redist_plan_t *plan, const char *fmt,
@@ -118,19 +106,6 @@ static int all_max(int v)
     return (int)*d;
 }
 
-/* Deterministic random bits for device r's block (the same on every PE). */
-static void fill_random(void *buf, uint64_t bytes, uint64_t seed, int64_t r)
-{
-    uint64_t x = seed * 0x9e3779b97f4a7c15ULL + (uint64_t)r * 0x632be59bd9b4e019ULL + 1;
-    unsigned char *b = buf;
-    for (uint64_t i = 0; i < bytes; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        b[i] = (unsigned char)(x >> 24);
-    }
-}
-
 typedef struct mode {
     redist_shmem_t *ctx;
     int symmetric, preserve, random_data;
@@ -164,30 +139,18 @@ static void run_mode(const char *what, const redist_plan_t *plan,
          * device's result to it */
         expect = shmem_malloc((size_t)T);
         if (me == 0) {
-            void **ss = calloc((size_t)D, sizeof *ss);
-            void **dd = calloc((size_t)D, sizeof *dd);
-            for (int64_t r = 0; r < D; r++) {
-                ss[r] = malloc((size_t)S);
-                dd[r] = malloc((size_t)T);
-                fill_random(ss[r], S, seed, r);
-                memset(dd[r], 0x5c, (size_t)T);
-            }
+            void **dd = NULL;
             redist_error_t e;
             redist_error_clear(&e);
-            if (redist_exec_sim_run(plan, ss, dd, REDIST_SIM_FUSED, &opts,
-                                    NULL, NULL, &e))
+            if (rp_sim_expect(plan, seed, REDIST_SIM_FUSED, &opts, &dd, &e))
                 fail(what, plan, "sim: %s", e.text);
-            for (int64_t r = 0; r < D; r++) {
+            for (int64_t r = 0; r < D; r++)
                 shmem_putmem(expect, dd[r], (size_t)T, (int)r);
-                free(ss[r]);
-                free(dd[r]);
-            }
-            free(ss);
-            free(dd);
+            rp_free_blocks(dd, D);
             shmem_quiet();
         }
         shmem_barrier_all();
-        fill_random(src, S, seed, me);
+        rp_fill_bits(src, S, seed, me);
     } else {
         rd_pattern_fill(s, me, src);
     }
@@ -315,15 +278,15 @@ static void run_plan(const char *what, const redist_plan_t *plan)
     mode modes[6] = {
         {ctx_plain, 1, 0, 0, "symmetric"},
         {ctx_plain, 0, 0, 0, "private"},
-        {ctx_packed, (int)(rnd() % 2), 0, 0, "packed"},
-        {ctx_push, (int)(rnd() % 2), 0, 0, "push"},
-        {ctx_plain, (int)(rnd() % 2), 1, 0, "preserve"},
+        {ctx_packed, (int)(rp_next(&rng) % 2), 0, 0, "packed"},
+        {ctx_push, (int)(rp_next(&rng) % 2), 0, 0, "push"},
+        {ctx_plain, (int)(rp_next(&rng) % 2), 1, 0, "preserve"},
         {NULL, 0, 0, 1, "random"},
     };
-    modes[5] = modes[rnd() % 5];
+    modes[5] = modes[rp_next(&rng) % 5];
     modes[5].random_data = 1;
-    modes[5].preserve = (int)(rnd() % 2);
-    uint64_t seed = rnd();
+    modes[5].preserve = (int)(rp_next(&rng) % 2);
+    uint64_t seed = rp_next(&rng);
     for (int k = 0; k < 6; k++)
         run_mode(what, plan, &modes[k], seed);
     for (int k = 0; k < redist_plan_num_steps(plan); k++) {
@@ -338,202 +301,48 @@ static void run_plan(const char *what, const redist_plan_t *plan)
 /* A random mesh of exactly npes devices: 1 to 4 axes (some of size 1). */
 static redist_mesh_t *random_mesh(void)
 {
-    int64_t sizes[4];
-    int naxes = (int)rnd_in(1, 4);
-    for (int a = 0; a < naxes; a++)
-        sizes[a] = 1;
-    int64_t left = npes;
-    /* split npes into prime factors, each to a random axis */
-    for (int64_t p = 2; left > 1; p++)
-        while (left % p == 0) {
-            sizes[rnd() % (uint64_t)naxes] *= p;
-            left /= p;
-        }
-    redist_mesh_t *m = NULL;
-    redist_mesh_create(naxes, axis_names, sizes, &m, NULL);
-    return m;
-}
-
-static void random_type(const redist_mesh_t *m, int nd, uint32_t partial_ok,
-                        int partial_weight, redist_type_t *t)
-{
-    int naxes = redist_mesh_num_axes(m);
-    int order[4] = {0, 1, 2, 3};
-    for (int i = naxes - 1; i > 0; i--) {
-        int j = (int)rnd_in(0, i);
-        int x = order[i];
-        order[i] = order[j];
-        order[j] = x;
-    }
-    redist_type_init(t, nd);
-    for (int k = 0; k < naxes; k++) {
-        int a = order[k];
-        int c = (int)rnd_in(0, nd + partial_weight);
-        if (c < nd)
-            redist_type_push_axis(t, c, a);
-        else if (c > nd && (partial_ok >> a & 1u))
-            redist_type_add_partial(t, a);
-    }
-}
-
-static int64_t lcm(int64_t a, int64_t b)
-{
-    int64_t x = a, y = b;
-    while (y) {
-        int64_t t = x % y;
-        x = y;
-        y = t;
-    }
-    return a / x * b;
-}
-
-static int64_t split_count(const redist_mesh_t *m, const redist_type_t *t,
-                           int i)
-{
-    int64_t p = 1;
-    for (int k = 0; k < t->dim_naxes[i]; k++)
-        p *= redist_mesh_axis_size(m, t->dims[i][k]);
-    return p;
+    return rp_mesh_exact(&rng, npes, 0);
 }
 
 static void planned_case(void)
 {
     redist_mesh_t *m = random_mesh();
-    int nd = (int)rnd_in(1, 3);
-    redist_type_t from, to;
-    random_type(m, nd, 0xf, 1, &from);
-    random_type(m, nd, from.partial, 1, &to);
-    int64_t shape[3], elems = 1;
-    for (int i = 0; i < nd; i++) {
-        shape[i] = lcm(split_count(m, &from, i), split_count(m, &to, i)) *
-                   rnd_in(1, 3);
-        if (rnd() % 2)
-            shape[i] *= redist_mesh_axis_size(
-                m, (int)rnd_in(0, redist_mesh_num_axes(m) - 1));
-        elems *= shape[i];
-    }
-    redist_dtype_t dt = (redist_dtype_t)rnd_in(0, REDIST_DTYPE_COUNT - 1);
-    redist_reduce_t op = (redist_reduce_t)rnd_in(0, REDIST_REDUCE_COUNT - 1);
-    redist_spec_t *spec = NULL;
+    rp_problem p;
+    rp_planned(&rng, m, 3, &p);
     redist_plan_t *plan = NULL;
     redist_plan_options_t po = {.max_states = 200000};
     redist_cost_model_t cm;
-    if (rnd() % 2) { /* the time objective: plans with exchange steps */
+    if (rp_next(&rng) % 2) { /* the time objective: plans with exchanges */
         redist_cost_model_default(&cm);
         for (int a = 0; a < redist_mesh_num_axes(m); a++)
-            cm.axis_link[a] = (uint8_t)rnd_in(0, REDIST_LINK_COUNT - 1);
+            cm.axis_link[a] = (uint8_t)rp_in(&rng, 0, REDIST_LINK_COUNT - 1);
         po.objective = REDIST_OBJECTIVE_TIME;
         po.cost = &cm;
     }
-    if (elems > 20000 ||
-        redist_spec_create(m, nd, shape, dt, &from, &to, op, NULL, &spec,
-                           NULL) ||
-        redist_plan_create(spec, &po, &plan, NULL))
+    if (p.elems > 20000 || rp_plan(&p, &po, &plan, NULL))
         skipped++;
     else
         run_plan("planned", plan);
     redist_plan_free(plan);
-    redist_spec_free(spec);
     redist_mesh_free(m);
-}
-
-typedef struct moves {
-    int n;
-    rd_step st[512];
-} moves;
-
-static void collect(void *user, const rd_step *step, const rd_ctype *out)
-{
-    moves *mv = user;
-    (void)out;
-    if (mv->n < 512)
-        mv->st[mv->n++] = *step;
 }
 
 /* Random legal step sequences (layouts an optimal plan never takes). */
 static void walk_case(void)
 {
     redist_mesh_t *m = random_mesh();
-    int nd = (int)rnd_in(1, 3);
-    redist_type_t from;
-    random_type(m, nd, 0xf, 2, &from);
-    int64_t shape[3], elems = 1;
-    for (int i = 0; i < nd; i++) {
-        shape[i] = split_count(m, &from, i) * rnd_in(1, 3);
-        for (int a = 0; a < redist_mesh_num_axes(m); a++)
-            if (rnd() % 3 == 0)
-                shape[i] *= redist_mesh_axis_size(m, a);
-        elems *= shape[i];
-    }
-    redist_dtype_t dt = (redist_dtype_t)rnd_in(0, REDIST_DTYPE_COUNT - 1);
-    redist_reduce_t op = (redist_reduce_t)rnd_in(0, REDIST_REDUCE_COUNT - 1);
-    redist_spec_t *spec0 = NULL;
-    if (elems > 20000 ||
-        redist_spec_create(m, nd, shape, dt, &from, &from, op, NULL, &spec0,
-                           NULL)) {
-        skipped++;
-        redist_mesh_free(m);
-        return;
-    }
-    rd_ctx cx;
-    rd_ctx_init(&cx, spec0);
-    cx.dst_partial = 0;
-    rd_ctype cur;
-    rd_ctype_from_type(&cur, &from);
-    int len = (int)rnd_in(1, 6), n = 0;
-    redist_step_view_t views[6];
-    static moves mv;
-    for (int k = 0; k < len; k++) {
-        mv.n = 0;
-        for (int o = 0; o < REDIST_OP_COUNT; o++)
-            if (rd_step_kinds[o].enumerate)
-                rd_step_kinds[o].enumerate(&cx, &cur, collect, &mv);
-        rd_ctype *targets = NULL;
-        long nt = rd_permute_targets(&cx, &cur, 64, &targets);
-        for (long t = 0; t < nt && mv.n < 512; t++) {
-            if (memcmp(&targets[t], &cur, sizeof cur) == 0)
-                continue;
-            rd_step ps;
-            memset(&ps, 0, sizeof ps);
-            ps.op = REDIST_OP_PERMUTE;
-            ps.dim = ps.from_dim = ps.to_dim = ps.axis = -1;
-            ps.after = targets[t];
-            mv.st[mv.n++] = ps;
-        }
-        free(targets);
-        if (mv.n == 0)
-            break;
-        rd_step pick = mv.st[rnd() % (uint64_t)mv.n];
-        rd_ctype next;
-        char why[256];
-        if (rd_step_kinds[pick.op].apply(&cx, &cur, &pick, &next, why,
-                                         sizeof why))
-            break;
-        redist_step_view_t *v = &views[n++];
-        memset(v, 0, sizeof *v);
-        v->op = (redist_op_t)pick.op;
-        v->dim = pick.dim;
-        v->from_dim = pick.from_dim;
-        v->to_dim = pick.to_dim;
-        v->axis = pick.axis;
-        rd_ctype_to_type(&next, &v->after);
-        cur = next;
-    }
-    redist_type_t to;
-    rd_ctype_to_type(&cur, &to);
-    redist_spec_t *spec = NULL;
+    rp_problem p;
+    rp_walk_start(&rng, m, 3, &p);
+    rp_walk w;
     redist_plan_t *plan = NULL;
     redist_error_t err;
-    redist_error_clear(&err);
-    if (redist_spec_create(m, nd, shape, dt, &from, &to, op, NULL, &spec,
-                           &err) ||
-        redist_plan_from_steps(spec, n, views, &plan, &err))
+    if (p.elems > 20000 || rp_random_walk(&rng, &p, 6, 0, &w))
+        skipped++;
+    else if (rp_walk_plan(&p, &w, &plan, &err))
         fail("walk", NULL, "building the walk's plan: %s", err.text);
     else
         run_plan("walk", plan);
     redist_plan_free(plan);
-    redist_spec_free(spec);
-    redist_spec_free(spec0);
     redist_mesh_free(m);
 }
 
@@ -565,9 +374,9 @@ static void sweep(void)
                          redist_dtype_name((redist_dtype_t)d),
                          redist_reduce_name((redist_reduce_t)o));
                 } else {
-                    uint64_t seed = rnd();
+                    uint64_t seed = rp_next(&rng);
                     mode pull = {ctx_plain, 1, 0, 1, "sweep pull"};
-                    mode push = {ctx_push, (int)(rnd() % 2), 0, 1,
+                    mode push = {ctx_push, (int)(rp_next(&rng) % 2), 0, 1,
                                  "sweep push"};
                     run_mode("sweep", plan, &pull, seed);
                     run_mode("sweep", plan, &push, seed);
@@ -711,12 +520,10 @@ int main(int argc, char **argv)
 {
     int planned = argc > 1 ? atoi(argv[1]) : 40;
     int walks = argc > 2 ? atoi(argv[2]) : 40;
-    if (argc > 3)
-        rng = strtoull(argv[3], NULL, 10) * 0x9e3779b97f4a7c15ULL | 1;
     shmem_init();
     me = shmem_my_pe();
     npes = shmem_n_pes();
-    rng ^= (uint64_t)npes * 0x2545f4914f6cdd1dULL;
+    rp_seed(&rng, argc > 3 ? argv[3] : NULL, (uint64_t)npes);
 
     /* the contexts need a mesh of npes devices; any shape will do */
     const char *names[1] = {"all"};

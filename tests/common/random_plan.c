@@ -1,0 +1,519 @@
+/*
+ * Random plans for the tests: see random_plan.h.
+ */
+#include "random_plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/exec/pattern.h"
+#include "../../src/plan/steps.h"
+
+/* ------------------------------------------------------------ numbers */
+
+uint64_t rp_next(rp_rng *r)
+{
+    r->s ^= r->s << 13;
+    r->s ^= r->s >> 7;
+    r->s ^= r->s << 17;
+    return r->s;
+}
+
+int64_t rp_in(rp_rng *r, int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rp_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+void rp_seed(rp_rng *r, const char *arg, uint64_t stream)
+{
+    if (arg)
+        r->s = strtoull(arg, NULL, 10) * 0x9e3779b97f4a7c15ULL | 1;
+    r->s ^= stream * 0x2545f4914f6cdd1dULL;
+}
+
+uint32_t rp_subset(rp_rng *r, int n, int den)
+{
+    uint32_t set = 0;
+    for (int a = 0; a < n; a++)
+        if (rp_next(r) % (uint64_t)den == 0)
+            set |= 1u << a;
+    return set;
+}
+
+uint64_t rp_mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+void rp_fill_bits(void *buf, uint64_t bytes, uint64_t seed, int64_t dev)
+{
+    unsigned char *p = buf;
+    for (uint64_t i = 0; i < bytes; i += 8) {
+        uint64_t v = rp_mix(seed ^ ((uint64_t)dev << 40) ^ (i >> 3));
+        for (uint64_t k = 0; k < 8 && i + k < bytes; k++)
+            p[i + k] = (unsigned char)(v >> (8 * k));
+    }
+}
+
+/* ------------------------------------------------------------- meshes */
+
+const char *const rp_axis_names[4] = {"a", "b", "c", "d"};
+
+redist_mesh_t *rp_mesh_upto(rp_rng *r, int64_t small, int64_t large)
+{
+    int64_t max_devices = rp_next(r) % 10 == 0 ? large : small;
+    for (;;) {
+        int naxes = (int)rp_in(r, 1, 4);
+        int64_t sizes[4], d = 1;
+        for (int a = 0; a < naxes; a++) {
+            sizes[a] = rp_in(r, 1, 4);
+            d *= sizes[a];
+        }
+        if (d > max_devices)
+            continue;
+        redist_mesh_t *m = NULL;
+        redist_mesh_create(naxes, rp_axis_names, sizes, &m, NULL);
+        return m;
+    }
+}
+
+redist_mesh_t *rp_mesh_exact(rp_rng *r, int64_t n, int spread)
+{
+    int64_t f[64]; /* the prime factors of n, ascending */
+    int nf = 0;
+    int64_t left = n;
+    for (int64_t p = 2; p <= left; p++)
+        while (left % p == 0) {
+            f[nf++] = p;
+            left /= p;
+        }
+    int64_t sizes[4] = {1, 1, 1, 1};
+    int naxes;
+    if (!spread) {
+        naxes = (int)rp_in(r, 1, 4);
+        for (int i = 0; i < nf; i++)
+            sizes[rp_in(r, 0, naxes - 1)] *= f[i];
+    } else {
+        for (int i = nf - 1; i > 0; i--) {
+            int j = (int)rp_in(r, 0, i);
+            int64_t x = f[i];
+            f[i] = f[j];
+            f[j] = x;
+        }
+        naxes = (int)rp_in(r, 1, nf < 3 ? (nf ? nf : 1) : 3);
+        for (int i = 0; i < nf; i++)
+            sizes[i < naxes ? i : rp_in(r, 0, naxes - 1)] *= f[i];
+        if (naxes < 4 && rp_next(r) % 5 == 0) { /* an axis of size 1 */
+            int at = (int)rp_in(r, 0, naxes);
+            for (int a = naxes; a > at; a--)
+                sizes[a] = sizes[a - 1];
+            sizes[at] = 1;
+            naxes++;
+        }
+    }
+    redist_mesh_t *mesh = NULL;
+    redist_mesh_create(naxes, rp_axis_names, sizes, &mesh, NULL);
+    return mesh;
+}
+
+/* -------------------------------------------------------------- types */
+
+void rp_type(rp_rng *r, const redist_mesh_t *m, int nd, uint32_t partial_ok,
+             int partial_weight, uint32_t fixed_partial, redist_type_t *t)
+{
+    int naxes = redist_mesh_num_axes(m);
+    int order[4] = {0, 1, 2, 3};
+    for (int i = naxes - 1; i > 0; i--) {
+        int j = (int)rp_in(r, 0, i);
+        int x = order[i];
+        order[i] = order[j];
+        order[j] = x;
+    }
+    redist_type_init(t, nd);
+    for (int k = 0; k < naxes; k++) {
+        int a = order[k];
+        if (fixed_partial >> a & 1u) {
+            redist_type_add_partial(t, a);
+            continue;
+        }
+        int c = (int)rp_in(r, 0, nd + partial_weight);
+        if (c < nd)
+            redist_type_push_axis(t, c, a);
+        else if (c > nd && (partial_ok >> a & 1u))
+            redist_type_add_partial(t, a);
+    }
+}
+
+/* ------------------------------------------------------------- specs */
+
+static int64_t lcm(int64_t a, int64_t b)
+{
+    int64_t x = a, y = b;
+    while (y) {
+        int64_t t = x % y;
+        x = y;
+        y = t;
+    }
+    return a / x * b;
+}
+
+static int64_t split_count(const redist_mesh_t *m, const redist_type_t *t,
+                           int i)
+{
+    int64_t p = 1;
+    for (int k = 0; k < t->dim_naxes[i]; k++)
+        p *= redist_mesh_axis_size(m, t->dims[i][k]);
+    return p;
+}
+
+void rp_shape_between(rp_rng *r, rp_problem *p, int mult, int extra_axis)
+{
+    const redist_mesh_t *m = p->mesh;
+    p->elems = 1;
+    for (int i = 0; i < p->nd; i++) {
+        p->shape[i] = lcm(split_count(m, &p->from, i),
+                          split_count(m, &p->to, i)) *
+                      rp_in(r, 1, mult);
+        if (extra_axis && rp_next(r) % 2)
+            p->shape[i] *= redist_mesh_axis_size(
+                m, (int)rp_in(r, 0, redist_mesh_num_axes(m) - 1));
+        p->elems *= p->shape[i];
+    }
+}
+
+void rp_shape_walk(rp_rng *r, rp_problem *p, int mult)
+{
+    const redist_mesh_t *m = p->mesh;
+    p->elems = 1;
+    for (int i = 0; i < p->nd; i++) {
+        p->shape[i] = split_count(m, &p->from, i) * rp_in(r, 1, mult);
+        for (int a = 0; a < redist_mesh_num_axes(m); a++)
+            if (rp_next(r) % 3 == 0)
+                p->shape[i] *= redist_mesh_axis_size(m, a);
+        p->elems *= p->shape[i];
+    }
+}
+
+void rp_dtype_reduce(rp_rng *r, rp_problem *p)
+{
+    p->dtype = (redist_dtype_t)rp_in(r, 0, REDIST_DTYPE_COUNT - 1);
+    p->reduce = (redist_reduce_t)rp_in(r, 0, REDIST_REDUCE_COUNT - 1);
+}
+
+void rp_planned(rp_rng *r, const redist_mesh_t *m, int mult, rp_problem *p)
+{
+    p->mesh = m;
+    p->nd = (int)rp_in(r, 1, 3);
+    rp_type(r, m, p->nd, 0xf, 1, 0, &p->from);
+    rp_type(r, m, p->nd, p->from.partial, 1, 0, &p->to);
+    rp_shape_between(r, p, mult, 1);
+    rp_dtype_reduce(r, p);
+}
+
+void rp_walk_start(rp_rng *r, const redist_mesh_t *m, int mult,
+                   rp_problem *p)
+{
+    p->mesh = m;
+    p->nd = (int)rp_in(r, 1, 3);
+    rp_type(r, m, p->nd, 0xf, 2, 0, &p->from);
+    p->to = p->from;
+    rp_shape_walk(r, p, mult);
+    rp_dtype_reduce(r, p);
+}
+
+redist_status_t rp_spec(const rp_problem *p, redist_spec_t **spec,
+                        redist_error_t *err)
+{
+    return redist_spec_create(p->mesh, p->nd, p->shape, p->dtype, &p->from,
+                              &p->to, p->reduce, NULL, spec, err);
+}
+
+redist_status_t rp_plan(const rp_problem *p, const redist_plan_options_t *po,
+                        redist_plan_t **plan, redist_error_t *err)
+{
+    redist_spec_t *spec = NULL;
+    redist_error_clear(err);
+    redist_status_t st = rp_spec(p, &spec, err);
+    if (!st)
+        st = redist_plan_create(spec, po, plan, err);
+    redist_spec_free(spec);
+    return st;
+}
+
+/* -------------------------------------------------------------- walks */
+
+typedef struct moves {
+    int n;
+    rd_step st[512];
+} moves;
+
+static void collect(void *user, const rd_step *step, const rd_ctype *out)
+{
+    moves *mv = user;
+    (void)out;
+    if (mv->n < 512)
+        mv->st[mv->n++] = *step;
+}
+
+int rp_random_walk(rp_rng *r, rp_problem *p, int max_len, int exchanges,
+                   rp_walk *w)
+{
+    memset(w, 0, sizeof *w);
+    p->to = p->from;
+    redist_spec_t *spec0 = NULL;
+    if (rp_spec(p, &spec0, NULL))
+        return -1;
+    rd_ctx cx;
+    rd_ctx_init(&cx, spec0);
+    redist_spec_free(spec0);
+    cx.dst_partial = 0; /* any partial axis may be reduced */
+    rd_ctype cur;
+    rd_ctype_from_type(&cur, &p->from);
+    if (max_len > RP_WALK_MAX)
+        max_len = RP_WALK_MAX;
+    int len = (int)rp_in(r, 1, max_len);
+    static moves mv;
+    for (int k = 0; k < len; k++) {
+        rd_step pick;
+        int exchange = exchanges && rp_next(r) % 2;
+        if (exchange) { /* to a random type, if the shape divides */
+            redist_type_t t, c;
+            rd_ctype_to_type(&cur, &c);
+            rp_type(r, p->mesh, p->nd, 0, 0, c.partial, &t);
+            memset(&pick, 0, sizeof pick);
+            pick.op = REDIST_OP_EXCHANGE;
+            pick.dim = pick.from_dim = pick.to_dim = pick.axis = -1;
+            rd_ctype_from_type(&pick.after, &t);
+            int64_t l[REDIST_MAX_DIMS];
+            if (rd_ctype_local(&cx, &pick.after, l))
+                continue;
+        } else {
+            mv.n = 0;
+            for (int o = 0; o < REDIST_OP_COUNT; o++)
+                if (rd_step_kinds[o].enumerate)
+                    rd_step_kinds[o].enumerate(&cx, &cur, collect, &mv);
+            if (!exchanges) {
+                rd_ctype *targets = NULL;
+                long nt = rd_permute_targets(&cx, &cur, 64, &targets);
+                for (long t = 0; t < nt && mv.n < 512; t++) {
+                    if (memcmp(&targets[t], &cur, sizeof cur) == 0)
+                        continue;
+                    rd_step ps;
+                    memset(&ps, 0, sizeof ps);
+                    ps.op = REDIST_OP_PERMUTE;
+                    ps.dim = ps.from_dim = ps.to_dim = ps.axis = -1;
+                    ps.after = targets[t];
+                    mv.st[mv.n++] = ps;
+                }
+                free(targets);
+            }
+            /* nothing legal: without exchanges, nothing will be */
+            if (mv.n == 0)
+                continue;
+            pick = mv.st[rp_next(r) % (uint64_t)mv.n];
+        }
+        rd_ctype next;
+        if (rd_step_kinds[pick.op].apply(&cx, &cur, &pick, &next, w->refused,
+                                         sizeof w->refused))
+            break;
+        w->refused[0] = '\0';
+        w->exchanges += exchange;
+        redist_step_view_t *v = &w->steps[w->n++];
+        memset(v, 0, sizeof *v);
+        v->op = (redist_op_t)pick.op;
+        v->dim = pick.dim;
+        v->from_dim = pick.from_dim;
+        v->to_dim = pick.to_dim;
+        v->axis = pick.axis;
+        rd_ctype_to_type(&next, &v->after);
+        cur = next;
+    }
+    rd_ctype_to_type(&cur, &p->to);
+    return 0;
+}
+
+redist_status_t rp_walk_plan(const rp_problem *p, const rp_walk *w,
+                             redist_plan_t **plan, redist_error_t *err)
+{
+    redist_spec_t *spec = NULL;
+    redist_error_clear(err);
+    redist_status_t st = rp_spec(p, &spec, err);
+    if (!st)
+        st = redist_plan_from_steps(spec, w->n, w->steps, plan, err);
+    redist_spec_free(spec);
+    return st;
+}
+
+/* ------------------------------------------------- runs under the sim */
+
+void rp_free_blocks(void **blocks, int64_t n)
+{
+    if (!blocks)
+        return;
+    for (int64_t i = 0; i < n; i++)
+        free(blocks[i]);
+    free(blocks);
+}
+
+redist_status_t rp_sim_expect(const redist_plan_t *plan, uint64_t seed,
+                              unsigned sim_flags,
+                              const redist_exec_options_t *opts, void ***dst,
+                              redist_error_t *err)
+{
+    const redist_spec_t *s = redist_plan_spec(plan);
+    int64_t D = redist_mesh_num_devices(redist_spec_mesh(s));
+    uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+    void **ss = calloc((size_t)D, sizeof *ss);
+    void **dd = calloc((size_t)D, sizeof *dd);
+    for (int64_t r = 0; r < D; r++) {
+        ss[r] = malloc((size_t)S);
+        dd[r] = malloc((size_t)T);
+        rp_fill_bits(ss[r], S, seed, r);
+        memset(dd[r], 0x5c, (size_t)T);
+    }
+    redist_status_t st =
+        redist_exec_sim_run(plan, ss, dd, sim_flags, opts, NULL, NULL, err);
+    rp_free_blocks(ss, D);
+    *dst = dd;
+    return st;
+}
+
+void rp_fail(rp_tally *t, const char *what, const redist_plan_t *plan,
+             const char *fmt, ...)
+{
+    t->failures++;
+    if (t->failures > 10)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "FAIL (%s run %d): ", what, t->runs);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    if (plan) {
+        char *j = redist_plan_to_json(plan);
+        if (j)
+            fprintf(stderr, "%s\n", j);
+        free(j);
+    }
+}
+
+int rp_sim_check(rp_rng *rng, rp_tally *t, const char *what,
+                 const redist_plan_t *plan, uint64_t need)
+{
+    const redist_spec_t *s = redist_plan_spec(plan);
+    int64_t D = redist_mesh_num_devices(redist_spec_mesh(s));
+    uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+    uint64_t M = S > T ? S : T;
+    redist_exec_options_t opts = {0};
+    if (rp_next(rng) % 3 == 0)
+        opts.flags |= REDIST_EXEC_PRESERVE_SRC;
+    unsigned sim_flags = rp_next(rng) % 2 ? REDIST_SIM_FUSED : 0;
+    int preserve = (opts.flags & REDIST_EXEC_PRESERVE_SRC) != 0;
+    redist_plan_stats_t stats;
+    redist_plan_stats(plan, &stats);
+
+    redist_sim_t *probe = NULL;
+    redist_sim_create(D, sim_flags, &probe, NULL);
+    redist_exec_info_t info;
+    redist_error_t err;
+    redist_error_clear(&err);
+    if (redist_plan_exec_info(plan, redist_sim_backend(probe, 0), &opts, &info,
+                              &err)) {
+        rp_fail(t, what, plan, "exec_info: %s", err.text);
+        redist_sim_free(probe);
+        return -1;
+    }
+    redist_sim_free(probe);
+
+    void **src = calloc((size_t)D, sizeof *src);
+    void **dst = calloc((size_t)D, sizeof *dst);
+    redist_exec_report_t *per = calloc((size_t)D, sizeof *per);
+    for (int64_t r = 0; r < D; r++) {
+        src[r] = malloc((size_t)S);
+        dst[r] = malloc((size_t)T);
+        rd_pattern_fill(s, r, src[r]);
+        memset(dst[r], 0xEE, (size_t)T);
+    }
+    redist_exec_report_t rep;
+    redist_status_t st = redist_exec_sim_run(plan, src, dst, sim_flags, &opts,
+                                             &rep, per, &err);
+    t->runs++;
+    if (st) {
+        rp_fail(t, what, plan, "execute: %s (%s)", err.text,
+                redist_status_string(st));
+        goto out;
+    }
+    rd_mismatch mm;
+    for (int64_t r = 0; r < D; r++) {
+        if (rd_pattern_check(s, r, dst[r], &mm)) {
+            rp_fail(t, what, plan,
+                    "%s%s %s %s: device %lld local %llu global %llu: "
+                    "expected %s got %s",
+                    sim_flags ? "fused " : "", preserve ? "preserve " : "",
+                    redist_dtype_name(redist_spec_dtype(s)),
+                    redist_reduce_name(redist_spec_reduce(s)), (long long)r,
+                    (unsigned long long)mm.local_index,
+                    (unsigned long long)mm.global_index, mm.expected, mm.got);
+            break;
+        }
+        if ((preserve || !info.writes_src) &&
+            rd_pattern_check_src(s, r, src[r], &mm)) {
+            rp_fail(t, what, plan,
+                    "source modified (preserve %d, writes_src %d) on device "
+                    "%lld",
+                    preserve, info.writes_src, (long long)r);
+            break;
+        }
+    }
+    if (need != UINT64_MAX) {
+        uint64_t sent = 0, recv = 0;
+        for (int64_t r = 0; r < D; r++) {
+            sent += per[r].sent_bytes;
+            recv += per[r].recv_bytes;
+        }
+        if (rep.recv_bytes != need)
+            rp_fail(t, what, plan,
+                    "most received %llu bytes, the planner's need %llu",
+                    (unsigned long long)rep.recv_bytes,
+                    (unsigned long long)need);
+        if (sent != recv)
+            rp_fail(t, what, plan, "sent %llu bytes in all, received %llu",
+                    (unsigned long long)sent, (unsigned long long)recv);
+    }
+    if (rep.scratch_high_water > info.scratch_bytes ||
+        rep.scratch_bytes != info.scratch_bytes)
+        rp_fail(t, what, plan,
+                "scratch high-water %llu, reported promise %llu, promise "
+                "%llu",
+                (unsigned long long)rep.scratch_high_water,
+                (unsigned long long)rep.scratch_bytes,
+                (unsigned long long)info.scratch_bytes);
+    if (stats.memory_efficient && info.scratch_bytes > (preserve ? 2 * M : M))
+        rp_fail(t, what, plan,
+                "promise %llu over the bound (M = %llu, preserve %d)",
+                (unsigned long long)info.scratch_bytes, (unsigned long long)M,
+                preserve);
+    if (info.scratch_bytes > 2 * stats.peak_bytes)
+        rp_fail(t, what, plan, "promise %llu over 2 peak",
+                (unsigned long long)info.scratch_bytes);
+    if (stats.collectives == 0 && info.scratch_bytes != 0)
+        rp_fail(t, what, plan, "a plan without collectives needs scratch %llu",
+                (unsigned long long)info.scratch_bytes);
+    if (rep.steps_done != redist_plan_num_steps(plan) || rep.failed_step != -1)
+        rp_fail(t, what, plan, "report: steps_done %d failed_step %d",
+                rep.steps_done, rep.failed_step);
+    if (rep.writes_src != info.writes_src)
+        rp_fail(t, what, plan, "report.writes_src %d, info %d", rep.writes_src,
+                info.writes_src);
+out:
+    rp_free_blocks(src, D);
+    rp_free_blocks(dst, D);
+    free(per);
+    return 0;
+}

@@ -1,0 +1,162 @@
+/*
+ * Random plans for the tests (tests/exec, tests/mpi, tests/shmem): a
+ * seedable generator, random meshes, types and specs, random walks of
+ * legal steps from the planner's step table (src/plan/steps.h), random
+ * bits and their expected result under the sim backend, and the exact
+ * check of one plan run under the sim backend (src/exec/pattern.h).
+ * Nothing here needs MPI or OpenSHMEM.
+ */
+#ifndef REDIST_TESTS_RANDOM_PLAN_H
+#define REDIST_TESTS_RANDOM_PLAN_H
+
+#include <stdint.h>
+
+#include "redist.h"
+
+/* ------------------------------------------------------------ numbers */
+
+/* xorshift64 (13, 7, 17); the state must not be 0.  Each test keeps its
+ * own, e.g. `static rp_rng rng = {0x9e3779b97f4a7c15ULL};`. */
+typedef struct rp_rng {
+    uint64_t s;
+} rp_rng;
+
+uint64_t rp_next(rp_rng *r);
+/* Uniform in [lo, hi] (up to the modulo bias). */
+int64_t rp_in(rp_rng *r, int64_t lo, int64_t hi);
+/* The tests' SEED argument: when `arg` is not NULL the state becomes
+ * SEED * 0x9e3779b97f4a7c15, made odd; then it is XORed with
+ * stream * 0x2545f4914f6cdd1d (a stream per rank count; 0: unchanged). */
+void rp_seed(rp_rng *r, const char *arg, uint64_t stream);
+/* A subset of the axes 0..n-1, each one in with probability 1/den. */
+uint32_t rp_subset(rp_rng *r, int n, int den);
+
+/* splitmix64's finaliser. */
+uint64_t rp_mix(uint64_t x);
+/* Random bits, a function of (seed, device, offset) only. */
+void rp_fill_bits(void *buf, uint64_t bytes, uint64_t seed, int64_t dev);
+
+/* ------------------------------------------------------------- meshes */
+
+extern const char *const rp_axis_names[4]; /* "a", "b", "c", "d" */
+
+/* 1-4 axes of sizes 1-4, at most `small` devices, or one time in ten at
+ * most `large` devices. */
+redist_mesh_t *rp_mesh_upto(rp_rng *r, int64_t small, int64_t large);
+/* Exactly n devices.  spread 0: 1-4 axes, each prime factor of n on a
+ * random one (often several axes of size 1).  spread 1: the prime
+ * factors shuffled into 1-3 axes, none of size 1, then one time in five
+ * an axis of size 1 inserted at a random place. */
+redist_mesh_t *rp_mesh_exact(rp_rng *r, int64_t n, int spread);
+
+/* -------------------------------------------------------------- types */
+
+/* A random type of nd dims: the axes in a random order; an axis of
+ * `fixed_partial` is partial (no draw); any other is appended to one of
+ * the nd dims, replicated, or, with partial_weight chances in
+ * nd + 1 + partial_weight, partial if in `partial_ok` (else
+ * replicated). */
+void rp_type(rp_rng *r, const redist_mesh_t *m, int nd, uint32_t partial_ok,
+             int partial_weight, uint32_t fixed_partial, redist_type_t *t);
+
+/* ------------------------------------------------------------- specs */
+
+typedef struct rp_problem {
+    const redist_mesh_t *mesh;
+    int nd;
+    int64_t shape[3];
+    int64_t elems; /* product of the shape */
+    redist_type_t from, to;
+    redist_dtype_t dtype;
+    redist_reduce_t reduce;
+} rp_problem;
+
+/* Each dim: lcm of the source's and the target's split counts times
+ * 1..mult, and with `extra_axis`, one time in two, times the size of a
+ * random axis (room for intermediate splits). */
+void rp_shape_between(rp_rng *r, rp_problem *p, int mult, int extra_axis);
+/* Each dim: the source's split count times 1..mult, times each axis's
+ * size with probability 1/3 (any axis may end up on any dim). */
+void rp_shape_walk(rp_rng *r, rp_problem *p, int mult);
+/* A random dtype, then a random reduce op. */
+void rp_dtype_reduce(rp_rng *r, rp_problem *p);
+/* A problem to plan on m: 1-3 dims, a source with any partial axes, a
+ * target that keeps some of them (rp_shape_between(mult, extra)), a
+ * random dtype and reduce op. */
+void rp_planned(rp_rng *r, const redist_mesh_t *m, int mult, rp_problem *p);
+/* The start of a walk on m: 1-3 dims, a source with many partial axes,
+ * rp_shape_walk(mult), a random dtype and reduce op; to = from. */
+void rp_walk_start(rp_rng *r, const redist_mesh_t *m, int mult,
+                   rp_problem *p);
+/* redist_spec_create of p. */
+redist_status_t rp_spec(const rp_problem *p, redist_spec_t **spec,
+                        redist_error_t *err);
+/* redist_plan_create of p's spec (which is not kept: the plan has its
+ * copy); err may be NULL. */
+redist_status_t rp_plan(const rp_problem *p, const redist_plan_options_t *po,
+                        redist_plan_t **plan, redist_error_t *err);
+
+/* -------------------------------------------------------------- walks */
+
+#define RP_WALK_MAX 6
+
+typedef struct rp_walk {
+    int n;                                 /* steps */
+    redist_step_view_t steps[RP_WALK_MAX]; /* for redist_plan_from_steps */
+    int exchanges;                         /* of which exchange steps */
+    char refused[256]; /* "": else the step table refused a step (why);
+                          the walk stopped before it */
+} rp_walk;
+
+/* A random walk of 1..max_len (<= RP_WALK_MAX) legal steps from p->from
+ * (p's shape, dtype and op); p->to becomes where it ends.  exchanges 0:
+ * each step is drawn among every legal step of every kind of the step
+ * table and every permute target (layouts an optimal plan never takes:
+ * all_gather then all_to_all, permutes with partial axes, ...).
+ * exchanges 1: each step is, one time in two, an exchange to a random
+ * type with the same partial set (no step when the shape does not
+ * divide), else drawn among the step table's legal steps (permute
+ * targets not offered).  Returns 0, or -1 (nothing drawn) when the spec
+ * from p->from to itself cannot be made. */
+int rp_random_walk(rp_rng *r, rp_problem *p, int max_len, int exchanges,
+                   rp_walk *w);
+/* The walk's plan: redist_plan_from_steps of p's spec and w's steps;
+ * err may be NULL. */
+redist_status_t rp_walk_plan(const rp_problem *p, const rp_walk *w,
+                             redist_plan_t **plan, redist_error_t *err);
+
+/* ------------------------------------------------- runs under the sim */
+
+/* Every device's result of `plan` under the sim backend (sim_flags, opts)
+ * on the sources rp_fill_bits(seed, device): *dst gets one block per
+ * device (T bytes, 0x5c before the run; rp_free_blocks), whatever the
+ * status. */
+redist_status_t rp_sim_expect(const redist_plan_t *plan, uint64_t seed,
+                              unsigned sim_flags,
+                              const redist_exec_options_t *opts, void ***dst,
+                              redist_error_t *err);
+void rp_free_blocks(void **blocks, int64_t n);
+
+/* Failures of the sim tests: counted; the first ten printed, with the
+ * plan's JSON when there is a plan. */
+typedef struct rp_tally {
+    int runs, failures;
+} rp_tally;
+
+void rp_fail(rp_tally *t, const char *what, const redist_plan_t *plan,
+             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Run `plan` under the sim backend with random options (PRESERVE_SRC one
+ * time in three, the fused path one time in two) on the exact pattern and
+ * check: the data on every device; the source intact when PRESERVE_SRC is
+ * given or the program does not write it; scratch high-water <= the
+ * promise, which is the reported one; the promise <= max(src, dst) for
+ * memory-efficient plans (2 max with PRESERVE_SRC), <= 2 peak, 0 without
+ * collectives; the report's steps and writes_src.  need (else
+ * UINT64_MAX): the exact bytes the most needy device receives, and every
+ * byte sent is received.  Returns 0 (a run, t->runs counts it), or -1
+ * when exec_info refused the plan (a failure). */
+int rp_sim_check(rp_rng *r, rp_tally *t, const char *what,
+                 const redist_plan_t *plan, uint64_t need);
+
+#endif
