@@ -568,16 +568,17 @@ static uint64_t ar_min_work(uint64_t s, uint64_t count, size_t elem)
     return w;
 }
 
-/* Rounds of the ordered all-reduce with a work buffer of `work` bytes. */
+/* Rounds of the ordered all-reduce with a work buffer of `work` bytes
+ * (in place, the output has no free half to use). */
 static int64_t ar_exchanges(uint64_t s, uint64_t count, size_t elem,
-                            uint64_t work)
+                            uint64_t work, int inplace)
 {
     if (s <= 1)
         return 1;
     uint64_t q = count / s, r = count % s;
     int64_t n = r ? 1 : 0;
     if (q) {
-        uint64_t per_out = ar_free_elems(s, q) / s;
+        uint64_t per_out = inplace ? 0 : ar_free_elems(s, q) / s;
         uint64_t per_work = work / (s * elem);
         uint64_t per = per_out >= 1 && per_out >= per_work ? per_out
                                                            : per_work;
@@ -1329,7 +1330,6 @@ static uint64_t mpi_inplace_need(const redist_backend_t *be,
                                  uint64_t in_bytes)
 {
     const redist_mpi_t *x = be->ctx;
-    int nd = xs->ndims;
     uint64_t s = (uint64_t)xs->group.size;
     switch (xs->op) {
     case REDIST_OP_ALL_GATHER:
@@ -1347,7 +1347,6 @@ static uint64_t mpi_inplace_need(const redist_backend_t *be,
     case REDIST_OP_PERMUTE:
         return 1;
     default:
-        (void)nd;
         return UINT64_MAX;
     }
 }
@@ -1669,7 +1668,8 @@ static int64_t pass_exchanges(const redist_mpi_t *x, const rd_pass *ps,
             (x->opts.flags & REDIST_MPI_NATIVE_REDUCE))
             return (int64_t)div_up(ps->in_bytes / elem, x->limit);
         if (xs->op == REDIST_OP_ALL_REDUCE && s > 1)
-            return ar_exchanges(s, ps->in_bytes / elem, elem, w);
+            return ar_exchanges(s, ps->in_bytes / elem, elem, w,
+                                ps->in_buf == ps->out_buf);
         return 1;
     }
     switch (xs->op) {
@@ -1688,9 +1688,8 @@ static int64_t pass_exchanges(const redist_mpi_t *x, const rd_pass *ps,
     case REDIST_OP_ALL_REDUCE: {
         uint64_t count = ps->in_bytes / elem;
         if (w >= n.good)
-            return ps->in_buf == ps->out_buf
-                       ? ar_exchanges(s, count, elem, w) /* no free half */
-                       : ar_exchanges(s, count, elem, w);
+            return ar_exchanges(s, count, elem, w,
+                                ps->in_buf == ps->out_buf);
         uint64_t per = w / elem < RD_REDUCE_BLOCK ? w / elem : RD_REDUCE_BLOCK;
         return (int64_t)(s * div_up(count, per ? per : 1));
     }
