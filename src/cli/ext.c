@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "../core/internal.h"
 #include "../exec/pattern.h"
+#include "run_report.h"
 #ifdef REDIST_HAVE_MPI
 #include "run_mpi.h"
 #endif
@@ -174,21 +175,6 @@ static uint64_t sim_bytes(const redist_plan_t *plan,
                    redist_plan_scratch_bytes(plan, be, opts);
     unsigned __int128 t = (unsigned __int128)d * per;
     return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
-}
-
-static void plan_ops(const redist_plan_t *plan, char *buf, size_t size)
-{
-    size_t pos = 0;
-    int n = redist_plan_num_steps(plan);
-    buf[0] = '\0';
-    for (int k = 0; k < n && pos + 1 < size; k++) {
-        redist_step_view_t v;
-        redist_plan_step(plan, k, &v);
-        pos += (size_t)snprintf(buf + pos, size - pos, "%s%s", k ? ", " : "",
-                                redist_op_name(v.op));
-    }
-    if (n == 0)
-        snprintf(buf, size, "(no steps: a copy)");
 }
 
 static int cmd_run(int argc, char **argv)
@@ -450,7 +436,7 @@ static int cmd_run(int argc, char **argv)
         spec2 = NULL;
         need = sim_bytes(plan, be0, &opts);
     }
-    char b1[64], b2[64], b3[64], sh[256], sh0[256];
+    char b1[64], b2[64], b3[64];
     if (need > max_bytes) {
         cli_fmt_bytes(need, b1, sizeof b1);
         cli_fmt_bytes(max_bytes, b2, sizeof b2);
@@ -494,30 +480,13 @@ static int cmd_run(int argc, char **argv)
             goto oom;
     }
 
-    const char *name = redist_spec_name(s);
-    cli_fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
-    printf("run %s: backend sim%s, %lld devices, %s%s, reduce %s\n",
-           name[0] ? name : "(unnamed)", fused ? " (fused)" : "",
-           (long long)D, redist_dtype_name(redist_spec_dtype(s)), sh,
-           redist_reduce_name(redist_spec_reduce(s)));
-    if (memcmp(orig, redist_spec_shape(s), sizeof(int64_t) * (size_t)nd)) {
-        cli_fmt_shape(orig, nd, sh0, sizeof sh0);
-        printf("  shape     %s of the spec runs as %s%s\n", sh0, sh,
-               shrink ? " (--shrink: same steps, every type divisible)" : "");
-    }
-    char ops[512];
-    redist_plan_stats_t stats;
-    redist_plan_stats(plan, &stats);
-    plan_ops(plan, ops, sizeof ops);
-    cli_fmt_bytes(stats.peak_bytes, b1, sizeof b1);
-    printf("  plan      %s (%d collective%s); peak %s per device\n", ops,
-           stats.collectives, stats.collectives == 1 ? "" : "s", b1);
+    cli_run_head(plan, fused ? "sim (fused)" : "sim", (long long)D,
+                 "devices", orig, shrink);
 
     redist_exec_report_t rep, best;
     double best_wall = 0;
     memset(&best, 0, sizeof best);
     redist_status_t st = REDIST_OK;
-    int64_t checked = 0;
     for (uint64_t it = 0; it < repeat; it++) {
         for (int64_t r = 0; r < D; r++) {
             rd_pattern_fill(s, r, src[r]);
@@ -539,20 +508,14 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "redistplan: run: execution failed\n");
         goto out;
     }
-    cli_fmt_bytes(S, b1, sizeof b1);
-    cli_fmt_bytes(T, b2, sizeof b2);
-    printf("  buffers   src %s, dst %s per device\n", b1, b2);
+    cli_run_buffers(s, "device");
     cli_fmt_bytes(best.scratch_high_water, b1, sizeof b1);
     cli_fmt_bytes(info.scratch_bytes, b2, sizeof b2);
     cli_fmt_bytes(info.bound_bytes, b3, sizeof b3);
     printf("  scratch   high-water %s per device (promised %s; max(src, "
            "dst) %s)\n", b1, b2, b3);
-    printf("  source    %s\n",
-           opts.flags & REDIST_EXEC_PRESERVE_SRC
-               ? "preserved (--preserve-src)"
-               : best.writes_src ? "used as work space (contents now "
-                                   "unspecified)"
-                                 : "not written");
+    cli_run_source((opts.flags & REDIST_EXEC_PRESERVE_SRC) != 0,
+                   best.writes_src);
     cli_fmt_bytes(best.recv_bytes, b1, sizeof b1);
     printf("  traffic   received %s per device (most)\n", b1);
     printf("  time      %.3f ms (slowest device%s), %.3f ms wall with "
@@ -565,41 +528,18 @@ static int cmd_run(int argc, char **argv)
 
     /* check every element of every device */
     rd_mismatch mm;
-    int bad = 0;
+    int bad = 0, src_bad = 0;
     for (int64_t r = 0; r < D && !bad; r++) {
         bad = rd_pattern_check(s, r, dst[r], &mm);
-        if (!bad && (opts.flags & REDIST_EXEC_PRESERVE_SRC)) {
-            bad = rd_pattern_check_src(s, r, src[r], &mm);
-            if (bad)
-                printf("  result    SOURCE MODIFIED despite "
-                       "--preserve-src:\n");
-        }
+        if (!bad && (opts.flags & REDIST_EXEC_PRESERVE_SRC))
+            src_bad = bad = rd_pattern_check_src(s, r, src[r], &mm);
     }
     if (bad) {
-        const redist_mesh_t *m = redist_spec_mesh(s);
-        int64_t c[REDIST_MAX_AXES];
-        char where[256], lc[128], gc[128];
-        size_t pos = 0;
-        redist_mesh_coords(m, mm.device, c);
-        where[0] = '\0';
-        for (int a = 0; a < redist_mesh_num_axes(m) && pos < sizeof where;
-             a++)
-            pos += (size_t)snprintf(where + pos, sizeof where - pos, "%s%s=%lld",
-                                    a ? "," : "", redist_mesh_axis_name(m, a),
-                                    (long long)c[a]);
-        cli_fmt_shape(mm.local, nd, lc, sizeof lc);
-        cli_fmt_shape(mm.global, nd, gc, sizeof gc);
-        printf("  result    MISMATCH on device %lld (%s): local index %llu "
-               "%s, global index %llu %s: expected %s, got %s\n",
-               (long long)mm.device, where,
-               (unsigned long long)mm.local_index, lc,
-               (unsigned long long)mm.global_index, gc, mm.expected, mm.got);
+        cli_run_mismatch(s, mm.device, &mm, src_bad);
         rc = 1;
         goto out;
     }
-    checked = D * (int64_t)(T / redist_dtype_size(redist_spec_dtype(s)));
-    printf("  result    exact: %lld devices, %lld elements checked\n",
-           (long long)D, (long long)checked);
+    cli_run_exact(s, (long long)D, "devices");
     rc = 0;
     goto out;
 oom:

@@ -20,7 +20,7 @@
 #include "cli.h"
 #include "run_mpi.h"
 #include "../exec/mpi_internal.h"
-#include "../exec/pattern.h"
+#include "run_report.h"
 
 /* ------------------------------------------------------------ options */
 
@@ -50,15 +50,6 @@ int cli_mpi_option(cli_mpi_args *m, int argc, char **argv, int *i)
 
 /* ------------------------------------------------------------- run */
 
-/* What each rank sends to rank 0. */
-typedef struct rank_result {
-    double seconds;
-    uint64_t high, allocs, recv, sent;
-    int64_t exchanges;
-    int32_t bad, src_bad, writes_src;
-    rd_mismatch mm;
-} rank_result;
-
 /* 1 on every rank if `bad` on any. */
 static int any(int bad)
 {
@@ -86,8 +77,7 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
     const redist_spec_t *s = redist_plan_spec(plan);
     const redist_mesh_t *mesh = redist_spec_mesh(s);
     int64_t D = redist_mesh_num_devices(mesh);
-    const char *name = redist_spec_name(s);
-    char b1[64], b2[64], b3[64], sh[256], sh0[256];
+    char b1[64], b2[64], b3[64];
     cli_launch_unquiet();
     long launched = cli_env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
     if (launched < 0 && D != 1) {
@@ -150,36 +140,8 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
         return finish(2, mx, src, dst);
     }
 
-    int nd = redist_spec_ndims(s);
     if (rank == 0) {
-        cli_fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
-        printf("run %s: backend mpi, %lld ranks, %s%s, reduce %s\n",
-               name[0] ? name : "(unnamed)", (long long)D,
-               redist_dtype_name(redist_spec_dtype(s)), sh,
-               redist_reduce_name(redist_spec_reduce(s)));
-        if (memcmp(orig, redist_spec_shape(s), sizeof(int64_t) * (size_t)nd)) {
-            cli_fmt_shape(orig, nd, sh0, sizeof sh0);
-            printf("  shape     %s of the spec runs as %s%s\n", sh0, sh,
-                   shrink ? " (--shrink: same steps, every type divisible)"
-                          : "");
-        }
-        redist_plan_stats_t stats;
-        redist_plan_stats(plan, &stats);
-        char ops[512];
-        size_t pos = 0;
-        ops[0] = '\0';
-        for (int k = 0; k < redist_plan_num_steps(plan) && pos < sizeof ops;
-             k++) {
-            redist_step_view_t v;
-            redist_plan_step(plan, k, &v);
-            pos += (size_t)snprintf(ops + pos, sizeof ops - pos, "%s%s",
-                                    k ? ", " : "", redist_op_name(v.op));
-        }
-        if (redist_plan_num_steps(plan) == 0)
-            snprintf(ops, sizeof ops, "(no steps: a copy)");
-        cli_fmt_bytes(stats.peak_bytes, b1, sizeof b1);
-        printf("  plan      %s (%d collective%s); peak %s per device\n", ops,
-               stats.collectives, stats.collectives == 1 ? "" : "s", b1);
+        cli_run_head(plan, "mpi", (long long)D, "ranks", orig, shrink);
         printf("  mpi       %s; reductions %s; %lld exchange%s per rank\n",
                m->flags & REDIST_MPI_PACKED
                    ? "packed (kernels + contiguous exchanges)"
@@ -227,55 +189,20 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
 
     if (corrupt == rank) /* testing aid: break one element */
         ((unsigned char *)dst)[T - 1] ^= 0x5a;
-    rank_result me, *all = NULL;
-    memset(&me, 0, sizeof me);
-    me.seconds = best.seconds;
-    me.high = best.scratch_high_water;
-    me.allocs = best.scratch_allocations;
-    me.recv = best.recv_bytes;
-    me.sent = best.sent_bytes;
+    cli_rank_result me, *all = NULL;
+    cli_rank_result_fill(&me, &best, s, rank, src, dst,
+                         (opts->flags & REDIST_EXEC_PRESERVE_SRC) != 0);
     me.exchanges = best_ex;
-    me.writes_src = best.writes_src;
-    me.bad = rd_pattern_check(s, rank, dst, &me.mm);
-    if (!me.bad && (opts->flags & REDIST_EXEC_PRESERVE_SRC))
-        me.src_bad = me.bad = rd_pattern_check_src(s, rank, src, &me.mm);
     if (rank == 0 && !(all = calloc((size_t)size, sizeof *all)))
         fprintf(stderr, "redistplan: run: out of memory for the report\n");
     MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE,
                0, MPI_COMM_WORLD);
     int bad = any(me.bad);
     if (rank == 0 && all) {
-        cli_fmt_bytes(S, b1, sizeof b1);
-        cli_fmt_bytes(T, b2, sizeof b2);
-        printf("  buffers   src %s, dst %s per rank\n", b1, b2);
-        rank_result mxr;
-        memset(&mxr, 0, sizeof mxr);
-        int worst = 0, writes = 0;
-        for (int r = 0; r < size; r++) {
-            if (all[r].seconds > mxr.seconds) {
-                mxr.seconds = all[r].seconds;
-                worst = r;
-            }
-            if (all[r].high > mxr.high)
-                mxr.high = all[r].high;
-            if (all[r].recv > mxr.recv)
-                mxr.recv = all[r].recv;
-            writes |= all[r].writes_src;
-        }
-        if (size <= 64) {
-            printf("  rank  coords%*s time ms   scratch high-water   "
-                   "received bytes  result\n",
-                   10, "");
-            for (int r = 0; r < size; r++) {
-                char co[128];
-                cli_fmt_coords(mesh, r, co, sizeof co);
-                printf("  %4d  %-16s %8.3f   %18llu   %14llu  %s\n", r, co,
-                       all[r].seconds * 1e3,
-                       (unsigned long long)all[r].high,
-                       (unsigned long long)all[r].recv,
-                       all[r].bad ? "MISMATCH" : "exact");
-            }
-        }
+        cli_run_max mxr;
+        cli_run_maxima(all, size, &mxr);
+        cli_run_buffers(s, "rank");
+        cli_run_rank_table(mesh, all, size, "rank");
         cli_fmt_bytes(mxr.high, b1, sizeof b1);
         cli_fmt_bytes(info.scratch_bytes, b2, sizeof b2);
         cli_fmt_bytes(info.bound_bytes, b3, sizeof b3);
@@ -288,42 +215,14 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
                    "receive buffer) to stay within --max-scratch\n",
                    info.exec.inplace_passes,
                    info.exec.inplace_passes == 1 ? "" : "s");
-        printf("  source    %s\n",
-               opts->flags & REDIST_EXEC_PRESERVE_SRC
-                   ? "preserved (--preserve-src)"
-                   : writes ? "used as work space (contents now "
-                              "unspecified)"
-                            : "not written");
+        cli_run_source((opts->flags & REDIST_EXEC_PRESERVE_SRC) != 0,
+                       mxr.writes);
         cli_fmt_bytes(mxr.recv, b1, sizeof b1);
         printf("  traffic   received %s per rank (most)\n", b1);
         printf("  time      %.3f ms (slowest rank: %d%s), %.3f ms wall\n",
-               best_max * 1e3, worst, repeat > 1 ? ", best of repeats" : "",
-               best_wall * 1e3);
-        int first = -1;
-        for (int r = 0; r < size && first < 0; r++)
-            if (all[r].bad)
-                first = r;
-        if (first >= 0) {
-            const rd_mismatch *mm = &all[first].mm;
-            char where[256], lc[128], gc[128];
-            cli_fmt_coords(mesh, first, where, sizeof where);
-            cli_fmt_shape(mm->local, nd, lc, sizeof lc);
-            cli_fmt_shape(mm->global, nd, gc, sizeof gc);
-            if (all[first].src_bad)
-                printf("  result    SOURCE MODIFIED despite "
-                       "--preserve-src:\n");
-            printf("  result    MISMATCH on device %d (%s): local index "
-                   "%llu %s, global index %llu %s: expected %s, got %s\n",
-                   first, where, (unsigned long long)mm->local_index, lc,
-                   (unsigned long long)mm->global_index, gc, mm->expected,
-                   mm->got);
-        } else {
-            printf("  result    exact: %d ranks, %lld elements checked\n",
-                   size,
-                   (long long)((int64_t)size *
-                               (int64_t)(T / redist_dtype_size(
-                                                 redist_spec_dtype(s)))));
-        }
+               best_max * 1e3, mxr.worst,
+               repeat > 1 ? ", best of repeats" : "", best_wall * 1e3);
+        cli_run_result(s, all, size, "ranks");
     }
     free(all);
     return finish(bad ? 1 : 0, mx, src, dst);

@@ -28,7 +28,7 @@
 #include "redist/shmem.h"
 #include "cli.h"
 #include "run_shmem.h"
-#include "../exec/pattern.h"
+#include "run_report.h"
 
 /* ------------------------------------------------------------ options */
 
@@ -59,14 +59,6 @@ int cli_shmem_option(cli_shmem_args *m, int argc, char **argv, int *i)
 /* -------------------------------------------------------- formatting */
 
 /* ------------------------------------------------------------- run */
-
-/* What each PE puts to PE 0. */
-typedef struct pe_result {
-    double seconds;
-    uint64_t high, allocs, recv, sent;
-    int32_t bad, src_bad, writes_src, pad;
-    rd_mismatch mm;
-} pe_result;
 
 /* Symmetric work arrays of the CLI's own reductions. */
 static struct {
@@ -126,7 +118,7 @@ static double max_all(double v)
 typedef struct run_state {
     redist_shmem_t *ctx;
     void *src, *dst;
-    pe_result *all;
+    cli_rank_result *all;
     int symmetric;
 } run_state;
 
@@ -184,8 +176,7 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
     const redist_spec_t *s = redist_plan_spec(plan);
     const redist_mesh_t *mesh = redist_spec_mesh(s);
     int64_t D = redist_mesh_num_devices(mesh);
-    const char *name = redist_spec_name(s);
-    char b1[64], b2[64], b3[64], sh[256], sh0[256];
+    char b1[64], b2[64], b3[64];
     run_state rs;
     memset(&rs, 0, sizeof rs);
     cli_launch_unquiet();
@@ -263,36 +254,8 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
         return finish(2, &rs);
     }
 
-    int nd = redist_spec_ndims(s);
     if (me == 0) {
-        cli_fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
-        printf("run %s: backend shmem, %lld PEs, %s%s, reduce %s\n",
-               name[0] ? name : "(unnamed)", (long long)D,
-               redist_dtype_name(redist_spec_dtype(s)), sh,
-               redist_reduce_name(redist_spec_reduce(s)));
-        if (memcmp(orig, redist_spec_shape(s), sizeof(int64_t) * (size_t)nd)) {
-            cli_fmt_shape(orig, nd, sh0, sizeof sh0);
-            printf("  shape     %s of the spec runs as %s%s\n", sh0, sh,
-                   shrink ? " (--shrink: same steps, every type divisible)"
-                          : "");
-        }
-        redist_plan_stats_t stats;
-        redist_plan_stats(plan, &stats);
-        char ops[512];
-        size_t pos = 0;
-        ops[0] = '\0';
-        for (int k = 0; k < redist_plan_num_steps(plan) && pos < sizeof ops;
-             k++) {
-            redist_step_view_t v;
-            redist_plan_step(plan, k, &v);
-            pos += (size_t)snprintf(ops + pos, sizeof ops - pos, "%s%s",
-                                    k ? ", " : "", redist_op_name(v.op));
-        }
-        if (redist_plan_num_steps(plan) == 0)
-            snprintf(ops, sizeof ops, "(no steps: a copy)");
-        cli_fmt_bytes(stats.peak_bytes, b1, sizeof b1);
-        printf("  plan      %s (%d collective%s); peak %s per device\n", ops,
-               stats.collectives, stats.collectives == 1 ? "" : "s", b1);
+        cli_run_head(plan, "shmem", (long long)D, "PEs", orig, shrink);
         printf("  shmem     %s, %s; reductions %s\n",
                m->flags & REDIST_SHMEM_PACKED
                    ? "packed (kernels + contiguous puts)"
@@ -340,54 +303,17 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
 
     if (corrupt == me) /* testing aid: break one element */
         ((unsigned char *)rs.dst)[T - 1] ^= 0x5a;
-    pe_result mine;
-    memset(&mine, 0, sizeof mine);
-    mine.seconds = best.seconds;
-    mine.high = best.scratch_high_water;
-    mine.allocs = best.scratch_allocations;
-    mine.recv = best.recv_bytes;
-    mine.sent = best.sent_bytes;
-    mine.writes_src = best.writes_src;
-    mine.bad = rd_pattern_check(s, me, rs.dst, &mine.mm);
-    if (!mine.bad && (opts->flags & REDIST_EXEC_PRESERVE_SRC))
-        mine.src_bad = mine.bad =
-            rd_pattern_check_src(s, me, rs.src, &mine.mm);
+    cli_rank_result mine;
+    cli_rank_result_fill(&mine, &best, s, me, rs.src, rs.dst,
+                         (opts->flags & REDIST_EXEC_PRESERVE_SRC) != 0);
     shmem_putmem(&rs.all[me], &mine, sizeof mine, 0);
     shmem_barrier_all(); /* completes the puts */
     int bad = any(mine.bad);
     if (me == 0) {
-        pe_result *all = rs.all;
-        cli_fmt_bytes(S, b1, sizeof b1);
-        cli_fmt_bytes(T, b2, sizeof b2);
-        printf("  buffers   src %s, dst %s per PE\n", b1, b2);
-        pe_result mxr;
-        memset(&mxr, 0, sizeof mxr);
-        int worst = 0, writes = 0;
-        for (int r = 0; r < npes; r++) {
-            if (all[r].seconds > mxr.seconds) {
-                mxr.seconds = all[r].seconds;
-                worst = r;
-            }
-            if (all[r].high > mxr.high)
-                mxr.high = all[r].high;
-            if (all[r].recv > mxr.recv)
-                mxr.recv = all[r].recv;
-            writes |= all[r].writes_src;
-        }
-        if (npes <= 64) {
-            printf("    PE  coords%*s time ms   scratch high-water   "
-                   "received bytes  result\n",
-                   10, "");
-            for (int r = 0; r < npes; r++) {
-                char co[128];
-                cli_fmt_coords(mesh, r, co, sizeof co);
-                printf("  %4d  %-16s %8.3f   %18llu   %14llu  %s\n", r, co,
-                       all[r].seconds * 1e3,
-                       (unsigned long long)all[r].high,
-                       (unsigned long long)all[r].recv,
-                       all[r].bad ? "MISMATCH" : "exact");
-            }
-        }
+        cli_run_max mxr;
+        cli_run_maxima(rs.all, npes, &mxr);
+        cli_run_buffers(s, "PE");
+        cli_run_rank_table(mesh, rs.all, npes, "PE");
         cli_fmt_bytes(mxr.high, b1, sizeof b1);
         cli_fmt_bytes(info.scratch_bytes, b2, sizeof b2);
         cli_fmt_bytes(info.exec.bound_bytes, b3, sizeof b3);
@@ -401,41 +327,14 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
                    "scratch (input staged in a free buffer)\n",
                    info.exec.inplace_passes,
                    info.exec.inplace_passes == 1 ? "" : "s");
-        printf("  source    %s\n",
-               opts->flags & REDIST_EXEC_PRESERVE_SRC
-                   ? "preserved (--preserve-src)"
-                   : writes ? "used as work space (contents now "
-                              "unspecified)"
-                            : "not written");
+        cli_run_source((opts->flags & REDIST_EXEC_PRESERVE_SRC) != 0,
+                       mxr.writes);
         cli_fmt_bytes(mxr.recv, b1, sizeof b1);
         printf("  traffic   received %s per PE (most)\n", b1);
         printf("  time      %.3f ms (slowest PE: %d%s), %.3f ms wall\n",
-               best_max * 1e3, worst, repeat > 1 ? ", best of repeats" : "",
-               best_wall * 1e3);
-        int first = -1;
-        for (int r = 0; r < npes && first < 0; r++)
-            if (all[r].bad)
-                first = r;
-        if (first >= 0) {
-            const rd_mismatch *mm = &all[first].mm;
-            char where[256], lc[128], gc[128];
-            cli_fmt_coords(mesh, first, where, sizeof where);
-            cli_fmt_shape(mm->local, nd, lc, sizeof lc);
-            cli_fmt_shape(mm->global, nd, gc, sizeof gc);
-            if (all[first].src_bad)
-                printf("  result    SOURCE MODIFIED despite "
-                       "--preserve-src:\n");
-            printf("  result    MISMATCH on device %d (%s): local index "
-                   "%llu %s, global index %llu %s: expected %s, got %s\n",
-                   first, where, (unsigned long long)mm->local_index, lc,
-                   (unsigned long long)mm->global_index, gc, mm->expected,
-                   mm->got);
-        } else {
-            printf("  result    exact: %d PEs, %lld elements checked\n", npes,
-                   (long long)((int64_t)npes *
-                               (int64_t)(T / redist_dtype_size(
-                                                 redist_spec_dtype(s)))));
-        }
+               best_max * 1e3, mxr.worst,
+               repeat > 1 ? ", best of repeats" : "", best_wall * 1e3);
+        cli_run_result(s, rs.all, npes, "PEs");
     }
     return finish(bad ? 1 : 0, &rs);
 }

@@ -1004,9 +1004,12 @@ static redist_status_t alltoall_inplace(redist_mpi_t *x, MPI_Comm comm,
     return st;
 }
 
-static redist_status_t mpi_all_gather(redist_backend_t *be, const rd_group *g,
-                                      const void *send, void *recv,
-                                      uint64_t bytes, redist_error_t *err)
+/* all_gather (gather = 1) and all_to_all of contiguous chunks: one MPI
+ * call, or the in-place form when recv == send. */
+static redist_status_t contig_step(redist_backend_t *be, const rd_group *g,
+                                   const void *send, void *recv,
+                                   uint64_t bytes, int gather,
+                                   redist_error_t *err)
 {
     redist_mpi_t *x = be->ctx;
     redist_status_t st;
@@ -1020,28 +1023,24 @@ static redist_status_t mpi_all_gather(redist_backend_t *be, const rd_group *g,
         return REDIST_OK;
     }
     if (recv == send)
-        return gather_inplace(x, c, g->index, recv, bytes, err);
-    return xchg_bytes(x, c, 1, send, recv, bytes, err);
+        return gather ? gather_inplace(x, c, g->index, recv, bytes, err)
+                      : alltoall_inplace(x, c, g->size, g->index, recv,
+                                         bytes, err);
+    return xchg_bytes(x, c, gather, send, recv, bytes, err);
+}
+
+static redist_status_t mpi_all_gather(redist_backend_t *be, const rd_group *g,
+                                      const void *send, void *recv,
+                                      uint64_t bytes, redist_error_t *err)
+{
+    return contig_step(be, g, send, recv, bytes, 1, err);
 }
 
 static redist_status_t mpi_all_to_all(redist_backend_t *be, const rd_group *g,
                                       const void *send, void *recv,
                                       uint64_t bytes, redist_error_t *err)
 {
-    redist_mpi_t *x = be->ctx;
-    redist_status_t st;
-    MPI_Comm c = group_comm(x, g, err, &st);
-    if (st)
-        return st;
-    if (g->size == 1) {
-        if (recv != send)
-            memcpy(recv, send, (size_t)bytes);
-        x->exchanges++;
-        return REDIST_OK;
-    }
-    if (recv == send)
-        return alltoall_inplace(x, c, g->size, g->index, recv, bytes, err);
-    return xchg_bytes(x, c, 0, send, recv, bytes, err);
+    return contig_step(be, g, send, recv, bytes, 0, err);
 }
 
 static int native_ok(const redist_mpi_t *x, uint64_t count)
