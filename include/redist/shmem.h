@@ -50,6 +50,12 @@
  * Otherwise (another node, REDIST_SHMEM_NO_PTR, or an input outside the
  * symmetric heap) the members push their partial chunks, in rounds,
  * into a symmetric work area of the receiver, which reduces them locally.
+ * Where no symmetric memory within the bound below is left for that, a
+ * reduction uses a protocol with no work space: the receiver reads a
+ * symmetric input with shmem_getmem, a block of RD_REDUCE_BLOCK elements
+ * at a time (a private input is first copied into its output when that
+ * is large enough), or the members push into the receiver's output
+ * block one at a time, in member order.
  *
  * BUFFERS.  One-sided puts need their target in the symmetric heap.
  *  - If src and dst are symmetric (shmem_malloc'd, the same objects on
@@ -63,9 +69,10 @@
  *    the symmetric heap, and a final local copy moves the result to dst.
  *    Consecutive exchanges run in place in one symmetric buffer: each
  *    copies its input to a free caller buffer (the consumed src, or dst)
- *    and puts from there; pulled reductions need no copy (an all_reduce
- *    member writes only the range nobody else reads; a reduce_scatter
- *    parks its result until the group is done), and a reduction whose
+ *    and puts from there; pulled reductions need no copy (a member writes
+ *    only the elements of its own input that nobody else reads; a
+ *    reduce_scatter then moves its chunks down into place once the group
+ *    is done), and a reduction whose
  *    input is private first copies it into its symmetric output buffer
  *    when that is large enough.  The scratch is then at most peak bytes
  *    (at most max(src, dst) for a memory-efficient plan) where there is a
@@ -77,19 +84,19 @@
  * symmetric heap (shmem_malloc, collective, sized from the plan before
  * any data moves) and freed at its end; it is counted by the executor's
  * allocator.  Pushed reductions put into free symmetric scratch of their
- * step when there is room for one element per member, else into a fixed
- * symmetric work area of the context (options.work_bytes, default
+ * step when there is room for one element per other member, else into a
+ * fixed symmetric work area of the context (options.work_bytes, default
  * REDIST_SHMEM_WORK_BYTES), of which redist_shmem_execute uses at most
- * what max(src, dst) leaves beside the executor's scratch, and at least
- * one element per member (more rounds).  A call that may use the area
- * counts that part in its promise (report.scratch_bytes,
+ * what max(src, dst) leaves beside the executor's scratch (more rounds);
+ * where that is less than one element per other member the reduction
+ * runs with no work space (above).  A call that may use the area counts
+ * that part in its promise (report.scratch_bytes,
  * redist_shmem_info_t.scratch_bytes) and what it used in its measured
  * high-water mark.  A pushed all_reduce first uses the part of its
- * symmetric output outside each receiver's own range.  So the promise is
- * max(src, dst) for a memory-efficient plan, except that a pushed
- * reduction of a tiny block (fewer than about 2 s elements: no free
- * symmetric memory holds one element per member) adds one element per
- * group member.  Besides these the
+ * symmetric output outside each receiver's own range.  So the promise,
+ * work area included, is max(src, dst) for a memory-efficient plan
+ * (2 max(src, dst) with REDIST_EXEC_PRESERVE_SRC), as for the executor.
+ * Besides these the
  * context keeps O(PEs + steps) bytes of symmetric bookkeeping (counters,
  * the reduction work arrays of the agreement).  The symmetric heap must
  * be large enough for the caller's symmetric buffers plus the scratch

@@ -34,15 +34,22 @@
  *     reduces its chunk reading the s inputs in place; all_reduce splits
  *     the block into s ranges, reduces range c, then puts it to the
  *     others (reduce-scatter + all-gather, 2 (s-1)/s L per member);
- *   push (otherwise): in rounds of B elements (B = work space / (s elem)),
- *     each member puts its contribution to each receiver's work area slot
- *     (READY / FULL handshake per round), the receiver reduces.  The work
- *     space, symmetric and at the same offset on every PE: an in-place
- *     reduce_scatter's staged input's old place, else free scratch of the
- *     step (be->spare_scratch), else, for an all_reduce, its output
- *     outside the receiver's range (one more group signal, SIG_FREE,
- *     before the final puts), else the context's work area, of which
- *     redist_shmem_execute uses at most what max(src, dst) leaves.
+ *   push (otherwise): in rounds of B elements (B = work space /
+ *     ((s-1) elem)), each member puts its contribution to each receiver's
+ *     work area slot (READY / DONE handshake per round), the receiver
+ *     reduces.  The work space, symmetric and at the same offset on every
+ *     PE: an in-place reduce_scatter's staged input's old place, else
+ *     free scratch of the step (be->spare_scratch), else, for an
+ *     all_reduce, its output outside the receiver's range (one more group
+ *     signal, SIG_FREE, before the final puts), else the context's work
+ *     area, of which redist_shmem_execute uses at most what max(src, dst)
+ *     leaves;
+ *   no work space (when that leaves less than one element per other
+ *     member): get, a pull whose reads are shmem_getmem of one block of
+ *     RD_REDUCE_BLOCK elements into the stack; or serial, a push of one
+ *     member at a time straight into the receiver's output block.
+ *   red_mode picks the protocol; work_promise makes the same choice from
+ *   the executor's program, before the call.
  *   in place (private buffers, RD_BUILD_INPLACE): see run_step.
  * SCRATCH.  None of its own beyond the fixed symmetric work area (push
  * only) and O(slots + PEs) bytes of counters; the executor's scratch is
@@ -91,6 +98,11 @@ struct redist_shmem {
     int seq;    /* exchanges so far in this call */
     uint64_t work_used; /* most of the work area used in this call */
     uint64_t work_cap;  /* redist_shmem_execute: most of it to use (0: all) */
+    uint64_t bound_free; /* redist_shmem_execute: what max(src, dst) leaves
+                            beside the executor's scratch (red_mode) */
+    int prefer;          /* tests: the reduction protocol to use where it
+                            can (-1: red_mode's choice) */
+    uint64_t modes[RED_NMODES]; /* reductions run per protocol */
     char *free_sym;     /* free symmetric memory during this step */
     uint64_t free_sym_bytes;
     struct {
@@ -343,6 +355,13 @@ static void part_run(const red_part *r, int64_t t, uint64_t q,
     }
 }
 
+/* Receiver k's work-area slot for member m's pieces: s - 1 slots, none
+ * for the receiver itself (it reads its own input in place). */
+static uint64_t slot_of(int64_t m, int64_t k)
+{
+    return (uint64_t)(m < k ? m : m - 1);
+}
+
 typedef struct red_inputs {
     const char *const *base; /* pull: member m's input (local address) */
     const char *mine;        /* my own input */
@@ -350,6 +369,11 @@ typedef struct red_inputs {
     const char *work;        /* push: slots of `slot` bytes */
     uint64_t slot;
     int64_t me;
+    /* get (no base): the peers' inputs at the symmetric address `mine`,
+     * `len` bytes fetched into `buf` one member at a time */
+    const rd_group *g;
+    char *buf;
+    uint64_t len;
 } red_inputs;
 
 static const void *red_input(void *user, int64_t m)
@@ -358,8 +382,12 @@ static const void *red_input(void *user, int64_t m)
     if (m == ri->me)
         return ri->mine + ri->off;
     if (ri->work)
-        return ri->work + (uint64_t)m * ri->slot;
-    return ri->base[m] + ri->off;
+        return ri->work + slot_of(m, ri->me) * ri->slot;
+    if (ri->base)
+        return ri->base[m] + ri->off;
+    shmem_getmem(ri->buf, ri->mine + ri->off, (size_t)ri->len,
+                 pe_of(ri->g, m));
+    return ri->buf;
 }
 
 static void red_part_of(const rd_xstep *x, red_part *r)
@@ -393,19 +421,26 @@ static void ar_put_range(redist_shmem_t *c, const rd_group *g,
                     out + lo * elem, (hi - lo) * elem);
 }
 
-/* Pull: read the peers' inputs in place (shmem_ptr). */
+/* Pull: read the peers' (symmetric) inputs in place, by load through
+ * shmem_ptr, or (get) with shmem_getmem, RD_REDUCE_BLOCK elements of one
+ * member at a time into a block on the stack: no symmetric work space. */
 static redist_status_t reduce_pull(redist_shmem_t *c, const rd_xstep *x,
-                                   const char *in, char *out, char *stage,
-                                   int slot, redist_error_t *err)
+                                   const char *in, char *out, int slot,
+                                   int get, redist_error_t *err)
 {
     const rd_group *g = &x->group;
     size_t elem = x->elem;
     red_part r;
     red_part_of(x, &r);
-    const char **base = malloc(sizeof *base * (size_t)g->size);
-    if (!base)
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    for (int64_t m = 0; m < g->size; m++) {
+    _Alignas(16) char block[RD_REDUCE_BLOCK * 16];
+    const char **base = NULL;
+    if (!get) {
+        base = malloc(sizeof *base * (size_t)g->size);
+        if (!base)
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+    }
+    for (int64_t m = 0; m < g->size && base; m++) {
         base[m] = m == g->index ? in : shmem_ptr(in, pe_of(g, m));
         if (!base[m]) {
             free(base);
@@ -414,40 +449,55 @@ static redist_status_t reduce_pull(redist_shmem_t *c, const rd_xstep *x,
                             pe_of(g, m));
         }
     }
-    /* In place (in == out): an all-reduce member writes only its own
-     * range, which nobody else reads, block by block after reading it
-     * (rd_reduce_n), and puts it to the others' same range once it has
-     * read theirs.  A reduce-scatter's output overlaps input the others
-     * read: it goes to `stage` (the pass's spare region) and is copied
-     * in once every member is done. */
-    char *res = out;
-    if (in == out && !r.all_reduce) {
-        if (!stage)
-            return rd_error(err, REDIST_ERR_PLAN, NULL, NULL,
-                            "internal error: in-place reduce_scatter "
-                            "without spare space");
-        res = stage;
-    }
+    /* In place (in == out): a member writes only the runs of its own
+     * input that nobody else reads (its range of an all-reduce, its
+     * chunks of a reduce-scatter), block by block after reading them
+     * (rd_reduce_n), no work space at all.  An all-reduce then puts its
+     * range to the others' same range once they have read it; a
+     * reduce-scatter, once every member is done reading, moves its
+     * chunks down to their places (each to a lower or equal offset). */
+    int inplace = in == out;
     signal_group(c, slot, SIG_READY, g);
     redist_status_t st = wait_sig(c, slot, SIG_READY, (long)(g->size - 1),
                                   err);
     if (!st) {
-        uint64_t total = 0;
         for (uint64_t q = 0; q < part_runs(&r); q++) {
             uint64_t io, oo, len;
             part_run(&r, g->index, q, &io, &oo, &len);
-            red_inputs ri = {base, in, io * elem, NULL, 0, g->index};
-            rd_reduce_n(x->dtype, x->reduce, res + oo * elem, len, g->size,
-                        red_input, &ri);
-            total = oo + len;
+            if (inplace)
+                oo = io;
+            red_inputs ri = {base, in, io * elem, NULL, 0, g->index,
+                             g, block, 0};
+            if (!get) {
+                rd_reduce_n(x->dtype, x->reduce, out + oo * elem, len,
+                            g->size, red_input, &ri);
+            } else {
+                /* rd_reduce_n reads input m whole before asking for
+                 * m + 1 when given at most RD_REDUCE_BLOCK elements */
+                for (uint64_t b = 0; b < len; b += RD_REDUCE_BLOCK) {
+                    uint64_t n = len - b < RD_REDUCE_BLOCK
+                                     ? len - b
+                                     : RD_REDUCE_BLOCK;
+                    ri.off = (io + b) * elem;
+                    ri.len = n * elem;
+                    rd_reduce_n(x->dtype, x->reduce, out + (oo + b) * elem,
+                                n, g->size, red_input, &ri);
+                }
+            }
         }
         if (r.all_reduce)
             ar_put_range(c, g, &r, out, elem);
         complete();
         signal_group(c, slot, SIG_DONE, g);
         st = wait_sig(c, slot, SIG_DONE, (long)(g->size - 1), err);
-        if (!st && res != out)
-            memcpy(out, res, (size_t)(total * elem));
+        for (uint64_t q = 0; !st && inplace && !r.all_reduce &&
+                             q < part_runs(&r);
+             q++) {
+            uint64_t io, oo, len;
+            part_run(&r, g->index, q, &io, &oo, &len);
+            if (io != oo)
+                memmove(out + oo * elem, out + io * elem, (size_t)(len * elem));
+        }
     }
     free(base);
     return st;
@@ -482,17 +532,20 @@ static int push_piece(const red_part *rp, int64_t t, uint64_t round,
 /* A pushed all-reduce may use, as receiver t's work space, the part of
  * its (symmetric) output outside its own range: that part is written
  * only by the others' final puts, after a group signal.  The elements
- * every receiver has free there (the least over the members). */
+ * every receiver has free there (the least over the members that receive
+ * anything: an empty range gets no pieces). */
 static uint64_t ar_out_free(const red_part *rp)
 {
     uint64_t least = UINT64_MAX;
     for (int64_t t = 0; t < rp->s; t++) {
         uint64_t lo = ar_lo(rp, t), hi = ar_lo(rp, t + 1);
         uint64_t f = lo > rp->count - hi ? lo : rp->count - hi;
+        if (hi == lo)
+            continue;
         if (f < least)
             least = f;
     }
-    return least;
+    return least == UINT64_MAX ? rp->count : least;
 }
 
 /* Receiver t's work space in its output (see ar_out_free): before its
@@ -516,32 +569,32 @@ static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
     red_part rp;
     red_part_of(x, &rp);
     uint64_t most = rp.all_reduce ? ar_lo(&rp, 1) + 1 : rp.chunk;
-    /* the work area: free scratch of this pass when it holds a slot of
-     * one element per member (symmetric, at the same offset on every PE),
-     * else the context's */
+    /* the work area, s - 1 slots (one per other member): free scratch of
+     * this pass when it holds a slot of one element per other member
+     * (symmetric, at the same offset on every PE), else the context's
+     * (red_mode) */
+    uint64_t least = (uint64_t)(s - 1) * elem;
     char *work = c->work;
     uint64_t wbytes = c->work_bytes;
     int own = 1, in_out = 0;
-    if (c->free_sym && c->free_sym_bytes >= (uint64_t)s * elem) {
+    if (c->free_sym && c->free_sym_bytes >= least) {
         work = c->free_sym; /* an in-place reduce_scatter's input */
         wbytes = c->free_sym_bytes;
         own = 0;
-    } else if (be->spare_scratch &&
-               be->spare_scratch_bytes >= (uint64_t)s * elem) {
+    } else if (be->spare_scratch && be->spare_scratch_bytes >= least) {
         work = be->spare_scratch;
         wbytes = be->spare_scratch_bytes;
         own = 0;
-    } else if (rp.all_reduce && ar_out_free(&rp) >= (uint64_t)s) {
+    } else if (rp.all_reduce && ar_out_free(&rp) >= (uint64_t)(s - 1)) {
         wbytes = ar_out_free(&rp) * elem; /* in the output: ar_out_work */
         own = 0;
         in_out = 1;
     } else if (c->work_cap) { /* within what the bound leaves */
-        uint64_t cap = c->work_cap > (uint64_t)s * elem ? c->work_cap
-                                                         : (uint64_t)s * elem;
+        uint64_t cap = c->work_cap > least ? c->work_cap : least;
         if (cap < wbytes)
             wbytes = cap;
     }
-    uint64_t B = wbytes / ((uint64_t)s * elem);
+    uint64_t B = wbytes / least;
     if (B > most)
         B = most;
     if (B == 0)
@@ -556,8 +609,8 @@ static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
     }
     if (rounds == 0)
         rounds = 1; /* an empty round still consumes the READY signals */
-    if (own && (uint64_t)s * slotb > c->work_used)
-        c->work_used = (uint64_t)s * slotb;
+    if (own && (uint64_t)(s - 1) * slotb > c->work_used)
+        c->work_used = (uint64_t)(s - 1) * slotb;
     redist_status_t st = REDIST_OK;
     signal_group(c, slot, SIG_READY, g);
     for (uint64_t r = 0; r < rounds && !st; r++) {
@@ -568,10 +621,10 @@ static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
         for (int64_t t = 1; t < s; t++) {
             int64_t k = (me + t) % s;
             char *wk = in_out ? ar_out_work(&rp, k, out, elem,
-                                            (uint64_t)s * slotb)
+                                            (uint64_t)(s - 1) * slotb)
                               : work;
             if (push_piece(&rp, k, r, B, &io, &oo, &len))
-                write_bytes(c, pe_of(g, k), wk + (uint64_t)me * slotb,
+                write_bytes(c, pe_of(g, k), wk + slot_of(me, k) * slotb,
                             in + io * elem, len * elem);
         }
         complete();
@@ -581,9 +634,10 @@ static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
             break;
         if (push_piece(&rp, me, r, B, &io, &oo, &len)) {
             char *wk = in_out ? ar_out_work(&rp, me, out, elem,
-                                            (uint64_t)s * slotb)
+                                            (uint64_t)(s - 1) * slotb)
                               : work;
-            red_inputs ri = {NULL, in, io * elem, wk, slotb, me};
+            red_inputs ri = {NULL, in, io * elem, wk, slotb, me,
+                             g, NULL, 0};
             rd_reduce_n(x->dtype, x->reduce, out + oo * elem, len, s,
                         red_input, &ri);
         }
@@ -596,6 +650,114 @@ static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
     }
     if (!st && rp.all_reduce) {
         ar_put_range(c, g, &rp, out, elem);
+        complete();
+        signal_group(c, slot, SIG_END, g);
+        st = wait_sig(c, slot, SIG_END, (long)(s - 1), err);
+    }
+    return st;
+}
+
+/* Serial push: no work space at all.  The output must be symmetric and
+ * apart from the input (which may be private).  Each member's part is cut
+ * into blocks of at most RD_REDUCE_BLOCK elements; for block i every
+ * member takes its turn as the sender in member order: the receivers
+ * that have a block i tell it their output block is free (READY), it puts
+ * its piece straight into that block (the final place) and signals DONE;
+ * each receiver folds the piece into its accumulator (rd_reduce_n, the
+ * same kernel and order as everywhere: it reads input m whole before
+ * asking for m + 1), and writes the block once all s are in.  An
+ * all_reduce then puts its range to the others as reduce_push does. */
+typedef struct serial_round {
+    redist_shmem_t *c;
+    const rd_group *g;
+    const red_part *rp;
+    const char *in;
+    char *out;
+    size_t elem;
+    int slot;
+    uint64_t block; /* block number i */
+    uint64_t in_off, out_off, len; /* mine, if have */
+    int have;
+    redist_status_t st;
+    redist_error_t *err;
+} serial_round;
+
+static const void *serial_input(void *user, int64_t m)
+{
+    serial_round *sr = user;
+    const rd_group *g = sr->g;
+    int64_t me = g->index;
+    const char *mine = sr->in + sr->in_off * sr->elem;
+    if (sr->st)
+        return mine; /* failed: no more waiting; the caller returns */
+    if (m != me) {
+        if (!sr->have)
+            return mine;
+        signal_pe(sr->c, sr->slot, SIG_READY, pe_of(g, m));
+        sr->st = wait_sig(sr->c, sr->slot, SIG_DONE, 1, sr->err);
+        return sr->out + sr->out_off * sr->elem;
+    }
+    /* my turn: every receiver with a block i gets my piece */
+    long n = 0;
+    uint64_t io, oo, len;
+    for (int64_t k = 0; k < g->size; k++)
+        n += k != me &&
+             push_piece(sr->rp, k, sr->block, RD_REDUCE_BLOCK, &io, &oo, &len);
+    sr->st = wait_sig(sr->c, sr->slot, SIG_READY, n, sr->err);
+    if (sr->st)
+        return mine;
+    for (int64_t t = 1; t < g->size; t++) {
+        int64_t k = (me + t) % g->size;
+        if (push_piece(sr->rp, k, sr->block, RD_REDUCE_BLOCK, &io, &oo, &len))
+            write_bytes(sr->c, pe_of(g, k), sr->out + oo * sr->elem,
+                        sr->in + io * sr->elem, len * sr->elem);
+    }
+    complete();
+    for (int64_t t = 1; t < g->size; t++) {
+        int64_t k = (me + t) % g->size;
+        if (push_piece(sr->rp, k, sr->block, RD_REDUCE_BLOCK, &io, &oo, &len))
+            signal_pe(sr->c, sr->slot, SIG_DONE, pe_of(g, k));
+    }
+    return mine;
+}
+
+static redist_status_t reduce_serial(redist_shmem_t *c, const rd_xstep *x,
+                                     const char *in, char *out, int slot,
+                                     redist_error_t *err)
+{
+    const rd_group *g = &x->group;
+    int64_t s = g->size;
+    red_part rp;
+    red_part_of(x, &rp);
+    uint64_t blocks = 0;
+    for (int64_t t = 0; t < s; t++) {
+        uint64_t n = rp.all_reduce
+                         ? (ar_lo(&rp, t + 1) - ar_lo(&rp, t) +
+                            RD_REDUCE_BLOCK - 1) / RD_REDUCE_BLOCK
+                         : rp.pre * ((rp.chunk + RD_REDUCE_BLOCK - 1) /
+                                     RD_REDUCE_BLOCK);
+        if (n > blocks)
+            blocks = n;
+    }
+    serial_round sr = {c, g, &rp, in, out, x->elem, slot, 0, 0, 0, 0, 0,
+                       REDIST_OK, err};
+    for (uint64_t i = 0; i < blocks && !sr.st; i++) {
+        sr.block = i;
+        sr.have = push_piece(&rp, g->index, i, RD_REDUCE_BLOCK, &sr.in_off,
+                             &sr.out_off, &sr.len);
+        if (!sr.have) {
+            sr.in_off = 0;
+            for (int64_t m = 0; m < s && !sr.st; m++)
+                serial_input(&sr, m); /* my turn as the sender */
+            continue;
+        }
+        /* the block is the last input read before it is written */
+        rd_reduce_n(x->dtype, x->reduce, out + sr.out_off * x->elem, sr.len,
+                    s, serial_input, &sr);
+    }
+    redist_status_t st = sr.st;
+    if (!st && rp.all_reduce) {
+        ar_put_range(c, g, &rp, out, x->elem);
         complete();
         signal_group(c, slot, SIG_END, g);
         st = wait_sig(c, slot, SIG_END, (long)(s - 1), err);
@@ -622,16 +784,85 @@ static uint64_t scratch_cap(const redist_shmem_t *c, const void *p)
     return 0;
 }
 
-/* A reduction whose input is private memory (not reachable by the peers)
- * but whose output is a scratch buffer that can hold the input: copied
- * there, it runs in place and pulled, with no work area (reduce_pull:
- * a reduce-scatter then needs room for its output elsewhere). */
-static int copy_in_ok(const redist_shmem_t *c, uint64_t out_cap,
-                      uint64_t in_bytes, uint64_t out_bytes, int all_reduce,
-                      int spare_outside, uint64_t spare_bytes)
+/* How a reduction over more than one member runs.  The facts come from
+ * the pass (work_promise) or from the step's buffers (run_step): the same
+ * decision either way. */
+typedef struct red_facts {
+    int64_t s;
+    size_t elem;
+    int all_reduce;
+    uint64_t in_bytes;
+    int in_sym;           /* input symmetric (the peers can read it) */
+    int in_place;         /* input == output */
+    int out_sym;          /* output symmetric */
+    uint64_t out_cap;     /* bytes of the output's scratch buffer, or 0 */
+    uint64_t spare_bytes; /* the pass's spare region */
+    uint64_t sspare_bytes; /* free symmetric scratch of the pass */
+    uint64_t bound_free;  /* what max(src, dst) leaves beside the scratch */
+} red_facts;
+
+/* ar_out_free of the facts' all_reduce */
+static uint64_t ar_free(const red_facts *f)
 {
-    return c->ptr_ok && out_cap >= in_bytes &&
-           (all_reduce || (spare_outside && spare_bytes >= out_bytes));
+    red_part rp = {1, 0, 0, f->in_bytes / f->elem, f->s};
+    return ar_out_free(&rp);
+}
+
+
+/* The protocols this reduction can use (a mask of 1 << RED_*). */
+static unsigned red_legal(const redist_shmem_t *c, const red_facts *f)
+{
+    uint64_t least = (uint64_t)(f->s - 1) * f->elem; /* one slot each */
+    unsigned legal = 0;
+    /* a private input that fits in its (symmetric) output is copied
+     * there and runs in place */
+    int copy = !f->in_place && f->out_sym && f->out_cap >= f->in_bytes;
+    if (f->in_sym && c->ptr_ok)
+        legal |= 1u << RED_PULL;
+    if (f->in_sym)
+        legal |= 1u << RED_GET;
+    if (copy && c->ptr_ok)
+        legal |= 1u << RED_COPY_PULL;
+    if (copy)
+        legal |= 1u << RED_COPY_GET;
+    /* a push reads its input apart from the output: an in-place one
+     * first stages it in the spare region */
+    if (!f->in_place || f->spare_bytes >= f->in_bytes) {
+        int ar = f->all_reduce && ar_free(f) >= (uint64_t)(f->s - 1);
+        if (f->in_place ? ar || (!f->all_reduce &&
+                                 f->in_bytes - f->in_bytes / (uint64_t)f->s >=
+                                     least) /* the staged input's place */
+                        : ar || f->sspare_bytes >= least)
+            legal |= 1u << RED_PUSH;
+        legal |= 1u << RED_PUSH_WORK;
+    }
+    if (!f->in_place && f->out_sym)
+        legal |= 1u << RED_SERIAL;
+    return legal;
+}
+
+/* The protocol of a reduction over more than one member: by load where
+ * the inputs are reachable, else pushed into free symmetric memory, else
+ * into the context's work area within what max(src, dst) leaves; past
+ * that, protocols with no symmetric work space at all (slower: blocking
+ * reads, or one sender at a time). */
+static int red_mode(const redist_shmem_t *c, const red_facts *f)
+{
+    static const int order[] = {RED_PULL, RED_COPY_PULL, RED_PUSH,
+                                RED_PUSH_WORK, RED_GET, RED_COPY_GET,
+                                RED_SERIAL};
+    if (f->s <= 1)
+        return RED_PULL;
+    unsigned legal = red_legal(c, f);
+    if (c->prefer >= 0 && (legal >> c->prefer & 1u))
+        return c->prefer;
+    if (f->bound_free < (uint64_t)(f->s - 1) * f->elem)
+        legal &= ~(1u << RED_PUSH_WORK); /* over the bound */
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+        if (legal >> order[k] & 1u)
+            return order[k];
+    return RED_PUSH_WORK; /* not reached: a private input is copied in or
+                             the output is symmetric */
 }
 
 static redist_status_t run_step(redist_backend_t *be, const rd_xstep *x,
@@ -672,21 +903,21 @@ static redist_status_t run_step(redist_backend_t *be, const rd_xstep *x,
     uint64_t in_bytes = x->elem;
     for (int d = 0; d < nd; d++)
         in_bytes *= (uint64_t)x->in_shape[d];
-    int pull = (x->op == REDIST_OP_REDUCE_SCATTER ||
-                x->op == REDIST_OP_ALL_REDUCE) &&
-               (g->size == 1 || (c->ptr_ok && (symmetric || is_scratch(c, in))));
-    if (!pull && in != out &&
-        (x->op == REDIST_OP_REDUCE_SCATTER || x->op == REDIST_OP_ALL_REDUCE)) {
-        const char *sp = be->spare;
-        uint64_t cap = scratch_cap(c, out);
-        int outside = sp && (sp + be->spare_bytes <= out || sp >= out + cap);
-        if (copy_in_ok(c, cap, in_bytes, in_bytes / (uint64_t)g->size,
-                       x->op == REDIST_OP_ALL_REDUCE, outside,
-                       be->spare_bytes)) {
+    int mode = RED_PUSH, pull = 0;
+    if (x->op == REDIST_OP_REDUCE_SCATTER || x->op == REDIST_OP_ALL_REDUCE) {
+        red_facts f = {g->size, x->elem, x->op == REDIST_OP_ALL_REDUCE,
+                       in_bytes, symmetric || is_scratch(c, in), in == out,
+                       symmetric || is_scratch(c, out), scratch_cap(c, out),
+                       be->spare_bytes,
+                       be->spare_scratch_bytes, c->bound_free};
+        mode = red_mode(c, &f);
+        c->modes[mode]++;
+        if (mode == RED_COPY_PULL || mode == RED_COPY_GET) {
             memcpy(out, in, (size_t)in_bytes);
             in = out;
-            pull = 1;
         }
+        pull = mode != RED_PUSH && mode != RED_PUSH_WORK &&
+               mode != RED_SERIAL;
     }
     if (in == out && !pull &&
         !(x->op == REDIST_OP_PERMUTE && x->send_to == c->me)) {
@@ -759,7 +990,10 @@ static redist_status_t run_step(redist_backend_t *be, const rd_xstep *x,
     }
     if (x->op == REDIST_OP_REDUCE_SCATTER || x->op == REDIST_OP_ALL_REDUCE) {
         if (pull)
-            return reduce_pull(c, x, in, out, be->spare, slot, err);
+            return reduce_pull(c, x, in, out, slot,
+                               mode == RED_GET || mode == RED_COPY_GET, err);
+        if (mode == RED_SERIAL)
+            return reduce_serial(c, x, in, out, slot, err);
         st = reduce_push(c, be, x, in, out, slot, err);
         c->free_sym = NULL;
         c->free_sym_bytes = 0;
@@ -1022,11 +1256,12 @@ static uint64_t shm_inplace_need(const redist_backend_t *be,
 {
     const redist_shmem_t *c = be->ctx;
     (void)fused;
-    if ((x->op == REDIST_OP_REDUCE_SCATTER || x->op == REDIST_OP_ALL_REDUCE) &&
-        (x->group.size == 1 || c->ptr_ok)) /* the input is scratch */
-        return x->op == REDIST_OP_ALL_REDUCE
-                   ? 0
-                   : in_bytes / (uint64_t)x->group.size;
+    (void)c;
+    /* reductions: pulled (loads or gets) in place with no spare at all,
+     * or pushed from a staged copy when the spare region holds one
+     * (red_mode) */
+    if (x->op == REDIST_OP_REDUCE_SCATTER || x->op == REDIST_OP_ALL_REDUCE)
+        return 0;
     return in_bytes;
 }
 
@@ -1154,6 +1389,8 @@ redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
     c->flags = flags;
     c->work_bytes = work;
     c->fail_at = -1;
+    c->bound_free = UINT64_MAX;
+    c->prefer = -1;
     c->ptr_ok = no_ptr == 0;
     for (int k = 0; k < 2; k++) {
         c->ep[k].ops = &shm_ops[flags & REDIST_SHMEM_PACKED ? 1 : 0][k];
@@ -1220,16 +1457,20 @@ static int sym_range(const redist_shmem_t *c, const void *p, uint64_t n)
  * program the executor builds, so the same decisions. */
 static uint64_t work_promise(const redist_shmem_t *c, const redist_plan_t *plan,
                              const redist_exec_options_t *opts, int symmetric,
-                             uint64_t *cap)
+                             uint64_t *cap, uint64_t *bound_free)
 {
     rd_program p;
     uint64_t need = 0, least = 0;
     *cap = 0;
+    *bound_free = UINT64_MAX;
     if (rd_program_build_for(plan, &c->ep[symmetric], opts ? opts->flags : 0,
                              &p, NULL)) {
         rd_program_free(&p);
         return c->work_bytes; /* the executor fails the plan anyway */
     }
+    uint64_t E = p.scratch[0] + p.scratch[1];
+    uint64_t M = p.src_bytes > p.dst_bytes ? p.src_bytes : p.dst_bytes;
+    *bound_free = M > E ? M - E : 0;
     for (int k = 0; k < p.npasses; k++) {
         const rd_pass *ps = &p.pass[k];
         const rd_xstep *x = &ps->x;
@@ -1239,38 +1480,24 @@ static uint64_t work_promise(const redist_shmem_t *c, const redist_plan_t *plan,
             x->group.size <= 1)
             continue;
         int scratch_in = ps->in_buf == RD_BUF_SA || ps->in_buf == RD_BUF_SB;
-        if (c->ptr_ok && (symmetric || scratch_in))
-            continue; /* pulled */
         int scratch_out = ps->out_buf == RD_BUF_SA || ps->out_buf == RD_BUF_SB;
-        if (ps->in_buf != ps->out_buf && scratch_out &&
-            copy_in_ok(c, p.scratch[ps->out_buf - RD_BUF_SA], ps->in_bytes,
-                       ps->in_bytes / (uint64_t)x->group.size,
-                       x->op == REDIST_OP_ALL_REDUCE,
-                       ps->spare_buf != ps->out_buf, ps->spare_bytes))
-            continue; /* copied in, pulled */
-        if (ps->in_buf != ps->out_buf &&
-            ps->sspare_bytes >= (uint64_t)x->group.size * x->elem)
-            continue; /* pushed into free scratch */
-        if (ps->in_buf == ps->out_buf && x->op == REDIST_OP_REDUCE_SCATTER &&
-            ps->in_bytes - ps->in_bytes / (uint64_t)x->group.size >=
-                (uint64_t)x->group.size * x->elem)
-            continue; /* pushed into its staged input's old place */
-        if (x->op == REDIST_OP_ALL_REDUCE) {
-            red_part rp;
-            red_part_of(x, &rp);
-            if (ar_out_free(&rp) >= (uint64_t)x->group.size)
-                continue; /* pushed into its output */
-        }
+        red_facts f = {x->group.size, x->elem,
+                       x->op == REDIST_OP_ALL_REDUCE, ps->in_bytes,
+                       symmetric || scratch_in, ps->in_buf == ps->out_buf,
+                       symmetric || scratch_out,
+                       scratch_out ? p.scratch[ps->out_buf - RD_BUF_SA] : 0,
+                       ps->spare_bytes, ps->sspare_bytes, *bound_free};
+        if (red_mode(c, &f) != RED_PUSH_WORK)
+            continue;
         need = c->work_bytes;
-        if ((uint64_t)x->group.size * x->elem > least)
-            least = (uint64_t)x->group.size * x->elem;
+        if ((uint64_t)(x->group.size - 1) * x->elem > least)
+            least = (uint64_t)(x->group.size - 1) * x->elem;
     }
     /* the pushes use at most what max(src, dst) leaves beside the
-     * executor's scratch, and at least one element per member */
+     * executor's scratch, and at least one element per other member
+     * (red_mode avoids that where it can) */
     if (need) {
-        uint64_t E = p.scratch[0] + p.scratch[1];
-        uint64_t M = p.src_bytes > p.dst_bytes ? p.src_bytes : p.dst_bytes;
-        *cap = M > E ? M - E : 0;
+        *cap = *bound_free;
         if (*cap < least)
             *cap = least;
         if (*cap < need)
@@ -1318,8 +1545,8 @@ redist_status_t redist_shmem_exec_info(const redist_shmem_t *c,
     memset(out, 0, sizeof *out);
     out->exec = e;
     out->symmetric = sym;
-    uint64_t cap;
-    out->work_bytes = work_promise(c, plan, opts, sym, &cap);
+    uint64_t cap, bound_free;
+    out->work_bytes = work_promise(c, plan, opts, sym, &cap, &bound_free);
     out->scratch_bytes = e.scratch_bytes + out->work_bytes;
     return REDIST_OK;
 }
@@ -1361,15 +1588,29 @@ redist_status_t redist_shmem_execute(redist_shmem_t *c,
     uint64_t promise = 0;
     c->work_cap = 0;
     if (plan && !check_plan(c, plan, NULL))
-        promise = work_promise(c, plan, opts, sym, &c->work_cap);
+        promise = work_promise(c, plan, opts, sym, &c->work_cap,
+                               &c->bound_free);
     redist_status_t st = redist_plan_execute(plan, &c->ep[sym], src, dst,
                                              opts, report, err);
     c->work_cap = 0;
+    c->bound_free = UINT64_MAX;
     if (report && plan && (!st || report->scratch_bytes)) {
         report->scratch_bytes += promise;
         report->scratch_high_water += c->work_used;
     }
     return st;
+}
+
+void rd_shmem_prefer(redist_shmem_t *c, int mode)
+{
+    if (c)
+        c->prefer = mode >= 0 && mode < RED_NMODES ? mode : -1;
+}
+
+void rd_shmem_mode_counts(const redist_shmem_t *c, uint64_t out[RED_NMODES])
+{
+    for (int k = 0; k < RED_NMODES; k++)
+        out[k] = c ? c->modes[k] : 0;
 }
 
 void rd_shmem_inject_failure(redist_shmem_t *c, int64_t op_index)

@@ -4,6 +4,27 @@
 
 #include "redist/shmem.h"
 
+/* The protocols of a reduction over more than one PE (shmem.c). */
+enum {
+    RED_PULL,      /* peers' inputs by load (shmem_ptr) */
+    RED_GET,       /* peers' inputs by shmem_getmem, a block at a time */
+    RED_COPY_PULL, /* private input copied into the output, then pulled */
+    RED_COPY_GET,  /* the same, read with gets */
+    RED_PUSH,      /* pushed into free symmetric memory of the step */
+    RED_PUSH_WORK, /* pushed into the context's work area */
+    RED_SERIAL,    /* pushed into the output block, one member at a time */
+    RED_NMODES
+};
+
+/* Use protocol `mode` for every reduction that can run with it (the
+ * executor's memory bound aside); -1: the backend's choice. */
+void rd_shmem_prefer(redist_shmem_t *ctx, int mode);
+
+/* Reductions run so far per protocol (this PE; groups of one PE count
+ * as RED_PULL). */
+void rd_shmem_mode_counts(const redist_shmem_t *ctx,
+                          uint64_t out[RED_NMODES]);
+
 /* Make this PE fail its exchange number `op_index` (0-based, counted from
  * this call on) with REDIST_ERR_BACKEND, after sending the step's READY
  * signals (its peers are then waiting for it).  -1: never. */

@@ -7,9 +7,10 @@
  *     zeros, denormals: reductions must combine in the same order with the
  *     same kernels);
  *   - for memory: measured high-water <= the promise; in symmetric mode
- *     the promise is the sim backend's with REDIST_SIM_FUSED (so at most
- *     max(src, dst) for memory-efficient plans, 2 max with PRESERVE_SRC);
- *     the source intact when it should be;
+ *     the executor's part is the sim backend's with REDIST_SIM_FUSED; the
+ *     whole promise, work area included, at most max(src, dst) for
+ *     memory-efficient plans (2 max with PRESERVE_SRC); the source intact
+ *     when it should be;
  * plus collective failure: a bad argument or a different plan on one PE,
  * an injected failure in the middle of a plan (every PE returns, the
  * context stays failed), a wrong device count at creation.
@@ -17,7 +18,9 @@
  * Modes: symmetric src/dst (shmem_malloc: puts straight into dst) or
  * private ones (malloc: receive into symmetric scratch), whole steps or
  * REDIST_SHMEM_PACKED, reductions pulled (shmem_ptr) or pushed through a
- * deliberately tiny work area (REDIST_SHMEM_NO_PTR: many rounds).
+ * deliberately tiny work area (REDIST_SHMEM_NO_PTR: many rounds), and
+ * one mode per plan with a random reduction protocol where it applies
+ * (rd_shmem_prefer): every protocol must have run.
  *
  *   oshrun -np P test_shmem [PLANNED [WALKS [SEED]]]
  *
@@ -38,9 +41,12 @@ static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 
 static int me, npes;
 static int runs, failures, skipped, checks, swept;
-/* memory-efficient runs on private buffers, and those whose promise
- * exceeded max(src, dst) by the one-element slack */
-static int private_runs, private_over[2]; /* [uses shmem_ptr] */
+/* memory-efficient runs on private buffers */
+static int private_runs;
+/* reductions per protocol: the backend's choice, and preferred ones */
+static uint64_t chosen[RED_NMODES], preferred[RED_NMODES];
+static const char *const mode_names[RED_NMODES] = {
+    "pull", "get", "copy+pull", "copy+get", "push", "push-work", "serial"};
 static int op_count[REDIST_OP_COUNT], mode_count[8];
 static int dtype_count[REDIST_DTYPE_COUNT], reduce_count[REDIST_REDUCE_COUNT];
 static redist_shmem_t *ctx_plain, *ctx_packed, *ctx_push;
@@ -110,6 +116,7 @@ typedef struct mode {
     redist_shmem_t *ctx;
     int symmetric, preserve, random_data;
     const char *name;
+    int prefer; /* a reduction protocol (rd_shmem_prefer), or -1 */
 } mode;
 
 /* One execution of `plan` in mode m; checks everything. */
@@ -159,6 +166,9 @@ static void run_mode(const char *what, const redist_plan_t *plan,
     redist_shmem_info_t info;
     redist_error_t err;
     redist_error_clear(&err);
+    uint64_t before[RED_NMODES], after[RED_NMODES];
+    rd_shmem_prefer(m->ctx, m->prefer);
+    rd_shmem_mode_counts(m->ctx, before);
     if (redist_shmem_exec_info(m->ctx, plan, src, dst, &opts, &info, &err))
         fail(what, plan, "exec_info: %s", err.text);
     if (info.symmetric != m->symmetric)
@@ -167,11 +177,17 @@ static void run_mode(const char *what, const redist_plan_t *plan,
     redist_exec_report_t rep;
     redist_status_t st = redist_shmem_execute(m->ctx, plan, src, dst, &opts,
                                               &rep, &err);
+    rd_shmem_mode_counts(m->ctx, after);
+    rd_shmem_prefer(m->ctx, -1);
+    for (int k = 0; k < RED_NMODES; k++)
+        (m->prefer < 0 ? chosen : preferred)[k] += after[k] - before[k];
     runs++;
     mode_count[(m->ctx == ctx_packed) * 4 + (m->ctx == ctx_push) * 2 +
                m->symmetric]++;
     char tag[160];
-    snprintf(tag, sizeof tag, "%s, %s%s%s, %s %s", what, m->name,
+    snprintf(tag, sizeof tag, "%s, %s%s%s%s%s, %s %s", what, m->name,
+             m->prefer >= 0 ? " " : "",
+             m->prefer >= 0 ? mode_names[m->prefer] : "",
              m->preserve ? " preserve" : "",
              m->random_data ? " random-bits" : "",
              redist_dtype_name(redist_spec_dtype(s)),
@@ -217,35 +233,23 @@ static void run_mode(const char *what, const redist_plan_t *plan,
                 fail(tag, plan, "symmetric promise %llu, sim fused %llu",
                      (unsigned long long)info.exec.scratch_bytes,
                      (unsigned long long)simp);
-            if (redist_shmem_uses_ptr(m->ctx) && info.work_bytes)
+            if (redist_shmem_uses_ptr(m->ctx) && info.work_bytes &&
+                m->prefer < 0)
                 fail(tag, plan, "work area promised with shmem_ptr");
-            /* the whole promise when reductions read in place; the
-             * executor's part when they push through the work area */
-            if (stats.memory_efficient &&
-                info.exec.scratch_bytes + (redist_shmem_uses_ptr(m->ctx)
-                                               ? info.work_bytes
-                                               : 0) >
-                    (m->preserve ? 2 * M : M))
-                fail(tag, plan, "promise %llu over the bound (M = %llu)",
-                     (unsigned long long)info.scratch_bytes,
-                     (unsigned long long)M);
         }
-        if (!m->symmetric && stats.memory_efficient) {
-            /* private buffers: exchanges run in place in one symmetric
-             * buffer, reductions pull or push into free scratch, or into
-             * the work area within what max(src, dst) leaves: the same
-             * bound, except by one element per member when the executor's
-             * scratch alone fills it and a reduction must push */
+        if (stats.memory_efficient && m->prefer < 0 &&
+            (m->symmetric ? m->ctx != ctx_packed : 1)) {
+            /* the whole promise, work area included: reductions read in
+             * place, push into free symmetric memory or into the work
+             * area within what max(src, dst) leaves, else use a protocol
+             * with no work space (gets, or one sender at a time).
+             * Private buffers: exchanges run in place in one symmetric
+             * buffer. */
             uint64_t bound = m->preserve ? 2 * M : M;
-            uint64_t slack = info.work_bytes <= 16 * (uint64_t)D
-                                 ? info.work_bytes
-                                 : 0;
-            private_runs++;
+            private_runs += !m->symmetric;
             if (info.scratch_bytes > bound)
-                private_over[redist_shmem_uses_ptr(m->ctx)]++;
-            if (info.scratch_bytes > bound + slack)
-                fail(tag, plan, "private promise %llu (executor %llu, work "
-                                "area %llu) over the bound %llu",
+                fail(tag, plan, "promise %llu (executor %llu, work area "
+                                "%llu) over the bound %llu",
                      (unsigned long long)info.scratch_bytes,
                      (unsigned long long)info.exec.scratch_bytes,
                      (unsigned long long)info.work_bytes,
@@ -274,20 +278,24 @@ static void run_mode(const char *what, const redist_plan_t *plan,
 static void run_plan(const char *what, const redist_plan_t *plan)
 {
     const redist_spec_t *s = redist_plan_spec(plan);
-    /* every mode once on exact data, one random mode on random bits */
-    mode modes[6] = {
-        {ctx_plain, 1, 0, 0, "symmetric"},
-        {ctx_plain, 0, 0, 0, "private"},
-        {ctx_packed, (int)(rp_next(&rng) % 2), 0, 0, "packed"},
-        {ctx_push, (int)(rp_next(&rng) % 2), 0, 0, "push"},
-        {ctx_plain, (int)(rp_next(&rng) % 2), 1, 0, "preserve"},
-        {NULL, 0, 0, 1, "random"},
+    /* every mode once on exact data, one random mode on random bits; one
+     * of them makes the reductions use a random protocol where they can */
+    mode modes[7] = {
+        {ctx_plain, 1, 0, 0, "symmetric", -1},
+        {ctx_plain, 0, 0, 0, "private", -1},
+        {ctx_packed, (int)(rp_next(&rng) % 2), 0, 0, "packed", -1},
+        {ctx_push, (int)(rp_next(&rng) % 2), 0, 0, "push", -1},
+        {ctx_plain, (int)(rp_next(&rng) % 2), 1, 0, "preserve", -1},
+        {rp_next(&rng) % 2 ? ctx_plain : ctx_push, (int)(rp_next(&rng) % 2),
+         (int)(rp_next(&rng) % 2), 0, "prefer",
+         (int)(rp_next(&rng) % RED_NMODES)},
+        {NULL, 0, 0, 1, "random", -1},
     };
-    modes[5] = modes[rp_next(&rng) % 5];
-    modes[5].random_data = 1;
-    modes[5].preserve = (int)(rp_next(&rng) % 2);
+    modes[6] = modes[rp_next(&rng) % 6];
+    modes[6].random_data = 1;
+    modes[6].preserve = (int)(rp_next(&rng) % 2);
     uint64_t seed = rp_next(&rng);
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < 7; k++)
         run_mode(what, plan, &modes[k], seed);
     for (int k = 0; k < redist_plan_num_steps(plan); k++) {
         redist_step_view_t v;
@@ -346,53 +354,79 @@ static void walk_case(void)
     redist_mesh_free(m);
 }
 
-/* Every dtype x op: a reduce_scatter and an all_reduce over every axis
- * of a random mesh, pulled and pushed, on random bits against the sim. */
+/* A reduce_scatter over dim 0 (k == 0) or an all_reduce (k == 1) over
+ * every axis of a random mesh, in each of the modes, on random bits
+ * against the sim. */
+static void sweep_one(redist_dtype_t d, redist_reduce_t o, int k,
+                      const int64_t shape[2], mode *modes, int nmodes)
+{
+    redist_mesh_t *m = random_mesh();
+    int na = redist_mesh_num_axes(m);
+    redist_type_t from, to;
+    redist_type_init(&from, 2);
+    redist_type_init(&to, 2);
+    for (int a = 0; a < na; a++) {
+        redist_type_add_partial(&from, a);
+        if (k == 0)
+            redist_type_push_axis(&to, 0, a);
+    }
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plan = NULL;
+    if (redist_spec_create(m, 2, shape, d, &from, &to, o, NULL, &spec,
+                           NULL) ||
+        redist_plan_create(spec, NULL, &plan, NULL)) {
+        fail("sweep", NULL, "no plan for %s %s", redist_dtype_name(d),
+             redist_reduce_name(o));
+    } else {
+        uint64_t seed = rp_next(&rng);
+        for (int i = 0; i < nmodes; i++)
+            run_mode("sweep", plan, &modes[i], seed);
+        for (int q = 0; q < redist_plan_num_steps(plan); q++) {
+            redist_step_view_t v;
+            redist_plan_step(plan, q, &v);
+            op_count[v.op]++;
+        }
+        dtype_count[d]++;
+        reduce_count[o]++;
+        swept++;
+    }
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+    redist_mesh_free(m);
+}
+
+/* Every dtype x op: reduce_scatter and all_reduce, pulled, pushed and
+ * with a protocol that needs no work space; then those three protocols
+ * on blocks of several RD_REDUCE_BLOCK elements per member (an
+ * all_reduce's ranges of unequal lengths). */
 static void sweep(void)
 {
+    static const int spaceless[3] = {RED_GET, RED_COPY_GET, RED_SERIAL};
     for (int d = 0; d < REDIST_DTYPE_COUNT; d++)
         for (int o = 0; o < REDIST_REDUCE_COUNT; o++)
             for (int k = 0; k < 2; k++) {
-                redist_mesh_t *m = random_mesh();
-                int na = redist_mesh_num_axes(m);
-                redist_type_t from, to;
-                redist_type_init(&from, 2);
-                redist_type_init(&to, 2);
-                for (int a = 0; a < na; a++) {
-                    redist_type_add_partial(&from, a);
-                    if (k == 0) /* scatter over dim 0: reduce_scatter */
-                        redist_type_push_axis(&to, 0, a);
-                }
                 int64_t shape[2] = {npes * 2, 5};
-                redist_spec_t *spec = NULL;
-                redist_plan_t *plan = NULL;
-                if (redist_spec_create(m, 2, shape, (redist_dtype_t)d, &from,
-                                       &to, (redist_reduce_t)o, NULL, &spec,
-                                       NULL) ||
-                    redist_plan_create(spec, NULL, &plan, NULL)) {
-                    fail("sweep", NULL, "no plan for %s %s",
-                         redist_dtype_name((redist_dtype_t)d),
-                         redist_reduce_name((redist_reduce_t)o));
-                } else {
-                    uint64_t seed = rp_next(&rng);
-                    mode pull = {ctx_plain, 1, 0, 1, "sweep pull"};
-                    mode push = {ctx_push, (int)(rp_next(&rng) % 2), 0, 1,
-                                 "sweep push"};
-                    run_mode("sweep", plan, &pull, seed);
-                    run_mode("sweep", plan, &push, seed);
-                    for (int q = 0; q < redist_plan_num_steps(plan); q++) {
-                        redist_step_view_t v;
-                        redist_plan_step(plan, q, &v);
-                        op_count[v.op]++;
-                    }
-                    dtype_count[d]++;
-                    reduce_count[o]++;
-                    swept++;
-                }
-                redist_plan_free(plan);
-                redist_spec_free(spec);
-                redist_mesh_free(m);
+                mode modes[3] = {
+                    {ctx_plain, 1, 0, 1, "sweep pull", -1},
+                    {ctx_push, (int)(rp_next(&rng) % 2), 0, 1, "sweep push",
+                     -1},
+                    {rp_next(&rng) % 2 ? ctx_plain : ctx_push, 0, 0, 1,
+                     "sweep", spaceless[(d + o + k) % 3]},
+                };
+                sweep_one((redist_dtype_t)d, (redist_reduce_t)o, k, shape,
+                          modes, 3);
             }
+    for (int p = 0; p < 3; p++)
+        for (int k = 0; k < 2; k++) {
+            int64_t shape[2] = {k ? npes * 3 + 1 : npes * 3, k ? 97 : 301};
+            mode modes[2] = {
+                {ctx_plain, p == 0, 0, 1, "sweep blocks", spaceless[p]},
+                {ctx_push, p == 0, 0, 1, "sweep blocks", spaceless[p]},
+            };
+            sweep_one(p == 1 ? REDIST_BF16 : REDIST_F64,
+                      p == 2 ? REDIST_REDUCE_SUM : REDIST_REDUCE_MIN, k, shape,
+                      modes, 2);
+        }
 }
 
 /* ---------------------------------------------------- failures */
@@ -554,6 +588,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < walks; i++)
         walk_case();
 
+    /* every protocol ran on random plans (PE 0 decides as the others) */
+    if (npes > 1 && me == 0)
+        for (int k = 0; k < RED_NMODES; k++)
+            check(chosen[k] + preferred[k] > 0, "no reduction ran with %s",
+                  mode_names[k]);
     int bad = all_max(failures);
     if (me == 0) {
         printf("plans %d random + %d dtype x op, executions %d per PE, %d "
@@ -563,10 +602,15 @@ int main(int argc, char **argv)
                "push %d\n",
                mode_count[1], mode_count[0], mode_count[4] + mode_count[5],
                mode_count[2] + mode_count[3]);
-        printf("private buffers: %d memory-efficient executions, over "
-               "max(src, dst) by at most one element per member: %d pushing "
-               "(no shmem_ptr), %d with shmem_ptr\n",
-               private_runs, private_over[0], private_over[1]);
+        printf("private buffers: %d memory-efficient executions, all "
+               "within max(src, dst)\n",
+               private_runs);
+        printf("reductions by protocol (chosen / preferred):");
+        for (int k = 0; k < RED_NMODES; k++)
+            printf(" %s %llu/%llu", mode_names[k],
+                   (unsigned long long)chosen[k],
+                   (unsigned long long)preferred[k]);
+        printf("\n");
         printf("steps by op:");
         for (int o = 0; o < REDIST_OP_COUNT; o++)
             printf(" %s %d", redist_op_name((redist_op_t)o), op_count[o]);
