@@ -59,8 +59,9 @@ static const char *run_usage =
     "      --objective time (with --cost, --axis-links): run the plan of the\n"
     "      time objective, which may use the exchange step (as `plan`).\n"
     "      mpi backend (under mpirun -np DEVICES, one rank per device):\n"
-    "      --max-scratch BYTES bounds the scratch per rank (reductions\n"
-    "      run in rounds); --mpi-packed, --mpi-native-reduce: doc/mpi.md.\n"
+    "      --max-scratch BYTES|64K bounds the scratch per rank\n"
+    "      (reductions run in rounds); --mpi-packed,\n"
+    "      --mpi-native-reduce: doc/mpi.md.\n"
     "      shmem backend (under oshrun -np DEVICES, one PE per device):\n"
     "      --shmem-packed, --shmem-no-ptr, --shmem-private, --shmem-work\n"
     "      BYTES: doc/shmem.md.\n";

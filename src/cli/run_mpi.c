@@ -28,7 +28,7 @@ int cli_mpi_option(cli_mpi_args *m, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
     if (strcmp(a, "--max-scratch") == 0) {
-        if (*i + 1 >= argc || cli_parse_u64(argv[*i + 1], &m->max_scratch) ||
+        if (*i + 1 >= argc || cli_parse_size(argv[*i + 1], &m->max_scratch) ||
             m->max_scratch == 0) {
             fprintf(stderr, "redistplan: --max-scratch: not a byte count "
                             "(> 0): %s\n",

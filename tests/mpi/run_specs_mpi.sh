@@ -125,6 +125,11 @@ expect 0 "--max-scratch of one element" 2 - --mesh x=2 --shape 8x4 --from '|' \
     --from-partial x --to 'x|' --max-scratch 4
 expect_text "high-water 4 B per rank" "--max-scratch 4: high-water"
 expect_text "exact: 2 ranks" "--max-scratch 4: exact"
+# sizes take the suffixes of --max-bytes
+expect 0 "--max-scratch with a unit" 2 - --mesh x=2 --shape 64x64 --from '|' \
+    --from-partial x --to 'x|' --max-scratch 1K
+expect_text "bound 1024 B" "--max-scratch 1K: the bound"
+expect_text "exact: 2 ranks" "--max-scratch 1K: exact"
 # a plan whose executor needs a buffer of its own (32 KiB per rank here)
 # runs in place under a bound below it: no scratch at all, exact
 expect 0 "default bound, two reduce_scatters" 8 \
