@@ -13,7 +13,11 @@
  *   all_gather   one MPI_Allgather; the receive datatype puts member k's
  *                block at slot k along the gathered dim of the output
  *                ([pre][s][chunk] with extent chunk), so no unpack pass.
- *                ~ alpha log s + beta (s-1) L.  Scratch 0.
+ *                ~ alpha log s + beta (s-1) L.  Scratch 0.  Groups whose
+ *                size is not a power of two, blocks of RD_MPI_RING_BYTES
+ *                or more: a ring of s - 1 MPI_Sendrecv with the same
+ *                datatypes (Open MPI's Bruck allocates the whole result;
+ *                see allgather).  ~ alpha (s-1) + beta (s-1) L.
  *   all_to_all   one MPI_Alltoall; the send datatype picks chunk k along
  *                the split dim of the input, the receive datatype writes
  *                the piece of member k to slot k along the gathered dim.
@@ -110,8 +114,9 @@ struct redist_mpi {
     uint64_t work_bytes;
     /* accounting of this rank's scratch (executor + work) */
     uint64_t cur, high, allocs, exec_cur;
-    int64_t exchanges, streamed, swaps;
+    int64_t exchanges, streamed, swaps, rings;
     MPI_Request *reqs; /* 2 * size, for exchange steps */
+    uint64_t ring_bytes; /* allgather: ring from blocks this large */
 };
 
 /* ------------------------------------------------------------ errors */
@@ -469,6 +474,46 @@ static uint64_t div_up(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 /* Exchanges of an ordered reduce-scatter of [pre][s][chunk] elements with
  * `per` elements per member per round. */
+/* All-gathers of blocks at least this large on groups whose size is not
+ * a power of two run as a ring of MPI_Sendrecv into the final places:
+ * there Open MPI 4.1's MPI_Allgather picks Bruck's algorithm, which
+ * allocates a buffer for the whole result on every rank but the first,
+ * so every call pays fresh pages (at 64 MiB on 3 ranks: 10 923 page
+ * faults and about 150 ms on rank 1, against 12 ms by ring). */
+#define RD_MPI_RING_BYTES (64ULL << 10)
+
+/* All-gather: member k's block (`block` bytes) to slot k of recv, slot k
+ * starting `slot` bytes after slot k - 1, described by rtype; `send`
+ * (stype) is this member's block, or NULL when it is already in its slot
+ * (in place).  One exchange. */
+static int allgather(redist_mpi_t *x, MPI_Comm comm, int64_t s, int64_t idx,
+                     const void *send, MPI_Datatype stype, char *recv,
+                     MPI_Datatype rtype, uint64_t slot, uint64_t block)
+{
+    x->exchanges++;
+    if (block < x->ring_bytes || (s & (s - 1)) == 0)
+        return MPI_Allgather(send ? send : MPI_IN_PLACE, send ? 1 : 0,
+                             send ? stype : MPI_DATATYPE_NULL, recv, 1, rtype,
+                             comm);
+    int rc = MPI_SUCCESS;
+    x->rings++;
+    if (send)
+        rc = MPI_Sendrecv(send, 1, stype, (int)idx, RD_MPI_TAG,
+                          recv + (uint64_t)idx * slot, 1, rtype, (int)idx,
+                          RD_MPI_TAG, comm, MPI_STATUS_IGNORE);
+    int next = (int)((idx + 1) % s), prev = (int)((idx + s - 1) % s);
+    for (int64_t t = 0; t + 1 < s && rc == MPI_SUCCESS; t++) {
+        /* pass on the block received last (mine first), receive the
+         * one before it */
+        uint64_t ks = (uint64_t)((idx - t + s) % s);
+        uint64_t kr = (uint64_t)((idx - t - 1 + s) % s);
+        rc = MPI_Sendrecv(recv + ks * slot, 1, rtype, next, RD_MPI_TAG,
+                          recv + kr * slot, 1, rtype, prev, RD_MPI_TAG, comm,
+                          MPI_STATUS_IGNORE);
+    }
+    return rc;
+}
+
 static int64_t rs_rounds(uint64_t pre, uint64_t chunk, uint64_t per)
 {
     if (pre == 0 || chunk == 0)
@@ -744,8 +789,8 @@ static redist_status_t ar_ordered(redist_mpi_t *x, MPI_Comm comm, int64_t s,
         MPI_Datatype t = MPI_DATATYPE_NULL;
         rc = t_bytes(x->limit, r * elem, &t);
         if (rc == MPI_SUCCESS)
-            rc = MPI_Allgather(in + us * q * elem, 1, t, region, 1, t, comm);
-        x->exchanges++;
+            rc = allgather(x, comm, s, idx, in + us * q * elem, t, region, t,
+                           r * elem, r * elem);
         t_free(&t);
         if (rc != MPI_SUCCESS) {
             work_put(x, &w);
@@ -779,9 +824,8 @@ static redist_status_t ar_ordered(redist_mpi_t *x, MPI_Comm comm, int64_t s,
             MPI_Datatype t = MPI_DATATYPE_NULL;
             rc = t_bytes(x->limit, q * elem, &t);
             if (rc == MPI_SUCCESS)
-                rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, 1,
-                                   t, comm);
-            x->exchanges++;
+                rc = allgather(x, comm, s, idx, NULL, MPI_DATATYPE_NULL, out,
+                               t, q * elem, q * elem);
             t_free(&t);
             if (rc != MPI_SUCCESS)
                 st = mpi_fail(err, rc, "MPI_Allgather (all_reduce)");
@@ -912,7 +956,8 @@ static MPI_Comm group_comm(redist_mpi_t *x, const rd_group *g,
     return x->axis[g->axis];
 }
 
-static redist_status_t xchg_bytes(redist_mpi_t *x, MPI_Comm comm, int gather,
+static redist_status_t xchg_bytes(redist_mpi_t *x, MPI_Comm comm,
+                                  const rd_group *g, int gather,
                                   const void *send, void *recv,
                                   uint64_t bytes, redist_error_t *err)
 {
@@ -920,9 +965,13 @@ static redist_status_t xchg_bytes(redist_mpi_t *x, MPI_Comm comm, int gather,
     int rc = t_bytes(x->limit, bytes, &t);
     if (rc != MPI_SUCCESS)
         return mpi_fail(err, rc, "building a datatype");
-    rc = gather ? MPI_Allgather(send, 1, t, recv, 1, t, comm)
-                : MPI_Alltoall(send, 1, t, recv, 1, t, comm);
-    x->exchanges++;
+    if (gather) {
+        rc = allgather(x, comm, g->size, g->index, send, t, recv, t, bytes,
+                       bytes);
+    } else {
+        rc = MPI_Alltoall(send, 1, t, recv, 1, t, comm);
+        x->exchanges++;
+    }
     t_free(&t);
     if (rc != MPI_SUCCESS)
         return mpi_fail(err, rc, gather ? "MPI_Allgather" : "MPI_Alltoall");
@@ -933,17 +982,18 @@ static redist_status_t xchg_bytes(redist_mpi_t *x, MPI_Comm comm, int gather,
  * [s][bytes] over all of it: move this member's block to its slot, then
  * an in-place MPI_Allgather. */
 static redist_status_t gather_inplace(redist_mpi_t *x, MPI_Comm comm,
-                                      int64_t idx, char *buf, uint64_t bytes,
-                                      redist_error_t *err)
+                                      int64_t s, int64_t idx, char *buf,
+                                      uint64_t bytes, redist_error_t *err)
 {
     if (idx)
         memmove(buf + (uint64_t)idx * bytes, buf, (size_t)bytes);
     MPI_Datatype t = MPI_DATATYPE_NULL;
     int rc = t_bytes(x->limit, bytes, &t);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, 1, t,
-                           comm);
-    x->exchanges++;
+        rc = allgather(x, comm, s, idx, NULL, MPI_DATATYPE_NULL, buf, t,
+                       bytes, bytes);
+    else
+        x->exchanges++;
     t_free(&t);
     return rc == MPI_SUCCESS ? REDIST_OK
                              : mpi_fail(err, rc, "MPI_Allgather (in place)");
@@ -1023,10 +1073,11 @@ static redist_status_t contig_step(redist_backend_t *be, const rd_group *g,
         return REDIST_OK;
     }
     if (recv == send)
-        return gather ? gather_inplace(x, c, g->index, recv, bytes, err)
+        return gather ? gather_inplace(x, c, g->size, g->index, recv, bytes,
+                                       err)
                       : alltoall_inplace(x, c, g->size, g->index, recv,
                                          bytes, err);
-    return xchg_bytes(x, c, gather, send, recv, bytes, err);
+    return xchg_bytes(x, c, g, gather, send, recv, bytes, err);
 }
 
 static redist_status_t mpi_all_gather(redist_backend_t *be, const rd_group *g,
@@ -1256,7 +1307,7 @@ static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
     }
     /* in place (mpi_inplace_need): contiguous slots only */
     if (out == in && xs->op == REDIST_OP_ALL_GATHER)
-        return gather_inplace(x, c, g->index, out, L, err);
+        return gather_inplace(x, c, g->size, g->index, out, L, err);
     if (out == in && xs->op == REDIST_OP_ALL_TO_ALL)
         return alltoall_inplace(x, c, g->size, g->index, out, L / s, err);
     MPI_Datatype stype = MPI_DATATYPE_NULL, rtype = MPI_DATATYPE_NULL;
@@ -1272,8 +1323,8 @@ static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
             rc = t_blocks(x->limit, pre, cb, s * cb, cb, &rtype);
         if (rc == MPI_SUCCESS) {
             call = "MPI_Allgather";
-            rc = MPI_Allgather(in, 1, stype, out, 1, rtype, c);
-            x->exchanges++;
+            rc = allgather(x, c, g->size, g->index, in, stype, out, rtype, cb,
+                           L);
         }
         break;
     }
@@ -1486,6 +1537,7 @@ redist_status_t redist_mpi_create(MPI_Comm comm, const redist_mesh_t *mesh,
     x->naxes = redist_mesh_num_axes(mesh);
     x->opts = o;
     x->limit = INT_MAX;
+    x->ring_bytes = RD_MPI_RING_BYTES;
     const char *call = "MPI_Comm_dup";
     rc = MPI_Comm_dup(comm, &x->comm);
     if (rc == MPI_SUCCESS) {
@@ -1577,6 +1629,12 @@ MPI_Comm redist_mpi_axis_comm(const redist_mpi_t *x, int axis)
 int redist_mpi_rank(const redist_mpi_t *x) { return x ? x->rank : -1; }
 int redist_mpi_size(const redist_mpi_t *x) { return x ? x->size : 0; }
 
+void rd_mpi_set_ring_bytes(redist_mpi_t *x, uint64_t bytes)
+{
+    if (x)
+        x->ring_bytes = bytes;
+}
+
 void rd_mpi_set_count_limit(redist_mpi_t *x, uint64_t limit)
 {
     if (x)
@@ -1598,6 +1656,11 @@ int64_t rd_mpi_last_streamed(const redist_mpi_t *x)
 int64_t rd_mpi_last_swaps(const redist_mpi_t *x)
 {
     return x ? x->swaps : 0;
+}
+
+int64_t rd_mpi_last_rings(const redist_mpi_t *x)
+{
+    return x ? x->rings : 0;
 }
 
 /* ------------------------------------------------- planning the work */
@@ -1875,7 +1938,7 @@ redist_status_t redist_mpi_execute(redist_mpi_t *x, const redist_plan_t *plan,
     redist_error_clear(&x->pre_err);
     x->work_want = 0;
     x->cur = x->high = x->allocs = x->exec_cur = 0;
-    x->exchanges = x->streamed = x->swaps = 0;
+    x->exchanges = x->streamed = x->swaps = x->rings = 0;
     uint64_t promise = 0;
     int inplace = 0;
     if (plan) {

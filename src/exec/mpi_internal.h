@@ -10,6 +10,12 @@
  * small arrays.  Part of the options every rank must agree on. */
 void rd_mpi_set_count_limit(redist_mpi_t *ctx, uint64_t limit);
 
+/* All-gathers of blocks of at least `bytes` on groups whose size is not
+ * a power of two run as a ring of MPI_Sendrecv (default
+ * RD_MPI_RING_BYTES, 64 KiB); tests lower it to run the ring on small
+ * arrays.  Every rank alike. */
+void rd_mpi_set_ring_bytes(redist_mpi_t *ctx, uint64_t bytes);
+
 /* The datatypes the backend builds, for datatype-level tests (committed;
  * the caller frees them).  `limit` as above (0: INT_MAX). */
 int rd_mpi_type_bytes(uint64_t limit, uint64_t n, MPI_Datatype *out);
@@ -24,5 +30,7 @@ int64_t rd_mpi_last_exchanges(const redist_mpi_t *ctx);
  * elements), in-place swaps (permute, all_to_all) it ran. */
 int64_t rd_mpi_last_streamed(const redist_mpi_t *ctx);
 int64_t rd_mpi_last_swaps(const redist_mpi_t *ctx);
+/* All-gathers of the last execution that ran as a ring. */
+int64_t rd_mpi_last_rings(const redist_mpi_t *ctx);
 
 #endif

@@ -46,7 +46,7 @@
 static int rank, nranks;
 static int failures, checks, cases, skipped, sim_compared, pattern_checked;
 /* runs with steps in place, with streamed reductions, with in-place swaps */
-static int inplace_runs, streamed_runs, swap_runs;
+static int inplace_runs, streamed_runs, swap_runs, ring_runs;
 static int mode_count[4], dtype_count[REDIST_DTYPE_COUNT],
     op_count[REDIST_OP_COUNT];
 static const char *mode_name[4] = {"fused/ordered", "packed/ordered",
@@ -199,6 +199,7 @@ typedef struct run_cfg {
     int raw;        /* redist_plan_execute on the endpoint */
     int reversed;   /* a communicator in reversed world order */
     int pattern;    /* pattern data (else random bits compared with sim) */
+    int ring;       /* all-gathers by ring whatever the block size */
 } run_cfg;
 
 static redist_mpi_t *world_ctx_for(const redist_mesh_t *mesh, MPI_Comm comm)
@@ -247,6 +248,7 @@ static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
     redist_error_t err;
     redist_error_clear(&err);
     rd_mpi_set_count_limit(mx, cfg->limit);
+    rd_mpi_set_ring_bytes(mx, cfg->ring ? 0 : 64 << 10);
     redist_mpi_set_options(mx, &mo, NULL);
     redist_mpi_info_t info;
     if (redist_mpi_exec_info(mx, plan, &eo, &info, &err)) {
@@ -314,6 +316,7 @@ static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
         inplace_runs += info.exec.inplace_passes > 0;
         streamed_runs += rd_mpi_last_streamed(mx) > 0;
         swap_runs += rd_mpi_last_swaps(mx) > 0;
+        ring_runs += rd_mpi_last_rings(mx) > 0;
         CHECK(rd_mpi_last_exchanges(mx) == info.exchanges,
               "%lld exchanges, predicted %lld",
               (long long)rd_mpi_last_exchanges(mx),
@@ -401,6 +404,7 @@ static void random_cfg(run_cfg *c, redist_dtype_t dt)
     c->limit = rp_next(&rng) % 4 == 0 ? (uint64_t)rp_in(&rng, 2, 16) : 0;
     c->raw = rp_next(&rng) % 8 == 0;
     c->reversed = rp_next(&rng) % 8 == 0;
+    c->ring = rp_next(&rng) % 2 == 0;
     c->pattern = (c->mpi_flags & REDIST_MPI_NATIVE_REDUCE) && !is_integer(dt);
     if (!c->pattern && rp_next(&rng) % 4 == 0)
         c->pattern = 1;
@@ -506,6 +510,7 @@ static void dtype_op_cases(int quick)
                     cfg.pattern = (mode & REDIST_MPI_NATIVE_REDUCE) &&
                                   !is_integer((redist_dtype_t)dt);
                     cfg.tight = (dt + op + (int)mode) % 5 == 0;
+                    cfg.ring = (dt + op) % 2;
                     cases++;
                     run_plan(plan, &cfg, mx);
                     if (mode == 0) { /* pattern data too, ordered */
@@ -817,6 +822,9 @@ int main(int argc, char **argv)
     if (nranks > 1 && cases >= 500) {
         CHECK(inplace_runs > 0, "no run had steps in place");
         CHECK(streamed_runs > 0, "no run streamed a reduction");
+        /* groups of 3, 5, 6, 7 ... members gather by ring */
+        if (nranks & (nranks - 1))
+            CHECK(ring_runs > 0, "no all-gather ran as a ring");
     }
     MPI_Allreduce(&failures, &total_fail, 1, MPI_INT, MPI_SUM,
                   MPI_COMM_WORLD);
@@ -830,8 +838,9 @@ int main(int argc, char **argv)
                nranks, nranks == 1 ? "" : "s", cases, skipped, sim_compared,
                pattern_checked, total_checks, total_fail, MPI_Wtime() - t0);
         printf("  memory: %d runs with steps in place, %d with streamed "
-               "reductions, %d with in-place swaps (rank 0)\n",
-               inplace_runs, streamed_runs, swap_runs);
+               "reductions, %d with in-place swaps, %d with ring "
+               "all-gathers (rank 0)\n",
+               inplace_runs, streamed_runs, swap_runs, ring_runs);
         printf("  modes:");
         for (int k = 0; k < 4; k++)
             printf(" %s %d", mode_name[k], mode_count[k]);
