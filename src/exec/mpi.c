@@ -24,10 +24,14 @@
  *                ~ alpha s + beta (s-1)/s L.  Scratch 0.
  *   permute      one MPI_Sendrecv of L contiguous bytes (a local memcpy
  *                for a device that keeps its block).  alpha + beta L.
- *   exchange     (time-objective plans) MPI_Irecv / MPI_Isend of each
- *                piece, then MPI_Waitall; the requests live in the context
- *                (nothing is allocated mid-plan).  ~ alpha peers + beta
- *                received bytes.  Scratch 0 (packing is the executor's).
+ *   exchange     (time-objective plans) a whole step (xchg_step): per
+ *                peer one MPI_Irecv and one MPI_Isend of a box datatype
+ *                (nested hvectors) straight in the blocks, the own box by
+ *                rd_kernel_box, then MPI_Waitall; the requests live in the
+ *                context (nothing is allocated mid-plan).  ~ alpha peers +
+ *                beta received bytes.  Scratch 0, no pack or unpack pass.
+ *                REDIST_MPI_PACKED: the executor packs, contiguous pieces
+ *                (mpi_exchange).
  *   reduce_scatter (ordered, the default) rounds of MPI_Alltoall: member k
  *                receives, from every member, the next `per` elements of
  *                chunk k, into a work buffer of s * per elements, and
@@ -1285,12 +1289,103 @@ static uint64_t prod_range(const int64_t *shape, int lo, int hi)
     return p;
 }
 
+/* The box `box` (elements) at the start of a row-major block of shape
+ * `shape`: nested (h)vectors of its rows; committed. */
+static int t_box(uint64_t lim, int nd, const int64_t shape[],
+                 const int64_t box[], size_t elem, MPI_Datatype *out)
+{
+    MPI_Datatype cur = MPI_DATATYPE_NULL;
+    *out = MPI_DATATYPE_NULL;
+    uint64_t run = (uint64_t)box[nd - 1] * elem;
+    int rc = t_rep(lim, run, 1, MPI_BYTE, 1, &cur);
+    MPI_Aint ext = (MPI_Aint)run, stride = (MPI_Aint)((uint64_t)shape[nd - 1] *
+                                                     elem);
+    for (int d = nd - 2; d >= 0 && rc == MPI_SUCCESS; d--) {
+        MPI_Datatype next = MPI_DATATYPE_NULL;
+        rc = t_rep(lim, (uint64_t)box[d], stride, cur, ext, &next);
+        t_free(&cur);
+        cur = next;
+        ext = (MPI_Aint)(box[d] - 1) * stride + ext;
+        stride *= (MPI_Aint)shape[d];
+    }
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(&cur);
+    if (rc != MPI_SUCCESS)
+        t_free(&cur);
+    else
+        *out = cur;
+    return rc;
+}
+
+static uint64_t box_offset(int nd, const int64_t shape[], const int64_t off[],
+                           size_t elem)
+{
+    uint64_t o = 0;
+    for (int d = 0; d < nd; d++)
+        o = o * (uint64_t)shape[d] + (uint64_t)off[d];
+    return o * elem;
+}
+
+/* A whole exchange step: every box straight from the source block to its
+ * place in the receiver's block, one (h)vector datatype per peer and
+ * direction, receives posted first; this rank's own box with the box
+ * kernel.  No pack, no unpack. */
+static redist_status_t xchg_step(redist_mpi_t *x, const rd_xstep *xs,
+                                 const char *in, char *out,
+                                 redist_error_t *err)
+{
+    const rd_xchg *xc = xs->xchg;
+    int nd = xs->ndims, n = 0, rc = MPI_SUCCESS;
+    size_t elem = xs->elem;
+    int64_t me = x->rank, box[REDIST_MAX_DIMS], oa[REDIST_MAX_DIMS],
+            ob[REDIST_MAX_DIMS];
+    const char *call = "MPI_Irecv";
+    x->exchanges++;
+    if (xc->nsend > x->size || xc->nrecv > x->size)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "mpi: exchange with more peers than ranks");
+    for (int64_t k = 0; k < xc->nrecv && rc == MPI_SUCCESS; k++) {
+        int64_t p = xc->recv[k].peer;
+        if (p == me || !rd_xchg_box(xc, p, me, box, oa, ob))
+            continue;
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        rc = t_box(x->limit, nd, xs->out_shape, box, elem, &t);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Irecv(out + box_offset(nd, xs->out_shape, ob, elem), 1, t,
+                           (int)p, RD_MPI_TAG_XCHG, x->comm, &x->reqs[n++]);
+        t_free(&t); /* a pending operation keeps its own reference */
+    }
+    for (int64_t k = 0; k < xc->nsend && rc == MPI_SUCCESS; k++) {
+        int64_t p = xc->send[k].peer;
+        if (!rd_xchg_box(xc, me, p, box, oa, ob))
+            continue;
+        if (p == me) {
+            rd_kernel_box(out, xs->out_shape, ob, in, xs->in_shape, oa, box,
+                          nd, elem);
+            continue;
+        }
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        call = "MPI_Isend";
+        rc = t_box(x->limit, nd, xs->in_shape, box, elem, &t);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Isend(in + box_offset(nd, xs->in_shape, oa, elem), 1, t,
+                           (int)p, RD_MPI_TAG_XCHG, x->comm, &x->reqs[n++]);
+        t_free(&t);
+    }
+    int wrc = n ? MPI_Waitall(n, x->reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(err, rc, call);
+    return wrc == MPI_SUCCESS ? REDIST_OK : mpi_fail(err, wrc, "MPI_Waitall");
+}
+
 /* Whole steps with derived datatypes, straight into the final places. */
 static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
                                 const void *in, void *out,
                                 redist_error_t *err)
 {
     redist_mpi_t *x = be->ctx;
+    if (xs->op == REDIST_OP_EXCHANGE) /* point to point, any peers */
+        return xchg_step(x, xs, in, out, err);
     const rd_group *g = &xs->group;
     redist_status_t st;
     MPI_Comm c = group_comm(x, g, err, &st);
@@ -1423,7 +1518,8 @@ static unsigned fused_ops_for(unsigned flags)
 {
     if (flags & REDIST_MPI_PACKED)
         return 0;
-    unsigned f = 1u << REDIST_OP_ALL_GATHER | 1u << REDIST_OP_ALL_TO_ALL;
+    unsigned f = 1u << REDIST_OP_ALL_GATHER | 1u << REDIST_OP_ALL_TO_ALL |
+                 1u << REDIST_OP_EXCHANGE;
     if (!(flags & REDIST_MPI_NATIVE_REDUCE))
         f |= 1u << REDIST_OP_REDUCE_SCATTER;
     return f;

@@ -445,7 +445,10 @@ static void walk_case(void)
     rp_walk w;
     redist_plan_t *plan = NULL;
     redist_error_t err;
-    if (p.elems > 6000 || rp_random_walk(&rng, &p, 5, 0, &w))
+    /* half the walks with exchange steps: whole steps with box datatypes
+     * (packed mode: the executor's pack and unpack) */
+    int exchanges = (int)(rp_next(&rng) % 2);
+    if (p.elems > 6000 || rp_random_walk(&rng, &p, 5, exchanges, &w))
         skipped++;
     else if (rp_walk_plan(&p, &w, &plan, &err))
         fail("building a walk's plan: %s", err.text);
