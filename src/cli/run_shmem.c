@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "redist/shmem.h"
+#include "../exec/shmem_internal.h"
 #include "cli.h"
 #include "run_shmem.h"
 #include "run_report.h"
@@ -256,19 +257,17 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
 
     if (me == 0) {
         cli_run_head(plan, "shmem", (long long)D, "PEs", orig, shrink);
-        printf("  shmem     %s, %s; reductions %s\n",
+        printf("  shmem     %s, %s; reductions in member order\n",
                m->flags & REDIST_SHMEM_PACKED
                    ? "packed (kernels + contiguous puts)"
                    : "whole steps: puts to final offsets",
                info.symmetric
                    ? "symmetric src/dst (puts straight into them)"
                    : "private src/dst (puts into symmetric scratch, then a "
-                     "copy)",
-               redist_shmem_uses_ptr(rs.ctx) &&
-                       (info.symmetric || !info.work_bytes)
-                   ? "pulled by load (shmem_ptr), member order"
-                   : "pushed through the work area, member order");
+                     "copy)");
     }
+    uint64_t mode0[RED_NMODES], mode1[RED_NMODES];
+    rd_shmem_mode_counts(rs.ctx, mode0);
 
     /* run, best of `repeat` by the slowest PE's time */
     redist_exec_report_t rep, best;
@@ -299,6 +298,30 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
             fprintf(stderr, "redistplan: run: execution failed\n");
         }
         return finish(2, &rs);
+    }
+
+    /* the protocol of each reduction of one call (every PE decides the
+     * same: PE 0's counts) */
+    rd_shmem_mode_counts(rs.ctx, mode1);
+    if (me == 0) {
+        static const char *const how[RED_NMODES] = {
+            "pulled by load (shmem_ptr)",
+            "pulled with shmem_getmem",
+            "copied into the output, pulled by load",
+            "copied into the output, pulled with shmem_getmem",
+            "pushed into free symmetric memory",
+            "pushed through the work area",
+            "pushed into the output, one member at a time"};
+        const char *sep = "  reductions ";
+        for (int k = 0; k < RED_NMODES; k++) {
+            uint64_t n = (mode1[k] - mode0[k]) / repeat;
+            if (n) {
+                printf("%s%s: %llu", sep, how[k], (unsigned long long)n);
+                sep = "; ";
+            }
+        }
+        if (sep[0] == ';')
+            printf(" (per call)\n");
     }
 
     if (corrupt == me) /* testing aid: break one element */

@@ -911,7 +911,8 @@ static redist_status_t run_step(redist_backend_t *be, const rd_xstep *x,
                        be->spare_bytes,
                        be->spare_scratch_bytes, c->bound_free};
         mode = red_mode(c, &f);
-        c->modes[mode]++;
+        if (g->size > 1)
+            c->modes[mode]++;
         if (mode == RED_COPY_PULL || mode == RED_COPY_GET) {
             memcpy(out, in, (size_t)in_bytes);
             in = out;

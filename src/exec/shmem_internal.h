@@ -20,8 +20,8 @@ enum {
  * executor's memory bound aside); -1: the backend's choice. */
 void rd_shmem_prefer(redist_shmem_t *ctx, int mode);
 
-/* Reductions run so far per protocol (this PE; groups of one PE count
- * as RED_PULL). */
+/* Reductions over more than one PE run so far, per protocol (this
+ * PE). */
 void rd_shmem_mode_counts(const redist_shmem_t *ctx,
                           uint64_t out[RED_NMODES]);
 

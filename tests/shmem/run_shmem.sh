@@ -80,10 +80,12 @@ oshrun_run 0 8 "megatron --shmem-packed --repeat 3" "$meg" $small \
 expect_text "best of repeats" "repeat reported"
 oshrun_run 0 8 "hsdp-grad-sync --shmem-no-ptr" "$hsdp" $small --shmem-no-ptr \
     --shmem-work 4K
-expect_text "pushed through the work area" "push reported"
+expect_text "pushed through the work area: 1 (per call)" "push reported"
 oshrun_run 0 8 "partial-two-axes --preserve-src --dtype bf16 --reduce max" \
     "$two" $small --preserve-src --dtype bf16 --reduce max
 expect_text "preserved (--preserve-src)" "preserve reported"
+expect_text "reductions pulled by load (shmem_ptr): 2 (per call)" \
+    "reduction protocols reported"
 oshrun_run 0 3 "grad-all-reduce-data3 --shmem-no-ptr --shmem-private" \
     "$dir/grad-all-reduce-data3.json" $small --shmem-no-ptr --shmem-private \
     --dtype f16 --reduce prod
