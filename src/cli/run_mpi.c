@@ -217,11 +217,7 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
                    info.exec.inplace_passes == 1 ? "" : "s");
         cli_run_source((opts->flags & REDIST_EXEC_PRESERVE_SRC) != 0,
                        mxr.writes);
-        cli_fmt_bytes(mxr.recv, b1, sizeof b1);
-        printf("  traffic   received %s per rank (most)\n", b1);
-        printf("  time      %.3f ms (slowest rank: %d%s), %.3f ms wall\n",
-               best_max * 1e3, mxr.worst,
-               repeat > 1 ? ", best of repeats" : "", best_wall * 1e3);
+        cli_run_traffic_time(&mxr, "rank", best_max, best_wall, repeat > 1);
         cli_run_result(s, all, size, "ranks");
     }
     free(all);

@@ -106,6 +106,17 @@ void cli_run_source(int preserve, int writes)
                     : "not written");
 }
 
+void cli_run_traffic_time(const cli_run_max *m, const char *unit,
+                          double best, double wall, int repeated)
+{
+    char b[64];
+    cli_fmt_bytes(m->recv, b, sizeof b);
+    printf("  traffic   received %s per %s (most)\n", b, unit);
+    printf("  time      %.3f ms (slowest %s: %d%s), %.3f ms wall\n",
+           best * 1e3, unit, m->worst, repeated ? ", best of repeats" : "",
+           wall * 1e3);
+}
+
 void cli_run_mismatch(const redist_spec_t *s, int64_t device,
                       const rd_mismatch *mm, int src_bad)
 {

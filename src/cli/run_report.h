@@ -42,6 +42,10 @@ void cli_run_rank_table(const redist_mesh_t *mesh, const cli_rank_result *all,
                         int n, const char *unit);
 /* "  source    preserved / used as work space / not written" */
 void cli_run_source(int preserve, int writes);
+/* "  traffic   received R per UNIT (most)" and "  time  ..." of a
+ * launched run: the slowest rank's best time and the wall time. */
+void cli_run_traffic_time(const cli_run_max *m, const char *unit,
+                          double best, double wall, int repeated);
 /* The mismatch lines for device `device` (src_bad: the source was
  * modified despite --preserve-src). */
 void cli_run_mismatch(const redist_spec_t *s, int64_t device,

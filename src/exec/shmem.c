@@ -529,6 +529,21 @@ static int push_piece(const red_part *rp, int64_t t, uint64_t round,
     return 1;
 }
 
+/* Rounds of push_piece: the most pieces of B elements of any member's
+ * part. */
+static uint64_t piece_rounds(const red_part *rp, uint64_t B)
+{
+    uint64_t rounds = 0;
+    for (int64_t t = 0; t < rp->s; t++) {
+        uint64_t n = rp->all_reduce
+                         ? (ar_lo(rp, t + 1) - ar_lo(rp, t) + B - 1) / B
+                         : rp->pre * ((rp->chunk + B - 1) / B);
+        if (n > rounds)
+            rounds = n;
+    }
+    return rounds;
+}
+
 /* A pushed all-reduce may use, as receiver t's work space, the part of
  * its (symmetric) output outside its own range: that part is written
  * only by the others' final puts, after a group signal.  The elements
@@ -599,14 +614,7 @@ static redist_status_t reduce_push(redist_shmem_t *c, redist_backend_t *be,
         B = most;
     if (B == 0)
         B = 1;
-    uint64_t slotb = B * elem, rounds = 0;
-    for (int64_t t = 0; t < s; t++) {
-        uint64_t n = rp.all_reduce
-                         ? (ar_lo(&rp, t + 1) - ar_lo(&rp, t) + B - 1) / B
-                         : rp.pre * ((rp.chunk + B - 1) / B);
-        if (n > rounds)
-            rounds = n;
-    }
+    uint64_t slotb = B * elem, rounds = piece_rounds(&rp, B);
     if (rounds == 0)
         rounds = 1; /* an empty round still consumes the READY signals */
     if (own && (uint64_t)(s - 1) * slotb > c->work_used)
@@ -729,16 +737,7 @@ static redist_status_t reduce_serial(redist_shmem_t *c, const rd_xstep *x,
     int64_t s = g->size;
     red_part rp;
     red_part_of(x, &rp);
-    uint64_t blocks = 0;
-    for (int64_t t = 0; t < s; t++) {
-        uint64_t n = rp.all_reduce
-                         ? (ar_lo(&rp, t + 1) - ar_lo(&rp, t) +
-                            RD_REDUCE_BLOCK - 1) / RD_REDUCE_BLOCK
-                         : rp.pre * ((rp.chunk + RD_REDUCE_BLOCK - 1) /
-                                     RD_REDUCE_BLOCK);
-        if (n > blocks)
-            blocks = n;
-    }
+    uint64_t blocks = piece_rounds(&rp, RD_REDUCE_BLOCK);
     serial_round sr = {c, g, &rp, in, out, x->elem, slot, 0, 0, 0, 0, 0,
                        REDIST_OK, err};
     for (uint64_t i = 0; i < blocks && !sr.st; i++) {

@@ -238,7 +238,7 @@ static void run_mode(const char *what, const redist_plan_t *plan,
                 fail(tag, plan, "work area promised with shmem_ptr");
         }
         if (stats.memory_efficient && m->prefer < 0 &&
-            (m->symmetric ? m->ctx != ctx_packed : 1)) {
+            (!m->symmetric || m->ctx != ctx_packed)) {
             /* the whole promise, work area included: reductions read in
              * place, push into free symmetric memory or into the work
              * area within what max(src, dst) leaves, else use a protocol
