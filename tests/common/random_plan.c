@@ -127,7 +127,9 @@ void rp_type(rp_rng *r, const redist_mesh_t *m, int nd, uint32_t partial_ok,
              int partial_weight, uint32_t fixed_partial, redist_type_t *t)
 {
     int naxes = redist_mesh_num_axes(m);
-    int order[4] = {0, 1, 2, 3};
+    int order[REDIST_MAX_AXES];
+    for (int i = 0; i < naxes; i++)
+        order[i] = i;
     for (int i = naxes - 1; i > 0; i--) {
         int j = (int)rp_in(r, 0, i);
         int x = order[i];
@@ -205,10 +207,15 @@ void rp_dtype_reduce(rp_rng *r, rp_problem *p)
     p->reduce = (redist_reduce_t)rp_in(r, 0, REDIST_REDUCE_COUNT - 1);
 }
 
+int rp_ndims(rp_rng *r)
+{
+    return rp_next(r) % 16 == 0 ? 0 : (int)rp_in(r, 1, 3);
+}
+
 void rp_planned(rp_rng *r, const redist_mesh_t *m, int mult, rp_problem *p)
 {
     p->mesh = m;
-    p->nd = (int)rp_in(r, 1, 3);
+    p->nd = rp_ndims(r);
     rp_type(r, m, p->nd, 0xf, 1, 0, &p->from);
     rp_type(r, m, p->nd, p->from.partial, 1, 0, &p->to);
     rp_shape_between(r, p, mult, 1);
@@ -219,7 +226,7 @@ void rp_walk_start(rp_rng *r, const redist_mesh_t *m, int mult,
                    rp_problem *p)
 {
     p->mesh = m;
-    p->nd = (int)rp_in(r, 1, 3);
+    p->nd = rp_ndims(r);
     rp_type(r, m, p->nd, 0xf, 2, 0, &p->from);
     p->to = p->from;
     rp_shape_walk(r, p, mult);
