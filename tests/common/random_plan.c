@@ -153,7 +153,7 @@ void rp_type(rp_rng *r, const redist_mesh_t *m, int nd, uint32_t partial_ok,
 
 /* ------------------------------------------------------------- specs */
 
-static int64_t lcm(int64_t a, int64_t b)
+int64_t rp_lcm(int64_t a, int64_t b)
 {
     int64_t x = a, y = b;
     while (y) {
@@ -164,8 +164,7 @@ static int64_t lcm(int64_t a, int64_t b)
     return a / x * b;
 }
 
-static int64_t split_count(const redist_mesh_t *m, const redist_type_t *t,
-                           int i)
+int64_t rp_split_count(const redist_mesh_t *m, const redist_type_t *t, int i)
 {
     int64_t p = 1;
     for (int k = 0; k < t->dim_naxes[i]; k++)
@@ -178,8 +177,8 @@ void rp_shape_between(rp_rng *r, rp_problem *p, int mult, int extra_axis)
     const redist_mesh_t *m = p->mesh;
     p->elems = 1;
     for (int i = 0; i < p->nd; i++) {
-        p->shape[i] = lcm(split_count(m, &p->from, i),
-                          split_count(m, &p->to, i)) *
+        p->shape[i] = rp_lcm(rp_split_count(m, &p->from, i),
+                          rp_split_count(m, &p->to, i)) *
                       rp_in(r, 1, mult);
         if (extra_axis && rp_next(r) % 2)
             p->shape[i] *= redist_mesh_axis_size(
@@ -193,7 +192,7 @@ void rp_shape_walk(rp_rng *r, rp_problem *p, int mult)
     const redist_mesh_t *m = p->mesh;
     p->elems = 1;
     for (int i = 0; i < p->nd; i++) {
-        p->shape[i] = split_count(m, &p->from, i) * rp_in(r, 1, mult);
+        p->shape[i] = rp_split_count(m, &p->from, i) * rp_in(r, 1, mult);
         for (int a = 0; a < redist_mesh_num_axes(m); a++)
             if (rp_next(r) % 3 == 0)
                 p->shape[i] *= redist_mesh_axis_size(m, a);

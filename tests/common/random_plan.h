@@ -71,6 +71,10 @@ typedef struct rp_problem {
     redist_reduce_t reduce;
 } rp_problem;
 
+/* The least common multiple of two positive numbers. */
+int64_t rp_lcm(int64_t a, int64_t b);
+/* How many blocks type t splits dim i into (the product of its axes). */
+int64_t rp_split_count(const redist_mesh_t *m, const redist_type_t *t, int i);
 /* Each dim: lcm of the source's and the target's split counts times
  * 1..mult, and with `extra_axis`, one time in two, times the size of a
  * random axis (room for intermediate splits). */

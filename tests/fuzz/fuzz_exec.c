@@ -38,25 +38,6 @@
 #define FUZZ_MAX_DEVICES 32
 #define FUZZ_MAX_ELEMS 4096
 
-static int64_t split_count(const redist_mesh_t *m, const redist_type_t *t,
-                           int i)
-{
-    int64_t p = 1;
-    for (int k = 0; k < t->dim_naxes[i]; k++)
-        p *= redist_mesh_axis_size(m, t->dims[i][k]);
-    return p;
-}
-
-static int64_t gcd(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* The global element count of `shape`, saturated at FUZZ_MAX_ELEMS + 1. */
 static int64_t elems_of(int nd, const int64_t *shape)
 {
@@ -83,10 +64,9 @@ static redist_spec_t *bounded(redist_spec_t *spec)
     int64_t shape[REDIST_MAX_DIMS];
     const redist_type_t *from = redist_spec_from(spec);
     const redist_type_t *to = redist_spec_to(spec);
-    for (int i = 0; i < nd; i++) {
-        int64_t a = split_count(m, from, i), b = split_count(m, to, i);
-        shape[i] = a / gcd(a, b) * b;
-    }
+    for (int i = 0; i < nd; i++)
+        shape[i] = rp_lcm(rp_split_count(m, from, i),
+                          rp_split_count(m, to, i));
     redist_spec_t *small = NULL;
     redist_error_t err;
     redist_error_clear(&err);

@@ -18,38 +18,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int count;
 
-static int replay_file(const char *path)
+/* A regular file of `size` bytes, read whole. */
+static int replay_file(const char *path, off_t size)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "replay: cannot open %s\n", path);
-        return -1;
-    }
-    size_t cap = 4096, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        if (n == cap) {
-            uint8_t *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        if (got == 0)
-            break;
-        n += got;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
+    uint8_t *buf = malloc(size > 0 ? (size_t)size : 1);
+    size_t n = f && buf ? fread(buf, 1, (size_t)size, f) : 0;
+    if (!f || !buf || n != (size_t)size) {
         fprintf(stderr, "replay: cannot read %s\n", path);
+        if (f)
+            fclose(f);
+        free(buf);
         return -1;
     }
+    fclose(f);
     LLVMFuzzerTestOneInput(buf, n);
     free(buf);
     count++;
@@ -70,7 +52,7 @@ static int replay_path(const char *path)
         return -1;
     }
     if (!S_ISDIR(st.st_mode))
-        return replay_file(path);
+        return replay_file(path, st.st_size);
     DIR *d = opendir(path);
     if (!d) {
         fprintf(stderr, "replay: cannot open %s\n", path);
