@@ -2,9 +2,10 @@
 # Every test from a fresh Debian 12 machine: install what is missing, build
 # warning-free (-Werror), run the suite, run it again under
 # AddressSanitizer + UndefinedBehaviorSanitizer (leaks included), check
-# every spec of specs/, and fuzz the spec loader and plan reader for a
-# bounded time.  Ends with one line "tests: N passed, M failed".
-# Environment: FUZZ_SECONDS (default 60 per target; 0 skips fuzzing).
+# every spec of specs/, and fuzz the spec loader, the plan reader and the
+# executor for a bounded time.  Ends with one line "tests: N passed, M
+# failed".  Environment: FUZZ_SECONDS (default 40 per target, three
+# targets; 0 skips fuzzing).
 set -u
 cd "$(dirname "$0")/.."
 scripts/setup.sh test || exit 1
@@ -51,9 +52,9 @@ unset ASAN_OPTIONS UBSAN_OPTIONS
 step "redistplan check specs/*.json"
 if build-ci/src/redistplan check specs/*.json; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
-secs=${FUZZ_SECONDS:-60}
+secs=${FUZZ_SECONDS:-40}
 if [ "$secs" -gt 0 ]; then
-    step "libFuzzer: spec loader and plan reader, ${secs}s each"
+    step "libFuzzer: spec loader, plan reader and executor, ${secs}s each"
     if scripts/fuzz.sh "$secs"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 fi
 

@@ -115,8 +115,8 @@ static void path_multiples(const redist_plan_t *plan, int64_t q[])
     }
 }
 
-/* A byte count with an optional binary suffix: 1048576, 512K, 64M,
- * 1G, 64MiB (K, M, G, T = 2^10, 2^20, 2^30, 2^40). */
+/* A shape: positive dims separated by x or ',' (64x128); "" is the
+ * shape of a 0-dim (scalar) array. */
 static int parse_shape(const char *s, int64_t out[], int *n)
 {
     *n = 0;
@@ -126,13 +126,15 @@ static int parse_shape(const char *s, int64_t out[], int *n)
         if (end == s || v < 1 || *n >= REDIST_MAX_DIMS)
             return -1;
         out[(*n)++] = v;
-        if (*end == 'x' || *end == 'X' || *end == ',')
-            end++;
-        else if (*end)
+        if (*end == 'x' || *end == 'X' || *end == ',') {
+            if (!*++end)
+                return -1; /* a separator ends the shape */
+        } else if (*end) {
             return -1;
+        }
         s = end;
     }
-    return *n ? 0 : -1;
+    return 0;
 }
 
 /* Rebuild spec with another shape / dtype / reduce. */
@@ -242,8 +244,8 @@ static int cmd_run(int argc, char **argv)
         else if (strcmp(a, "--corrupt-device") == 0 && i + 1 < argc) {
             uint64_t v;
             if (cli_parse_u64(argv[++i], &v) || v > INT64_MAX) {
-                fprintf(stderr, "redistplan: --corrupt-device: not a rank: "
-                                "%s\n", argv[i]);
+                fprintf(stderr, "redistplan: --corrupt-device: not a device "
+                                "number (0, 1, ...): %s\n", argv[i]);
                 return 2;
             }
             corrupt = (int64_t)v;
@@ -321,6 +323,8 @@ static int cmd_run(int argc, char **argv)
         return 2;
     }
 
+    int sim = strcmp(backend, "sim") == 0;
+
     /* with a spec file, --shape / --dtype / --reduce are overrides */
     int file = sa.path && strcmp(sa.path, "-") != 0;
     const char *dtype_arg = NULL, *reduce_arg = NULL;
@@ -362,8 +366,14 @@ static int cmd_run(int argc, char **argv)
     if (shape_arg) {
         int n2;
         if (parse_shape(shape_arg, shape, &n2) || n2 != nd) {
-            fprintf(stderr, "redistplan: --shape: \"%s\" is not a shape of "
-                            "%d positive dims\n", shape_arg, nd);
+            if (nd == 0)
+                fprintf(stderr, "redistplan: --shape: \"%s\" is not the "
+                                "shape of a 0-dim array (\"\")\n",
+                        shape_arg);
+            else
+                fprintf(stderr, "redistplan: --shape: \"%s\" is not a "
+                                "shape of %d positive dims\n",
+                        shape_arg, nd);
             goto out;
         }
     }
@@ -396,17 +406,30 @@ static int cmd_run(int argc, char **argv)
         goto out;
     }
     D = redist_mesh_num_devices(redist_spec_mesh(spec));
-    if (D > REDIST_SIM_MAX_DEVICES) {
+    if (corrupt >= D) {
+        fprintf(stderr, "redistplan: --corrupt-device: device %lld is not in "
+                        "the mesh (%lld devices: 0 to %lld)\n",
+                (long long)corrupt, (long long)D, (long long)(D - 1));
+        goto out;
+    }
+    /* mpi and shmem: each rank is one device; the sim holds them all */
+    const char *unit = sim                           ? "devices"
+                       : RD_CLI_SHMEM_CHOSEN(backend) ? "PEs"
+                                                      : "MPI ranks";
+    if (sim && D > REDIST_SIM_MAX_DEVICES) {
         fprintf(stderr, "redistplan: run: the mesh has %lld devices; the sim "
                         "backend runs at most %d\n",
                 (long long)D, REDIST_SIM_MAX_DEVICES);
         goto out;
     }
-    if (redist_sim_create(D, fused ? REDIST_SIM_FUSED : 0, &world, &err)) {
-        cli_print_error(&err);
-        goto out;
+    if (sim) {
+        if (redist_sim_create(D, fused ? REDIST_SIM_FUSED : 0, &world,
+                              &err)) {
+            cli_print_error(&err);
+            goto out;
+        }
+        be0 = redist_sim_backend(world, 0);
     }
-    be0 = redist_sim_backend(world, 0);
     uint64_t need = sim_bytes(plan, be0, &opts);
     if (need > max_bytes && shrink) {
         int64_t q[REDIST_MAX_DIMS];
@@ -441,11 +464,17 @@ static int cmd_run(int argc, char **argv)
     if (need > max_bytes) {
         cli_fmt_bytes(need, b1, sizeof b1);
         cli_fmt_bytes(max_bytes, b2, sizeof b2);
-        fprintf(stderr,
-                "redistplan: run: simulating this spec takes %s (%lld "
-                "devices x (src + dst + scratch)), over --max-bytes %s; "
-                "use --shrink, --shape or a larger --max-bytes\n",
-                b1, (long long)D, b2);
+        if (sim)
+            fprintf(stderr, "redistplan: run: simulating this spec takes %s "
+                            "in this process (%lld devices x (src + dst + "
+                            "scratch)), over --max-bytes %s",
+                    b1, (long long)D, b2);
+        else
+            fprintf(stderr, "redistplan: run: this spec takes %s over all "
+                            "%lld %s together (each: src + dst + scratch), "
+                            "over --max-bytes %s, which bounds that total",
+                    b1, (long long)D, unit, b2);
+        fprintf(stderr, "; use --shrink, --shape or a larger --max-bytes\n");
         goto out;
     }
 #ifdef REDIST_HAVE_MPI

@@ -196,7 +196,8 @@ static int64_t linear(const redist_mesh_t *m, uint32_t mask,
 
 /* Walk device `rank`'s block of type t: fn(user, local index, local
  * coords, global index, global coords) for every element in order;
- * stops when fn returns non-zero. */
+ * stops when fn returns non-zero.  A 0-dim (scalar) array has one
+ * element, of index 0 and no coordinates. */
 typedef int (*visit_fn)(void *user, uint64_t li, const int64_t *lc,
                         uint64_t g, const int64_t *gc);
 
@@ -207,8 +208,10 @@ static int walk(const redist_spec_t *spec, const redist_type_t *t,
     int nd = redist_spec_ndims(spec);
     const int64_t *shape = redist_spec_shape(spec);
     int64_t l[REDIST_MAX_DIMS], base[REDIST_MAX_DIMS], c[REDIST_MAX_AXES];
-    int64_t idx[REDIST_MAX_DIMS] = {0}, gc[REDIST_MAX_DIMS];
+    int64_t idx[REDIST_MAX_DIMS] = {0}, gc[REDIST_MAX_DIMS] = {0};
     uint64_t gs[REDIST_MAX_DIMS];
+    if (nd == 0)
+        return fn(user, 0, idx, 0, gc);
     redist_type_local_shape(t, m, shape, l);
     redist_mesh_coords(m, rank, c);
     for (int i = 0; i < nd; i++) {

@@ -238,6 +238,10 @@ static void put_box(int pe, char *dst, const int64_t dshape[],
 {
     int64_t sst[REDIST_MAX_DIMS], dst_[REDIST_MAX_DIMS];
     int64_t so = 0, dso = 0;
+    if (nd == 0) { /* a 0-dim block: one element */
+        shmem_putmem_nbi(dst, src, elem, pe);
+        return;
+    }
     for (int i = 0; i < nd; i++)
         if (box[i] <= 0)
             return;

@@ -127,7 +127,9 @@ void rp_type(rp_rng *r, const redist_mesh_t *m, int nd, uint32_t partial_ok,
              int partial_weight, uint32_t fixed_partial, redist_type_t *t)
 {
     int naxes = redist_mesh_num_axes(m);
-    int order[4] = {0, 1, 2, 3};
+    int order[REDIST_MAX_AXES];
+    for (int i = 0; i < naxes; i++)
+        order[i] = i;
     for (int i = naxes - 1; i > 0; i--) {
         int j = (int)rp_in(r, 0, i);
         int x = order[i];
@@ -151,7 +153,7 @@ void rp_type(rp_rng *r, const redist_mesh_t *m, int nd, uint32_t partial_ok,
 
 /* ------------------------------------------------------------- specs */
 
-static int64_t lcm(int64_t a, int64_t b)
+int64_t rp_lcm(int64_t a, int64_t b)
 {
     int64_t x = a, y = b;
     while (y) {
@@ -162,8 +164,7 @@ static int64_t lcm(int64_t a, int64_t b)
     return a / x * b;
 }
 
-static int64_t split_count(const redist_mesh_t *m, const redist_type_t *t,
-                           int i)
+int64_t rp_split_count(const redist_mesh_t *m, const redist_type_t *t, int i)
 {
     int64_t p = 1;
     for (int k = 0; k < t->dim_naxes[i]; k++)
@@ -176,8 +177,8 @@ void rp_shape_between(rp_rng *r, rp_problem *p, int mult, int extra_axis)
     const redist_mesh_t *m = p->mesh;
     p->elems = 1;
     for (int i = 0; i < p->nd; i++) {
-        p->shape[i] = lcm(split_count(m, &p->from, i),
-                          split_count(m, &p->to, i)) *
+        p->shape[i] = rp_lcm(rp_split_count(m, &p->from, i),
+                          rp_split_count(m, &p->to, i)) *
                       rp_in(r, 1, mult);
         if (extra_axis && rp_next(r) % 2)
             p->shape[i] *= redist_mesh_axis_size(
@@ -191,7 +192,7 @@ void rp_shape_walk(rp_rng *r, rp_problem *p, int mult)
     const redist_mesh_t *m = p->mesh;
     p->elems = 1;
     for (int i = 0; i < p->nd; i++) {
-        p->shape[i] = split_count(m, &p->from, i) * rp_in(r, 1, mult);
+        p->shape[i] = rp_split_count(m, &p->from, i) * rp_in(r, 1, mult);
         for (int a = 0; a < redist_mesh_num_axes(m); a++)
             if (rp_next(r) % 3 == 0)
                 p->shape[i] *= redist_mesh_axis_size(m, a);
@@ -205,10 +206,15 @@ void rp_dtype_reduce(rp_rng *r, rp_problem *p)
     p->reduce = (redist_reduce_t)rp_in(r, 0, REDIST_REDUCE_COUNT - 1);
 }
 
+int rp_ndims(rp_rng *r)
+{
+    return rp_next(r) % 16 == 0 ? 0 : (int)rp_in(r, 1, 3);
+}
+
 void rp_planned(rp_rng *r, const redist_mesh_t *m, int mult, rp_problem *p)
 {
     p->mesh = m;
-    p->nd = (int)rp_in(r, 1, 3);
+    p->nd = rp_ndims(r);
     rp_type(r, m, p->nd, 0xf, 1, 0, &p->from);
     rp_type(r, m, p->nd, p->from.partial, 1, 0, &p->to);
     rp_shape_between(r, p, mult, 1);
@@ -219,7 +225,7 @@ void rp_walk_start(rp_rng *r, const redist_mesh_t *m, int mult,
                    rp_problem *p)
 {
     p->mesh = m;
-    p->nd = (int)rp_in(r, 1, 3);
+    p->nd = rp_ndims(r);
     rp_type(r, m, p->nd, 0xf, 2, 0, &p->from);
     p->to = p->from;
     rp_shape_walk(r, p, mult);

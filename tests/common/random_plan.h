@@ -64,13 +64,17 @@ void rp_type(rp_rng *r, const redist_mesh_t *m, int nd, uint32_t partial_ok,
 typedef struct rp_problem {
     const redist_mesh_t *mesh;
     int nd;
-    int64_t shape[3];
+    int64_t shape[REDIST_MAX_DIMS];
     int64_t elems; /* product of the shape */
     redist_type_t from, to;
     redist_dtype_t dtype;
     redist_reduce_t reduce;
 } rp_problem;
 
+/* The least common multiple of two positive numbers. */
+int64_t rp_lcm(int64_t a, int64_t b);
+/* How many blocks type t splits dim i into (the product of its axes). */
+int64_t rp_split_count(const redist_mesh_t *m, const redist_type_t *t, int i);
 /* Each dim: lcm of the source's and the target's split counts times
  * 1..mult, and with `extra_axis`, one time in two, times the size of a
  * random axis (room for intermediate splits). */
@@ -80,11 +84,14 @@ void rp_shape_between(rp_rng *r, rp_problem *p, int mult, int extra_axis);
 void rp_shape_walk(rp_rng *r, rp_problem *p, int mult);
 /* A random dtype, then a random reduce op. */
 void rp_dtype_reduce(rp_rng *r, rp_problem *p);
-/* A problem to plan on m: 1-3 dims, a source with any partial axes, a
+/* The number of dims of a random problem: 1-3, or one time in 16 none
+ * (a scalar: one element; partial axes still reduce). */
+int rp_ndims(rp_rng *r);
+/* A problem to plan on m: rp_ndims dims, a source with any partial axes, a
  * target that keeps some of them (rp_shape_between(mult, extra)), a
  * random dtype and reduce op. */
 void rp_planned(rp_rng *r, const redist_mesh_t *m, int mult, rp_problem *p);
-/* The start of a walk on m: 1-3 dims, a source with many partial axes,
+/* The start of a walk on m: rp_ndims dims, a source with many partial axes,
  * rp_shape_walk(mult), a random dtype and reduce op; to = from. */
 void rp_walk_start(rp_rng *r, const redist_mesh_t *m, int mult,
                    rp_problem *p);

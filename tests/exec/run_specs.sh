@@ -1,8 +1,8 @@
 #!/bin/sh
 # `redistplan run` end to end (sim backend): every spec in specs/ at a
 # reduced shape, in the default, --preserve-src and --fused modes; every
-# dtype x reduce op on a spec with partial axes; the exit codes of a
-# mismatch (1) and of bad input (2).
+# dtype x reduce op on a spec with partial axes and on a 0-dim array; the
+# exit codes of a mismatch (1) and of bad input (2).
 #   run_specs.sh REDISTPLAN SPECDIR
 set -u
 # the default backend is sim only outside an MPI launcher
@@ -51,11 +51,45 @@ for dt in f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 c64 c128; do
     done
 done
 
+# scalar-run-overflow: a 0-dim array is one element per device (the data
+# pattern once indexed dim -1); partial axes reduce, every dtype once and
+# every op in turn (each op meets three or four dtypes), in each mode
+expect 0 "scalar, no steps" - --mesh x=2,y=2 --shape '' --from '' --to ''
+expect_text "exact: 4 devices, 4 elements checked" "scalar copy: report"
+i=0
+for dt in f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 c64 c128; do
+    case $((i % 4)) in 0) op=sum ;; 1) op=max ;; 2) op=min ;; 3) op=prod ;; esac
+    case $((i % 3)) in 0) mode="" ;; 1) mode=--fused ;; 2) mode=--preserve-src ;; esac
+    i=$((i + 1))
+    expect 0 "scalar --dtype $dt --reduce $op $mode" - --mesh x=2,y=3 \
+        --shape '' --from '' --from-partial x,y --to '' --to-partial y \
+        --dtype $dt --reduce $op $mode
+    expect_text "exact: 6 devices, 6 elements checked" "scalar $dt $op"
+done
+expect 0 "scalar, every partial axis reduced" - --mesh x=2,y=2,z=2 \
+    --shape '' --from '' --from-partial x,y,z --to '' --reduce prod --dtype i8
+expect_text "plan      all_reduce" "scalar: one all_reduce"
+expect 1 "scalar, corrupted" - --mesh x=2 --shape '' --from '' \
+    --from-partial x --to '' --corrupt-device 1
+expect_text "MISMATCH on device 1 (x=1): local index 0 [], global index 0 []" \
+    "scalar mismatch"
+
 expect 1 "corrupted result" "$dir/megatron-col-to-row-parallel.json" \
     --shrink --max-bytes 100000 --corrupt-device 5
 expect_text "MISMATCH on device 5 (data=1,model=1)" "mismatch names the device"
+# cli-corrupt-device-out-of-range: a device outside the mesh is bad input
+expect 2 "--corrupt-device out of range" - --mesh x=2 --shape 8x8 \
+    --from 'x|' --to '|' --corrupt-device 5
+expect_text "device 5 is not in the mesh (2 devices: 0 to 1)" \
+    "--corrupt-device range message"
+for bad in -1 abc 1x ''; do
+    expect 2 "--corrupt-device '$bad'" - --mesh x=2 --shape 8x8 \
+        --from 'x|' --to '|' --corrupt-device "$bad"
+    expect_text "--corrupt-device: not a device number" "--corrupt-device $bad"
+done
 expect 2 "too large without --shrink" "$dir/fft-3d-pencil-transpose.json"
 expect_text "use --shrink" "too-large message"
+expect_text "simulating this spec takes" "too-large message names the sim"
 expect 2 "mpi backend not built" "$dir/megatron-col-to-row-parallel.json" \
     --backend mpi
 expect 2 "unknown backend" "$dir/megatron-col-to-row-parallel.json" \

@@ -92,14 +92,14 @@ static uint64_t planner_need(const redist_spec_t *spec,
     return elems * cx.elem_size;
 }
 
-/* A mesh of at most 32 devices (one time in ten 128), 1-3 dims, source
+/* A mesh of at most 32 devices (one time in ten 128), rp_ndims dims, source
  * and target types over the axes not in a random set of partial axes
  * (each with probability 1/den). */
 static redist_mesh_t *random_problem(int den, rp_problem *p)
 {
     redist_mesh_t *m = rp_mesh_upto(&rng, 32, 128);
     p->mesh = m;
-    p->nd = (int)rp_in(&rng, 1, 3);
+    p->nd = rp_ndims(&rng);
     uint32_t partial = rp_subset(&rng, redist_mesh_num_axes(m), den);
     rp_type(&rng, m, p->nd, 0, 0, partial, &p->from);
     return m;

@@ -4,7 +4,7 @@
  * src/exec/pattern.h.
  *
  * Two sources of plans:
- *   - planned: random specs (meshes of 1-4 axes of sizes 1-4, 1-3 dims,
+ *   - planned: random specs (meshes of 1-4 axes of sizes 1-4, 0-3 dims,
  *     partial axes) solved by redist_plan_create;
  *   - walks: random sequences of legal steps of every kind (from the
  *     planner's step table), which reach layouts an optimal plan never

@@ -151,6 +151,22 @@ expect 0 "grad-all-reduce-data3 f16 max" 3 "$dir/grad-all-reduce-data3.json" \
 expect 0 "grad-all-reduce-data3 c128 prod, native" 3 \
     "$dir/grad-all-reduce-data3.json" --shape 3x5 --dtype c128 --reduce prod \
     --backend mpi --mpi-native-reduce
+# a 0-dim array (one element per rank; its data pattern once indexed dim
+# -1 and crashed): the plain copy, then partial axes reduced by each op
+expect 0 "scalar copy" 2 - --mesh x=2 --shape '' --from '' --to '' \
+    --backend mpi
+expect_text "exact: 2 ranks, 2 elements checked" "scalar copy: exact"
+for c in "sum c64" "max i32 --mpi-packed" "min f16 --max-scratch 2" \
+    "prod bf16 --mpi-native-reduce --preserve-src"; do
+    set -- $c
+    [ -n "$quick" ] && [ "$1" != sum ] && continue
+    op=$1 dt=$2
+    shift 2
+    expect 0 "scalar $op $dt $*" 4 - --mesh x=2,y=2 --shape '' --from '' \
+        --from-partial x,y --to '' --to-partial y --reduce "$op" \
+        --dtype "$dt" --backend mpi "$@"
+    expect_text "exact: 4 ranks, 4 elements checked" "scalar $op: exact"
+done
 if [ -z "$quick" ]; then
     expect 0 "inline, 6 ranks, partial, repeat" 6 - --mesh x=3,y=2 \
         --shape 6x4x2 --dtype bf16 --from '|y|' --from-partial x \

@@ -101,6 +101,22 @@ oshrun_run 0 6 "inline 6 PEs, stride 3" - --mesh x=2,y=3 --shape 12x18x3 \
     --dtype c64 --from '|y|' --from-partial x --to 'x||y' --reduce sum
 expect_text "exact: 6 PEs" "inline report"
 
+# a 0-dim array (one element per PE; its data pattern once indexed dim
+# -1 and crashed): the plain copy, then partial axes reduced by each op
+oshrun_run 0 2 "scalar copy" - --mesh x=2 --shape '' --from '' --to ''
+expect_text "exact: 2 PEs, 2 elements checked" "scalar copy: exact"
+for c in "sum c128" "max u8 --shmem-packed" "min f32 --shmem-no-ptr" \
+    "prod bf16 --shmem-private --preserve-src"; do
+    set -- $c
+    [ -n "${RUN_SHMEM_QUICK:-}" ] && [ "$1" != min ] && continue
+    op=$1 dt=$2
+    shift 2
+    oshrun_run 0 4 "scalar $op $dt $*" - --mesh x=2,y=2 --shape '' --from '' \
+        --from-partial x,y --to '' --to-partial y --reduce "$op" \
+        --dtype "$dt" "$@"
+    expect_text "exact: 4 PEs, 4 elements checked" "scalar $op: exact"
+done
+
 # failures
 oshrun_run 2 2 "wrong -np" "$meg" $small
 expect_text "has 8 devices but 2 PEs were started: run it with oshrun -np 8" \
