@@ -61,7 +61,17 @@ redist_status_t redist_topo_load_xml(const char *path, redist_topo_t **out,
  * Types as hwloc spells them (pack/package, numa, group, die, l3/l2/l1,
  * core, pu).  When the last level is not pu, " pu:1" is appended.
  * Errors (REDIST_ERR_INVALID) name the bad word and its position.
+ * Sizes are capped (REDIST_ERR_LIMIT) before hwloc sees them, because
+ * hwloc's load time grows with the square of the object count and worse
+ * with the count under one parent: each COUNT at most
+ * REDIST_TOPO_SYNTHETIC_MAX_LEVEL, their product (the PUs of the host) at
+ * most REDIST_TOPO_SYNTHETIC_MAX_PUS, and all objects (every level, memory
+ * children included) at most REDIST_TOPO_SYNTHETIC_MAX_OBJECTS.  A
+ * description is one host; a cluster is hosts of it (a rank map).
  */
+#define REDIST_TOPO_SYNTHETIC_MAX_LEVEL 256
+#define REDIST_TOPO_SYNTHETIC_MAX_PUS 4096
+#define REDIST_TOPO_SYNTHETIC_MAX_OBJECTS 16384
 redist_status_t redist_topo_load_synthetic(const char *desc,
                                            redist_topo_t **out,
                                            redist_error_t *err);
