@@ -50,8 +50,9 @@ typedef struct redist_topo redist_topo_t;
  *  own environment variables such as HWLOC_XMLFILE). */
 redist_status_t redist_topo_load_local(redist_topo_t **out,
                                        redist_error_t *err);
-/** An hwloc XML file (`lstopo machine.xml` on the machine to plan for).
- *  Errors name the file: REDIST_ERR_IO (cannot read it),
+/** An hwloc XML file (`lstopo machine.xml` on the machine to plan for),
+ *  a regular file of at most 16 MiB.  Errors name the file: REDIST_ERR_IO
+ *  (cannot read it, or not a regular file), REDIST_ERR_LIMIT (larger),
  *  REDIST_ERR_PARSE (not an hwloc XML topology). */
 redist_status_t redist_topo_load_xml(const char *path, redist_topo_t **out,
                                      redist_error_t *err);
@@ -141,7 +142,7 @@ redist_status_t redist_placement_create(const redist_topo_t *topo,
  * or "package" (round robin over the NUMA nodes / packages, each taking
  * its next core).  Unknown keys are errors.  Errors name the file and the
  * place: "map.json:3:14: ..." for syntax, "map.json: ranks[2].pu: ..."
- * for values.
+ * for values.  The file: a regular file of at most 64 MiB.
  */
 redist_status_t redist_placement_load_file(const redist_topo_t *topo,
                                            const char *path,
