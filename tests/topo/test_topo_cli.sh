@@ -270,5 +270,12 @@ has "cannot read an hwloc XML topology from a directory" "$T/err" "XML directory
 expect_rc 2 "--rank-map /dev/zero" timeout 10 "$RP" topo --synthetic core:2 --rank-map /dev/zero
 has "cannot read a rank map from a character device" "$T/err" "rank map device message"
 
+# junit-invalid-xml-control-chars (on the terminal): host names of a rank
+# map are printed with control characters escaped.
+printf '{"hosts": ["h\\u001b]0;x\\u0007"], "ranks_per_host": 2}' >"$T/ctl.json"
+expect_rc 0 "topo: a host name with control characters" "$RP" topo --synthetic core:2 --rank-map "$T/ctl.json"
+has '0  h\u001b]0;x\u0007' "$T/out" "host name escaped"
+if LC_ALL=C grep -q "$(printf '\033')" "$T/out"; then bad "a raw ESC reaches the terminal"; else ok; fi
+
 echo "topo-cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
