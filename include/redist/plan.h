@@ -109,7 +109,8 @@ void redist_cost_model_default(redist_cost_model_t *model);
 /**
  * Read link costs from a JSON file such as `redistplan calibrate` writes:
  * {"links": {"numa": {"alpha": 1e-6, "beta": 1e-10}, ...}, "gamma": ...}.  Levels not named keep their current values, so
- * initialise *model first (redist_cost_model_default).
+ * initialise *model first (redist_cost_model_default).  Seconds range
+ * from 0 to 1000.  The file: a regular file of at most 1 MiB.
  */
 redist_status_t redist_cost_model_load_file(const char *path,
                                             redist_cost_model_t *model,
@@ -118,7 +119,8 @@ redist_status_t redist_cost_model_load_buffer(const char *text, size_t len,
                                               const char *source,
                                               redist_cost_model_t *model,
                                               redist_error_t *err);
-/** Set axis links from text such as "data=network,model=numa". */
+/** Set axis links from text such as "data=network,model=numa" (each axis
+ *  at most once; *model is unchanged on error). */
 redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t *model,
                                                  const redist_mesh_t *mesh,
                                                  const char *text,
@@ -212,10 +214,13 @@ redist_status_t redist_plan_verify(const redist_plan_t *plan,
  * Read a plan JSON document (FORMATS.md section 4; only "steps" is
  * required, each step's "after" only for permute) for `spec` and verify
  * it.  Structural problems (not JSON, steps not an array, a field of the
- * wrong JSON type) are REDIST_ERR_PARSE / REDIST_ERR_INVALID; an illegal
- * step, an "after", "local_shape", "recv_bytes" or "stats" value that
- * disagrees with the replay, or a plan that does not end at the target is
- * REDIST_ERR_PLAN.  *out is filled whenever the document was readable.
+ * wrong JSON type, wherever it is) are REDIST_ERR_PARSE /
+ * REDIST_ERR_INVALID; an illegal step (a dim out of range is named as
+ * written), an "after", "local_shape", "recv_bytes", "local_bytes" or
+ * "stats" value that disagrees with the replay, or a plan that does not
+ * end at the target is REDIST_ERR_PLAN.  *out is filled whenever the
+ * document was readable.  The file: a regular file of at most 256 MiB
+ * (as for redist_spec_load_file).
  */
 redist_status_t redist_plan_verify_file(const redist_spec_t *spec,
                                         const char *path,

@@ -49,7 +49,11 @@ redist_status_t redist_spec_create(const redist_mesh_t *mesh, int ndims,
                                    redist_spec_t **out, redist_error_t *err);
 
 /** Load a spec file.  Errors carry the file name, line:column for syntax
- *  errors and a JSON path for semantic ones. */
+ *  errors (a NUL byte included) and a JSON path for semantic ones.  The
+ *  file must be a regular file of at most 16 MiB: a FIFO, device or
+ *  directory is refused at once (REDIST_ERR_IO), a larger file is
+ *  REDIST_ERR_LIMIT.  Mesh axis names hold none of ',' '|' '=' and no
+ *  control character; the name holds no control character. */
 redist_status_t redist_spec_load_file(const char *path, unsigned flags,
                                       redist_spec_t **out,
                                       redist_error_t *err);

@@ -50,8 +50,9 @@ typedef struct redist_topo redist_topo_t;
  *  own environment variables such as HWLOC_XMLFILE). */
 redist_status_t redist_topo_load_local(redist_topo_t **out,
                                        redist_error_t *err);
-/** An hwloc XML file (`lstopo machine.xml` on the machine to plan for).
- *  Errors name the file: REDIST_ERR_IO (cannot read it),
+/** An hwloc XML file (`lstopo machine.xml` on the machine to plan for),
+ *  a regular file of at most 16 MiB.  Errors name the file: REDIST_ERR_IO
+ *  (cannot read it, or not a regular file), REDIST_ERR_LIMIT (larger),
  *  REDIST_ERR_PARSE (not an hwloc XML topology). */
 redist_status_t redist_topo_load_xml(const char *path, redist_topo_t **out,
                                      redist_error_t *err);
@@ -61,7 +62,17 @@ redist_status_t redist_topo_load_xml(const char *path, redist_topo_t **out,
  * Types as hwloc spells them (pack/package, numa, group, die, l3/l2/l1,
  * core, pu).  When the last level is not pu, " pu:1" is appended.
  * Errors (REDIST_ERR_INVALID) name the bad word and its position.
+ * Sizes are capped (REDIST_ERR_LIMIT) before hwloc sees them, because
+ * hwloc's load time grows with the square of the object count and worse
+ * with the count under one parent: each COUNT at most
+ * REDIST_TOPO_SYNTHETIC_MAX_LEVEL, their product (the PUs of the host) at
+ * most REDIST_TOPO_SYNTHETIC_MAX_PUS, and all objects (every level, memory
+ * children included) at most REDIST_TOPO_SYNTHETIC_MAX_OBJECTS.  A
+ * description is one host; a cluster is hosts of it (a rank map).
  */
+#define REDIST_TOPO_SYNTHETIC_MAX_LEVEL 256
+#define REDIST_TOPO_SYNTHETIC_MAX_PUS 4096
+#define REDIST_TOPO_SYNTHETIC_MAX_OBJECTS 16384
 redist_status_t redist_topo_load_synthetic(const char *desc,
                                            redist_topo_t **out,
                                            redist_error_t *err);
@@ -131,7 +142,7 @@ redist_status_t redist_placement_create(const redist_topo_t *topo,
  * or "package" (round robin over the NUMA nodes / packages, each taking
  * its next core).  Unknown keys are errors.  Errors name the file and the
  * place: "map.json:3:14: ..." for syntax, "map.json: ranks[2].pu: ..."
- * for values.
+ * for values.  The file: a regular file of at most 64 MiB.
  */
 redist_status_t redist_placement_load_file(const redist_topo_t *topo,
                                            const char *path,

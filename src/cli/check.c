@@ -123,20 +123,21 @@ done:
     redist_spec_free(spec);
 }
 
-static void xml_escape(FILE *f, const char *s)
+/* Text as an XML attribute or element: made safe as on the terminal
+ * (XML 1.0 cannot hold most control characters, even as &#1;), then the
+ * markup characters escaped. */
+static void xml_escape(FILE *f, const char *text)
 {
-    for (; *s; s++) {
+    char safe[4 * sizeof ((result_t *)0)->reason];
+    cli_sanitize(text, safe, sizeof safe);
+    for (const char *s = safe; *s; s++) {
         switch (*s) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '&': fputs("&amp;", f); break;
         case '"': fputs("&quot;", f); break;
         case '\'': fputs("&apos;", f); break;
-        default:
-            if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
-                fprintf(f, "&#%d;", *s);
-            else
-                fputc(*s, f);
+        default: fputc(*s, f);
         }
     }
 }
@@ -227,7 +228,10 @@ int cli_cmd_check(int argc, char **argv)
         const result_t *r = &res[n++];
         const char *tag = r->outcome == 0 ? "PASS" : r->outcome == 1 ? "FAIL"
                                                                      : "ERROR";
-        printf("%s %s: %s\n", tag, r->path, r->reason);
+        char path[1024], reason[4 * sizeof r->reason];
+        cli_sanitize(r->path, path, sizeof path);
+        cli_sanitize(r->reason, reason, sizeof reason);
+        printf("%s %s: %s\n", tag, path, reason);
         passed += r->outcome == 0;
         failed += r->outcome != 0;
         errors += r->outcome == 2;

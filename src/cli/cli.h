@@ -34,6 +34,10 @@ void cli_fmt_shape(const int64_t *s, int n, char *buf, size_t size);
 /* "x=0,y=1": the coordinates of device `rank` */
 void cli_fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
                     size_t size);
+/* `s` made safe for a terminal and for XML: control characters (C0, DEL,
+ * C1, U+FFFE/U+FFFF) written \u001b, bytes that are not UTF-8 \xff; the
+ * rest as is.  Truncated to whole characters. */
+void cli_sanitize(const char *s, char *out, size_t size);
 /* Bytes with an optional binary suffix, any case, optional "iB" / "B":
  * 8, 4096, 64K, 4MiB, 1G, 2T.  0, or -1 when malformed or too large.
  * The _n form reads the first n characters. */

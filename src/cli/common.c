@@ -1,6 +1,7 @@
 /*
  * Helpers shared by the commands of redistplan (cli.h): formatting of
  * sizes, shapes and mesh coordinates, byte counts with binary suffixes,
+ * text made safe for terminals and XML,
  * the clock, and the launcher environment of `run --backend mpi|shmem`
  * and `calibrate` (rank detection, silencing ranks other than 0).
  */
@@ -52,6 +53,56 @@ void cli_fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
         pos += (size_t)snprintf(buf + pos, size - pos, "%s%s=%lld",
                                 a ? "," : "", redist_mesh_axis_name(m, a),
                                 (long long)c[a]);
+}
+
+/* The length of the UTF-8 sequence at s (1 to 4) and its code point, or 0
+ * when s does not start a valid one (overlong, surrogate, > U+10FFFF). */
+static int utf8_seq(const unsigned char *s, unsigned *cp)
+{
+    static const unsigned min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2
+                          : (s[0] & 0xf0) == 0xe0 ? 3
+                          : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (n == 0)
+        return 0;
+    unsigned c = n == 1 ? s[0] : s[0] & (0x7f >> n);
+    for (int k = 1; k < n; k++) {
+        if ((s[k] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (s[k] & 0x3f);
+    }
+    if (c < min[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return n;
+}
+
+void cli_sanitize(const char *s, char *out, size_t size)
+{
+    size_t pos = 0;
+    if (size == 0)
+        return;
+    out[0] = '\0';
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        unsigned cp;
+        char esc[16];
+        int n = utf8_seq(p, &cp);
+        if (n == 0)
+            snprintf(esc, sizeof esc, "\\x%02x", *p);
+        else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0xfffe ||
+                 cp == 0xffff)
+            snprintf(esc, sizeof esc, "\\u%04x", cp);
+        else
+            esc[0] = '\0';
+        size_t len = esc[0] ? strlen(esc) : (size_t)n;
+        if (pos + len >= size)
+            break; /* whole sequences only */
+        memcpy(out + pos, esc[0] ? esc : (const char *)p, len);
+        pos += len;
+        p += n ? n : 1;
+    }
+    out[pos] = '\0';
 }
 
 int cli_parse_size_n(const char *s, size_t n, uint64_t *out)

@@ -7,7 +7,6 @@
  *
  * Exit codes follow FORMATS.md section 5.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,22 +65,39 @@ void cli_usage(FILE *f) { fprintf(f, usage_text, extra_usage); }
 
 void cli_print_error(const redist_error_t *err)
 {
-    char buf[1024];
-    fprintf(stderr, "redistplan: %s\n",
-            redist_error_format(err, buf, sizeof buf));
+    char buf[1024], safe[2048];
+    cli_sanitize(redist_error_format(err, buf, sizeof buf), safe,
+                 sizeof safe);
+    fprintf(stderr, "redistplan: %s\n", safe);
 }
 
 int cli_parse_u64(const char *s, uint64_t *out)
 {
-    char *end;
-    if (!s || !*s || *s == '-')
+    uint64_t v = 0;
+    if (!s || !*s)
         return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
+    for (; *s; s++) { /* digits only: strtoull takes " -1" for 2^64-1 */
+        uint64_t d = (uint64_t)(*s - '0');
+        if (*s < '0' || *s > '9' || v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
     *out = v;
     return 0;
+}
+
+/* An unsigned option value, or a message naming the option. */
+static int u64_option(const char *opt, const char *what, const char *s,
+                      uint64_t *out)
+{
+    char safe[128];
+    if (!cli_parse_u64(s, out))
+        return 0;
+    cli_sanitize(s, safe, sizeof safe);
+    fprintf(stderr, "redistplan: %s: \"%s\" is not %s (digits only, no "
+                    "sign, space or suffix; at most 18446744073709551615)\n",
+            opt, safe, what);
+    return -1;
 }
 
 /* Options shared by the commands that read one spec. */
@@ -153,18 +169,13 @@ static int cmd_plan(int argc, char **argv)
         else if (strcmp(argv[i], "--no-grid") == 0)
             grid = 0;
         else if (strcmp(argv[i], "--max-peak") == 0 && i + 1 < argc) {
-            if (cli_parse_u64(argv[++i], &opts.max_peak_bytes)) {
-                fprintf(stderr, "redistplan: --max-peak: not a byte count: "
-                                "%s\n",
-                        argv[i]);
+            if (u64_option("--max-peak", "a byte count", argv[++i],
+                           &opts.max_peak_bytes))
                 return 2;
-            }
         } else if (strcmp(argv[i], "--max-states") == 0 && i + 1 < argc) {
-            if (cli_parse_u64(argv[++i], &opts.max_states)) {
-                fprintf(stderr, "redistplan: --max-states: not a count: %s\n",
-                        argv[i]);
+            if (u64_option("--max-states", "a count", argv[++i],
+                           &opts.max_states))
                 return 2;
-            }
         } else if (strcmp(argv[i], "--objective") == 0 && i + 1 < argc) {
             i++;
             if (strcmp(argv[i], "time") == 0)

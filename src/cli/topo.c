@@ -82,9 +82,15 @@ static void print_location(const redist_placement_t *p, int64_t r, char *buf,
 static void print_machine(const redist_topo_t *t, const redist_placement_t *p)
 {
     redist_topo_info_t in;
+    char source[4 * sizeof in.source], host[4 * sizeof in.hostname],
+        ranks[1600];
     redist_topo_get_info(t, &in);
-    printf("machine   %s%s%s%s\n", in.source, in.hostname[0] ? " (host " : "",
-           in.hostname, in.hostname[0] ? ")" : "");
+    /* names from files and paths: shown with control characters escaped */
+    cli_sanitize(in.source, source, sizeof source);
+    cli_sanitize(in.hostname, host, sizeof host);
+    cli_sanitize(redist_placement_description(p), ranks, sizeof ranks);
+    printf("machine   %s%s%s%s\n", source, host[0] ? " (host " : "", host,
+           host[0] ? ")" : "");
     if (in.levels[0])
         printf("  levels  %s\n", in.levels);
     else
@@ -106,7 +112,7 @@ static void print_machine(const redist_topo_t *t, const redist_placement_t *p)
            "one%s: cache\n",
            nocache ? "core" : in.cache_name,
            nocache ? " (no cache objects: the same core)" : "");
-    printf("ranks     %s\n", redist_placement_description(p));
+    printf("ranks     %s\n", ranks);
 }
 
 static void print_ranks(const redist_placement_t *p, int64_t n)
@@ -115,10 +121,11 @@ static void print_ranks(const redist_placement_t *p, int64_t n)
            "numa", "cache", "core", "pu");
     for (int64_t r = 0; r < n; r++) {
         redist_topo_location_t l;
-        char host[64];
+        char name[64], host[256];
         if (redist_placement_location(p, r, &l))
             break;
-        redist_placement_host_name(p, l.host, host, sizeof host);
+        redist_placement_host_name(p, l.host, name, sizeof name);
+        cli_sanitize(name, host, sizeof host);
         printf("  %6lld  %-12s %7d %5d %6d %5d %5d\n", (long long)r, host,
                l.package, l.numa, l.cache, l.core, l.pu);
     }

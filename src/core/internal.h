@@ -50,6 +50,14 @@ redist_mesh_t *rd_mesh_clone(const redist_mesh_t *mesh);
 /* "12 MiB"-style size (binary units, 4 significant digits; "512 B"). */
 void rd_format_bytes(uint64_t bytes, char *buf, size_t size);
 
+/* Read the whole regular file `path` (file.c): at most `max` bytes, into
+ * a malloc'd buffer (*out, NUL-terminated; *len bytes).  A FIFO, device
+ * or directory is refused without blocking; `what` ("a spec") names the
+ * content in the messages.  Status IO, LIMIT or NOMEM, the path as
+ * source. */
+redist_status_t rd_read_file(const char *path, size_t max, const char *what,
+                             char **out, size_t *len, redist_error_t *err);
+
 /* Minimal safe string copy (always NUL-terminates). */
 void rd_strlcpy(char *dst, const char *src, size_t size);
 /* snprintf appending at *pos into buf of size; never overflows. */

@@ -59,11 +59,14 @@ static redist_status_t get_cost(json_t *o, const char *key, const char *src,
     json_t *v = json_object_get(o, key);
     if (!v)
         return REDIST_OK;
-    if (!json_is_number(v) || json_number_value(v) < 0 ||
-        json_number_value(v) > 1e3)
+    if (!json_is_number(v))
         return rd_error(err, REDIST_ERR_INVALID, src, path,
                         "expected seconds (a number from 0 to 1000), got %s",
                         rd_json_kind(v));
+    if (!(json_number_value(v) >= 0 && json_number_value(v) <= 1e3))
+        return rd_error(err, REDIST_ERR_INVALID, src, path,
+                        "%g s is out of range: seconds from 0 to 1000",
+                        json_number_value(v));
     *out = json_number_value(v);
     return REDIST_OK;
 }
@@ -73,17 +76,14 @@ redist_status_t redist_cost_model_load_buffer(const char *text, size_t len,
                                               redist_cost_model_t *model,
                                               redist_error_t *err)
 {
-    json_error_t jerr;
     const char *src = source ? source : "<string>";
     char path[96];
-    redist_status_t st = REDIST_OK;
+    json_t *root;
     if (!model || (!text && len))
         return rd_error(err, REDIST_ERR_INVALID, src, NULL, "NULL argument");
-    json_t *root = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES,
-                              &jerr);
-    if (!root)
-        return rd_error_at(err, REDIST_ERR_PARSE, src, jerr.line, jerr.column,
-                           "%s", len ? jerr.text : "empty file");
+    redist_status_t st = rd_json_parse(text, len, src, &root, err);
+    if (st)
+        return st;
     redist_cost_model_t m = *model;
     const char *key;
     json_t *v;
@@ -149,26 +149,22 @@ out:
     return st;
 }
 
+/* Cost files are a few lines (`redistplan calibrate` writes them). */
+#define RD_MAX_COST_BYTES (1u << 20)
+
 redist_status_t redist_cost_model_load_file(const char *path,
                                             redist_cost_model_t *model,
                                             redist_error_t *err)
 {
+    char *buf;
+    size_t len;
     if (!path)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rd_error(err, REDIST_ERR_IO, path, NULL, "cannot open: %s",
-                        strerror(errno));
-    char *buf = malloc(1 << 20);
-    size_t len = buf ? fread(buf, 1, 1 << 20, f) : 0;
-    int bad = ferror(f) || (buf && !feof(f));
-    fclose(f);
-    if (!buf)
-        return rd_error(err, REDIST_ERR_NOMEM, path, NULL, "out of memory");
-    redist_status_t st =
-        bad ? rd_error(err, REDIST_ERR_IO, path, NULL,
-                       "read error or file larger than 1 MiB")
-            : redist_cost_model_load_buffer(buf, len, path, model, err);
+    redist_status_t st = rd_read_file(path, RD_MAX_COST_BYTES, "a cost model",
+                                      &buf, &len, err);
+    if (st)
+        return st;
+    st = redist_cost_model_load_buffer(buf, len, path, model, err);
     free(buf);
     return st;
 }
@@ -182,6 +178,9 @@ redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t *model,
     if (!model || !mesh || !text)
         return rd_error(err, REDIST_ERR_INVALID, src, NULL, "NULL argument");
     const char *p = text;
+    uint8_t links[REDIST_MAX_AXES];
+    uint32_t given = 0;
+    memcpy(links, model->axis_link, sizeof links);
     while (*p) {
         char axis[REDIST_MAX_NAME + 1], level[32];
         size_t n = strcspn(p, "=");
@@ -205,13 +204,18 @@ redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t *model,
         if (a < 0)
             return rd_error(err, REDIST_ERR_INVALID, src, "--axis-links",
                             "axis \"%s\" is not in the mesh", axis);
+        if (given >> a & 1u)
+            return rd_error(err, REDIST_ERR_INVALID, src, "--axis-links",
+                            "axis \"%s\" is given twice", axis);
+        given |= 1u << a;
         redist_link_t l;
         if (redist_link_from_name(level, &l))
             return rd_error(err, REDIST_ERR_INVALID, src, "--axis-links",
                             "unknown link level \"%s\" (levels: cache, numa, "
                             "package, node, network)",
                             level);
-        model->axis_link[a] = (uint8_t)l;
+        links[a] = (uint8_t)l;
     }
+    memcpy(model->axis_link, links, sizeof links);
     return REDIST_OK;
 }

@@ -115,14 +115,53 @@ char *redist_plan_to_json(const redist_plan_t *plan)
 
 /* ------------------------------------------------------------ reader */
 
+/* Every field the reader reads is checked for its JSON type first: a field
+ * of the wrong type is bad input (REDIST_ERR_INVALID), whatever the rest of
+ * the plan.  Only well-typed plans are replayed; what they get wrong
+ * (an illegal step, an axis not in the mesh, a stated figure the replay
+ * does not give) makes them invalid plans (REDIST_ERR_PLAN). */
+
 typedef struct {
     const char *source;
     redist_error_t *err;
     const redist_spec_t *spec;
+    /* the first dim field out of the array's range, kept as written (an
+     * int cannot hold it) and reported when the replay reaches its step */
+    int bad_step;
+    const char *bad_field;
+    long long bad_value;
 } rctx;
 
+static redist_status_t wrong_type(rctx *c, const char *path, const char *want,
+                                  json_t *v)
+{
+    return rd_error(c->err, REDIST_ERR_INVALID, c->source, path,
+                    "expected %s, got %s", want, rd_json_kind(v));
+}
+
+static int is_string(const json_t *v) { return json_is_string(v); }
+static int is_integer(const json_t *v) { return json_is_integer(v); }
+static int is_array(const json_t *v) { return json_is_array(v); }
+
+/* v absent, or an array (`want`) of elements that pass `is` (`elem`). */
+static redist_status_t check_array(rctx *c, json_t *v, const char *path,
+                                   const char *want,
+                                   int (*is)(const json_t *),
+                                   const char *elem)
+{
+    char p[REDIST_ERROR_PATH_LENGTH];
+    if (v && !json_is_array(v))
+        return wrong_type(c, path, want, v);
+    for (size_t k = 0; k < json_array_size(v); k++)
+        if (!is(json_array_get(v, k))) {
+            snprintf(p, sizeof p, "%s[%zu]", path, k);
+            return wrong_type(c, p, elem, json_array_get(v, k));
+        }
+    return REDIST_OK;
+}
+
 static redist_status_t read_int_field(rctx *c, json_t *st, const char *key,
-                                      const char *path, int *out)
+                                      const char *path, int step, int *out)
 {
     char p[96];
     json_t *v = json_object_get(st, key);
@@ -131,10 +170,31 @@ static redist_status_t read_int_field(rctx *c, json_t *st, const char *key,
         return rd_error(c->err, REDIST_ERR_INVALID, c->source, p,
                         "missing field \"%s\"", key);
     if (!json_is_integer(v))
-        return rd_error(c->err, REDIST_ERR_INVALID, c->source, p,
-                        "expected an integer, got %s", rd_json_kind(v));
+        return wrong_type(c, p, "an integer", v);
     json_int_t x = json_integer_value(v);
-    *out = x < -1 || x > 1000 ? 1000 : (int)x; /* out of range: apply fails */
+    if (x >= 0 && x < c->spec->ndims) {
+        *out = (int)x;
+    } else {
+        *out = -1;
+        if (c->bad_step < 0) {
+            c->bad_step = step;
+            c->bad_field = key;
+            c->bad_value = (long long)x;
+        }
+    }
+    return REDIST_OK;
+}
+
+static redist_status_t read_axis_name(rctx *c, json_t *v, const char *path,
+                                      int *axis)
+{
+    if (!json_is_string(v))
+        return wrong_type(c, path, "an axis name (a string)", v);
+    const char *nm = json_string_value(v);
+    *axis = redist_mesh_find_axis(&c->spec->mesh, nm);
+    if (*axis < 0)
+        return rd_error(c->err, REDIST_ERR_PLAN, c->source, path,
+                        "axis \"%.60s\" is not in the mesh", nm);
     return REDIST_OK;
 }
 
@@ -143,12 +203,30 @@ static redist_status_t read_type(rctx *c, json_t *v, const char *path,
 {
     const redist_mesh_t *m = &c->spec->mesh;
     redist_type_t t;
-    char p[128];
-    if (!json_is_object(v) || !json_is_array(json_object_get(v, "dims")))
-        return rd_error(c->err, REDIST_ERR_INVALID, c->source, path,
-                        "expected a type {\"dims\": [...], \"partial\": "
-                        "[...]}");
+    redist_status_t st;
+    char p[REDIST_ERROR_PATH_LENGTH];
+    if (!json_is_object(v))
+        return wrong_type(c, path,
+                          "a type {\"dims\": [...], \"partial\": [...]}", v);
     json_t *dims = json_object_get(v, "dims");
+    json_t *part = json_object_get(v, "partial");
+    snprintf(p, sizeof p, "%s.dims", path);
+    if (!dims)
+        return rd_error(c->err, REDIST_ERR_INVALID, c->source, p,
+                        "missing field \"dims\"");
+    if ((st = check_array(c, dims, p, "an array of axis lists", is_array,
+                          "an array of axis names")))
+        return st;
+    for (size_t i = 0; i < json_array_size(dims); i++) {
+        snprintf(p, sizeof p, "%s.dims[%zu]", path, i);
+        if ((st = check_array(c, json_array_get(dims, i), p, "", is_string,
+                              "an axis name (a string)")))
+            return st;
+    }
+    snprintf(p, sizeof p, "%s.partial", path);
+    if ((st = check_array(c, part, p, "an array of axis names", is_string,
+                          "an axis name (a string)")))
+        return st;
     if ((int)json_array_size(dims) != c->spec->ndims)
         return rd_error(c->err, REDIST_ERR_PLAN, c->source, path,
                         "rank mismatch: %zu dims, the array has %d",
@@ -157,33 +235,26 @@ static redist_status_t read_type(rctx *c, json_t *v, const char *path,
     uint32_t used = 0;
     for (int i = 0; i < t.ndims; i++) {
         json_t *d = json_array_get(dims, (size_t)i);
-        snprintf(p, sizeof p, "%s.dims[%d]", path, i);
-        if (!json_is_array(d) || json_array_size(d) > REDIST_MAX_AXES)
-            return rd_error(c->err, REDIST_ERR_INVALID, c->source, p,
-                            "expected an array of axis names");
         for (size_t k = 0; k < json_array_size(d); k++) {
-            const char *nm = json_string_value(json_array_get(d, k));
-            int a = redist_mesh_find_axis(m, nm);
-            if (a < 0)
-                return rd_error(c->err, REDIST_ERR_PLAN, c->source, p,
-                                "axis \"%.60s\" is not in the mesh",
-                                nm ? nm : "?");
+            int a;
+            snprintf(p, sizeof p, "%s.dims[%d][%zu]", path, i, k);
+            if ((st = read_axis_name(c, json_array_get(d, k), p, &a)))
+                return st;
             if (used >> a & 1u)
                 return rd_error(c->err, REDIST_ERR_PLAN, c->source, p,
-                                "axis \"%s\" is used twice", nm);
+                                "axis \"%s\" is used twice", m->name[a]);
             used |= 1u << a;
             redist_type_push_axis(&t, i, a);
         }
     }
-    json_t *part = json_object_get(v, "partial");
-    for (size_t k = 0; part && k < json_array_size(part); k++) {
-        const char *nm = json_string_value(json_array_get(part, k));
-        int a = redist_mesh_find_axis(m, nm);
+    for (size_t k = 0; k < json_array_size(part); k++) {
+        int a;
         snprintf(p, sizeof p, "%s.partial[%zu]", path, k);
-        if (a < 0 || (used >> a & 1u))
+        if ((st = read_axis_name(c, json_array_get(part, k), p, &a)))
+            return st;
+        if (used >> a & 1u)
             return rd_error(c->err, REDIST_ERR_PLAN, c->source, p,
-                            "axis \"%.60s\" is not in the mesh or used twice",
-                            nm ? nm : "?");
+                            "axis \"%s\" is used twice", m->name[a]);
         used |= 1u << a;
         t.partial |= 1u << a;
     }
@@ -191,15 +262,40 @@ static redist_status_t read_type(rctx *c, json_t *v, const char *path,
     return REDIST_OK;
 }
 
-static int get_u64(json_t *o, const char *key, uint64_t *out)
+/* A stated byte count or count: absent (0), an integer >= 0 (1), else a
+ * bad-input error. */
+static redist_status_t read_count(rctx *c, json_t *o, const char *key,
+                                  const char *path, int *has, uint64_t *out)
 {
+    char p[96];
     json_t *v = json_object_get(o, key);
+    *has = v != NULL;
     if (!v)
-        return 0;
+        return REDIST_OK;
+    snprintf(p, sizeof p, "%s%s%s", path, path[0] ? "." : "", key);
     if (!json_is_integer(v) || json_integer_value(v) < 0)
-        return -1;
+        return json_is_integer(v)
+                   ? rd_error(c->err, REDIST_ERR_INVALID, c->source, p,
+                              "expected a count (an integer >= 0), got %lld",
+                              (long long)json_integer_value(v))
+                   : wrong_type(c, p, "a count (an integer >= 0)", v);
     *out = (uint64_t)json_integer_value(v);
-    return 1;
+    return REDIST_OK;
+}
+
+/* The type of every field a step states besides its arguments. */
+static redist_status_t check_claim_types(rctx *c, json_t *st, const char *p)
+{
+    char pa[REDIST_ERROR_PATH_LENGTH];
+    int has;
+    uint64_t x;
+    redist_status_t s;
+    if ((s = read_count(c, st, "recv_bytes", p, &has, &x)) ||
+        (s = read_count(c, st, "local_bytes", p, &has, &x)))
+        return s;
+    snprintf(pa, sizeof pa, "%s.local_shape", p);
+    return check_array(c, json_object_get(st, "local_shape"), pa,
+                       "an array of integers", is_integer, "an integer");
 }
 
 static redist_status_t read_steps(rctx *c, json_t *root, rd_step **out,
@@ -211,6 +307,9 @@ static redist_status_t read_steps(rctx *c, json_t *root, rd_step **out,
         return rd_error(c->err, REDIST_ERR_INVALID, c->source,
                         json_is_object(root) ? "steps" : NULL,
                         "a plan is an object with a \"steps\" array");
+    json_t *stats = json_object_get(root, "stats");
+    if (stats && !json_is_object(stats))
+        return wrong_type(c, "stats", "an object", stats);
     size_t n = json_array_size(steps);
     if (n > 100000)
         return rd_error(c->err, REDIST_ERR_LIMIT, c->source, "steps",
@@ -221,7 +320,7 @@ static redist_status_t read_steps(rctx *c, json_t *root, rd_step **out,
                         "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_t *st = json_array_get(steps, i);
-        char p[64];
+        char p[64], pa[80];
         redist_status_t s;
         redist_op_t op;
         snprintf(p, sizeof p, "steps[%zu]", i);
@@ -240,40 +339,52 @@ static redist_status_t read_steps(rctx *c, json_t *root, rd_step **out,
         }
         r->op = (int)op;
         unsigned f = rd_step_kinds[op].fields;
-        s = REDIST_OK;
-        if (f & RD_F_DIM)
-            s = read_int_field(c, st, "dim", p, &r->dim);
+        s = check_claim_types(c, st, p);
+        if (!s && (f & RD_F_DIM))
+            s = read_int_field(c, st, "dim", p, (int)i, &r->dim);
         if (!s && (f & RD_F_FROM_DIM))
-            s = read_int_field(c, st, "from_dim", p, &r->from_dim);
+            s = read_int_field(c, st, "from_dim", p, (int)i, &r->from_dim);
         if (!s && (f & RD_F_TO_DIM))
-            s = read_int_field(c, st, "to_dim", p, &r->to_dim);
+            s = read_int_field(c, st, "to_dim", p, (int)i, &r->to_dim);
         if (!s && (f & RD_F_AXIS)) {
             json_t *a = json_object_get(st, "axis");
-            char pa[80];
             snprintf(pa, sizeof pa, "%s.axis", p);
-            if (!json_is_string(a))
-                s = rd_error(c->err, REDIST_ERR_INVALID, c->source, pa,
-                             "expected an axis name");
-            else if ((r->axis = redist_mesh_find_axis(
-                          &c->spec->mesh, json_string_value(a))) < 0)
-                s = rd_error(c->err, REDIST_ERR_PLAN, c->source, pa,
-                             "axis \"%.60s\" is not in the mesh",
-                             json_string_value(a));
+            s = a ? read_axis_name(c, a, pa, &r->axis)
+                  : rd_error(c->err, REDIST_ERR_INVALID, c->source, pa,
+                             "missing field \"axis\"");
         }
         json_t *after = json_object_get(st, "after");
-        char pa[80];
         snprintf(pa, sizeof pa, "%s.after", p);
-        if (!s && (f & RD_F_AFTER)) {
-            if (!after)
-                s = rd_error(c->err, REDIST_ERR_INVALID, c->source, pa,
-                             "%s needs \"after\" (its target type)", name);
-            else
-                s = read_type(c, after, pa, &r->after);
+        if (!s && (f & RD_F_AFTER) && !after)
+            s = rd_error(c->err, REDIST_ERR_INVALID, c->source, pa,
+                         "%s needs \"after\" (its target type)", name);
+        if (!s && after) {
+            rd_ctype t;
+            s = read_type(c, after, pa, &t);
+            if (f & RD_F_AFTER)
+                r->after = t;
         }
         if (s) {
             free(path);
             return s;
         }
+    }
+    for (const char *const *k = (const char *const[]){
+             "peak_bytes", "recv_bytes", "collectives", "src_bytes",
+             "dst_bytes", NULL};
+         *k; k++) {
+        int has;
+        uint64_t x;
+        redist_status_t s = read_count(c, stats, *k, "stats", &has, &x);
+        if (s) {
+            free(path);
+            return s;
+        }
+    }
+    json_t *me = json_object_get(stats, "memory_efficient");
+    if (me && !json_is_boolean(me)) {
+        free(path);
+        return wrong_type(c, "stats.memory_efficient", "true or false", me);
     }
     *out = path;
     *nout = (int)n;
@@ -281,7 +392,7 @@ static redist_status_t read_steps(rctx *c, json_t *root, rd_step **out,
 }
 
 /* Compare what the document states (after, local_shape, recv_bytes,
- * stats) with the replay. */
+ * local_bytes, stats; their types are checked) with the replay. */
 static redist_status_t check_claims(rctx *c, json_t *root,
                                     const redist_step_view_t *views, int n,
                                     const redist_verify_result_t *res)
@@ -292,7 +403,7 @@ static redist_status_t check_claims(rctx *c, json_t *root,
         json_t *st = json_array_get(steps, (size_t)i);
         json_t *after = json_object_get(st, "after");
         uint64_t x;
-        int r;
+        int has;
         snprintf(p, sizeof p, "steps[%d]", i);
         if (after) {
             rd_ctype t;
@@ -311,16 +422,21 @@ static redist_status_t check_claims(rctx *c, json_t *root,
                                                    &c->spec->mesh, tf,
                                                    sizeof tf));
         }
-        if ((r = get_u64(st, "recv_bytes", &x)) != 0 &&
-            (r < 0 || x != views[i].recv_bytes))
+        if (!read_count(c, st, "recv_bytes", p, &has, &x) && has &&
+            x != views[i].recv_bytes)
             return rd_error(c->err, REDIST_ERR_PLAN, c->source, p,
                             "recv_bytes stated wrongly: the step receives "
                             "%llu bytes per device",
                             (unsigned long long)views[i].recv_bytes);
+        if (!read_count(c, st, "local_bytes", p, &has, &x) && has &&
+            x != views[i].local_bytes)
+            return rd_error(c->err, REDIST_ERR_PLAN, c->source, p,
+                            "local_bytes stated wrongly: each device holds "
+                            "%llu bytes after the step",
+                            (unsigned long long)views[i].local_bytes);
         json_t *ls = json_object_get(st, "local_shape");
         if (ls) {
-            int ok = json_is_array(ls) &&
-                     (int)json_array_size(ls) == c->spec->ndims;
+            int ok = (int)json_array_size(ls) == c->spec->ndims;
             for (int d = 0; ok && d < c->spec->ndims; d++)
                 ok = json_integer_value(json_array_get(ls, (size_t)d)) ==
                      views[i].local_shape[d];
@@ -332,6 +448,7 @@ static redist_status_t check_claims(rctx *c, json_t *root,
     json_t *stats = json_object_get(root, "stats");
     if (json_is_object(stats)) {
         uint64_t x;
+        int has;
         struct {
             const char *key;
             uint64_t val;
@@ -341,16 +458,57 @@ static redist_status_t check_claims(rctx *c, json_t *root,
                       {"src_bytes", c->spec->src_bytes},
                       {"dst_bytes", c->spec->dst_bytes}};
         for (size_t k = 0; k < sizeof claims / sizeof claims[0]; k++) {
-            int r = get_u64(stats, claims[k].key, &x);
-            if (r != 0 && (r < 0 || x != claims[k].val)) {
+            if (!read_count(c, stats, claims[k].key, "stats", &has, &x) &&
+                has && x != claims[k].val) {
                 snprintf(p, sizeof p, "stats.%s", claims[k].key);
                 return rd_error(c->err, REDIST_ERR_PLAN, c->source, p,
                                 "stated wrongly: the replay gives %llu",
                                 (unsigned long long)claims[k].val);
             }
         }
+        json_t *me = json_object_get(stats, "memory_efficient");
+        if (me && json_is_true(me) != (res->memory_efficient != 0))
+            return rd_error(c->err, REDIST_ERR_PLAN, c->source,
+                            "stats.memory_efficient",
+                            "stated wrongly: the replay gives %s",
+                            res->memory_efficient ? "true" : "false");
     }
     return REDIST_OK;
+}
+
+/* Replay the steps before the first one with a dim out of range, then
+ * report that one as the replay would, with the value as written. */
+static redist_status_t replay_to_bad_dim(rctx *c, const rd_step *path,
+                                         int n, redist_step_view_t *views,
+                                         redist_verify_result_t *res)
+{
+    redist_error_t e;
+    redist_error_clear(&e);
+    redist_status_t st = rd_replay(c->spec, path, c->bad_step, NULL, views,
+                                   res, &e);
+    /* a step before it fails: that is the first error; the end of the
+     * prefix is not the target, and its totals do not matter */
+    if (st && res->failed_step >= 0 && res->failed_step < c->bad_step) {
+        if (c->err && c->err->status == REDIST_OK)
+            *c->err = e;
+        return st;
+    }
+    redist_type_t t;
+    char tf[256], p[32];
+    if (c->bad_step > 0)
+        t = views[c->bad_step - 1].after;
+    else
+        t = c->spec->from;
+    res->valid = 0;
+    res->failed_step = c->bad_step;
+    res->steps = n;
+    snprintf(p, sizeof p, "steps[%d]", c->bad_step);
+    return rd_error(c->err, REDIST_ERR_PLAN, NULL, p,
+                    "illegal %s from %s: %s %lld is not a dim of the array "
+                    "(0..%d)",
+                    rd_step_kinds[path[c->bad_step].op].name,
+                    redist_type_format(&t, &c->spec->mesh, tf, sizeof tf),
+                    c->bad_field, c->bad_value, c->spec->ndims - 1);
 }
 
 redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
@@ -359,22 +517,20 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
                                           redist_verify_result_t *out,
                                           redist_error_t *err)
 {
-    rctx c = {source ? source : "<string>", err, spec};
-    json_error_t jerr;
+    rctx c = {source ? source : "<string>", err, spec, -1, NULL, 0};
     redist_verify_result_t res;
     memset(&res, 0, sizeof res);
     res.failed_step = -1;
     if (!spec || (!text && len))
         return rd_error(err, REDIST_ERR_INVALID, c.source, NULL,
                         "NULL argument");
-    json_t *root = json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES,
-                              &jerr);
-    if (!root)
-        return rd_error_at(err, REDIST_ERR_PARSE, c.source, jerr.line,
-                           jerr.column, "%s", len ? jerr.text : "empty file");
+    json_t *root;
+    redist_status_t st = rd_json_parse(text, len, c.source, &root, err);
+    if (st)
+        return st;
     rd_step *path = NULL;
     int n = 0;
-    redist_status_t st = read_steps(&c, root, &path, &n);
+    st = read_steps(&c, root, &path, &n);
     if (st) {
         json_decref(root);
         return st;
@@ -386,7 +542,10 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
         return rd_error(err, REDIST_ERR_NOMEM, c.source, NULL,
                         "out of memory");
     }
-    st = rd_replay(spec, path, n, NULL, views, &res, err);
+    if (c.bad_step >= 0)
+        st = replay_to_bad_dim(&c, path, n, views, &res);
+    else
+        st = rd_replay(spec, path, n, NULL, views, &res, err);
     rd_error_set_source(err, c.source);
     if (st == REDIST_OK) {
         st = check_claims(&c, root, views, n, &res);
@@ -401,51 +560,24 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
     return st;
 }
 
+/* Plans are larger than specs: one step per line of the table, each with
+ * its type; 100000 steps fit. */
+#define RD_MAX_PLAN_BYTES (256u << 20)
+
 redist_status_t redist_plan_verify_file(const redist_spec_t *spec,
                                         const char *path,
                                         redist_verify_result_t *out,
                                         redist_error_t *err)
 {
+    char *buf;
+    size_t len;
     if (!path)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rd_error(err, REDIST_ERR_IO, path, NULL, "cannot open: %s",
-                        strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len == cap) {
-            if (cap >= (256u << 20)) {
-                free(buf);
-                fclose(f);
-                return rd_error(err, REDIST_ERR_LIMIT, path, NULL,
-                                "file larger than 256 MiB");
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t r = fread(buf + len, 1, cap - len, f);
-        len += r;
-        if (r == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf)
-        return rd_error(err, REDIST_ERR_NOMEM, path, NULL, "out of memory");
-    if (bad) {
-        free(buf);
-        return rd_error(err, REDIST_ERR_IO, path, NULL, "read error");
-    }
-    redist_status_t st = redist_plan_verify_buffer(spec, buf, len, path, out,
-                                                   err);
+    redist_status_t st =
+        rd_read_file(path, RD_MAX_PLAN_BYTES, "a plan", &buf, &len, err);
+    if (st)
+        return st;
+    st = redist_plan_verify_buffer(spec, buf, len, path, out, err);
     free(buf);
     return st;
 }

@@ -77,6 +77,10 @@ static redist_status_t parse_mesh(const char *text, redist_mesh_t *out,
             return rd_error(err, REDIST_ERR_INVALID, SRC, "--mesh",
                             "expected NAME=SIZE at axis %d in \"%.80s\"",
                             n + 1, text);
+        char why[160];
+        if (rd_axis_name_problem(tok, why, sizeof why))
+            return rd_error(err, REDIST_ERR_INVALID, SRC, "--mesh", "%s",
+                            why);
         rd_strlcpy(store[n], tok, sizeof store[n]);
         names[n] = store[n];
         p = next_token(p + 1, ",", tok, sizeof tok, &too_long);
@@ -255,7 +259,15 @@ redist_status_t redist_spec_from_strings(const char *mesh, const char *shape,
     redist_spec_t *s = calloc(1, sizeof *s);
     if (!s)
         return rd_error(err, REDIST_ERR_NOMEM, SRC, NULL, "out of memory");
-    const char *nm = name ? name : "";
+    unsigned cp = 0;
+    const char *nm = name ? name : "", *ctl = rd_control_char(nm, &cp);
+    if (ctl) {
+        st = rd_error(err, REDIST_ERR_INVALID, SRC, "--name",
+                      "the name contains the control character U+%04X at "
+                      "byte %zu",
+                      cp, (size_t)(ctl - nm) + 1);
+        goto fail;
+    }
     s->name = malloc(strlen(nm) + 1);
     if (!s->name) {
         st = rd_error(err, REDIST_ERR_NOMEM, SRC, NULL, "out of memory");

@@ -64,6 +64,42 @@ static redist_status_t check_keys(ctx_t *c, json_t *obj, const char *where,
     return REDIST_OK;
 }
 
+const char *rd_control_char(const char *s, unsigned *cp)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            *cp = *p;
+            return (const char *)p;
+        }
+        if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* C1, UTF-8 */
+            *cp = p[1];
+            return (const char *)p;
+        }
+    }
+    return NULL;
+}
+
+const char *rd_axis_name_problem(const char *name, char *why, size_t size)
+{
+    unsigned cp = 0;
+    const char *sep = strpbrk(name, ",|=");
+    const char *ctl = rd_control_char(name, &cp);
+    if (sep)
+        snprintf(why, size,
+                 "axis name \"%.40s\" contains '%c' (',', '|' and '=' "
+                 "separate axes, dims and sizes in the inline and printed "
+                 "forms)",
+                 ctl ? "..." : name, *sep);
+    else if (ctl)
+        snprintf(why, size,
+                 "axis name contains the control character U+%04X at byte "
+                 "%zu",
+                 cp, (size_t)(ctl - name) + 1);
+    else
+        return NULL;
+    return why;
+}
+
 static redist_status_t get_int(ctx_t *c, json_t *v, const char *path,
                                int64_t min, int64_t *out)
 {
@@ -105,6 +141,9 @@ static redist_status_t parse_mesh(ctx_t *c, json_t *mesh, redist_mesh_t *out)
         if (strlen(names[a]) != json_string_length(json_array_get(e, 0)))
             return FAIL(c, REDIST_ERR_INVALID, path,
                         "axis name contains a NUL character");
+        char why[160];
+        if (rd_axis_name_problem(names[a], why, sizeof why))
+            return FAIL(c, REDIST_ERR_INVALID, path, "%s", why);
         snprintf(path, sizeof path, "mesh[%zu][1]", a);
         json_t *sz = json_array_get(e, 1);
         if (!json_is_integer(sz))
@@ -352,6 +391,16 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
             return FAIL(c, REDIST_ERR_INVALID, "name",
                         "expected a string, got %s", rd_json_kind(v));
         name = json_string_value(v);
+        unsigned cp = 0;
+        const char *ctl = rd_control_char(name, &cp);
+        if (strlen(name) != json_string_length(v))
+            return FAIL(c, REDIST_ERR_INVALID, "name",
+                        "the name contains a NUL character");
+        if (ctl)
+            return FAIL(c, REDIST_ERR_INVALID, "name",
+                        "the name contains the control character U+%04X at "
+                        "byte %zu",
+                        cp, (size_t)(ctl - name) + 1);
     }
     s->name = malloc(strlen(name) + 1);
     if (!s->name)
@@ -431,20 +480,34 @@ static int only_whitespace(const char *text, size_t len)
     return 1;
 }
 
-redist_status_t redist_spec_load_buffer(const char *text, size_t len,
-                                        const char *source, unsigned flags,
-                                        redist_spec_t **out,
-                                        redist_error_t *err)
+redist_status_t rd_json_parse(const char *text, size_t len,
+                              const char *source, json_t **root,
+                              redist_error_t *err)
 {
-    ctx_t c = {source ? source : "<string>", err};
     json_error_t jerr;
-    if (!out || (!text && len))
-        return FAIL(&c, REDIST_ERR_INVALID, NULL, "NULL argument");
+    *root = NULL;
     if (len == 0 || only_whitespace(text, len))
-        return FAIL(&c, REDIST_ERR_PARSE, NULL,
-                    "empty file: expected a JSON object");
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
+        return rd_error(err, REDIST_ERR_PARSE, source, NULL,
+                        "empty file: expected a JSON object");
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        /* line and column as jansson counts them (characters from 1) */
+        int line = 1, col = 1;
+        for (const char *p = text; p < nul; p++) {
+            if (*p == '\n') {
+                line++;
+                col = 1;
+            } else if (((unsigned char)*p & 0xc0) != 0x80) {
+                col++;
+            }
+        }
+        return rd_error_at(err, REDIST_ERR_PARSE, source, line, col,
+                           "the file holds a NUL byte (byte %zu of %zu); "
+                           "JSON text cannot contain one",
+                           (size_t)(nul - text) + 1, len);
+    }
+    *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!*root) {
         const char *what = "JSON syntax error";
         switch (json_error_code(&jerr)) {
         case json_error_invalid_utf8: what = "invalid UTF-8"; break;
@@ -454,9 +517,24 @@ redist_status_t redist_spec_load_buffer(const char *text, size_t len,
         case json_error_null_character: what = "NUL character"; break;
         default: break;
         }
-        return rd_error_at(err, REDIST_ERR_PARSE, c.source, jerr.line,
+        return rd_error_at(err, REDIST_ERR_PARSE, source, jerr.line,
                            jerr.column, "%s: %s", what, jerr.text);
     }
+    return REDIST_OK;
+}
+
+redist_status_t redist_spec_load_buffer(const char *text, size_t len,
+                                        const char *source, unsigned flags,
+                                        redist_spec_t **out,
+                                        redist_error_t *err)
+{
+    ctx_t c = {source ? source : "<string>", err};
+    if (!out || (!text && len))
+        return FAIL(&c, REDIST_ERR_INVALID, NULL, "NULL argument");
+    json_t *root;
+    redist_status_t pst = rd_json_parse(text, len, c.source, &root, err);
+    if (pst)
+        return pst;
     redist_spec_t *s = calloc(1, sizeof *s);
     if (!s) {
         json_decref(root);
@@ -475,53 +553,15 @@ redist_status_t redist_spec_load_buffer(const char *text, size_t len,
 redist_status_t redist_spec_load_file(const char *path, unsigned flags,
                                       redist_spec_t **out, redist_error_t *err)
 {
+    char *buf;
+    size_t len;
     if (!path || !out)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rd_error(err, REDIST_ERR_IO, path, NULL, "cannot open: %s",
-                        strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        fclose(f);
-        return rd_error(err, REDIST_ERR_NOMEM, path, NULL, "out of memory");
-    }
-    for (;;) {
-        if (len == cap) {
-            if (cap >= RD_MAX_SPEC_BYTES) {
-                free(buf);
-                fclose(f);
-                return rd_error(err, REDIST_ERR_LIMIT, path, NULL,
-                                "file is larger than %u bytes; not a spec",
-                                RD_MAX_SPEC_BYTES);
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return rd_error(err, REDIST_ERR_NOMEM, path, NULL,
-                                "out of memory");
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) {
-            if (ferror(f)) {
-                int e = errno;
-                free(buf);
-                fclose(f);
-                return rd_error(err, REDIST_ERR_IO, path, NULL,
-                                "read error: %s", strerror(e));
-            }
-            break;
-        }
-    }
-    fclose(f);
-    redist_status_t st = redist_spec_load_buffer(buf, len, path, flags, out,
-                                                 err);
+    redist_status_t st =
+        rd_read_file(path, RD_MAX_SPEC_BYTES, "a spec", &buf, &len, err);
+    if (st)
+        return st;
+    st = redist_spec_load_buffer(buf, len, path, flags, out, err);
     free(buf);
     return st;
 }

@@ -16,12 +16,13 @@
 #include <errno.h>
 #include <hwloc.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "redist/topo.h"
-#include "../core/internal.h"
+#include "../spec/spec_internal.h"
 
 typedef struct rd_puloc {
     int core, cache, numa, package;
@@ -41,7 +42,19 @@ static int cache_level(hwloc_obj_t o)
     return o->attr ? (int)o->attr->cache.depth : 0;
 }
 
-/* Reduce hwloc's tree to the PU table; hw is left to the caller. */
+typedef struct {
+    unsigned os; /* a PU's OS index, and its logical index */
+    int pu;
+} rd_os_pu;
+
+static int cmp_os(const void *a, const void *b)
+{
+    unsigned x = ((const rd_os_pu *)a)->os, y = ((const rd_os_pu *)b)->os;
+    return (x > y) - (x < y);
+}
+
+/* Reduce hwloc's tree to the PU table in O(PUs log PUs) (plus the
+ * NUMA nodes' cpusets); hw is left to the caller. */
 static redist_status_t extract(hwloc_topology_t hw, const char *source,
                                redist_topo_t **out, redist_error_t *err)
 {
@@ -49,22 +62,27 @@ static redist_status_t extract(hwloc_topology_t hw, const char *source,
     if (npu <= 0)
         return rd_error(err, REDIST_ERR_INVALID, source, NULL,
                         "the topology has no processing units (PUs)");
+    int ncore_obj = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE);
+    if (ncore_obj < 0)
+        ncore_obj = 0;
     redist_topo_t *t = calloc(1, sizeof *t);
-    hwloc_obj_t *caches = calloc((size_t)npu, sizeof *caches);
     if (t) {
         t->pu = calloc((size_t)npu, sizeof *t->pu);
-        t->core_pu = calloc((size_t)npu, sizeof *t->core_pu);
+        t->core_pu =
+            calloc((size_t)npu + (size_t)ncore_obj, sizeof *t->core_pu);
     }
-    if (!t || !caches || !t->pu || !t->core_pu) {
-        free(caches);
+    rd_os_pu *byos = malloc((size_t)npu * sizeof *byos);
+    if (!t || !t->pu || !t->core_pu || !byos) {
+        free(byos);
         redist_topo_free(t);
         return rd_error(err, REDIST_ERR_NOMEM, source, NULL, "out of memory");
     }
     t->npu = npu;
-    int ncore_obj = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE);
+    for (int k = 0; k < ncore_obj; k++)
+        t->core_pu[k] = -1;
     int nnuma = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE);
     int npkg = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PACKAGE);
-    int ncores = ncore_obj > 0 ? ncore_obj : 0, ncache = 0, nocache = 0;
+    int ncores = ncore_obj, ncache = 0, nocache = 0;
     int level = 0;
     for (int i = 0; i < npu; i++) {
         hwloc_obj_t pu = hwloc_get_obj_by_type(hw, HWLOC_OBJ_PU, (unsigned)i);
@@ -80,43 +98,55 @@ static redist_status_t extract(hwloc_topology_t hw, const char *source,
         rd_puloc *l = &t->pu[i];
         if (core) {
             l->core = (int)core->logical_index;
+            if (t->core_pu[l->core] < 0) /* PUs come in logical order */
+                t->core_pu[l->core] = i;
         } else {
             l->core = ncores++; /* a PU without a core is its own core */
             t->core_pu[l->core] = i;
         }
         l->package = pkg ? (int)pkg->logical_index : 0;
-        l->numa = 0;
-        for (int j = 0; j < nnuma; j++) {
-            hwloc_obj_t n =
-                hwloc_get_obj_by_type(hw, HWLOC_OBJ_NUMANODE, (unsigned)j);
-            if (n->cpuset && hwloc_bitmap_isset(n->cpuset, pu->os_index)) {
-                l->numa = j;
-                break;
-            }
-        }
+        l->numa = -1; /* set below */
+        byos[i].os = pu->os_index;
+        byos[i].pu = i;
         if (cache) {
-            int k = 0;
-            while (k < ncache && caches[k] != cache)
-                k++;
-            if (k == ncache) {
-                caches[ncache++] = cache;
+            /* userdata is ours: the cache's number + 1 once numbered */
+            if (!cache->userdata) {
+                cache->userdata = (void *)(intptr_t)++ncache;
                 if (!level)
                     level = cache_level(cache);
             }
-            l->cache = k;
+            l->cache = (int)(intptr_t)cache->userdata - 1;
         } else {
             l->cache = -1; /* numbered by core below */
             nocache = 1;
         }
     }
-    free(caches);
-    for (int k = 0; k < ncore_obj; k++) { /* the first PU of each core */
-        hwloc_obj_t core =
-            hwloc_get_obj_by_type(hw, HWLOC_OBJ_CORE, (unsigned)k);
-        hwloc_obj_t pu = hwloc_get_obj_inside_cpuset_by_type(
-            hw, core->cpuset, HWLOC_OBJ_PU, 0);
-        t->core_pu[k] = pu ? (int)pu->logical_index : 0;
+    for (int k = 0; k < ncore_obj; k++)
+        if (t->core_pu[k] < 0) /* a core without PUs */
+            t->core_pu[k] = 0;
+    /* each PU's NUMA node: the first whose cpuset holds it (its cpuset
+     * names PUs by OS index), else 0 */
+    qsort(byos, (size_t)npu, sizeof *byos, cmp_os);
+    for (int j = 0; j < nnuma; j++) {
+        hwloc_obj_t n =
+            hwloc_get_obj_by_type(hw, HWLOC_OBJ_NUMANODE, (unsigned)j);
+        if (!n->cpuset)
+            continue;
+        unsigned os;
+        hwloc_bitmap_foreach_begin(os, n->cpuset)
+        {
+            rd_os_pu key = {os, 0};
+            rd_os_pu *f = bsearch(&key, byos, (size_t)npu, sizeof *byos,
+                                  cmp_os);
+            if (f && t->pu[f->pu].numa < 0)
+                t->pu[f->pu].numa = j;
+        }
+        hwloc_bitmap_foreach_end();
     }
+    free(byos);
+    for (int i = 0; i < npu; i++)
+        if (t->pu[i].numa < 0)
+            t->pu[i].numa = 0;
     int ndomains = ncache;
     if (nocache) {
         /* PUs without a cache share one only with their own core */
@@ -171,25 +201,34 @@ redist_status_t redist_topo_load_local(redist_topo_t **out,
     return st;
 }
 
+/* lstopo writes some kilobytes per core: 16 MiB is far beyond any machine */
+#define RD_MAX_XML_BYTES (16u << 20)
+
 redist_status_t redist_topo_load_xml(const char *path, redist_topo_t **out,
                                      redist_error_t *err)
 {
     hwloc_topology_t hw;
+    char *buf;
+    size_t len;
     if (!path || !out)
         return rd_error(err, REDIST_ERR_INVALID, path, NULL,
                         "NULL argument");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rd_error(err, REDIST_ERR_IO, path, NULL, "cannot open: %s",
-                        strerror(errno));
-    fclose(f);
-    if (hwloc_topology_init(&hw))
+    redist_status_t st = rd_read_file(path, RD_MAX_XML_BYTES,
+                                      "an hwloc XML topology", &buf, &len, err);
+    if (st)
+        return st;
+    if (hwloc_topology_init(&hw)) {
+        free(buf);
         return rd_error(err, REDIST_ERR_NOMEM, path, NULL,
                         "hwloc_topology_init failed");
-    redist_status_t st;
+    }
     char src[REDIST_ERROR_SOURCE_LENGTH];
     snprintf(src, sizeof src, "hwloc XML %.200s", path);
-    if (hwloc_topology_set_xml(hw, path) || hwloc_topology_load(hw))
+    /* hwloc reads the buffer up to its length, the terminating NUL
+     * included */
+    if (len > INT_MAX - 1 ||
+        hwloc_topology_set_xmlbuffer(hw, buf, (int)len + 1) ||
+        hwloc_topology_load(hw))
         st = rd_error(err, REDIST_ERR_PARSE, path, NULL,
                       "not an hwloc XML topology (hwloc cannot load it; "
                       "`HWLOC_XML_VERBOSE=1 lstopo -i %.120s` shows why; "
@@ -198,6 +237,7 @@ redist_status_t redist_topo_load_xml(const char *path, redist_topo_t **out,
     else if ((st = extract(hw, src, out, err)))
         rd_error_set_source(err, path);
     hwloc_topology_destroy(hw);
+    free(buf);
     return st;
 }
 
@@ -211,6 +251,7 @@ static redist_status_t check_synthetic(const char *desc, const char *src,
                                "core, pu; e.g. \"pack:2 numa:2 core:8 pu:1\"";
     const char *p = desc;
     int word = 0, levels = 0;
+    long long level_objects = 1, objects = 0;
     hwloc_obj_type_t last = HWLOC_OBJ_PU;
     while (*p) {
         while (*p == ' ' || *p == '\t' || *p == '\n')
@@ -222,8 +263,10 @@ static redist_status_t check_synthetic(const char *desc, const char *src,
             p++;
         int wl = (int)(p - w);
         word++;
-        if (*w == '[') /* a memory child such as [numa]: hwloc's business */
+        if (*w == '[') { /* a memory child such as [numa]: one per object */
+            objects += level_objects;
             continue;
+        }
         const char *colon = memchr(w, ':', (size_t)wl);
         size_t tl = colon ? (size_t)(colon - w) : (size_t)wl;
         const char *paren = memchr(w, '(', (size_t)wl);
@@ -250,16 +293,38 @@ static redist_status_t check_synthetic(const char *desc, const char *src,
         const char *c = colon + 1, *end = w + wl;
         const char *d = c;
         long long n = 0;
-        while (d < end && *d >= '0' && *d <= '9' && n < 1000000000)
-            n = n * 10 + (*d++ - '0');
+        for (; d < end && *d >= '0' && *d <= '9'; d++)
+            if (n <= REDIST_TOPO_SYNTHETIC_MAX_OBJECTS) /* saturates */
+                n = n * 10 + (*d - '0');
         if (d == c || n < 1 || (d < end && *d != '('))
             return rd_error(err, REDIST_ERR_INVALID, src, NULL,
                             "word %d \"%.*s\": the count must be a positive "
                             "integer",
                             word, wl, w);
+        if (n > REDIST_TOPO_SYNTHETIC_MAX_LEVEL)
+            return rd_error(err, REDIST_ERR_LIMIT, src, NULL,
+                            "word %d \"%.*s\": a count is at most %d (hwloc "
+                            "loads wide levels slowly); split the level, e.g. "
+                            "\"pack:4 core:128\" for 512 cores",
+                            word, wl, w, REDIST_TOPO_SYNTHETIC_MAX_LEVEL);
+        level_objects *= n;
+        if (level_objects > REDIST_TOPO_SYNTHETIC_MAX_PUS)
+            return rd_error(err, REDIST_ERR_LIMIT, src, NULL,
+                            "word %d \"%.*s\": the counts multiply to more "
+                            "than %d PUs; a synthetic topology is one host of "
+                            "at most that many (more hosts: a rank map)",
+                            word, wl, w, REDIST_TOPO_SYNTHETIC_MAX_PUS);
+        objects += level_objects;
         last = type;
         levels++;
     }
+    if (last != HWLOC_OBJ_PU)
+        objects += level_objects; /* the " pu:1" appended below */
+    if (objects > REDIST_TOPO_SYNTHETIC_MAX_OBJECTS)
+        return rd_error(err, REDIST_ERR_LIMIT, src, NULL,
+                        "%lld objects in all levels (PUs, cores, caches, "
+                        "...); at most %d",
+                        objects, REDIST_TOPO_SYNTHETIC_MAX_OBJECTS);
     if (!levels)
         return rd_error(err, REDIST_ERR_INVALID, src, NULL,
                         "empty description (%s)", types);
@@ -444,21 +509,6 @@ typedef struct {
     redist_error_t *err;
 } mapctx;
 
-static const char *kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a real number";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-    }
-    return "a value";
-}
-
 static redist_status_t bad(mapctx *c, const char *path, const char *fmt, ...)
     RD_PRINTF(3, 4);
 static redist_status_t bad(mapctx *c, const char *path, const char *fmt, ...)
@@ -477,7 +527,7 @@ static redist_status_t get_index(mapctx *c, json_t *v, const char *path,
 {
     if (!json_is_integer(v))
         return bad(c, path, "expected %s index (an integer), got %s", what,
-                   kind(v));
+                   rd_json_kind(v));
     json_int_t x = json_integer_value(v);
     if (x < 0 || x >= limit)
         return bad(c, path, "%s %lld is out of range (the topology has %lld "
@@ -562,7 +612,7 @@ static redist_status_t parse_map(mapctx *c, json_t *root,
     redist_placement_t *p = NULL;
     redist_status_t st = REDIST_OK;
     if (!json_is_object(root))
-        return bad(c, NULL, "a rank map is a JSON object, not %s", kind(root));
+        return bad(c, NULL, "a rank map is a JSON object, not %s", rd_json_kind(root));
     json_object_foreach(root, key, v) {
         if (strcmp(key, "hosts") && strcmp(key, "ranks") &&
             strcmp(key, "ranks_per_host") && strcmp(key, "map_by") &&
@@ -589,8 +639,8 @@ static redist_status_t parse_map(mapctx *c, json_t *root,
         if (json_is_integer(hosts)) {
             if (json_integer_value(hosts) < 1 ||
                 json_integer_value(hosts) > 1000000000)
-                return bad(c, "hosts", "a host count from 1 to 10^9, not "
-                                       "%lld",
+                return bad(c, "hosts", "%lld is out of range: a host count "
+                                       "from 1 to 10^9",
                            (long long)json_integer_value(hosts));
             nhosts = json_integer_value(hosts);
         } else if (json_is_array(hosts)) {
@@ -603,7 +653,7 @@ static redist_status_t parse_map(mapctx *c, json_t *root,
                 if (!json_is_string(h) || !json_string_length(h))
                     return bad(c, path, "expected a host name, got %s",
                                json_is_string(h) ? "an empty string"
-                                                 : kind(h));
+                                                 : rd_json_kind(h));
                 for (size_t j = 0; j < i; j++)
                     if (strcmp(json_string_value(h),
                                json_string_value(json_array_get(hosts, j))) ==
@@ -615,23 +665,28 @@ static redist_status_t parse_map(mapctx *c, json_t *root,
         } else {
             return bad(c, "hosts", "expected a list of host names or a "
                                    "count, got %s",
-                       kind(hosts));
+                       rd_json_kind(hosts));
         }
     }
     if (!(p = placement_new(t)))
         goto nomem;
     if (per) {
-        if (!json_is_integer(per) || json_integer_value(per) < 1 ||
-            json_integer_value(per) > 1000000) {
+        if (!json_is_integer(per)) {
             st = bad(c, "ranks_per_host", "expected a count from 1 to 10^6, "
                                           "got %s",
-                     kind(per));
+                     rd_json_kind(per));
+            goto fail;
+        }
+        if (json_integer_value(per) < 1 || json_integer_value(per) > 1000000) {
+            st = bad(c, "ranks_per_host", "%lld is out of range: a count "
+                                          "from 1 to 10^6",
+                     (long long)json_integer_value(per));
             goto fail;
         }
         if (map_by && !json_is_string(map_by)) {
             st = bad(c, "map_by", "expected core, pu, numa or package, got "
                                   "%s",
-                     kind(map_by));
+                     rd_json_kind(map_by));
             goto fail;
         }
         const char *mb = map_by ? json_string_value(map_by) : "core";
@@ -657,7 +712,7 @@ static redist_status_t parse_map(mapctx *c, json_t *root,
             st = bad(c, "ranks", "expected a non-empty list of {\"host\": H, "
                                  "\"core\": C} or {\"host\": H, \"pu\": P}, "
                                  "got %s",
-                     json_is_array(ranks) ? "an empty list" : kind(ranks));
+                     json_is_array(ranks) ? "an empty list" : rd_json_kind(ranks));
             goto fail;
         }
         int64_t n = (int64_t)json_array_size(ranks), maxh = -1;
@@ -672,7 +727,7 @@ static redist_status_t parse_map(mapctx *c, json_t *root,
             if (!json_is_object(e)) {
                 st = bad(c, path, "expected {\"host\": H, \"core\": C} or "
                                   "{\"host\": H, \"pu\": P}, got %s",
-                         kind(e));
+                         rd_json_kind(e));
                 goto fail;
             }
             json_object_foreach(e, key, v) {
@@ -718,7 +773,7 @@ static redist_status_t parse_map(mapctx *c, json_t *root,
                 } else {
                     st = bad(c, path, "expected a host index or name, got "
                                       "%s",
-                             kind(h));
+                             rd_json_kind(h));
                     goto fail;
                 }
             }
@@ -771,14 +826,12 @@ redist_status_t redist_placement_load_buffer(const redist_topo_t *t,
                                              redist_error_t *err)
 {
     const char *src = source ? source : "<string>";
-    json_error_t jerr;
+    json_t *root;
     if (!t || !out || (!text && len))
         return rd_error(err, REDIST_ERR_INVALID, src, NULL, "NULL argument");
-    json_t *root =
-        json_loadb(text ? text : "", len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return rd_error_at(err, REDIST_ERR_PARSE, src, jerr.line, jerr.column,
-                           "%s", len ? jerr.text : "empty file");
+    redist_status_t pst = rd_json_parse(text, len, src, &root, err);
+    if (pst)
+        return pst;
     mapctx c = {t, src, err};
     redist_status_t st = parse_map(&c, root, out);
     json_decref(root);
@@ -792,41 +845,15 @@ redist_status_t redist_placement_load_file(const redist_topo_t *t,
                                            redist_placement_t **out,
                                            redist_error_t *err)
 {
+    char *buf;
+    size_t len;
     if (!path)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL path");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return rd_error(err, REDIST_ERR_IO, path, NULL, "cannot open: %s",
-                        strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    redist_status_t st = REDIST_OK;
-    while (buf) {
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap || ferror(f))
-            break;
-        if (cap >= RD_MAP_MAX_BYTES) {
-            st = rd_error(err, REDIST_ERR_IO, path, NULL,
-                          "larger than %u MiB", RD_MAP_MAX_BYTES >> 20);
-            break;
-        }
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int ioerr = ferror(f);
-    fclose(f);
-    if (!buf)
-        return rd_error(err, REDIST_ERR_NOMEM, path, NULL, "out of memory");
-    if (!st && ioerr)
-        st = rd_error(err, REDIST_ERR_IO, path, NULL, "read error");
-    if (!st)
-        st = redist_placement_load_buffer(t, buf, len, path, out, err);
+    redist_status_t st =
+        rd_read_file(path, RD_MAP_MAX_BYTES, "a rank map", &buf, &len, err);
+    if (st)
+        return st;
+    st = redist_placement_load_buffer(t, buf, len, path, out, err);
     free(buf);
     return st;
 }

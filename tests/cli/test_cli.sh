@@ -159,6 +159,137 @@ expect_rc 2 "unknown objective" "$RP" plan "$S" --objective fastest
 expect_rc 2 "axis link on an unknown axis" "$RP" plan "$S" --objective time --axis-links zz=numa
 expect_rc 2 "unknown link level" "$RP" plan "$S" --objective time --axis-links fsdp=infiniband
 
+# 8. Hostile inputs (each case named after the defect it guards against).
+# spec-fifo-hang: a FIFO, a directory or a device as any input file is
+# refused at once (opened without waiting for a writer), never read.
+mkfifo "$T/fifo"
+M=specs/megatron-col-to-row-parallel.json
+expect_rc 2 "spec-fifo-hang: plan" timeout 10 "$RP" plan "$T/fifo"
+grep -qF "$T/fifo: cannot read a spec from a FIFO (named pipe): only regular files are read" "$T/err" && ok || bad "spec-fifo-hang: message: $(cat "$T/err")"
+expect_rc 2 "spec-fifo-hang: check" timeout 10 "$RP" check "$T/fifo" "$T"
+grep -q "^ERROR $T: $T: cannot read a spec from a directory" "$T/out" && ok || bad "spec-fifo-hang: directory: $(cat "$T/out")"
+expect_rc 2 "spec-fifo-hang: verify" timeout 10 "$RP" verify "$M" "$T/fifo"
+grep -qF "cannot read a plan from a FIFO" "$T/err" && ok || bad "spec-fifo-hang: plan message: $(cat "$T/err")"
+expect_rc 2 "spec-fifo-hang: --cost" timeout 10 "$RP" plan "$M" --cost "$T/fifo"
+grep -qF "cannot read a cost model from a FIFO" "$T/err" && ok || bad "spec-fifo-hang: cost message: $(cat "$T/err")"
+expect_rc 2 "spec-fifo-hang: device" timeout 10 "$RP" plan /dev/zero
+grep -qF "/dev/zero: cannot read a spec from a character device" "$T/err" && ok || bad "spec-fifo-hang: device message: $(cat "$T/err")"
+
+# spec-16MiB-exact-rejected: the limit is 16 MiB inclusive.
+small='{"mesh": [["x", 2]], "shape": [8], "from": {"dims": [["x"]]}, "to": {"dims": [[]]}}'
+{ head -c $((16777216 - ${#small})) /dev/zero | tr '\0' ' '; printf '%s' "$small"; } >"$T/big.json"
+[ "$(stat -c %s "$T/big.json")" -eq 16777216 ] && ok || bad "16 MiB spec size"
+expect_rc 0 "spec-16MiB-exact-rejected: 16777216 bytes" "$RP" plan "$T/big.json" --no-grid
+echo >>"$T/big.json"
+expect_rc 2 "spec-16MiB-exact-rejected: 16777217 bytes" "$RP" plan "$T/big.json"
+grep -qF "big.json: file is larger than 16777216 bytes; not a spec" "$T/err" && ok || bad "16 MiB message: $(cat "$T/err")"
+rm -f "$T/big.json"
+
+# junit-invalid-xml-control-chars: control characters of a spec reach
+# neither the terminal nor the XML report raw.
+IV=tests/specs/invalid
+expect_rc 2 "junit-invalid-xml-control-chars: check" "$RP" check "$IV/43-dtype-control-chars.json" "$IV/42-name-control-chars.json" "$IV/41-axis-name-control-char.json" "$M" --junit "$T/ctl.xml"
+python3 - "$T/ctl.xml" "$T/out" "$T/err" <<'PY' && ok || bad "junit-invalid-xml-control-chars: XML or output"
+import re, sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()          # raises on invalid XML
+cases = root.findall('.//testcase')
+assert len(cases) == 4, len(cases)
+msg = cases[0].find('error').get('message')
+assert '"\\u0001<&"\\u001b]0;pwned\\u0007"' in msg, msg
+for f in sys.argv[2:]:
+    text = open(f, 'rb').read()
+    assert not re.search(rb'[\x00-\x08\x0b-\x1f\x7f]', text), (f, text)
+PY
+grep -qF 'dtype: unknown dtype "\u0001<&"\u001b]0;pwned\u0007"' "$T/out" && ok || bad "check line escapes: $(cat "$T/out")"
+
+# cli-u64-leading-space-negative: --max-peak and --max-states take digits
+# only (strtoull read " -1" as 2^64-1).
+for v in ' -1' '-1' '+1' '' '1 ' ' 1' '0x10' '1e3' '18446744073709551616'; do
+    expect_rc 2 "cli-u64-leading-space-negative: --max-peak '$v'" "$RP" plan "$M" --max-peak "$v"
+    grep -qF -- "--max-peak: \"$v\" is not a byte count" "$T/err" && ok || bad "--max-peak '$v' message: $(cat "$T/err")"
+    expect_rc 2 "cli-u64-leading-space-negative: --max-states '$v'" "$RP" plan "$M" --max-states "$v"
+    grep -qF -- "--max-states: \"$v\" is not a count" "$T/err" && ok || bad "--max-states '$v' message: $(cat "$T/err")"
+done
+expect_rc 0 "--max-peak 2^64-1" "$RP" plan "$M" --max-peak 18446744073709551615 --no-grid
+
+# verify-wrong-json-type: a field of the wrong JSON type is bad input
+# (exit 2, naming its path), whatever the rest of the plan.
+cat >"$T/vs.json" <<'J'
+{"name":"p","mesh":[["x",2],["y",3],["z",2]],"shape":[12,6,4],"dtype":"f32",
+ "from":{"dims":[["x"],["y"],[]],"partial":["z"]},"to":{"dims":[["y"],["x"],[]]}}
+J
+"$RP" plan "$T/vs.json" --objective bytes --json >"$T/vp.json" || bad "plan of the verify spec"
+"$RP" verify "$T/vs.json" "$T/vp.json" >/dev/null && ok || bad "the plan itself verifies"
+# Each case: a description, a Python edit of the plan p (s = its steps),
+# the exit code and the message; one python3 run writes all the plans.
+cases=(
+  "after.dims entry|s[0]['after']['dims'][0] = [5]|2|steps[0].after.dims[0][0]: expected an axis name (a string), got an integer"
+  "after.dims|s[0]['after']['dims'] = 'x'|2|steps[0].after.dims: expected an array of axis lists, got a string"
+  "after.dims[1]|s[0]['after']['dims'][1] = None|2|steps[0].after.dims[1]: expected an array of axis names, got null"
+  "after.partial entry|s[0]['after']['partial'] = [7]|2|steps[0].after.partial[0]: expected an axis name (a string), got an integer"
+  "after.partial string|s[0]['after']['partial'] = 'z'|2|steps[0].after.partial: expected an array of axis names, got a string"
+  "after.partial object|s[0]['after']['partial'] = {'anything': [1]}|2|steps[0].after.partial: expected an array of axis names, got an object"
+  "after|s[1]['after'] = []|2|steps[1].after: expected a type {\"dims\": [...], \"partial\": [...]}, got an array"
+  "dim|s[0]['dim'] = '2'|2|steps[0].dim: expected an integer, got a string"
+  "axis|s[0]['axis'] = 0|2|steps[0].axis: expected an axis name (a string), got an integer"
+  "recv_bytes|s[0]['recv_bytes'] = 'z'|2|steps[0].recv_bytes: expected a count (an integer >= 0), got a string"
+  "negative recv_bytes|s[0]['recv_bytes'] = -96|2|steps[0].recv_bytes: expected a count (an integer >= 0), got -96"
+  "local_bytes|s[0]['local_bytes'] = 96.0|2|steps[0].local_bytes: expected a count (an integer >= 0), got a real number"
+  "local_shape|s[0]['local_shape'] = {}|2|steps[0].local_shape: expected an array of integers, got an object"
+  "local_shape entry|s[0]['local_shape'][1] = '2'|2|steps[0].local_shape[1]: expected an integer, got a string"
+  "stats|p['stats'] = [1]|2|stats: expected an object, got an array"
+  "stats.peak_bytes|p['stats']['peak_bytes'] = '192'|2|stats.peak_bytes: expected a count (an integer >= 0), got a string"
+  "stats.memory_efficient|p['stats']['memory_efficient'] = 1|2|stats.memory_efficient: expected true or false, got an integer"
+  "type error after an illegal step|s[0]['axis'] = 'x'; s[3]['after']['partial'] = 'z'|2|steps[3].after.partial: expected an array of axis names, got a string"
+  "wrong local_bytes|s[0]['local_bytes'] = 1|1|steps[0]: local_bytes stated wrongly: each device holds 96 bytes after the step"
+  "wrong memory_efficient|p['stats']['memory_efficient'] = False|1|stats.memory_efficient: stated wrongly: the replay gives true"
+  "dim 4611686018427387904|s[0]['dim'] = 4611686018427387904|1|steps[0]: illegal reduce_scatter from [{x}, {y}, {}] partial{z}: dim 4611686018427387904 is not a dim of the array (0..2)"
+  "dim -9223372036854775807|s[0]['dim'] = -9223372036854775807|1|steps[0]: illegal reduce_scatter from [{x}, {y}, {}] partial{z}: dim -9223372036854775807 is not a dim of the array (0..2)"
+  "dim 3|s[0]['dim'] = 3|1|steps[0]: illegal reduce_scatter from [{x}, {y}, {}] partial{z}: dim 3 is not a dim of the array (0..2)"
+  "dim -1|s[0]['dim'] = -1|1|steps[0]: illegal reduce_scatter from [{x}, {y}, {}] partial{z}: dim -1 is not a dim of the array (0..2)"
+  "to_dim 99 at step 1|s[1]['to_dim'] = 99|1|steps[1]: illegal all_to_all from [{x}, {y}, {z}]: to_dim 99 is not a dim of the array (0..2)"
+  "an earlier illegal step first|s[0]['axis'] = 'x'; s[1]['to_dim'] = 99|1|steps[0]: illegal reduce_scatter from [{x}, {y}, {}] partial{z}: reduce_scatter needs a partial axis; axis 0 is not"
+)
+printf '%s\n' "${cases[@]}" | python3 -c '
+import json, sys
+base = json.load(open(sys.argv[1]))
+for i, line in enumerate(sys.stdin):
+    p = json.loads(json.dumps(base)); s = p["steps"]
+    exec(line.split("|")[1])
+    json.dump(p, open("%s/w%d.json" % (sys.argv[2], i), "w"))
+' "$T/vp.json" "$T"
+i=0
+for c in "${cases[@]}"; do
+    IFS='|' read -r desc _ code msg <<<"$c"
+    # verify-wrong-json-type (exit 2: bad input, naming the path) and
+    # verify-dim-clamped-message (a dim shown as written)
+    expect_rc "$code" "verify: $desc" "$RP" verify "$T/vs.json" "$T/w$i.json"
+    grep -qxF -- "redistplan: $T/w$i.json: $msg" "$T/err" && ok || bad "verify: $desc: $(cat "$T/err")"
+    i=$((i + 1))
+done
+
+# cli-unclear-messages: the range, not the type; the NUL byte's place
+# (golden 37); axis names with separators (goldens 38-40, and inline);
+# an axis given twice to --axis-links.
+echo '{"links":{"numa":{"alpha":-1,"beta":-1}}}' >"$T/cost-neg.json"
+expect_rc 2 "cli-unclear-messages: cost alpha -1" "$RP" plan "$M" --cost "$T/cost-neg.json"
+grep -qxF "redistplan: $T/cost-neg.json: links.numa.alpha: -1 s is out of range: seconds from 0 to 1000" "$T/err" && ok || bad "cost range message: $(cat "$T/err")"
+echo '{"gamma": "fast"}' >"$T/cost-type.json"
+expect_rc 2 "cli-unclear-messages: cost gamma string" "$RP" plan "$M" --cost "$T/cost-type.json"
+grep -qF "gamma: expected seconds (a number from 0 to 1000), got a string" "$T/err" && ok || bad "cost type message: $(cat "$T/err")"
+printf '{"gamma": 1e-9,\n "links"\0: {}}' >"$T/cost-nul.json"
+expect_rc 2 "cli-unclear-messages: cost NUL byte" "$RP" plan "$M" --cost "$T/cost-nul.json"
+grep -qF "cost-nul.json:2:9: the file holds a NUL byte (byte 25 of 30)" "$T/err" && ok || bad "cost NUL message: $(cat "$T/err")"
+expect_rc 2 "cli-unclear-messages: plan NUL byte" "$RP" verify "$M" "$T/cost-nul.json"
+grep -qF "cost-nul.json:2:9: the file holds a NUL byte" "$T/err" && ok || bad "plan NUL message: $(cat "$T/err")"
+expect_rc 2 "cli-unclear-messages: inline axis name with |" "$RP" plan - --mesh 'x=2,a|b=2' --shape 8 --from '' --to ''
+grep -qF "<command line>: --mesh: axis name \"a|b\" contains '|'" "$T/err" && ok || bad "inline axis name message: $(cat "$T/err")"
+expect_rc 2 "cli-unclear-messages: --name with ESC" "$RP" plan - --mesh x=2 --shape 8 --from '' --to '' --name "$(printf 'n\033]0;t\007')"
+grep -qF "<command line>: --name: the name contains the control character U+001B at byte 2" "$T/err" && ok || bad "inline name message: $(cat "$T/err")"
+expect_rc 2 "cli-unclear-messages: --axis-links axis twice" "$RP" plan "$M" --axis-links data=numa,data=node
+grep -qxF 'redistplan: <command line>: --axis-links: axis "data" is given twice' "$T/err" && ok || bad "axis-links twice message: $(cat "$T/err")"
+
 # 7. Golden plan JSON for every spec (deliberate output changes only:
 #    regenerate with scripts/update-golden.sh).
 for s in specs/*.json; do

@@ -458,6 +458,48 @@ static void test_errors(void)
             fprintf(stderr, "  got: %s\n", buf);
     }
     CHECK(t == NULL);
+    /* sizes hwloc would take minutes to load: refused before it sees them
+     * (the limits of redist/topo.h; "core:10000" took 72 s) */
+    struct {
+        const char *desc, *want;
+    } big[] = {
+        {"core:10000", "word 1 \"core:10000\": a count is at most 256"},
+        {"pack:100000 core:100000", "word 1 \"pack:100000\": a count is at "
+                                    "most 256"},
+        {"core:99999999999999999999999", "a count is at most 256"},
+        {"pack:2 core:257", "word 2 \"core:257\": a count is at most 256"},
+        {"pack:64 core:64 pu:2", "word 3 \"pu:2\": the counts multiply to "
+                                 "more than 4096 PUs"},
+        {"pack:4 numa:4 l3:4 l2:64 l1:1 core:1 pu:1",
+         "16468 objects in all levels (PUs, cores, caches, ...); at most "
+         "16384"},
+        {"pack:4 [numa] numa:4 l3:4 l2:64 l1:1 core:1",
+         "16472 objects in all levels"},
+    };
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        redist_error_clear(&err);
+        CHECK(redist_topo_load_synthetic(big[i].desc, &t, &err) ==
+              REDIST_ERR_LIMIT);
+        redist_error_format(&err, buf, sizeof buf);
+        CHECK(strstr(buf, big[i].want) != NULL);
+        if (!strstr(buf, big[i].want))
+            fprintf(stderr, "  big %zu: got: %s\n", i, buf);
+    }
+    CHECK(t == NULL);
+    /* the limits themselves load */
+    const char *edge[] = {"pack:16 core:256", "core:256 pu:16",
+                          "pack:4 numa:4 l3:4 l2:64 core:1 pu:1"};
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        redist_topo_info_t in;
+        t = synthetic(edge[i]);
+        CHECK(t != NULL);
+        if (!t)
+            continue;
+        redist_topo_get_info(t, &in);
+        CHECK(in.pus == REDIST_TOPO_SYNTHETIC_MAX_PUS);
+        redist_topo_free(t);
+        t = NULL;
+    }
     /* XML: missing, not XML, XML but not hwloc's */
     char missing[512];
     snprintf(missing, sizeof missing, "%s/none.xml", tmpdir);
@@ -486,8 +528,19 @@ static void test_errors(void)
     } maps[] = {
         {"{\"ranks\": [\n  {\"host\": 0, \"core\": 1},\n  {\"host\": 0 "
          "\"core\": 2}]}",
-         "map.json:3:19: '}' expected near '\"core\"'", REDIST_ERR_PARSE},
-        {"", "map.json:1:0: empty file", REDIST_ERR_PARSE},
+         "map.json:3:19: JSON syntax error: '}' expected near '\"core\"'",
+         REDIST_ERR_PARSE},
+        {"", "map.json: empty file: expected a JSON object", REDIST_ERR_PARSE},
+        {"{\"ranks_per_host\": 0}",
+         "map.json: ranks_per_host: 0 is out of range: a count from 1 to "
+         "10^6",
+         REDIST_ERR_INVALID},
+        {"{\"ranks_per_host\": \"2\"}",
+         "ranks_per_host: expected a count from 1 to 10^6, got a string",
+         REDIST_ERR_INVALID},
+        {"{\"hosts\": 0, \"ranks_per_host\": 1}",
+         "hosts: 0 is out of range: a host count from 1 to 10^9",
+         REDIST_ERR_INVALID},
         {"[1, 2]", "a rank map is a JSON object", REDIST_ERR_INVALID},
         {"{\"ranks\": [{\"host\": 0, \"core\": 8}]}",
          "map.json: ranks[0].core: core 8 is out of range (the topology has "

@@ -212,7 +212,7 @@ has "redistplan: $T/none.xml: cannot open: No such file or directory" "$T/err" "
 expect_rc 2 "xml and synthetic" "$RP" topo --xml "$T/m.xml" --synthetic "core:2"
 printf '{"ranks": [\n  {"host": 0, "core": 1},\n  {"host": 0 "core": 2}]}\n' >"$T/syntax.json"
 expect_rc 2 "rank map syntax" "$RP" topo --synthetic "pack:2 core:4" --rank-map "$T/syntax.json"
-has "redistplan: $T/syntax.json:3:19: '}' expected near '\"core\"'" "$T/err" "rank map syntax message"
+has "redistplan: $T/syntax.json:3:19: JSON syntax error: '}' expected near '\"core\"'" "$T/err" "rank map syntax message"
 echo '{"ranks": [{"host": 0, "core": 0}, {"host": 0, "core": 8}]}' >"$T/range.json"
 expect_rc 2 "rank map range" "$RP" topo --synthetic "pack:2 core:4" --rank-map "$T/range.json"
 has "redistplan: $T/range.json: ranks[1].core: core 8 is out of range (the topology has 8 cores: 0..7)" "$T/err" "rank map range message"
@@ -222,8 +222,60 @@ has "redistplan: $T/small.json: the placement has 2 ranks, the mesh 8 devices" "
 echo '{"ranks_per_host": 3, "map_by": "numa", "hosts": 2}' >"$T/fit.json"
 expect_rc 2 "rank map rule does not fit" "$RP" topo --synthetic "numa:2 core:1" --rank-map "$T/fit.json"
 has "ranks_per_host: 3 ranks per host do not fit: NUMA node 0 has 1 cores, the rule needs 2 (map_by numa)" "$T/err" "rule message"
+echo '{"ranks_per_host": 0}' >"$T/rph0.json"
+expect_rc 2 "rank map: ranks_per_host 0" "$RP" topo - --mesh x=2 --shape 8x8 --from 'x|' --to '|' \
+    --synthetic core:2 --rank-map "$T/rph0.json"
+has "redistplan: $T/rph0.json: ranks_per_host: 0 is out of range: a count from 1 to 10^6" "$T/err" "ranks_per_host range message"
+printf '{"ranks_per_host"\0: 1}' >"$T/nul.json"
+expect_rc 2 "rank map with a NUL byte" "$RP" topo --synthetic core:2 --rank-map "$T/nul.json"
+has "redistplan: $T/nul.json:1:18: the file holds a NUL byte (byte 18 of 22)" "$T/err" "rank map NUL message"
+echo '{"links":{"numa":{"alpha":-1,"beta":-1}}}' >"$T/cost-neg.json"
+expect_rc 2 "cost file: negative alpha" "$RP" topo - --mesh x=2 --shape 8x8 --from 'x|' --to '|' \
+    --synthetic core:2 --cost "$T/cost-neg.json"
+has "redistplan: $T/cost-neg.json: links.numa.alpha: -1 s is out of range: seconds from 0 to 1000" "$T/err" "cost range message"
+echo '{"links":{"node":{"alpha":1e308,"beta":1e308}},"gamma":1e308}' >"$T/cost-huge.json"
+expect_rc 2 "cost file: huge gamma" "$RP" topo - --mesh x=2 --shape 8x8 --from 'x|' --to '|' \
+    --synthetic core:2 --cost "$T/cost-huge.json"
+has "redistplan: $T/cost-huge.json: gamma: 1e+308 s is out of range: seconds from 0 to 1000" "$T/err" "cost range message (gamma)"
+expect_rc 2 "--axis-links: an axis twice" "$RP" topo - --mesh x=2 --shape 8x8 --from 'x|' --to '|' \
+    --synthetic core:2 --axis-links x=numa,x=node
+has "redistplan: <command line>: --axis-links: axis \"x\" is given twice" "$T/err" "axis given twice message"
 expect_rc 2 "topo: unknown option" "$RP" topo --synthtic "core:2"
 expect_rc 2 "topo: two specs" "$RP" topo specs/megatron-col-to-row-parallel.json specs/fsdp-param-gather.json
+
+# 5. topo-synthetic-unbounded: hwloc's load grows with the square of the
+#    objects ("core:10000" took 72 s, "pack:100000 core:100000" minutes);
+#    sizes past the limits of redist/topo.h are refused at once, and the
+#    largest allowed load fast.
+for d in "core:10000" "pack:100000 core:100000" "pack:64 core:64 pu:2"; do
+    expect_rc 2 "synthetic $d refused" timeout 10 "$RP" topo --synthetic "$d"
+done
+has 'redistplan: synthetic "pack:64 core:64 pu:2": word 3 "pu:2": the counts multiply to more than 4096 PUs' "$T/err" "PU cap message"
+expect_rc 2 "plan --synthetic too large" timeout 10 "$RP" plan specs/megatron-col-to-row-parallel.json --synthetic "core:10000"
+has 'word 1 "core:10000": a count is at most 256' "$T/err" "level cap message"
+for d in "pack:16 core:256" "core:256 pu:16"; do
+    expect_rc 0 "synthetic $d (4096 PUs)" timeout 20 "$RP" topo --synthetic "$d"
+    has "4096 PUs" "$T/out" "4096 PUs loaded: $d"
+done
+
+# 6. spec-fifo-hang: a FIFO, a directory or a device never blocks a loader
+#    (each is opened without waiting for a writer and refused).
+mkfifo "$T/fifo"
+expect_rc 2 "--xml FIFO" timeout 10 "$RP" topo --xml "$T/fifo"
+has "redistplan: $T/fifo: cannot read an hwloc XML topology from a FIFO (named pipe): only regular files are read" "$T/err" "XML FIFO message"
+expect_rc 2 "--rank-map FIFO" timeout 10 "$RP" topo --synthetic core:2 --rank-map "$T/fifo"
+has "redistplan: $T/fifo: cannot read a rank map from a FIFO (named pipe)" "$T/err" "rank map FIFO message"
+expect_rc 2 "--xml directory" timeout 10 "$RP" topo --xml "$T"
+has "cannot read an hwloc XML topology from a directory" "$T/err" "XML directory message"
+expect_rc 2 "--rank-map /dev/zero" timeout 10 "$RP" topo --synthetic core:2 --rank-map /dev/zero
+has "cannot read a rank map from a character device" "$T/err" "rank map device message"
+
+# junit-invalid-xml-control-chars (on the terminal): host names of a rank
+# map are printed with control characters escaped.
+printf '{"hosts": ["h\\u001b]0;x\\u0007"], "ranks_per_host": 2}' >"$T/ctl.json"
+expect_rc 0 "topo: a host name with control characters" "$RP" topo --synthetic core:2 --rank-map "$T/ctl.json"
+has '0  h\u001b]0;x\u0007' "$T/out" "host name escaped"
+if LC_ALL=C grep -q "$(printf '\033')" "$T/out"; then bad "a raw ESC reaches the terminal"; else ok; fi
 
 echo "topo-cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
