@@ -1205,6 +1205,8 @@ static redist_status_t shm_agree(redist_backend_t *be, redist_status_t local,
     redist_shmem_t *c = ctx_of(be);
     c->seq = 0;
     if (c->alloc_failed >= 0) { /* every PE saw NULL (alloc_all) */
+        if (err && local) /* the executor's "cannot allocate" */
+            redist_error_clear(err);
         if (!c->alloc_mine)
             local = REDIST_OK; /* the PE that failed says why */
         else if (local)
