@@ -472,6 +472,15 @@ int cli_launch_end(int rc)
     return rc;
 }
 
+int cli_launch_shmem_started(void)
+{
+#if !defined(REDIST_HAVE_MPI) && defined(REDIST_HAVE_SHMEM)
+    return L.started;
+#else
+    return 0;
+#endif
+}
+
 int cli_launch_report(int failed, const char *text)
 {
     char msg[CLI_LAUNCH_MSG];
@@ -482,4 +491,18 @@ int cli_launch_report(int failed, const char *text)
         return failed;
     }
     return agree_status(failed ? 2 : 0, msg) != 0;
+}
+
+int cli_launch_failed(int bad, const redist_error_t *err, const char *what)
+{
+    char msg[CLI_LAUNCH_MSG], e[CLI_LAUNCH_MSG];
+    size_t pos = 0;
+    msg[0] = '\0';
+    if (bad && err && err->status)
+        rd_appendf(msg, sizeof msg, &pos, "redistplan: %s\n",
+                   redist_error_format(err, e, sizeof e));
+    if (bad && (what || !pos))
+        rd_appendf(msg, sizeof msg, &pos, "redistplan: %s: %s\n", L.cmd,
+                   what ? what : "failed");
+    return cli_launch_report(bad, msg);
 }

@@ -52,10 +52,18 @@ int cli_launch_agree(const cli_fp *fp, int shmem);
  * code of every rank. */
 int cli_launch_end(int rc);
 
+/* 1 when the agreement started OpenSHMEM (a build without MPI): the
+ * backend must not start it again, and cli_launch_end finalises it. */
+int cli_launch_shmem_started(void);
+
 /* After the agreement: every rank passes whether it failed and its
  * message (NULL: none); 1 if any rank failed.  When every rank failed
  * with the same message rank 0 prints it once; otherwise a rank that
  * failed prints its own and the others "rank N: <N's message>". */
 int cli_launch_report(int failed, const char *text);
+
+/* cli_launch_report of "redistplan: <err>" and / or "redistplan: CMD:
+ * <what>" (each may be NULL) when `bad`. */
+int cli_launch_failed(int bad, const redist_error_t *err, const char *what);
 
 #endif

@@ -70,21 +70,6 @@ static int any(int bad)
     return all;
 }
 
-/* Every rank: err (or `what`) when any rank failed (cli_launch_report);
- * 1 if any did. */
-static int failed(int bad, const redist_error_t *err, const char *what)
-{
-    char msg[1200], e[1024];
-    msg[0] = '\0';
-    if (bad && err && err->status)
-        snprintf(msg, sizeof msg, "redistplan: %s\n%s%s%s",
-                 redist_error_format(err, e, sizeof e), what ? "redistplan: run: " : "",
-                 what ? what : "", what ? "\n" : "");
-    else if (bad)
-        snprintf(msg, sizeof msg, "redistplan: run: %s\n", what);
-    return cli_launch_report(bad, msg);
-}
-
 static int finish(int rc, redist_mpi_t *mx, void *src, void *dst)
 {
     free(src);
@@ -144,19 +129,20 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
     redist_error_clear(&err);
     redist_mpi_t *mx = NULL;
     redist_mpi_options_t mo = {m->flags, m->max_scratch};
-    if (failed(redist_mpi_create(MPI_COMM_WORLD, mesh, &mo, &mx, &err) != 0,
-               &err, NULL))
+    redist_status_t st = redist_mpi_create(MPI_COMM_WORLD, mesh, &mo, &mx,
+                                           &err);
+    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
         return finish(2, NULL, NULL, NULL);
     redist_mpi_info_t info;
-    if (failed(redist_mpi_exec_info(mx, plan, opts, &info, &err) != 0, &err,
-               NULL))
+    st = redist_mpi_exec_info(mx, plan, opts, &info, &err);
+    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
         return finish(2, mx, NULL, NULL);
     uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
     void *src = malloc(S ? (size_t)S : 1), *dst = malloc(T ? (size_t)T : 1);
     char what[96];
     snprintf(what, sizeof what, "rank %d: out of memory for the buffers",
              rank);
-    if (failed(!src || !dst, NULL, what))
+    if (cli_launch_failed(!src || !dst, NULL, what))
         return finish(2, mx, src, dst);
 
     if (rank == 0) {
@@ -176,7 +162,7 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
     memset(&best, 0, sizeof best);
     double best_max = 0, best_wall = 0;
     int64_t best_ex = 0;
-    redist_status_t st = REDIST_OK;
+    st = REDIST_OK;
     for (uint64_t it = 0; it < repeat; it++) {
         rd_pattern_fill(s, rank, src);
         memset(dst, 0xA5, (size_t)T);
@@ -199,7 +185,7 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
     }
     /* collective: every rank failed, the others' messages name the
      * device that failed first */
-    if (failed(st != REDIST_OK, &err, "execution failed"))
+    if (cli_launch_failed(st != REDIST_OK, &err, "execution failed"))
         return finish(2, mx, src, dst);
 
     if (corrupt == rank) /* testing aid: break one element */

@@ -120,24 +120,9 @@ static int finish(int rc, run_state *r)
     redist_shmem_free(r->ctx);
     fflush(stdout);
     fflush(stderr);
-    shmem_finalize(); /* Open MPI: MPI too */
+    if (!cli_launch_shmem_started()) /* else cli_launch_end */
+        shmem_finalize();            /* Open MPI: MPI too */
     return rc;
-}
-
-/* Every PE: err (or `what`) when any PE failed (cli_launch_report); 1 if
- * any did. */
-static int failed(int bad, const redist_error_t *err, const char *what)
-{
-    char msg[1200], e[1024];
-    msg[0] = '\0';
-    if (bad && err && err->status)
-        snprintf(msg, sizeof msg, "redistplan: %s\n%s%s%s",
-                 redist_error_format(err, e, sizeof e),
-                 what ? "redistplan: run: " : "", what ? what : "",
-                 what ? "\n" : "");
-    else if (bad)
-        snprintf(msg, sizeof msg, "redistplan: run: %s\n", what);
-    return cli_launch_report(bad, msg);
 }
 
 /* Size the symmetric heap for this plan (unless the user did). */
@@ -206,7 +191,8 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
         return 2;
     }
     size_heap(plan, m); /* done already under a launcher */
-    shmem_init();
+    if (!cli_launch_shmem_started())
+        shmem_init();
     int me = shmem_my_pe(), npes = shmem_n_pes();
     red_init();
     if (npes != D) {
@@ -232,8 +218,8 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
     redist_error_t err;
     redist_error_clear(&err);
     redist_shmem_options_t mo = {m->flags, m->work_bytes};
-    if (failed(redist_shmem_create(mesh, &mo, &rs.ctx, &err) != 0, &err,
-               NULL))
+    redist_status_t st = redist_shmem_create(mesh, &mo, &rs.ctx, &err);
+    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
         return finish(2, &rs);
     uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
     int m0 = 0, m1 = 0, m2 = 0; /* this PE's allocation failed */
@@ -254,12 +240,12 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
              "symmetric heap: SMA_SYMMETRIC_SIZE=%s)",
              rs.symmetric ? "symmetric " : "", (unsigned long long)S,
              (unsigned long long)T, heap ? heap : "default");
-    if (failed(m0 || m1 || m2, NULL, what))
+    if (cli_launch_failed(m0 || m1 || m2, NULL, what))
         return finish(2, &rs);
     redist_shmem_info_t info;
-    if (failed(redist_shmem_exec_info(rs.ctx, plan, rs.src, rs.dst, opts,
-                                      &info, &err) != 0,
-               &err, NULL))
+    st = redist_shmem_exec_info(rs.ctx, plan, rs.src, rs.dst, opts, &info,
+                                &err);
+    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
         return finish(2, &rs);
 
     if (me == 0) {
@@ -280,7 +266,7 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
     redist_exec_report_t rep, best;
     memset(&best, 0, sizeof best);
     double best_max = 0, best_wall = 0;
-    redist_status_t st = REDIST_OK;
+    st = REDIST_OK;
     for (uint64_t it = 0; it < repeat; it++) {
         rd_pattern_fill(s, me, rs.src);
         memset(rs.dst, 0xA5, (size_t)T);
@@ -300,7 +286,7 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
     }
     /* collective: every PE failed, the others' messages name the PE
      * that failed first */
-    if (failed(st != REDIST_OK, &err, "execution failed"))
+    if (cli_launch_failed(st != REDIST_OK, &err, "execution failed"))
         return finish(2, &rs);
 
     /* the protocol of each reduction of one call (every PE decides the

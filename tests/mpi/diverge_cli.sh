@@ -16,14 +16,18 @@
 #
 #   diverge_cli.sh MODE LAUNCHER REDISTPLAN [LAUNCHER ARGS...]
 # MODE: mpi (run --backend mpi and calibrate, under mpirun) or shmem (run
-# --backend shmem, under oshrun).
+# --backend shmem, under oshrun).  DIVERGE_QUICK=1 (sanitizer builds, where
+# one launch takes 5-15 s): only the cases marked Q=1, one of each kind,
+# and no coverage check (the plain build makes it), with TIMEOUT 120 s.
 set -u
 mode=$1
 launcher=$2
 rp=$3
 shift 3
 largs=("$@" --mca mpi_yield_when_idle 1)
-TIMEOUT=${DIVERGE_TIMEOUT:-30}
+QUICK=${DIVERGE_QUICK:-}
+TIMEOUT=${DIVERGE_TIMEOUT:-$([ -n "$QUICK" ] && echo 120 || echo 30)}
+Q= # Q=1 t ...: a case of the quick run
 JOBS=${DIVERGE_JOBS:-2} # launchers at a time
 NP=2 # ranks of a case; NP=3 t ... for a case at 3 ranks
 pass=0
@@ -90,6 +94,12 @@ launch() {
 # A case: DIR/args0 (every rank), DIR/args1 (rank 1), DIR/meta (what to
 # check: KIND OPTION WANT PATTERN NP, one per line).
 new_case() { # KIND OPTION WANT PATTERN
+    if [ -n "$QUICK" ] && [ -z "$Q" ]; then
+        d=$tmp/skipped
+        rm -rf "$d"
+        mkdir "$d"
+        return
+    fi
     ncase=$((ncase + 1))
     d=$tmp/case$ncase
     mkdir "$d"
@@ -204,6 +214,7 @@ options_of() {
 coverage() { # WHAT OPTIONS...
     local what=$1 o
     shift
+    [ -n "$QUICK" ] && return
     for o in "$@"; do
         case $covered in
         *" $o "*) pass=$((pass + 1)) ;;
@@ -229,8 +240,8 @@ run_opts=($(options_of '^  run SPEC' '^  [a-z]+ ') \
 if [ "$mode" = mpi ]; then
     I=(run - --mesh x=3 --shape 6x12 --from 'x|' --to '|x' --backend mpi)
     F=(run "$tmp/a.json" --backend mpi)
-    NP=3 same 0 "the same command on every rank" "${I[@]}"
-    NP=3 same 2 "the same bad option on every rank" "${I[@]}" --repeat 0
+    Q=1 NP=3 same 0 "the same command on every rank" "${I[@]}"
+    Q=1 NP=3 same 2 "the same bad option on every rank" "${I[@]}" --repeat 0
 
     # every option given differently on rank 1
     t --backend fp "the backend" -- "${I[@]}" -- --backend sim
@@ -242,7 +253,7 @@ if [ "$mode" = mpi ]; then
     t --reduce fp "the reduction" -- "${I[@]}" -- --reduce max
     t --preserve-src fp "--preserve-src" -- "${I[@]}" -- --preserve-src
     t --fused fp "--fused" -- "${I[@]}" -- --fused
-    t --repeat fp "--repeat" -- "${I[@]}" -- --repeat 2
+    Q=1 t --repeat fp "--repeat" -- "${I[@]}" -- --repeat 2
     t --corrupt-device fp "--corrupt-device" -- "${I[@]}" -- \
         --corrupt-device 1
     t --objective fp "the plan|--objective" -- "${I[@]}" -- \
@@ -255,7 +266,7 @@ if [ "$mode" = mpi ]; then
     t --mpi-native-reduce fp "--mpi-native-reduce" -- "${I[@]}" -- \
         --mpi-native-reduce
     # the spec: inline options, another file, another content
-    NP=3 t --mesh fp "the mesh" -- "${I[@]}" -- --mesh x=2
+    Q=1 NP=3 t --mesh fp "the mesh" -- "${I[@]}" -- --mesh x=2
     t --from fp "the source type" -- "${I[@]}" -- --from '|x'
     t --to fp "the target type" -- "${I[@]}" -- --to 'x|'
     t --from-partial fp "the source type" -- "${I[@]}" -- --from '|' \
@@ -266,15 +277,15 @@ if [ "$mode" = mpi ]; then
     t SPEC fp "the spec's shape" -- "${F[@]}" -- = \
         run "$tmp/b.json" --backend mpi
     # rank 1 fails on its own, before MPI would have started
-    NP=3 t SPEC local "cannot open" -- "${F[@]}" -- = \
+    Q=1 NP=3 t SPEC local "cannot open" -- "${F[@]}" -- = \
         run "$tmp/missing.json" --backend mpi
     t SPEC local "JSON syntax error" -- "${F[@]}" -- = \
         run "$tmp/broken.json" --backend mpi
     t --repeat local "--repeat: not a count" -- "${I[@]}" -- --repeat 0
-    t --bogus local "unknown option --bogus" -- "${I[@]}" -- --bogus
+    Q=1 t --bogus local "unknown option --bogus" -- "${I[@]}" -- --bogus
     t --backend local "unknown backend" -- "${I[@]}" -- --backend gpu
     t --shape local "not divisible" -- "${I[@]}" -- --shape 7x12
-    t --max-bytes local "over --max-bytes" -- "${I[@]}" -- --max-bytes 1
+    Q=1 t --max-bytes local "over --max-bytes" -- "${I[@]}" -- --max-bytes 1
     t --axis-links local "--axis-links" -- "${I[@]}" -- --axis-links x=moon
     t --max-scratch local "--max-scratch: not a byte count" -- "${I[@]}" -- \
         --max-scratch 0
@@ -295,12 +306,12 @@ if [ "$mode" = mpi ]; then
         same 0 "calibrate: the same command on every rank" "${C[@]}" --quiet
         t -o fp "-o" -- "${C[@]}" -- -o "$tmp/d.json"
         t --sizes fp "--sizes" -- "${C[@]}" -- --sizes 8,2K
-        t --reps fp "--reps" -- "${C[@]}" -- --reps 3
+        Q=1 t --reps fp "--reps" -- "${C[@]}" -- --reps 3
         t --quiet fp "--quiet" -- "${C[@]}" -- --quiet
         t --rank-map-out fp "--rank-map-out" -- "${C[@]}" -- \
             --rank-map-out "$tmp/rm.json"
         t --help fp "--help" -- "${C[@]}" -- --help
-        t --reps local "--reps: expected a count" -- "${C[@]}" -- --reps 0
+        Q=1 t --reps local "--reps: expected a count" -- "${C[@]}" -- --reps 0
         t --sizes local "--sizes: expected" -- "${C[@]}" -- --sizes 8
         t --bogus local "unknown option --bogus" -- "${C[@]}" -- --bogus
         coverage calibrate $(options_of '^  calibrate ' '^  [a-z]+ |^[a-z]' \
@@ -308,24 +319,24 @@ if [ "$mode" = mpi ]; then
     fi
 else
     I=(run - --mesh x=3 --shape 6x12 --from 'x|' --to '|x' --backend shmem)
-    NP=3 same 0 "the same command on every PE" "${I[@]}"
-    NP=3 same 2 "a symmetric heap too small on every PE" \
+    Q=1 NP=3 same 0 "the same command on every PE" "${I[@]}"
+    Q=1 NP=3 same 2 "a symmetric heap too small on every PE" \
         env:SMA_SYMMETRIC_SIZE=2M "${I[@]}" --shape 3x786432 --dtype f64
     t --shmem-packed fp "--shmem-packed" -- "${I[@]}" -- --shmem-packed
     t --shmem-no-ptr fp "--shmem-no-ptr" -- "${I[@]}" -- --shmem-no-ptr
-    t --shmem-private fp "--shmem-private" -- "${I[@]}" -- --shmem-private
+    Q=1 t --shmem-private fp "--shmem-private" -- "${I[@]}" -- --shmem-private
     t --shmem-work fp "--shmem-work" -- "${I[@]}" -- --shmem-work 4K
     t --shmem-work local "--shmem-work: not a byte count" -- "${I[@]}" -- \
         --shmem-work 0
     t --shmem-private local "need --backend shmem" -- "${I[@]}" -- \
         --backend sim --shmem-private
-    NP=3 t SMA_SYMMETRIC_SIZE fp "the symmetric heap size \(SMA_SYMMETRIC_SIZE\)" \
+    Q=1 NP=3 t SMA_SYMMETRIC_SIZE fp "the symmetric heap size \(SMA_SYMMETRIC_SIZE\)" \
         -- "${I[@]}" -- = env:SMA_SYMMETRIC_SIZE=2M "${I[@]}"
-    t --backend fp "the backend" -- "${I[@]}" -- --backend mpi
+    t --backend fp "the backend" -- "${I[@]}" -- --backend sim
     t --repeat fp "--repeat" -- "${I[@]}" -- --repeat 2
     t --preserve-src fp "--preserve-src" -- "${I[@]}" -- --preserve-src
     t --mesh fp "the mesh" -- "${I[@]}" -- --mesh x=2
-    t --repeat local "--repeat: not a count" -- "${I[@]}" -- --repeat x
+    Q=1 t --repeat local "--repeat: not a count" -- "${I[@]}" -- --repeat x
     shmem_opts=()
     for o in "${run_opts[@]}"; do
         case $o in --shmem-*) shmem_opts+=("$o") ;; esac
@@ -334,5 +345,5 @@ else
 fi
 
 run_cases
-echo "diverge_cli $mode: $ncase cases at 2 or 3 ranks, $pass passed, $fail failed"
+echo "diverge_cli $mode${QUICK:+ (quick)}: $ncase cases at 2 or 3 ranks, $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

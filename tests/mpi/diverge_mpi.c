@@ -10,84 +10,24 @@
  * differs" on the others.  After each case every rank runs a plan that
  * must work (the context and the communicator are still in step).
  *
- * Every case runs under a watchdog (alarm): a rank still inside a case
- * after CASE_SECONDS prints "HANG in case ..." and exits 3, which fails
- * the job at once (a hang is a failure, reported as one, never a pass).
+ * Every case runs under a watchdog (tests/common/diverge.h): a rank still
+ * inside a case after DV_CASE_SECONDS prints "HANG in case ..." and exits
+ * 3, which fails the job at once (a hang is a failure, reported as one,
+ * never a pass).
  */
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "redist.h"
 #include "redist/mpi.h"
 #include "../../src/exec/mpi_internal.h"
 #include "../../src/exec/pattern.h"
+#include "../common/diverge.h"
 
-#define ODD 1
-#define CASE_SECONDS 10
+static int rank, nranks;
 
-static int rank, nranks, failures, ncases;
-static const char *case_name = "";
-
-static void on_alarm(int sig)
-{
-    char buf[200];
-    (void)sig;
-    int n = snprintf(buf, sizeof buf,
-                     "diverge_mpi: HANG in case \"%s\" on rank %d (no "
-                     "answer in %d s)\n",
-                     case_name, rank, CASE_SECONDS);
-    if (write(2, buf, (size_t)n) < 0)
-        _exit(3);
-    _exit(3);
-}
-
-static void begin(const char *name)
-{
-    case_name = name;
-    ncases++;
-    MPI_Barrier(MPI_COMM_WORLD);
-    alarm(CASE_SECONDS);
-}
-
-static void end(void)
-{
-    alarm(0);
-}
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    failures++;
-    va_start(ap, fmt);
-    fprintf(stderr, "FAIL (rank %d, case \"%s\"): ", rank, case_name);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-}
-
-/* Every rank failed with `want` (0: any error); rank ODD's text holds
- * `mine`, the others' "device 1 failed" (or `others` when given). */
-static void expect(redist_status_t st, const redist_error_t *err,
-                   redist_status_t want, const char *mine,
-                   const char *others)
-{
-    char dev[32];
-    snprintf(dev, sizeof dev, "device %d failed", ODD);
-    const char *need = rank == ODD ? mine : others ? others : dev;
-    if (st == REDIST_OK || (want && st != want))
-        fail("status %s, want %s (%s)", redist_status_string(st),
-             want ? redist_status_string(want) : "an error", err->text);
-    else if (need && !strstr(err->text, need))
-        fail("message \"%s\" lacks \"%s\"", err->text, need);
-    else if (rank != ODD && !others && mine && !strstr(err->text, mine))
-        fail("message \"%s\" lacks rank %d's reason \"%s\"", err->text, ODD,
-             mine);
-}
+static void barrier(void) { MPI_Barrier(MPI_COMM_WORLD); }
 
 static redist_plan_t *plan_of(const char *mesh, const char *shape,
                               const char *dtype, const char *from,
@@ -120,7 +60,7 @@ static void works(redist_mpi_t *mx, const redist_plan_t *p)
     redist_status_t st =
         redist_mpi_execute(mx, p, src, dst, NULL, NULL, &err);
     if (st || rd_pattern_check(s, rank, dst, &mm))
-        fail("the run after the case failed: %s %s",
+        dv_fail("the run after the case failed: %s %s",
              redist_status_string(st), err.text);
     free(src);
     free(dst);
@@ -131,7 +71,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    signal(SIGALRM, on_alarm);
+    dv_init("diverge_mpi", "device", rank);
     if (nranks < 2) {
         if (rank == 0)
             fprintf(stderr, "diverge_mpi: needs at least 2 ranks\n");
@@ -160,74 +100,72 @@ int main(int argc, char **argv)
     redist_error_t err;
     redist_mpi_t *mx = NULL, *bad = NULL;
     redist_status_t st;
-    int odd = rank == ODD;
+    int odd = rank == DV_ODD;
 
     /* ---- redist_mpi_create */
-    begin("create: the mesh's device count is not the communicator's");
+    dv_begin("create: the mesh's device count is not the communicator's",
+             barrier);
     redist_error_clear(&err);
     st = redist_mpi_create(MPI_COMM_WORLD, odd ? mesh_small : mesh, NULL,
                            &bad, &err);
-    expect(st, &err, REDIST_ERR_INVALID, "the communicator has", NULL);
-    end();
+    dv_expect(st, &err, REDIST_ERR_INVALID, "the communicator has", NULL);
+    dv_end();
 
-    begin("create: NULL mesh");
+    dv_begin("create: NULL mesh", barrier);
     redist_error_clear(&err);
     st = redist_mpi_create(MPI_COMM_WORLD, odd ? NULL : mesh, NULL, &bad,
                            &err);
-    expect(st, &err, REDIST_ERR_INVALID, "NULL mesh", NULL);
-    end();
+    dv_expect(st, &err, REDIST_ERR_INVALID, "NULL mesh", NULL);
+    dv_end();
 
-    begin("create: unknown flags");
+    dv_begin("create: unknown flags", barrier);
     redist_mpi_options_t o = {odd ? 0x40u : 0u, 0};
     redist_error_clear(&err);
     st = redist_mpi_create(MPI_COMM_WORLD, mesh, &o, &bad, &err);
-    expect(st, &err, REDIST_ERR_INVALID, "unknown MPI backend flags", NULL);
-    end();
+    dv_expect(st, &err, REDIST_ERR_INVALID, "unknown MPI backend flags", NULL);
+    dv_end();
 
-    begin("create: other flags");
+    dv_begin("create: other flags", barrier);
     o.flags = odd ? REDIST_MPI_PACKED : 0u;
     redist_error_clear(&err);
     st = redist_mpi_create(MPI_COMM_WORLD, mesh, &o, &bad, &err);
-    expect(st, &err, REDIST_ERR_MISMATCH, "device 1 differs",
-           "device 1 differs");
-    end();
+    dv_expect(st, &err, REDIST_ERR_MISMATCH, NULL, NULL);
+    dv_end();
 
-    begin("create: other max_scratch");
+    dv_begin("create: other max_scratch", barrier);
     o.flags = 0;
     o.max_scratch = odd ? 4096 : 0;
     redist_error_clear(&err);
     st = redist_mpi_create(MPI_COMM_WORLD, mesh, &o, &bad, &err);
-    expect(st, &err, REDIST_ERR_MISMATCH, "device 1 differs",
-           "device 1 differs");
-    end();
+    dv_expect(st, &err, REDIST_ERR_MISMATCH, NULL, NULL);
+    dv_end();
 
-    begin("create: another mesh of the same size");
+    dv_begin("create: another mesh of the same size", barrier);
     redist_error_clear(&err);
     st = redist_mpi_create(MPI_COMM_WORLD, odd ? mesh_b : mesh, NULL, &bad,
                            &err);
-    expect(st, &err, REDIST_ERR_MISMATCH, "different meshes",
-           "device 1 differs");
-    end();
+    dv_expect(st, &err, REDIST_ERR_MISMATCH, NULL, NULL);
+    dv_end();
 
-    begin("create: out of memory");
+    dv_begin("create: out of memory", barrier);
     if (odd)
         rd_mpi_fail_allocs(1);
     redist_error_clear(&err);
     st = redist_mpi_create(MPI_COMM_WORLD, mesh, NULL, &bad, &err);
     rd_mpi_fail_allocs(0);
-    expect(st, &err, REDIST_ERR_NOMEM, "out of memory", NULL);
-    end();
+    dv_expect(st, &err, REDIST_ERR_NOMEM, "out of memory", NULL);
+    dv_end();
     if (bad)
-        fail("a failed create returned a context");
+        dv_fail("a failed create returned a context");
 
-    begin("create: a working context");
+    dv_begin("create: a working context", barrier);
     redist_error_clear(&err);
     if (redist_mpi_create(MPI_COMM_WORLD, mesh, NULL, &mx, &err)) {
-        fail("create: %s", err.text);
+        dv_fail("create: %s", err.text);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     works(mx, pg);
-    end();
+    dv_end();
 
     /* ---- redist_mpi_execute */
     const redist_spec_t *sg = redist_plan_spec(pg);
@@ -240,61 +178,34 @@ int main(int argc, char **argv)
     char *asrc = calloc(1, redist_spec_src_bytes(sa));
     char *adst = calloc(1, redist_spec_dst_bytes(sa));
 
-    static const struct {
-        const char *name, *mine;
-        redist_status_t want;
-    } ex[] = {
-        {"execute: NULL src", "NULL buffer", REDIST_ERR_INVALID},
-        {"execute: NULL dst", "NULL buffer", REDIST_ERR_INVALID},
-        {"execute: src == dst", "distinct", REDIST_ERR_INVALID},
-        {"execute: NULL plan", "NULL plan", REDIST_ERR_INVALID},
-        {"execute: another plan", "device 1 differs", REDIST_ERR_MISMATCH},
-        {"execute: a plan on another mesh", "axis sizes",
-         REDIST_ERR_INVALID},
-        {"execute: PRESERVE_SRC", "device 1 differs", REDIST_ERR_MISMATCH},
-        {"execute: unknown execution flags", "unknown execution flags",
-         REDIST_ERR_INVALID},
-    };
-    for (int k = 0; k < (int)(sizeof ex / sizeof ex[0]); k++) {
-        begin(ex[k].name);
+    for (int k = 0; k < DV_EXEC_CASES; k++) {
+        dv_begin(dv_exec_cases[k].name, barrier);
         const redist_plan_t *p = pg;
         void *s = src, *d = dst;
         redist_exec_options_t eo = {0};
-        if (odd) {
-            switch (k) {
-            case 0: s = NULL; break;
-            case 1: d = NULL; break;
-            case 2: d = s; break;
-            case 3: p = NULL; break;
-            case 4: p = pg_i32; break;
-            case 5: p = pg_b; break;
-            case 6: eo.flags = REDIST_EXEC_PRESERVE_SRC; break;
-            default: eo.flags = 0x8000u; break;
-            }
-        }
+        dv_exec_args(k, &p, pg_i32, pg_b, &s, &d, &eo);
         redist_error_clear(&err);
         st = redist_mpi_execute(mx, p, s, d, &eo, NULL, &err);
-        int mism = ex[k].want == REDIST_ERR_MISMATCH;
-        expect(st, &err, ex[k].want, ex[k].mine,
-               mism ? "device 1 differs" : NULL);
+        dv_expect(st, &err, dv_exec_cases[k].want,
+               dv_exec_cases[k].mine ? dv_exec_cases[k].mine : "axis sizes",
+               NULL);
         works(mx, pg);
-        end();
+        dv_end();
     }
 
-    begin("execute: set_options differ (packed)");
+    dv_begin("execute: set_options differ (packed)", barrier);
     o.flags = odd ? REDIST_MPI_PACKED : 0u;
     o.max_scratch = 0;
     redist_mpi_set_options(mx, &o, NULL);
     redist_error_clear(&err);
     st = redist_mpi_execute(mx, pg, src, dst, NULL, NULL, &err);
-    expect(st, &err, REDIST_ERR_MISMATCH, "device 1 differs",
-           "device 1 differs");
+    dv_expect(st, &err, REDIST_ERR_MISMATCH, NULL, NULL);
     o.flags = 0;
     redist_mpi_set_options(mx, &o, NULL);
     works(mx, pg);
-    end();
+    dv_end();
 
-    begin("execute: max_scratch below the least on one rank");
+    dv_begin("execute: max_scratch below the least on one rank", barrier);
     redist_mpi_info_t info;
     redist_mpi_exec_info(mx, pr, NULL, &info, NULL);
     o.max_scratch = odd ? 1 : 0;
@@ -302,54 +213,52 @@ int main(int argc, char **argv)
     redist_error_clear(&err);
     st = redist_mpi_execute(mx, pr, rsrc, rdst, NULL, NULL, &err);
     if (info.min_scratch_bytes > 1)
-        expect(st, &err, REDIST_ERR_LIMIT, "below the least", NULL);
+        dv_expect(st, &err, REDIST_ERR_LIMIT, "below the least", NULL);
     else
-        expect(st, &err, REDIST_ERR_MISMATCH, "device 1 differs",
-               "device 1 differs");
+        dv_expect(st, &err, REDIST_ERR_MISMATCH, NULL, NULL);
     o.max_scratch = 0;
     redist_mpi_set_options(mx, &o, NULL);
     works(mx, pr);
-    end();
+    dv_end();
 
-    begin("execute: the reduction work space cannot be allocated");
+    dv_begin("execute: the reduction work space cannot be allocated", barrier);
     redist_mpi_exec_info(mx, pr, NULL, &info, NULL);
     if (!info.work_bytes)
-        fail("the reduce_scatter plan needs no work space: no case");
+        dv_fail("the reduce_scatter plan needs no work space: no case");
     if (odd)
         rd_mpi_fail_allocs(1);
     redist_error_clear(&err);
     st = redist_mpi_execute(mx, pr, rsrc, rdst, NULL, NULL, &err);
     rd_mpi_fail_allocs(0);
-    expect(st, &err, REDIST_ERR_NOMEM, "work space", NULL);
+    dv_expect(st, &err, REDIST_ERR_NOMEM, "work space", NULL);
     works(mx, pr);
-    end();
+    dv_end();
 
-    begin("execute: the executor's scratch cannot be allocated");
+    dv_begin("execute: the executor's scratch cannot be allocated", barrier);
     o.flags = REDIST_MPI_PACKED;
     redist_mpi_set_options(mx, &o, NULL);
     redist_exec_options_t keep = {REDIST_EXEC_PRESERVE_SRC};
     redist_mpi_exec_info(mx, pa, &keep, &info, NULL);
     if (!info.exec.scratch_bytes)
-        fail("the packed all_to_all needs no scratch: no case");
+        dv_fail("the packed all_to_all needs no scratch: no case");
     if (odd)
         rd_mpi_fail_allocs(1);
     redist_error_clear(&err);
     st = redist_mpi_execute(mx, pa, asrc, adst, &keep, NULL, &err);
     rd_mpi_fail_allocs(0);
-    expect(st, &err, REDIST_ERR_NOMEM, "scratch", NULL);
+    dv_expect(st, &err, REDIST_ERR_NOMEM, "scratch", NULL);
     works(mx, pa);
     o.flags = 0;
     redist_mpi_set_options(mx, &o, NULL);
-    end();
+    dv_end();
 
-    begin("redist_plan_execute on the endpoint: another plan");
+    dv_begin("redist_plan_execute on the endpoint: another plan", barrier);
     redist_error_clear(&err);
     st = redist_plan_execute(odd ? pg_i32 : pg, redist_mpi_backend(mx), src,
                              dst, NULL, NULL, &err);
-    expect(st, &err, REDIST_ERR_MISMATCH, "device 1 differs",
-           "device 1 differs");
+    dv_expect(st, &err, REDIST_ERR_MISMATCH, NULL, NULL);
     works(mx, pg);
-    end();
+    dv_end();
 
     free(src);
     free(dst);
@@ -366,12 +275,12 @@ int main(int argc, char **argv)
     redist_plan_free(ps);
 
     int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&dv_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("diverge_mpi, %d ranks: %d cases, each failing on rank %d "
                "only: %s (%d failed checks); %.2f s\n",
-               nranks, ncases, ODD, total ? "FAILED" : "every rank failed "
-                                                    "with the reason",
+               nranks, dv_ncases, DV_ODD,
+               total ? "FAILED" : "every rank failed with the reason",
                total, MPI_Wtime() - t0);
     MPI_Finalize();
     return total ? 1 : 0;

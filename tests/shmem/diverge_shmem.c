@@ -12,86 +12,29 @@
  * Symmetric buffers on some PEs only are no error: the call runs with
  * private buffers everywhere and its result is exact.
  *
- * Every case runs under a watchdog (alarm): a PE still inside a case
- * after CASE_SECONDS prints "HANG in case ..." and exits 3, which fails
- * the job at once (a hang is a failure, reported as one).
+ * Every case runs under a watchdog (tests/common/diverge.h): a PE still
+ * inside a case after DV_CASE_SECONDS prints "HANG in case ..." and exits
+ * 3, which fails the job at once (a hang is a failure, reported as one).
  */
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "redist.h"
 #include "redist/shmem.h"
 #include "../../src/exec/pattern.h"
 #include "../../src/exec/shmem_internal.h"
+#include "../common/diverge.h"
 
-#define ODD 1
-#define CASE_SECONDS 10
 #define ODD_HEAP "4M"     /* PE 1's symmetric heap */
 #define HEAP "64M"        /* the others' */
 #define TOO_BIG (8 << 20) /* more than PE 1's heap, less than the others' */
 
-static int me, npes, failures, ncases;
-static const char *case_name = "";
+static int me, npes;
 static int sum_src, sum_dst, sum_wrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
 static long sum_sync[SHMEM_REDUCE_SYNC_SIZE];
 
-static void on_alarm(int sig)
-{
-    char buf[200];
-    (void)sig;
-    int n = snprintf(buf, sizeof buf,
-                     "diverge_shmem: HANG in case \"%s\" on PE %d (no "
-                     "answer in %d s)\n",
-                     case_name, me, CASE_SECONDS);
-    if (write(2, buf, (size_t)n) < 0)
-        _exit(3);
-    _exit(3);
-}
-
-static void begin(const char *name)
-{
-    case_name = name;
-    ncases++;
-    shmem_barrier_all();
-    alarm(CASE_SECONDS);
-}
-
-static void end(void) { alarm(0); }
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    failures++;
-    va_start(ap, fmt);
-    fprintf(stderr, "FAIL (PE %d, case \"%s\"): ", me, case_name);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-}
-
-/* Every PE failed with `want` (0: any error); PE ODD's text holds `mine`,
- * the others' "PE 1 failed" and `mine` (or `others` when given). */
-static void expect(redist_status_t st, const redist_error_t *err,
-                   redist_status_t want, const char *mine,
-                   const char *others)
-{
-    char pe[32];
-    snprintf(pe, sizeof pe, "PE %d failed", ODD);
-    const char *need = me == ODD ? mine : others ? others : pe;
-    if (st == REDIST_OK || (want && st != want))
-        fail("status %s, want %s (%s)", redist_status_string(st),
-             want ? redist_status_string(want) : "an error", err->text);
-    else if (need && !strstr(err->text, need))
-        fail("message \"%s\" lacks \"%s\"", err->text, need);
-    else if (me != ODD && !others && mine && !strstr(err->text, mine))
-        fail("message \"%s\" lacks PE %d's reason \"%s\"", err->text, ODD,
-             mine);
-}
+static void barrier(void) { shmem_barrier_all(); }
 
 static redist_plan_t *plan_of(const char *mesh, const char *shape,
                               const char *dtype, const char *from,
@@ -126,7 +69,7 @@ static void works(redist_shmem_t *cx, const redist_plan_t *p, int sym)
     redist_status_t st =
         redist_shmem_execute(cx, p, src, dst, NULL, NULL, &err);
     if (st || rd_pattern_check(s, me, dst, &mm))
-        fail("the run after the case failed: %s %s",
+        dv_fail("the run after the case failed: %s %s",
              redist_status_string(st), err.text);
     if (sym) {
         shmem_free(dst);
@@ -139,15 +82,15 @@ static void works(redist_shmem_t *cx, const redist_plan_t *p, int sym)
 
 int main(void)
 {
-    long r = strtol(getenv("OMPI_COMM_WORLD_RANK")   ? getenv("OMPI_COMM_WORLD_RANK")
-                    : getenv("PMI_RANK") ? getenv("PMI_RANK")
-                                         : "0",
-                    NULL, 10);
-    setenv("SMA_SYMMETRIC_SIZE", r == ODD ? ODD_HEAP : HEAP, 1);
+    const char *rs = getenv("OMPI_COMM_WORLD_RANK");
+    if (!rs)
+        rs = getenv("PMI_RANK");
+    long r = strtol(rs ? rs : "0", NULL, 10);
+    setenv("SMA_SYMMETRIC_SIZE", r == DV_ODD ? ODD_HEAP : HEAP, 1);
     shmem_init();
     me = shmem_my_pe();
     npes = shmem_n_pes();
-    signal(SIGALRM, on_alarm);
+    dv_init("diverge_shmem", "PE", me);
     for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
         sum_sync[i] = SHMEM_SYNC_VALUE;
     if (npes < 2 || me != r) {
@@ -177,7 +120,7 @@ int main(void)
     redist_error_t err;
     redist_shmem_t *cx = NULL, *bad = NULL;
     redist_status_t st;
-    int odd = me == ODD;
+    int odd = me == DV_ODD;
 
     /* ---- redist_shmem_create */
     static const struct {
@@ -188,17 +131,17 @@ int main(void)
          "the mesh has", REDIST_ERR_INVALID},
         {"create: NULL mesh", "NULL mesh", REDIST_ERR_INVALID},
         {"create: unknown flags", "unknown shmem flags", REDIST_ERR_INVALID},
-        {"create: REDIST_SHMEM_NO_PTR", "PE 1 differs", REDIST_ERR_MISMATCH},
-        {"create: another work_bytes", "PE 1 differs", REDIST_ERR_MISMATCH},
+        {"create: REDIST_SHMEM_NO_PTR", NULL, REDIST_ERR_MISMATCH},
+        {"create: another work_bytes", NULL, REDIST_ERR_MISMATCH},
         {"create: a work area below 16 bytes per PE", "the work area must",
          REDIST_ERR_INVALID},
-        {"create: another mesh of the same size", "PE 1 differs",
+        {"create: another mesh of the same size", NULL,
          REDIST_ERR_MISMATCH},
         {"create: a work area beyond PE 1's symmetric heap",
          "symmetric heap of PE 1", REDIST_ERR_NOMEM},
     };
     for (int k = 0; k < (int)(sizeof cr / sizeof cr[0]); k++) {
-        begin(cr[k].name);
+        dv_begin(cr[k].name, barrier);
         const redist_mesh_t *m = mesh;
         redist_shmem_options_t o = {0, 0};
         if (k == 7)
@@ -217,72 +160,44 @@ int main(void)
         }
         redist_error_clear(&err);
         st = redist_shmem_create(m, &o, &bad, &err);
-        int mism = cr[k].want == REDIST_ERR_MISMATCH;
-        expect(st, &err, cr[k].want, cr[k].mine,
-               mism ? "PE 1 differs" : NULL);
+        dv_expect(st, &err, cr[k].want, cr[k].mine, NULL);
         if (bad) {
-            fail("a failed create returned a context");
+            dv_fail("a failed create returned a context");
             bad = NULL;
         }
-        end();
+        dv_end();
     }
 
-    begin("create: a working context");
+    dv_begin("create: a working context", barrier);
     redist_error_clear(&err);
     if (redist_shmem_create(mesh, NULL, &cx, &err)) {
-        fail("create: %s", err.text);
+        dv_fail("create: %s", err.text);
         shmem_global_exit(1);
     }
     works(cx, pg, 1);
     works(cx, pg, 0);
-    end();
+    dv_end();
 
     /* ---- redist_shmem_execute */
     const redist_spec_t *sg = redist_plan_spec(pg);
     size_t S = redist_spec_src_bytes(sg), T = redist_spec_dst_bytes(sg);
     char *src = shmem_malloc(S), *dst = shmem_malloc(T);
-    static const struct {
-        const char *name, *mine;
-        redist_status_t want;
-    } ex[] = {
-        {"execute: NULL src", "NULL buffer", REDIST_ERR_INVALID},
-        {"execute: NULL dst", "NULL buffer", REDIST_ERR_INVALID},
-        {"execute: src == dst", "distinct", REDIST_ERR_INVALID},
-        {"execute: NULL plan", "NULL plan", REDIST_ERR_INVALID},
-        {"execute: another plan", "PE 1 differs", REDIST_ERR_MISMATCH},
-        {"execute: a plan on fewer devices", "the mesh has",
-         REDIST_ERR_INVALID},
-        {"execute: PRESERVE_SRC", "PE 1 differs", REDIST_ERR_MISMATCH},
-        {"execute: unknown execution flags", "unknown execution flags",
-         REDIST_ERR_INVALID},
-    };
-    for (int k = 0; k < (int)(sizeof ex / sizeof ex[0]); k++) {
-        begin(ex[k].name);
+    for (int k = 0; k < DV_EXEC_CASES; k++) {
+        dv_begin(dv_exec_cases[k].name, barrier);
         const redist_plan_t *p = pg;
         void *s = src, *d = dst;
         redist_exec_options_t eo = {0};
-        if (odd) {
-            switch (k) {
-            case 0: s = NULL; break;
-            case 1: d = NULL; break;
-            case 2: d = s; break;
-            case 3: p = NULL; break;
-            case 4: p = pg_i32; break;
-            case 5: p = ps; break;
-            case 6: eo.flags = REDIST_EXEC_PRESERVE_SRC; break;
-            default: eo.flags = 0x8000u; break;
-            }
-        }
+        dv_exec_args(k, &p, pg_i32, ps, &s, &d, &eo);
         redist_error_clear(&err);
         st = redist_shmem_execute(cx, p, s, d, &eo, NULL, &err);
-        int mism = ex[k].want == REDIST_ERR_MISMATCH;
-        expect(st, &err, ex[k].want, ex[k].mine,
-               mism ? "PE 1 differs" : NULL);
+        dv_expect(st, &err, dv_exec_cases[k].want,
+               dv_exec_cases[k].mine ? dv_exec_cases[k].mine : "the mesh has",
+               NULL);
         works(cx, pg, 1);
-        end();
+        dv_end();
     }
 
-    begin("execute: symmetric buffers on every PE but PE 1");
+    dv_begin("execute: symmetric buffers on every PE but PE 1", barrier);
     {
         char *ps1 = odd ? malloc(S) : src, *pd1 = odd ? malloc(T) : dst;
         rd_mismatch mm;
@@ -290,16 +205,16 @@ int main(void)
         redist_error_clear(&err);
         st = redist_shmem_execute(cx, pg, ps1, pd1, NULL, NULL, &err);
         if (st || rd_pattern_check(sg, me, pd1, &mm))
-            fail("mixed buffers: %s %s", redist_status_string(st),
+            dv_fail("mixed buffers: %s %s", redist_status_string(st),
                  err.text);
         if (odd) {
             free(ps1);
             free(pd1);
         }
     }
-    end();
+    dv_end();
 
-    begin("execute: scratch beyond PE 1's symmetric heap");
+    dv_begin("execute: scratch beyond PE 1's symmetric heap", barrier);
     {
         const redist_spec_t *sb = redist_plan_spec(pbig);
         char *bs = malloc(redist_spec_src_bytes(sb));
@@ -307,25 +222,25 @@ int main(void)
         redist_shmem_info_t info;
         redist_shmem_exec_info(cx, pbig, bs, bd, NULL, &info, NULL);
         if (info.exec.scratch_bytes <= TOO_BIG / 2)
-            fail("the big all_gather takes %llu bytes of scratch: no case",
+            dv_fail("the big all_gather takes %llu bytes of scratch: no case",
                  (unsigned long long)info.exec.scratch_bytes);
         redist_error_clear(&err);
         st = redist_shmem_execute(cx, pbig, bs, bd, NULL, NULL, &err);
-        expect(st, &err, REDIST_ERR_NOMEM, "symmetric heap of PE 1", NULL);
+        dv_expect(st, &err, REDIST_ERR_NOMEM, "symmetric heap of PE 1", NULL);
         free(bs);
         free(bd);
     }
     works(cx, pg, 1);
     works(cx, pg, 0);
-    end();
+    dv_end();
 
-    begin("redist_plan_execute on the endpoint: another plan");
+    dv_begin("redist_plan_execute on the endpoint: another plan", barrier);
     redist_error_clear(&err);
     st = redist_plan_execute(odd ? pg_i32 : pg, redist_shmem_backend(cx, 1),
                              src, dst, NULL, NULL, &err);
-    expect(st, &err, REDIST_ERR_MISMATCH, "PE 1 differs", "PE 1 differs");
+    dv_expect(st, &err, REDIST_ERR_MISMATCH, NULL, NULL);
     works(cx, pg, 1);
-    end();
+    dv_end();
 
     shmem_free(dst);
     shmem_free(src);
@@ -336,14 +251,14 @@ int main(void)
     redist_plan_free(ps);
     redist_plan_free(pbig);
 
-    sum_src = failures;
+    sum_src = dv_failures;
     shmem_barrier_all();
     shmem_int_sum_to_all(&sum_dst, &sum_src, 1, 0, 0, npes, sum_wrk,
                          sum_sync);
     if (me == 0)
         printf("diverge_shmem, %d PEs: %d cases, each failing on PE %d "
                "only: %s (%d failed checks)\n",
-               npes, ncases, ODD,
+               npes, dv_ncases, DV_ODD,
                sum_dst ? "FAILED" : "every PE failed with the reason",
                sum_dst);
     int rc = sum_dst ? 1 : 0;
