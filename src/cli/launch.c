@@ -36,7 +36,6 @@
  * is OpenSHMEM, with reductions over static (hence symmetric) arrays of
  * the executable.
  */
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
