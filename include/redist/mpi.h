@@ -82,11 +82,19 @@
  * 0); a smaller one fails with REDIST_ERR_LIMIT on every rank.
  *
  * FAILURE.  Every call here is collective over the context's ranks and
- * fails together: a bad argument or an allocation failure on one rank, a
- * communicator whose size is not the mesh's device count, ranks given
- * different meshes, plans or options (REDIST_ERR_MISMATCH) make every
- * rank return an error, never hang.  `err` on the rank that failed first
- * says why; the other ranks' messages name that rank.  MPI errors are
+ * fails together: every check a rank can fail on its own is folded into
+ * one agreement over the communicator before any data moves, so a bad
+ * argument on one rank (a NULL buffer, src == dst, unknown flags, a plan
+ * on another mesh, a max_scratch below the plan's least), an allocation
+ * failure on one rank (the context, the executor's scratch, the reduction
+ * work space), a communicator whose size is not the mesh's device count,
+ * ranks given different meshes, plans, execution flags or options
+ * (REDIST_ERR_MISMATCH) make every rank return an error, never hang.
+ * `err` on the rank that failed first says why; the other ranks' messages
+ * name that rank ("device 1 failed: ...", "device 1 differs from device
+ * 0").  What no agreement can cover: a rank that does not make the call
+ * at all, a NULL context, or MPI_COMM_NULL (there is nothing to agree
+ * over) — those fail on that rank only.  MPI errors are
  * returned (the context's communicators use MPI_ERRORS_RETURN) as
  * REDIST_ERR_BACKEND with MPI's message; MPI itself cannot make an error
  * of one rank in the middle of a collective visible to the others, so

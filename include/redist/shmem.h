@@ -103,14 +103,30 @@
  * (Open MPI: SHMEM_SYMMETRIC_SIZE).
  *
  * FAILURE.  Every call here is collective over all PEs and fails together:
- * a bad argument, an allocation failure, PEs given different meshes,
- * plans or options (REDIST_ERR_MISMATCH) make every PE return an error,
+ * every check a PE can fail on its own is folded into an agreement (a
+ * reduction over all PEs) before any data moves, so a bad argument on one
+ * PE (a NULL buffer, src == dst, unknown flags, a work area too small, a
+ * plan for another device count), PEs given different meshes, plans,
+ * execution flags or options (REDIST_ERR_MISMATCH), and a symmetric
+ * allocation that fails on one PE only (the work area, the executor's
+ * scratch: a smaller symmetric heap there) make every PE return an error,
  * never hang; `err` on the PE that failed first says why, the others name
- * it.  A PE that fails in the middle of a plan writes an abort word to
- * every PE: the PEs waiting for it return REDIST_ERR_BACKEND (PEs whose
- * groups never wait for it may finish the plan; their results are
- * right), and the context stays failed: every later call fails on every
- * PE.  After a failure dst is unspecified, and so is src unless
+ * it ("PE 1 failed: ...", "PE 1 differs from PE 0").  shmem_malloc is
+ * collective but may fail on one PE only; every symmetric allocation here
+ * is made on every PE and then agreed, and where it failed anywhere the
+ * others free theirs, so the heaps stay alike and the PEs in step (Open
+ * MPI 4.1 returns NULL from a failed shmem_malloc without the barrier a
+ * successful one ends with; the failing PE makes it up).  What no
+ * agreement can cover: a PE that does not make the call at all, a NULL
+ * context, and redist_shmem_create's first allocation (its control
+ * block, about 34 KB of symmetric memory: before it there is nothing
+ * symmetric to agree over), which fails on that PE only if its heap,
+ * unlike the others', has less than that left (Open MPI's heaps are at
+ * least 2 MiB).  A PE that fails in the middle of a plan writes an abort
+ * word to every PE: the PEs waiting for it return REDIST_ERR_BACKEND
+ * (PEs whose groups never wait for it may finish the plan; their
+ * results are right), and the context stays failed: every later call
+ * fails on every PE.  After a failure dst is unspecified, and so is src unless
  * REDIST_EXEC_PRESERVE_SRC was given.  NULL `err` is allowed everywhere.
  * The library never prints and never aborts.
  *

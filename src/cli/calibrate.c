@@ -39,10 +39,12 @@
  * Without a launcher (or with -np 1) there is no pair: only gamma is
  * measured, the file has no links, and stderr says so (exit 0).
  * Failures are collective: rank 0 decides and broadcasts the status, so
- * every rank exits 2 after one message (rank 0's); bad options fail on
- * every rank alike before MPI starts, and the other ranks' output is
- * silenced until then (cli_launch_quiet).  Exit codes: 0 ok, 2 bad input or
- * failure.
+ * every rank exits 2 after one message (rank 0's).  Before any of this
+ * every rank agrees (launch.c) that every rank parsed its options and was
+ * given the same ones: a bad option on one rank, or an option given
+ * differently, is an error on every rank, printed by every rank (by rank
+ * 0 alone when every rank failed alike).  Exit codes: 0 ok, 2 bad input
+ * or failure.
  */
 #include <errno.h>
 #include <float.h>
@@ -59,6 +61,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "launch.h"
 #include "redist/topo.h"
 #include "run_mpi.h"
 #include "../core/internal.h"
@@ -80,7 +83,7 @@ typedef struct cal_opts {
     const char *out;      /* -o: a file, "-" for standard output */
     const char *rank_map; /* --rank-map-out */
     uint64_t small, large;
-    int reps, quiet;
+    int reps, quiet, help;
 } cal_opts;
 
 /* What each rank tells rank 0. */
@@ -95,7 +98,8 @@ static int cal_mpi; /* MPI started (under a launcher) */
 
 /* ------------------------------------------------------------ options */
 
-/* 0: go on; 2: a bad option (message printed); -1: --help printed. */
+/* 0: go on (o->help: --help was given); 2: a bad option (message
+ * printed). */
 static int parse_options(int argc, char **argv, cal_opts *o)
 {
     o->out = CAL_DEFAULT_FILE;
@@ -104,6 +108,7 @@ static int parse_options(int argc, char **argv, cal_opts *o)
     o->large = CAL_LARGE;
     o->reps = CAL_REPS;
     o->quiet = 0;
+    o->help = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
@@ -151,9 +156,8 @@ static int parse_options(int argc, char **argv, cal_opts *o)
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             o->quiet = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: mpirun -np N redistplan calibrate [OPTIONS]\n%s",
-                   CLI_CALIBRATE_USAGE);
-            return -1;
+            o->help = 1;
+            return 0;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr,
                     "redistplan: calibrate: unknown option %s (options: -o "
@@ -351,9 +355,7 @@ static int finish(int rc)
 {
     fflush(stdout);
     fflush(stderr);
-    if (cal_mpi)
-        MPI_Finalize();
-    return rc;
+    return cli_launch_end(rc); /* MPI_Finalize under a launcher */
 }
 
 /* ------------------------------------------------------------- output */
@@ -811,14 +813,29 @@ out:
 int cli_cmd_calibrate(int argc, char **argv)
 {
     cal_opts o;
-    cli_launch_quiet(); /* one message from a bad option, not one per rank */
+    cli_launch_begin("calibrate");
     int rc = parse_options(argc, argv, &o);
     if (rc)
-        return rc < 0 ? 0 : rc; /* --help: 0 */
-    cli_launch_unquiet();
+        return cli_launch_end(rc); /* joins the agreement with the error */
+    cli_fp fp = {0};
+    cli_fp_add(&fp, "--help", "%s", o.help ? "on" : "off");
+    cli_fp_add(&fp, "-o", "%s", o.out);
+    cli_fp_add(&fp, "--rank-map-out", "%s", o.rank_map ? o.rank_map : "-");
+    cli_fp_add(&fp, "--sizes", "%llu,%llu", (unsigned long long)o.small,
+               (unsigned long long)o.large);
+    cli_fp_add(&fp, "--reps", "%d", o.reps);
+    cli_fp_add(&fp, "--quiet", "%s", o.quiet ? "on" : "off");
+    if ((rc = cli_launch_agree(&fp, 0)) != 0)
+        return cli_launch_end(rc);
 
     int rank = 0, size = 1;
-    cal_mpi = cli_env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE") >= 0;
+    cal_mpi = cli_launched();
+    if (o.help) {
+        if (!cal_mpi || (MPI_Comm_rank(MPI_COMM_WORLD, &rank), rank == 0))
+            printf("usage: mpirun -np N redistplan calibrate [OPTIONS]\n%s",
+                   CLI_CALIBRATE_USAGE);
+        return finish(0);
+    }
     if (cal_mpi) {
         int init = 0;
         MPI_Initialized(&init);

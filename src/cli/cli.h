@@ -47,11 +47,6 @@ int cli_parse_size_n(const char *s, size_t n, uint64_t *out);
  * neither is set (the launcher's rank or size: OMPI_COMM_WORLD_RANK /
  * PMI_RANK, OMPI_COMM_WORLD_SIZE / PMI_SIZE). */
 long cli_env_long(const char *a, const char *b);
-/* Under a launcher, discard the output of ranks other than 0 (what they
- * print before MPI or OpenSHMEM starts is the same on every rank: one
- * message, not one per rank) until cli_launch_unquiet. */
-void cli_launch_quiet(void);
-void cli_launch_unquiet(void);
 
 /* Topology options of `plan` and `topo` (--xml FILE, --synthetic DESC,
  * --rank-map FILE; src/cli/topo.c, built with hwloc). */

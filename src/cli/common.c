@@ -3,14 +3,12 @@
  * sizes, shapes and mesh coordinates, byte counts with binary suffixes,
  * text made safe for terminals and XML,
  * the clock, and the launcher environment of `run --backend mpi|shmem`
- * and `calibrate` (rank detection, silencing ranks other than 0).
+ * and `calibrate` (rank detection; their agreement is launch.c).
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "../core/internal.h"
@@ -148,36 +146,4 @@ long cli_env_long(const char *a, const char *b)
     if (!v)
         v = getenv(b);
     return v ? strtol(v, NULL, 10) : -1;
-}
-
-static int saved_out = -1, saved_err = -1;
-
-void cli_launch_quiet(void)
-{
-    if (cli_env_long("OMPI_COMM_WORLD_RANK", "PMI_RANK") <= 0 ||
-        saved_out >= 0)
-        return;
-    int fd = open("/dev/null", O_WRONLY);
-    if (fd < 0)
-        return;
-    fflush(stdout);
-    fflush(stderr);
-    saved_out = dup(1);
-    saved_err = dup(2);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    close(fd);
-}
-
-void cli_launch_unquiet(void)
-{
-    if (saved_out < 0)
-        return;
-    fflush(stdout);
-    fflush(stderr);
-    dup2(saved_out, 1);
-    dup2(saved_err, 2);
-    close(saved_out);
-    close(saved_err);
-    saved_out = saved_err = -1;
 }

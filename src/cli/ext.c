@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "../core/internal.h"
 #include "../exec/pattern.h"
+#include "launch.h"
 #include "run_report.h"
 #ifdef REDIST_HAVE_MPI
 #include "run_mpi.h"
@@ -180,7 +181,7 @@ static uint64_t sim_bytes(const redist_plan_t *plan,
     return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
 }
 
-static int cmd_run(int argc, char **argv)
+static int run_cmd(int argc, char **argv)
 {
     cli_spec_args sa;
     const char *backend = NULL, *shape_arg = NULL;
@@ -285,9 +286,7 @@ static int cmd_run(int argc, char **argv)
                       ? "mpi"
                       : "sim";
 #ifdef REDIST_HAVE_SHMEM
-    if (RD_CLI_SHMEM_CHOSEN(backend)) {
-        cli_launch_quiet(); /* one message from PE 0, not one per PE */
-    } else if (shmem_args.given) {
+    if (!RD_CLI_SHMEM_CHOSEN(backend) && shmem_args.given) {
         fprintf(stderr, "redistplan: run: --shmem-packed, --shmem-no-ptr, "
                         "--shmem-private and --shmem-work need --backend "
                         "shmem\n");
@@ -296,9 +295,7 @@ static int cmd_run(int argc, char **argv)
 #endif
 #ifdef REDIST_HAVE_MPI
     mpi = strcmp(backend, "mpi") == 0;
-    if (mpi) {
-        cli_launch_quiet(); /* one message from rank 0, not one per rank */
-    } else if (mpi_args.given) {
+    if (!mpi && mpi_args.given) {
         fprintf(stderr, "redistplan: run: --max-scratch, --mpi-packed and "
                         "--mpi-native-reduce need --backend mpi\n");
         return 2;
@@ -477,6 +474,40 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "; use --shrink, --shape or a larger --max-bytes\n");
         goto out;
     }
+    /* under a launcher, every rank agrees on all of it first (launch.c) */
+    cli_fp fp = {0};
+    cli_fp_add(&fp, "the backend", "%s", backend);
+    cli_fp_plan(&fp, plan, orig);
+    cli_fp_add(&fp, "--shrink", "%s", shrink ? "on" : "off");
+    cli_fp_add(&fp, "--max-bytes", "%llu", (unsigned long long)max_bytes);
+    cli_fp_add(&fp, "--preserve-src", "%s",
+               opts.flags & REDIST_EXEC_PRESERVE_SRC ? "on" : "off");
+    cli_fp_add(&fp, "--fused", "%s", fused ? "on" : "off");
+    cli_fp_add(&fp, "--repeat", "%llu", (unsigned long long)repeat);
+    cli_fp_add(&fp, "--corrupt-device", "%lld", (long long)corrupt);
+    cli_fp_add(&fp, "--objective", "%s",
+               popts.objective == REDIST_OBJECTIVE_TIME ? "time" : "bytes");
+    uint64_t ch = 0;
+    if (popts.cost) { /* the model, whatever file it came from */
+        ch = cli_fp_hash(1, cost.alpha, sizeof cost.alpha);
+        ch = cli_fp_hash(ch, cost.beta, sizeof cost.beta);
+        ch = cli_fp_hash(ch, &cost.gamma, sizeof cost.gamma);
+        ch = cli_fp_hash(ch, cost.axis_link, sizeof cost.axis_link);
+    }
+    cli_fp_add(&fp, "--cost", "%s [%016llx]", cost_file ? cost_file : "-",
+               (unsigned long long)ch);
+    cli_fp_add(&fp, "--axis-links", "%s", axis_links ? axis_links : "-");
+#ifdef REDIST_HAVE_MPI
+    if (mpi)
+        cli_mpi_fingerprint(&mpi_args, &fp);
+#endif
+#ifdef REDIST_HAVE_SHMEM
+    if (RD_CLI_SHMEM_CHOSEN(backend))
+        cli_shmem_fingerprint(&shmem_args, plan, &fp);
+#endif
+    if ((rc = cli_launch_agree(&fp, RD_CLI_SHMEM_CHOSEN(backend))) != 0)
+        goto out;
+    rc = 2;
 #ifdef REDIST_HAVE_MPI
     if (mpi) { /* every rank runs its own device (run_mpi.c) */
         rc = cli_mpi_run(&mpi_args, plan, orig, shrink, &opts, repeat,
@@ -591,6 +622,14 @@ out:
     redist_spec_free(spec2);
     redist_spec_free(spec);
     return rc;
+}
+
+/* Under a launcher, a rank that fails before the agreement still joins
+ * it (launch.c): every rank learns why, nobody waits. */
+static int cmd_run(int argc, char **argv)
+{
+    cli_launch_begin("run");
+    return cli_launch_end(run_cmd(argc, argv));
 }
 
 int cli_dispatch_extension(int argc, char **argv)

@@ -7,8 +7,11 @@
  * line per rank and a summary (max time, max scratch).  The checks and the
  * report are those of the sim backend (ext.c).
  *
- * Ranks other than 0 print nothing: a bad spec or a wrong rank count is
- * one message (and exit 2 on every rank).  Without a launcher
+ * Before this, every rank agreed (launch.c) that every rank parsed,
+ * loaded and planned alike, the options of this backend included
+ * (cli_mpi_fingerprint).  A failure here is reported by
+ * cli_launch_report: once by rank 0 when every rank failed alike (a wrong
+ * rank count), else by every rank.  Without a launcher
  * (OMPI_COMM_WORLD_SIZE / PMI_SIZE unset) a mesh of more than one device
  * is refused before MPI starts.
  */
@@ -18,6 +21,7 @@
 
 #include "redist/mpi.h"
 #include "cli.h"
+#include "launch.h"
 #include "run_mpi.h"
 #include "../exec/mpi_internal.h"
 #include "run_report.h"
@@ -46,7 +50,15 @@ int cli_mpi_option(cli_mpi_args *m, int argc, char **argv, int *i)
     return 1;
 }
 
-/* -------------------------------------------------------- formatting */
+void cli_mpi_fingerprint(const cli_mpi_args *m, cli_fp *fp)
+{
+    cli_fp_add(fp, "--max-scratch", "%llu",
+               (unsigned long long)m->max_scratch);
+    cli_fp_add(fp, "--mpi-packed", "%s",
+               m->flags & REDIST_MPI_PACKED ? "on" : "off");
+    cli_fp_add(fp, "--mpi-native-reduce", "%s",
+               m->flags & REDIST_MPI_NATIVE_REDUCE ? "on" : "off");
+}
 
 /* ------------------------------------------------------------- run */
 
@@ -78,7 +90,6 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
     const redist_mesh_t *mesh = redist_spec_mesh(s);
     int64_t D = redist_mesh_num_devices(mesh);
     char b1[64], b2[64], b3[64];
-    cli_launch_unquiet();
     long launched = cli_env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
     if (launched < 0 && D != 1) {
         fprintf(stderr,
@@ -118,27 +129,21 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
     redist_error_clear(&err);
     redist_mpi_t *mx = NULL;
     redist_mpi_options_t mo = {m->flags, m->max_scratch};
-    if (redist_mpi_create(MPI_COMM_WORLD, mesh, &mo, &mx, &err)) {
-        if (rank == 0)
-            cli_print_error(&err);
+    redist_status_t st = redist_mpi_create(MPI_COMM_WORLD, mesh, &mo, &mx,
+                                           &err);
+    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
         return finish(2, NULL, NULL, NULL);
-    }
     redist_mpi_info_t info;
-    if (redist_mpi_exec_info(mx, plan, opts, &info, &err)) {
-        if (rank == 0)
-            cli_print_error(&err);
+    st = redist_mpi_exec_info(mx, plan, opts, &info, &err);
+    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
         return finish(2, mx, NULL, NULL);
-    }
     uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
     void *src = malloc(S ? (size_t)S : 1), *dst = malloc(T ? (size_t)T : 1);
-    int nomem = !src || !dst;
-    if (any(nomem)) {
-        if (nomem)
-            fprintf(stderr, "redistplan: run: rank %d: out of memory for "
-                            "the buffers\n",
-                    rank);
+    char what[96];
+    snprintf(what, sizeof what, "rank %d: out of memory for the buffers",
+             rank);
+    if (cli_launch_failed(!src || !dst, NULL, what))
         return finish(2, mx, src, dst);
-    }
 
     if (rank == 0) {
         cli_run_head(plan, "mpi", (long long)D, "ranks", orig, shrink);
@@ -157,7 +162,7 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
     memset(&best, 0, sizeof best);
     double best_max = 0, best_wall = 0;
     int64_t best_ex = 0;
-    redist_status_t st = REDIST_OK;
+    st = REDIST_OK;
     for (uint64_t it = 0; it < repeat; it++) {
         rd_pattern_fill(s, rank, src);
         memset(dst, 0xA5, (size_t)T);
@@ -178,14 +183,10 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
             best_ex = rd_mpi_last_exchanges(mx);
         }
     }
-    if (st) { /* collective: every rank failed; rank 0's message names
-               * the device that failed first */
-        if (rank == 0) {
-            cli_print_error(&err);
-            fprintf(stderr, "redistplan: run: execution failed\n");
-        }
+    /* collective: every rank failed, the others' messages name the
+     * device that failed first */
+    if (cli_launch_failed(st != REDIST_OK, &err, "execution failed"))
         return finish(2, mx, src, dst);
-    }
 
     if (corrupt == rank) /* testing aid: break one element */
         ((unsigned char *)dst)[T - 1] ^= 0x5a;

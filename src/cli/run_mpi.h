@@ -17,6 +17,11 @@ typedef struct cli_mpi_args {
  * printed). */
 int cli_mpi_option(cli_mpi_args *m, int argc, char **argv, int *i);
 
+/* Add the options of the mpi backend to the fingerprint every rank must
+ * share (launch.h). */
+struct cli_fp;
+void cli_mpi_fingerprint(const cli_mpi_args *m, struct cli_fp *fp);
+
 /* Run `plan` on this rank (MPI_Init ... MPI_Finalize inside), check the
  * data, print the per-rank report and summary on rank 0.  `orig` is the
  * spec's shape before --shape/--shrink.  Returns the exit code: 0 exact,

@@ -16,10 +16,16 @@
  * shmem_finalize crash in Open MPI 4.1.4, is excluded (OMPI_MCA_osc, unless
  * set).
  *
- * PEs other than 0 print nothing: a bad spec or a wrong PE count is one
- * message (and exit 2 on every PE).  Without a launcher
- * (OMPI_COMM_WORLD_SIZE / PMI_SIZE unset) a mesh of more than one device
- * is refused before OpenSHMEM starts.
+ * Before this, every PE agreed (launch.c) that every PE parsed, loaded
+ * and planned alike, the options of this backend and the size of the
+ * symmetric heap included (cli_shmem_fingerprint): a heap smaller on one
+ * PE is an error on every PE before OpenSHMEM starts.  The buffers come
+ * from rd_shmem_malloc_all (all PEs get them or none), the CLI's own
+ * reductions use static (hence symmetric) arrays, and a failure is
+ * reported by cli_launch_report: once by PE 0 when every PE failed alike,
+ * else by every PE.  Without a launcher (OMPI_COMM_WORLD_SIZE / PMI_SIZE
+ * unset) a mesh of more than one device is refused before OpenSHMEM
+ * starts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +34,7 @@
 #include "redist/shmem.h"
 #include "../exec/shmem_internal.h"
 #include "cli.h"
+#include "launch.h"
 #include "run_shmem.h"
 #include "run_report.h"
 
@@ -57,63 +64,40 @@ int cli_shmem_option(cli_shmem_args *m, int argc, char **argv, int *i)
     return 1;
 }
 
-/* -------------------------------------------------------- formatting */
-
 /* ------------------------------------------------------------- run */
 
-/* Symmetric work arrays of the CLI's own reductions. */
+/* Symmetric work arrays of the CLI's own reductions: static data of the
+ * executable is symmetric, so nothing here can fail on one PE only. */
 static struct {
-    long *src, *dst, *wrk, *sync;
-    double *dsrc, *ddst, *dwrk;
-    int ok;
+    long src, dst, wrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+    long sync[SHMEM_REDUCE_SYNC_SIZE];
+    double dsrc, ddst, dwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
 } red;
 
-static int red_init(void)
+static void red_init(void)
 {
-    red.src = shmem_malloc(sizeof(long));
-    red.dst = shmem_malloc(sizeof(long));
-    red.wrk = shmem_malloc(sizeof(long) * SHMEM_REDUCE_MIN_WRKDATA_SIZE);
-    red.sync = shmem_malloc(sizeof(long) * SHMEM_REDUCE_SYNC_SIZE);
-    red.dsrc = shmem_malloc(sizeof(double));
-    red.ddst = shmem_malloc(sizeof(double));
-    red.dwrk = shmem_malloc(sizeof(double) * SHMEM_REDUCE_MIN_WRKDATA_SIZE);
-    red.ok = red.src && red.dst && red.wrk && red.sync && red.dsrc &&
-             red.ddst && red.dwrk;
-    if (red.ok)
-        for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
-            red.sync[i] = SHMEM_SYNC_VALUE;
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
+        red.sync[i] = SHMEM_SYNC_VALUE;
     shmem_barrier_all();
-    return red.ok;
-}
-
-static void red_free(void)
-{
-    shmem_free(red.dwrk);
-    shmem_free(red.ddst);
-    shmem_free(red.dsrc);
-    shmem_free(red.sync);
-    shmem_free(red.wrk);
-    shmem_free(red.dst);
-    shmem_free(red.src);
 }
 
 /* 1 on every PE if `bad` on any. */
 static int any(int bad)
 {
-    *red.src = bad;
-    shmem_long_max_to_all(red.dst, red.src, 1, 0, 0, shmem_n_pes(), red.wrk,
-                          red.sync);
+    red.src = bad;
+    shmem_long_max_to_all(&red.dst, &red.src, 1, 0, 0, shmem_n_pes(),
+                          red.wrk, red.sync);
     shmem_barrier_all(); /* pSync reusable */
-    return *red.dst != 0;
+    return red.dst != 0;
 }
 
 static double max_all(double v)
 {
-    *red.dsrc = v;
-    shmem_double_max_to_all(red.ddst, red.dsrc, 1, 0, 0, shmem_n_pes(),
+    red.dsrc = v;
+    shmem_double_max_to_all(&red.ddst, &red.dsrc, 1, 0, 0, shmem_n_pes(),
                             red.dwrk, red.sync);
     shmem_barrier_all();
-    return *red.ddst;
+    return red.ddst;
 }
 
 typedef struct run_state {
@@ -134,17 +118,18 @@ static int finish(int rc, run_state *r)
     }
     shmem_free(r->all);
     redist_shmem_free(r->ctx);
-    if (red.ok)
-        red_free();
     fflush(stdout);
     fflush(stderr);
-    shmem_finalize();
+    if (!cli_launch_shmem_started()) /* else cli_launch_end */
+        shmem_finalize();            /* Open MPI: MPI too */
     return rc;
 }
 
 /* Size the symmetric heap for this plan (unless the user did). */
 static void size_heap(const redist_plan_t *plan, const cli_shmem_args *m)
 {
+    /* Open MPI 4.1.4 crashes in shmem_finalize with osc/rdma */
+    setenv("OMPI_MCA_osc", "^rdma", 0);
     /* Open MPI 4.1.4 reads SMA_SYMMETRIC_SIZE, not the standard name */
     const char *std = getenv("SHMEM_SYMMETRIC_SIZE");
     if (getenv("SMA_SYMMETRIC_SIZE"))
@@ -169,6 +154,21 @@ static void size_heap(const redist_plan_t *plan, const cli_shmem_args *m)
     setenv("SMA_SYMMETRIC_SIZE", v, 0);
 }
 
+void cli_shmem_fingerprint(const cli_shmem_args *m,
+                           const redist_plan_t *plan, cli_fp *fp)
+{
+    size_heap(plan, m);
+    cli_fp_add(fp, "--shmem-packed", "%s",
+               m->flags & REDIST_SHMEM_PACKED ? "on" : "off");
+    cli_fp_add(fp, "--shmem-no-ptr", "%s",
+               m->flags & REDIST_SHMEM_NO_PTR ? "on" : "off");
+    cli_fp_add(fp, "--shmem-private", "%s", m->private_buffers ? "on" : "off");
+    cli_fp_add(fp, "--shmem-work", "%llu", (unsigned long long)m->work_bytes);
+    const char *heap = getenv("SMA_SYMMETRIC_SIZE");
+    cli_fp_add(fp, "the symmetric heap size (SMA_SYMMETRIC_SIZE)", "%s",
+               heap ? heap : "Open MPI's default");
+}
+
 int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
                   const int64_t *orig, int shrink,
                   const redist_exec_options_t *opts, uint64_t repeat,
@@ -180,7 +180,6 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
     char b1[64], b2[64], b3[64];
     run_state rs;
     memset(&rs, 0, sizeof rs);
-    cli_launch_unquiet();
     long launched = cli_env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
     if (launched < 0 && D != 1) {
         fprintf(stderr,
@@ -191,16 +190,11 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
                 (long long)D, (long long)D);
         return 2;
     }
-    /* Open MPI 4.1.4 crashes in shmem_finalize with osc/rdma */
-    setenv("OMPI_MCA_osc", "^rdma", 0);
-    size_heap(plan, m);
-    shmem_init();
+    size_heap(plan, m); /* done already under a launcher */
+    if (!cli_launch_shmem_started())
+        shmem_init();
     int me = shmem_my_pe(), npes = shmem_n_pes();
-    if (!red_init()) {
-        if (me == 0)
-            fprintf(stderr, "redistplan: run: out of symmetric memory\n");
-        return finish(2, &rs);
-    }
+    red_init();
     if (npes != D) {
         if (me == 0) {
             char mm[256];
@@ -224,36 +218,35 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
     redist_error_t err;
     redist_error_clear(&err);
     redist_shmem_options_t mo = {m->flags, m->work_bytes};
-    if (redist_shmem_create(mesh, &mo, &rs.ctx, &err)) {
-        if (me == 0)
-            cli_print_error(&err);
+    redist_status_t st = redist_shmem_create(mesh, &mo, &rs.ctx, &err);
+    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
         return finish(2, &rs);
-    }
     uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+    int m0 = 0, m1 = 0, m2 = 0; /* this PE's allocation failed */
     rs.symmetric = !m->private_buffers;
-    if (rs.symmetric) {
-        rs.src = shmem_malloc(S ? (size_t)S : 1);
-        rs.dst = shmem_malloc(T ? (size_t)T : 1);
-    } else {
+    rs.all = rd_shmem_malloc_all(rs.ctx, sizeof *rs.all * (size_t)npes, &m0);
+    if (rs.all && rs.symmetric &&
+        (rs.src = rd_shmem_malloc_all(rs.ctx, S ? (size_t)S : 1, &m1)))
+        rs.dst = rd_shmem_malloc_all(rs.ctx, T ? (size_t)T : 1, &m2);
+    else if (rs.all && !rs.symmetric) {
         rs.src = malloc(S ? (size_t)S : 1);
         rs.dst = malloc(T ? (size_t)T : 1);
+        m1 = !rs.src || !rs.dst;
     }
-    rs.all = shmem_malloc(sizeof *rs.all * (size_t)npes);
-    int nomem = !rs.src || !rs.dst || !rs.all;
-    if (any(nomem)) {
-        if (nomem)
-            fprintf(stderr, "redistplan: run: PE %d: out of memory for the "
-                            "buffers (symmetric heap: SMA_SYMMETRIC_SIZE)\n",
-                    me);
+    char what[200];
+    const char *heap = getenv("SMA_SYMMETRIC_SIZE");
+    snprintf(what, sizeof what,
+             "out of %smemory for the buffers (%llu + %llu bytes; the "
+             "symmetric heap: SMA_SYMMETRIC_SIZE=%s)",
+             rs.symmetric ? "symmetric " : "", (unsigned long long)S,
+             (unsigned long long)T, heap ? heap : "default");
+    if (cli_launch_failed(m0 || m1 || m2, NULL, what))
         return finish(2, &rs);
-    }
     redist_shmem_info_t info;
-    if (redist_shmem_exec_info(rs.ctx, plan, rs.src, rs.dst, opts, &info,
-                               &err)) {
-        if (me == 0)
-            cli_print_error(&err);
+    st = redist_shmem_exec_info(rs.ctx, plan, rs.src, rs.dst, opts, &info,
+                                &err);
+    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
         return finish(2, &rs);
-    }
 
     if (me == 0) {
         cli_run_head(plan, "shmem", (long long)D, "PEs", orig, shrink);
@@ -273,7 +266,7 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
     redist_exec_report_t rep, best;
     memset(&best, 0, sizeof best);
     double best_max = 0, best_wall = 0;
-    redist_status_t st = REDIST_OK;
+    st = REDIST_OK;
     for (uint64_t it = 0; it < repeat; it++) {
         rd_pattern_fill(s, me, rs.src);
         memset(rs.dst, 0xA5, (size_t)T);
@@ -291,14 +284,10 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
             best_wall = mx_wall;
         }
     }
-    if (st) { /* collective: every PE failed; PE 0's message names the
-               * PE that failed first */
-        if (me == 0) {
-            cli_print_error(&err);
-            fprintf(stderr, "redistplan: run: execution failed\n");
-        }
+    /* collective: every PE failed, the others' messages name the PE
+     * that failed first */
+    if (cli_launch_failed(st != REDIST_OK, &err, "execution failed"))
         return finish(2, &rs);
-    }
 
     /* the protocol of each reduction of one call (every PE decides the
      * same: PE 0's counts) */

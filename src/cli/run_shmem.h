@@ -19,6 +19,13 @@ typedef struct cli_shmem_args {
  * printed). */
 int cli_shmem_option(cli_shmem_args *m, int argc, char **argv, int *i);
 
+/* Size the symmetric heap for `plan` (SMA_SYMMETRIC_SIZE, unless set) and
+ * add it and the options of the shmem backend to the fingerprint every PE
+ * must share (launch.h). */
+struct cli_fp;
+void cli_shmem_fingerprint(const cli_shmem_args *m,
+                           const redist_plan_t *plan, struct cli_fp *fp);
+
 /* Run `plan` on this PE (shmem_init ... shmem_finalize inside), check the
  * data, print the per-PE report and summary on PE 0.  `orig` is the
  * spec's shape before --shape/--shrink.  Returns the exit code: 0 exact,

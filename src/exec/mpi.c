@@ -231,6 +231,22 @@ int rd_mpi_type_blocks(uint64_t limit, uint64_t rows, uint64_t row_bytes,
 
 /* ------------------------------------------------------------ agree */
 
+/* Tests: the next `fail_allocs` allocations of this process fail
+ * (rd_mpi_fail_allocs), to check that a failure on one rank is an error
+ * on every rank. */
+static int fail_allocs;
+
+void rd_mpi_fail_allocs(int n) { fail_allocs = n > 0 ? n : 0; }
+
+static void *x_malloc(size_t bytes)
+{
+    if (fail_allocs > 0) {
+        fail_allocs--;
+        return NULL;
+    }
+    return malloc(bytes);
+}
+
 static uint64_t fnv_u64(uint64_t h, uint64_t v)
 {
     for (int i = 0; i < 8; i++) {
@@ -309,7 +325,7 @@ static redist_status_t mpi_agree(redist_backend_t *be, redist_status_t local,
         x->pre_status = REDIST_OK;
     }
     if (!local && x->in_call && x->work_want && !x->work) {
-        x->work = malloc((size_t)x->work_want);
+        x->work = x_malloc((size_t)x->work_want);
         if (!x->work || x->work_want > SIZE_MAX)
             local = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                              "cannot allocate %llu bytes of reduction work "
@@ -334,7 +350,7 @@ static redist_status_t mpi_agree(redist_backend_t *be, redist_status_t local,
 static void *mpi_alloc(redist_backend_t *be, size_t bytes)
 {
     redist_mpi_t *x = be->ctx;
-    void *p = malloc(bytes);
+    void *p = x_malloc(bytes);
     if (p) {
         x->cur += bytes;
         x->exec_cur += bytes;
@@ -416,7 +432,7 @@ static redist_status_t work_get(redist_mpi_t *x, uint64_t good,
     }
     redist_status_t st = REDIST_OK;
     char *p = NULL;
-    if (size > SIZE_MAX || !(p = malloc((size_t)size)))
+    if (size > SIZE_MAX || !(p = x_malloc((size_t)size)))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                       "cannot allocate %llu bytes of work space on device "
                       "%d",
@@ -1585,9 +1601,11 @@ redist_status_t redist_mpi_create(MPI_Comm comm, const redist_mesh_t *mesh,
     if (opts)
         o = *opts;
     uint64_t h = 0xcbf29ce484222325ULL;
-    redist_mpi_t *x = calloc(1, sizeof *x);
-    if (x)
-        x->reqs = malloc(2 * (size_t)size * sizeof *x->reqs);
+    redist_mpi_t *x = x_malloc(sizeof *x);
+    if (x) {
+        memset(x, 0, sizeof *x);
+        x->reqs = x_malloc(2 * (size_t)size * sizeof *x->reqs);
+    }
     if (!x || !x->reqs)
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     else if (!mesh)

@@ -24,6 +24,10 @@ int rd_mpi_type_bytes(uint64_t limit, uint64_t n, MPI_Datatype *out);
 int rd_mpi_type_blocks(uint64_t limit, uint64_t rows, uint64_t row_bytes,
                        uint64_t stride, uint64_t extent, MPI_Datatype *out);
 
+/* Make the next n allocations of the backend in this process fail
+ * (context, executor scratch, reduction work space); 0: none. */
+void rd_mpi_fail_allocs(int n);
+
 /* MPI exchange calls made by the last redist_mpi_execute on this rank. */
 int64_t rd_mpi_last_exchanges(const redist_mpi_t *ctx);
 /* Reductions of the last execution that streamed (work space below s

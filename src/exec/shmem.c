@@ -83,6 +83,7 @@ typedef struct shm_sym {
     long psync[2][SHMEM_REDUCE_SYNC_SIZE];
     char text[2][REDIST_ERROR_TEXT_LENGTH];
     char abort_text[REDIST_ERROR_TEXT_LENGTH];
+    long hash; /* this PE's hash at the last agreement */
 } shm_sym;
 
 struct redist_shmem {
@@ -109,6 +110,9 @@ struct redist_shmem {
         void *p;
         size_t bytes;
     } scr[4];
+    int alloc_failed; /* a scratch allocation of this call failed: the
+                         first PE whose shmem_malloc did, else -1 */
+    int alloc_mine;   /* ... and it was this PE's */
     int64_t nops, fail_at; /* exchanges so far; injected failure (tests) */
     struct redist_backend ep[2]; /* [0] any buffers, [1] symmetric */
 };
@@ -1164,11 +1168,21 @@ static redist_status_t agree_all(redist_shmem_t *c, redist_status_t local,
     y->red_src[1] = (long)hash;
     y->red_src[2] = ~(long)hash;
     y->red_src[3] = extra;
+    y->hash = (long)hash;
     reduce_max(c);
     long first = y->red_dst[0] ? c->npes - y->red_dst[0] : -1;
-    int differs = y->red_dst[1] != ~y->red_dst[2];
+    int differs = first < 0 && y->red_dst[1] != ~y->red_dst[2];
     if (extra_max)
         *extra_max = y->red_dst[3];
+    long who = -1;
+    if (differs) { /* which PE differs from PE 0: PE 0 rewrites its hash
+                    * only after everybody has passed this reduction */
+        long h0 = shmem_long_g(&y->hash, 0);
+        memset(y->red_src, 0, sizeof y->red_src);
+        y->red_src[0] = (long)hash != h0 ? (long)(c->npes - c->me) : 0;
+        reduce_max(c);
+        who = c->npes - y->red_dst[0];
+    }
     if (local)
         return local;
     if (first >= 0) {
@@ -1183,7 +1197,9 @@ static redist_status_t agree_all(redist_shmem_t *c, redist_status_t local,
     }
     if (differs)
         return rd_error(err, REDIST_ERR_MISMATCH, NULL, NULL,
-                        "the PEs were given different %s", what);
+                        "the PEs were given different %s (PE %ld differs "
+                        "from PE 0)",
+                        what, who);
     return REDIST_OK;
 }
 
@@ -1192,6 +1208,20 @@ static redist_status_t shm_agree(redist_backend_t *be, redist_status_t local,
 {
     redist_shmem_t *c = ctx_of(be);
     c->seq = 0;
+    if (c->alloc_failed >= 0) { /* every PE saw NULL (alloc_all) */
+        if (err && local) /* the executor's "cannot allocate" */
+            redist_error_clear(err);
+        if (!c->alloc_mine)
+            local = REDIST_OK; /* the PE that failed says why */
+        else if (local)
+            local = rd_error(err, local, NULL, NULL,
+                             "cannot allocate the executor's scratch in "
+                             "the symmetric heap of PE %d (too small: "
+                             "SHMEM_SYMMETRIC_SIZE)",
+                             c->me);
+        c->alloc_failed = -1;
+        c->alloc_mine = 0;
+    }
     if (!local && (c->dead || aborted(c))) {
         c->dead = 1;
         local = rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
@@ -1220,10 +1250,50 @@ static void shm_abort(redist_backend_t *be, redist_status_t st,
 
 /* ----------------------------------------------------------- scratch */
 
+/*
+ * shmem_malloc on every PE that fails on every PE together: NULL on every
+ * PE if it failed on any (*mine: on this one), so the symmetric heaps stay
+ * alike and the PEs in step.  shmem_malloc is collective but may fail on
+ * one PE only (a smaller heap there).  Open MPI 4.1 returns NULL then
+ * without the barrier a successful shmem_malloc ends with, and
+ * shmem_free(NULL) has none either: the failing PE stands in for both.
+ */
+static void *alloc_all(redist_shmem_t *c, size_t bytes, int *mine)
+{
+    void *p = shmem_malloc(bytes);
+    *mine = p == NULL;
+    if (!p)
+        shmem_barrier_all();
+    shm_sym *y = c->sym;
+    memset(y->red_src, 0, sizeof y->red_src);
+    y->red_src[0] = p ? 0 : (long)(c->npes - c->me);
+    reduce_max(c);
+    if (!y->red_dst[0])
+        return p;
+    c->alloc_failed = (int)(c->npes - y->red_dst[0]);
+    if (p)
+        shmem_free(p);
+    else
+        shmem_barrier_all();
+    return NULL;
+}
+
+void *rd_shmem_malloc_all(redist_shmem_t *c, size_t bytes, int *mine)
+{
+    *mine = 0;
+    if (!c || !bytes)
+        return NULL;
+    void *p = alloc_all(c, bytes, mine);
+    c->alloc_failed = -1;
+    return p;
+}
+
 static void *shm_alloc(redist_backend_t *be, size_t bytes)
 {
     redist_shmem_t *c = ctx_of(be);
-    void *p = shmem_malloc(bytes);
+    int mine;
+    void *p = alloc_all(c, bytes, &mine);
+    c->alloc_mine |= mine;
     if (p)
         for (int i = 0; i < 4; i++)
             if (!c->scr[i].p) {
@@ -1340,6 +1410,7 @@ redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
     x->npes = npes;
     x->me = me;
     x->sym = sym;
+    x->alloc_failed = -1;
     shmem_barrier_all(); /* everybody's pSync is initialised */
 
     if (st)
@@ -1372,18 +1443,19 @@ redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
     long no_ptr = 0;
     st = agree_all(x, st, hash, ptr_ok ? 0 : 1, "meshes or options",
                    &no_ptr, err);
-    if (!st) {
-        x->work = shmem_malloc((size_t)work);
-        st = agree_all(x, x->work ? REDIST_OK
-                                  : rd_error(err, REDIST_ERR_NOMEM, NULL,
-                                             NULL,
-                                             "shmem: cannot allocate the "
-                                             "work area (%llu bytes of "
-                                             "symmetric memory)",
-                                             (unsigned long long)work),
-                       0, 0, "work areas", NULL, err);
-        if (st && x->work)
-            shmem_free(x->work);
+    if (!st) { /* every PE gets it, or none */
+        int mine;
+        x->work = alloc_all(x, (size_t)work, &mine);
+        if (!x->work)
+            st = agree_all(
+                x,
+                mine ? rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                "shmem: cannot allocate the work area "
+                                "(%llu bytes) in the symmetric heap of PE "
+                                "%d (too small: SHMEM_SYMMETRIC_SIZE)",
+                                (unsigned long long)work, me)
+                     : REDIST_OK,
+                0, 0, "work areas", NULL, err);
     }
     if (st) {
         shmem_free(sym);
