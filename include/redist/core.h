@@ -158,6 +158,8 @@ redist_status_t redist_type_push_axis(redist_type_t *type, int dim, int axis);
 redist_status_t redist_type_add_partial(redist_type_t *type, int axis);
 /** 1 when both types are the same (same dims lists, same partial set). */
 int redist_type_equal(const redist_type_t *a, const redist_type_t *b);
+int redist_type_equivalent(const redist_type_t *a, const redist_type_t *b,
+                           const redist_mesh_t *mesh);
 
 /**
  * Check a type against a mesh and global shape: axes exist, none used

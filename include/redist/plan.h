@@ -64,6 +64,19 @@ typedef struct redist_plan_stats {
     int steps;
     int memory_efficient; /**< peak <= max(src, dst) */
     double time_s; /**< modelled time (seconds); 0 without a cost model */
+    /** 1: redist_plan_create proved the plan optimal for its objective.
+     *  0: not proven: the search budget (max_states) ran out and this is
+     *  the constructive plan (or a permute group was too large to
+     *  enumerate); also 0 for a plan built from given steps. */
+    int optimal;
+    /** Lower bounds, for a plan of redist_plan_create (0 otherwise; equal
+     *  to the plan's own figures when optimal): no plan has a smaller
+     *  peak than bound_peak_bytes, and no plan with this plan's peak
+     *  receives fewer than bound_recv_bytes (bytes objective) or takes
+     *  less than bound_time_s (time objective; the other one is 0). */
+    uint64_t bound_peak_bytes;
+    uint64_t bound_recv_bytes;
+    double bound_time_s;
 } redist_plan_stats_t;
 
 /* ------------------------------------------------------ cost model */
@@ -118,6 +131,17 @@ redist_status_t redist_cost_model_load_buffer(const char *text, size_t len,
                                               const char *source,
                                               redist_cost_model_t *model,
                                               redist_error_t *err);
+/**
+ * Check a cost model filled in C: every alpha, beta and gamma a number of
+ * seconds from 0 to 1000 (the range the file loader accepts; NaN is not),
+ * and axis_link[a] a redist_link_t for each axis of `mesh` (all
+ * REDIST_MAX_AXES entries when mesh is NULL).  redist_plan_create runs it
+ * on the options' model.  REDIST_ERR_INVALID naming the field
+ * ("cost.axis_link[1]").
+ */
+redist_status_t redist_cost_model_validate(const redist_cost_model_t *model,
+                                           const redist_mesh_t *mesh,
+                                           redist_error_t *err);
 /** Set axis links from text such as "data=network,model=numa". */
 redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t *model,
                                                  const redist_mesh_t *mesh,
