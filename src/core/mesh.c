@@ -171,7 +171,7 @@ redist_status_t redist_type_push_axis(redist_type_t *type, int dim, int axis)
 
 redist_status_t redist_type_add_partial(redist_type_t *type, int axis)
 {
-    if (!type || axis < 0 || axis >= REDIST_MAX_AXES)
+    if (!type || !type_in_limits(type) || axis < 0 || axis >= REDIST_MAX_AXES)
         return REDIST_ERR_INVALID;
     type->partial |= 1u << axis;
     return REDIST_OK;
