@@ -6,8 +6,10 @@
  * each step it checks the kind's precondition on the current type, applies
  * its effect, recomputes the local shape, the local bytes and the exact
  * received bytes from the kind's formula, and tracks the peak.  It shares
- * no code with the solver's search.  Every plan object is built by this
- * replay (the solver's path included), so a plan that exists is valid.
+ * no code with the solver's search.  Types are compared up to their
+ * size-1 axes (rd_step_apply, rd_ctype_equiv; doc/design.md).  Every plan
+ * object is built by this replay (the solver's path included), so a plan
+ * that exists is valid.
  */
 #include <stdio.h>
 #include <stdlib.h>

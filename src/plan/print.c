@@ -196,14 +196,15 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
                          "the moves searched\n");
         if (plan->objective == REDIST_OBJECTIVE_TIME)
             fprintf(out,
-                    "  lower bounds: peak >= %llu bytes; at this peak, "
-                    "modelled time >= %.2f us\n",
+                    "  lower bounds: no plan peaks below %llu bytes; none "
+                    "with this plan's peak takes less than %.2f us\n",
                     (unsigned long long)x->bound_peak_bytes,
                     x->bound_time_s * 1e6);
         else
             fprintf(out,
-                    "  lower bounds: peak >= %llu bytes; at this peak, "
-                    "received >= %llu bytes per device\n",
+                    "  lower bounds: no plan peaks below %llu bytes; none "
+                    "with this plan's peak receives fewer than %llu bytes "
+                    "per device\n",
                     (unsigned long long)x->bound_peak_bytes,
                     (unsigned long long)x->bound_recv_bytes);
     }

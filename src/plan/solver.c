@@ -1,38 +1,42 @@
 /*
  * The solver: the exact optimum of the default objective (FORMATS.md
  * section 2) -- minimal peak local bytes, then minimal total received
- * bytes, then fewest collectives -- over the step table.
+ * bytes, then fewest collectives -- over the step table (and of the time
+ * objective, with exchange).  doc/design.md has the argument.
  *
- * Search space.  A state is a sharding type (dims lists + partial set).
- * Edges are the steps of the table; their cost is (received bytes,
- * collectives), compared lexicographically.  Received bytes are exact
- * rationals (all_reduce's 2(s-1)/s L need not be whole); we scale every
- * cost by D = lcm of the sizes of the axes that may be all-reduced, so all
- * costs are integers (128-bit, overflow-checked).
+ * Search space.  A state is a sharding type (dims lists + partial set) of
+ * the problem WITHOUT its size-1 axes: they never change a local shape or
+ * a block, so types differing only in them are equivalent and the path is
+ * renamed back at the end (the last `after` is the exact target).  Edges
+ * are the steps of the table; their cost is (received bytes, collectives),
+ * compared lexicographically.  Received bytes are exact rationals
+ * (all_reduce's 2(s-1)/s L need not be whole); we scale every cost by D =
+ * lcm of the sizes of the axes that may be all-reduced, so all costs are
+ * integers (128-bit, overflow-checked).
  *
- * Peak.  The peak of a path is the largest local size on it.  Every path
- * has peak >= B = max(src bytes, dst bytes).  We first search under the
- * cap B; if the target is unreachable there (divisibility can force a
- * larger intermediate), a bottleneck Dijkstra (key = largest local size
- * so far) finds the least reachable peak P, and we search again under P.
- * Within a cap, A* finds the least (bytes, collectives) path.
+ * Peak.  Every path has peak >= B = max(src bytes, dst bytes).  We first
+ * search under the cap B; if the target is unreachable there, a
+ * bottleneck Dijkstra (key = largest local size so far) finds the least
+ * reachable peak P, and we search again under P.  Within a cap, A* finds
+ * the least (bytes, collectives) path.
  *
- * Heuristic.  h(t) lower-bounds the bytes still to be received by device
- * 0 (all coordinates 0), which holds the first block of every dim in every
- * type: while a non-trivial partial axis that the target does not keep is
- * pending, device 0 must still receive at least one value for each element
- * of its target block (dst bytes); otherwise it must receive the part of
- * its target block it does not hold, dst - prod_i min(l_dst_i, l_t_i)
- * elements.  Each step's recv is at least the new data it brings to a
- * device (all_gather (s-1)L, all_to_all (s-1)/s L, permute <= L, slice 0;
- * a reduce_scatter's (s-1)/s L >= L/s and an all_reduce's 2(s-1)/s L >= L
- * cover the whole result), so h is consistent and A* is exact.
+ * Heuristic (consistent).  Bytes: the most any of four sample devices
+ * still lacks of its target block (while a reduction is pending, its whole
+ * target block), and the cost of the pending reductions, G(Q-1)/(UQ) in
+ * any order.  Collectives: one per pending reduction, plus one when a
+ * dim's list is not a prefix of the target's.
  *
  * Permute.  Its targets are all types with the same local shape and
  * partial set (a "group"), each at cost L.  Groups are enumerated once and
  * cached; a node fans out to its group only when it reaches the group
  * with a better (bytes, collectives) than any earlier fan-out, since all
- * members share L.
+ * members share L.  Groups of more than 2^20 members only offer the
+ * target (the plan is then not proven optimal).
+ *
+ * Budget.  A constructive plan, built first without search, bounds the
+ * search from above (relaxations beyond its cost are not made) and is the
+ * answer, with lower bounds and stats.optimal 0, when max_states runs
+ * out.
  *
  * Cost: O(V log V + E) per search, V the types visited under the cap.
  * Memory: O(V) nodes of ~80 bytes.  Ties are broken by generation order,
@@ -1028,6 +1032,16 @@ static void path_cost(const search_t *S, const rd_ctype *src,
     }
 }
 
+/* A known plan bounds the search when it fits under the cap. */
+static void bound_by(search_t *S, uint64_t peak, u128 g, int32_t colls)
+{
+    if (peak > S->cap)
+        return;
+    S->has_ub = 1;
+    S->ub_g = g;
+    S->ub_steps = colls;
+}
+
 /* Lexicographic (peak, g, collectives) a < b. */
 static int cost_less(uint64_t pa, u128 ga, int32_t ca, uint64_t pb, u128 gb,
                      int32_t cb)
@@ -1137,11 +1151,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     u128 D = S.D; /* the same in every pass (the partial sets decide it) */
     S.cap = bound;
     uint64_t cap = bound, bound_peak = bound;
-    if (fb_peak <= S.cap) {
-        S.has_ub = 1;
-        S.ub_g = fb_g;
-        S.ub_steps = fb_colls;
-    }
+    bound_by(&S, fb_peak, fb_g, fb_colls);
     st = search_run(&S, &src, &goal);
     info->states += (uint64_t)S.nnodes;
     /* With the constructive plan as a bound, an empty queue means that no
@@ -1178,11 +1188,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
             search_init(&S, &cx, &dst, src.partial, max_states, cm);
             S.restricted = restricted;
             S.cap = cap = bound_peak = peak;
-            if (fb_peak <= S.cap) {
-                S.has_ub = 1;
-                S.ub_g = fb_g;
-                S.ub_steps = fb_colls;
-            }
+            bound_by(&S, fb_peak, fb_g, fb_colls);
             st = search_run(&S, &src, &goal);
             info->states += (uint64_t)S.nnodes;
             fb_best = st == REDIST_OK && goal < 0 && S.has_ub;
