@@ -521,7 +521,9 @@ static void run_case(long idx, tally_t *t)
             if (redist_plan_verify(fb, NULL, &err))
                 CASE_FAIL("budget 2: the plan does not verify: %s",
                           redist_error_format(&err, eb, sizeof eb));
-            if (fs.optimal && !same_stats(&fs, &ps))
+            if (fs.optimal && (fs.peak_bytes != ps.peak_bytes ||
+                               fs.recv_bytes != ps.recv_bytes ||
+                               fs.collectives != ps.collectives))
                 CASE_FAIL("budget 2: called optimal, but peak %" PRIu64
                           " recv %" PRIu64 " coll %d",
                           fs.peak_bytes, fs.recv_bytes, fs.collectives);
@@ -616,8 +618,8 @@ int main(int argc, char **argv)
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
     printf("exhaustive: %ld cases (%ld with a partial source, %ld needing a "
            "peak above max(src,dst), %ld with a permute in the optimum; "
-           "%.0f types per case on average; %ld constructive plans under "
-           "a budget of 2), %.2f s CPU\n",
+           "%.0f types per case on average; %ld plans not proven optimal "
+           "under a budget of 2), %.2f s CPU\n",
            t.cases, t.partial_src, t.nonefficient, t.with_permute,
            t.cases ? (double)t.types_total / (double)t.cases : 0.0,
            t.fallbacks, secs);

@@ -86,9 +86,10 @@ typedef struct redist_plan_stats {
     int steps;
     int memory_efficient; /**< peak <= max(src, dst) */
     double time_s; /**< modelled time (seconds); 0 without a cost model */
-    /** 1: redist_plan_create proved the plan optimal for its objective.
-     *  0: not proven: the search budget (max_states) ran out and this is
-     *  the constructive plan (or a permute group was too large to
+    /** 1: redist_plan_create proved the plan optimal for its objective
+     *  (by its search, or because the constructive plan meets every lower
+     *  bound).  0: not proven: the search budget (max_states) ran out and
+     *  this is the constructive plan (or a permute group was too large to
      *  enumerate); also 0 for a plan built from given steps. */
     int optimal;
     /** Lower bounds, for a plan of redist_plan_create (0 otherwise; equal

@@ -1148,6 +1148,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     path_cost(&S, &src, fb, nfb, &fb_peak, &fb_g, &fb_colls);
     local_bytes(&cx, &src, local);
     h_src = heuristic(&S, &src, local);
+    int32_t colls_src = steps_bound(&S, &src);
     u128 D = S.D; /* the same in every pass (the partial sets decide it) */
     S.cap = bound;
     uint64_t cap = bound, bound_peak = bound;
@@ -1230,6 +1231,13 @@ redist_status_t rd_solve(const redist_spec_t *spec,
         info->bound_g = S.nodes && fb_peak == cap ? S.last_f : h_src;
         if (info->bound_g < h_src)
             info->bound_g = h_src;
+        /* the constructive plan may meet every lower bound: then it is
+         * optimal, proven without the search */
+        if (fb_peak == bound_peak && fb_g == info->bound_g &&
+            fb_colls == colls_src) {
+            info->optimal = 1;
+            info->unproven = RD_UNPROVEN_NONE;
+        }
         goal = -1;
         st = REDIST_OK;
     }
