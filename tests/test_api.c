@@ -897,27 +897,379 @@ static void test_plan_errors(void)
         s = NULL;
     }
 
-    /* a search budget of one visited type */
+    /* a search budget of one visited type: the constructive plan, valid,
+     * not proven optimal, its figures within the stated bounds */
     s = spec_s("x=2,y=3,z=2", "12x12x4", "f32", "x,y|z|", "", "|y|x,z",
                NULL);
     if (!CHECK(s != NULL))
         return;
     redist_plan_options_t o;
+    redist_plan_stats_t best, fb;
     memset(&o, 0, sizeof o);
-    o.max_states = 1;
-    redist_error_clear(&err);
-    CHECK_INT(redist_plan_create(s, &o, &p, &err), REDIST_ERR_LIMIT);
-    CHECK(p == NULL);
-    CHECK_INT(err.status, REDIST_ERR_LIMIT);
-    o.max_states = 0; /* the default */
-    CHECK_INT(redist_plan_create(s, &o, &p, NULL), REDIST_OK);
+    CHECK_INT(redist_plan_create(s, &o, &p, NULL), REDIST_OK); /* default */
+    redist_plan_stats(p, &best);
+    CHECK_INT(best.optimal, 1);
+    CHECK_INT(best.bound_peak_bytes, best.peak_bytes);
+    CHECK_INT(best.bound_recv_bytes, best.recv_bytes);
     redist_plan_free(p);
     p = NULL;
+    o.max_states = 1;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_create(s, &o, &p, &err), REDIST_OK);
+    CHECK_INT(err.status, REDIST_OK);
+    redist_plan_stats(p, &fb);
+    CHECK_INT(fb.optimal, 0);
+    CHECK(fb.bound_peak_bytes <= best.peak_bytes);
+    CHECK(fb.peak_bytes >= best.peak_bytes);
+    if (fb.peak_bytes == best.peak_bytes)
+        CHECK(fb.bound_recv_bytes <= best.recv_bytes);
+    CHECK_INT(redist_plan_verify(p, NULL, NULL), REDIST_OK);
+    char *js = redist_plan_to_json(p);
+    CHECK_CONTAINS(js, "\"optimal\": false");
+    CHECK_CONTAINS(js, "\"unproven\": \"max_states\"");
+    free(js);
+    redist_plan_free(p);
+    p = NULL;
+    /* ... unless max_peak_bytes rules the constructive plan out */
+    o.max_peak_bytes = best.peak_bytes;
+    if (fb.peak_bytes > best.peak_bytes) {
+        redist_error_clear(&err);
+        CHECK_INT(redist_plan_create(s, &o, &p, &err), REDIST_ERR_LIMIT);
+        CHECK(p == NULL);
+        CHECK_CONTAINS(err.text, "raise max_states");
+    }
 
     CHECK_INT(redist_plan_create(NULL, NULL, &p, NULL), REDIST_ERR_INVALID);
     CHECK_INT(redist_plan_create(s, NULL, NULL, NULL), REDIST_ERR_INVALID);
     CHECK_INT(redist_plan_verify(NULL, NULL, NULL), REDIST_ERR_INVALID);
     redist_spec_free(s);
+}
+
+/* ------------------------------------------------ hardening regressions */
+
+/* A caller-filled step with after.ndims > 16 (even for an op that has no
+ * use for `after`), dim_naxes beyond the mesh, an axis index of 200 or a
+ * partial bit beyond the mesh is rejected before anything indexes by it. */
+static void test_from_steps_after_ndims_overflow(void)
+{
+    redist_spec_t *s = spec_s("x=2,y=2", "8x8", "f32", "x|y", NULL, "y|x",
+                              NULL);
+    if (!CHECK(s != NULL))
+        return;
+    redist_plan_t *p = NULL;
+    redist_error_t err;
+    redist_step_view_t v = step(REDIST_OP_PERMUTE, -1, -1, -1, -1);
+    v.after.ndims = 40;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 1, &v, &p, &err), REDIST_ERR_PLAN);
+    CHECK_STR(err.path, "steps[0].after.dims");
+    CHECK(p == NULL);
+    v.after.ndims = -3;
+    CHECK_INT(redist_plan_from_steps(s, 1, &v, &p, NULL), REDIST_ERR_PLAN);
+    /* right rank, other fields broken */
+    redist_type_init(&v.after, 2);
+    v.after.dim_naxes[0] = 200;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 1, &v, &p, &err), REDIST_ERR_PLAN);
+    CHECK_STR(err.path, "steps[0].after.dims[0]");
+    redist_type_init(&v.after, 2);
+    v.after.dim_naxes[1] = 1;
+    v.after.dims[1][0] = 200;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 1, &v, &p, &err), REDIST_ERR_PLAN);
+    CHECK_STR(err.path, "steps[0].after.dims[1][0]");
+    redist_type_init(&v.after, 2);
+    v.after.partial = 1u << 20;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 1, &v, &p, &err), REDIST_ERR_PLAN);
+    CHECK_STR(err.path, "steps[0].after.partial");
+    /* an op out of range, in a later step */
+    redist_step_view_t two[2] = {v, v};
+    two[0] = step(REDIST_OP_PERMUTE, -1, -1, -1, -1);
+    two[0].after = *redist_spec_to(s);
+    two[1].op = (redist_op_t)77;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 2, two, &p, &err), REDIST_ERR_PLAN);
+    CHECK_STR(err.path, "steps[1]");
+    CHECK_CONTAINS(err.text, "unknown op 77");
+    /* ops that need no `after` ignore a broken one */
+    redist_step_view_t a2a[2] = {step(REDIST_OP_ALL_TO_ALL, -1, 0, 1, 0),
+                                 step(REDIST_OP_ALL_TO_ALL, -1, 1, 0, 1)};
+    memset(&a2a[0].after, 0xA5, sizeof a2a[0].after);
+    a2a[1].after.ndims = 40;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 2, a2a, &p, &err), REDIST_ERR_PLAN);
+    redist_step_view_t ok[3] = {step(REDIST_OP_ALL_GATHER, 0, -1, -1, 0),
+                                step(REDIST_OP_ALL_TO_ALL, -1, 1, 0, 1),
+                                step(REDIST_OP_SLICE, 1, -1, -1, 0)};
+    memset(&ok[0].after, 0xA5, sizeof ok[0].after);
+    ok[1].after.ndims = 40;
+    ok[2].after.ndims = 17;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_from_steps(s, 3, ok, &p, &err), REDIST_OK);
+    CHECK_INT(redist_plan_verify(p, NULL, NULL), REDIST_OK);
+    redist_plan_free(p);
+    redist_spec_free(s);
+}
+
+/* The cost model given to redist_plan_create is checked like the file
+ * loader checks its values: a link out of range, NaN, negative. */
+static void test_cost_model_unvalidated(void)
+{
+    redist_spec_t *s = spec_s("x=2,y=2", "8x8", "f32", "x|y", NULL, "y|x",
+                              NULL);
+    if (!CHECK(s != NULL))
+        return;
+    redist_cost_model_t c;
+    redist_plan_options_t o;
+    redist_plan_t *p = NULL;
+    redist_error_t err;
+    memset(&o, 0, sizeof o);
+    o.objective = REDIST_OBJECTIVE_TIME;
+    o.cost = &c;
+    redist_cost_model_default(&c);
+    c.axis_link[1] = 200;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_create(s, &o, &p, &err), REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "cost.axis_link[1]");
+    CHECK(p == NULL);
+    o.objective = REDIST_OBJECTIVE_BYTES; /* times are modelled all the same */
+    CHECK_INT(redist_plan_create(s, &o, &p, NULL), REDIST_ERR_INVALID);
+    o.objective = REDIST_OBJECTIVE_TIME;
+    c.axis_link[5] = 200; /* beyond the mesh's 2 axes: never read */
+    c.axis_link[1] = REDIST_LINK_NUMA;
+    CHECK_INT(redist_plan_create(s, &o, &p, NULL), REDIST_OK);
+    redist_plan_free(p);
+    p = NULL;
+    CHECK_INT(redist_cost_model_validate(&c, NULL, NULL), REDIST_ERR_INVALID);
+    redist_cost_model_default(&c);
+    c.alpha[REDIST_LINK_NETWORK] = 0.0 / 0.0;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_create(s, &o, &p, &err), REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "cost.alpha[network]");
+    CHECK_CONTAINS(err.text, "out of range");
+    redist_cost_model_default(&c);
+    c.beta[0] = -1;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_create(s, &o, &p, &err), REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "cost.beta[cache]");
+    redist_cost_model_default(&c);
+    c.gamma = 1e300;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_create(s, &o, &p, &err), REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "cost.gamma");
+    redist_cost_model_default(&c);
+    CHECK_INT(redist_cost_model_validate(&c, NULL, NULL), REDIST_OK);
+    /* the loader: the same range, the same message */
+    const char *neg = "{\"links\": {\"numa\": {\"alpha\": -1}}}";
+    redist_error_clear(&err);
+    CHECK_INT(redist_cost_model_load_buffer(neg, strlen(neg), "c.json", &c,
+                                            &err),
+              REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "links.numa.alpha");
+    CHECK_CONTAINS(err.text, "-1 s is out of range");
+    redist_spec_free(s);
+}
+
+/* 16 partial axes reduce-scattered onto one dim: a plan of 16
+ * reduce-scatters, found at once (it used to exhaust the search budget),
+ * proven optimal under both objectives; reversed order too. */
+static void test_search_budget_partial_axes(void)
+{
+    char mesh[256], axes[256], rev[256];
+    size_t pm = 0, pa = 0, pr = 0;
+    for (int a = 0; a < 16; a++) {
+        pm += (size_t)snprintf(mesh + pm, sizeof mesh - pm, "%sa%d=2",
+                               a ? "," : "", a);
+        pa += (size_t)snprintf(axes + pa, sizeof axes - pa, "%sa%d",
+                               a ? "," : "", a);
+        pr += (size_t)snprintf(rev + pr, sizeof rev - pr, "%sa%d",
+                               a ? "," : "", 15 - a);
+    }
+    const char *targets[2] = {axes, rev};
+    for (int t = 0; t < 2; t++)
+        for (int obj = 0; obj < 2; obj++) {
+            redist_spec_t *s = spec_s(mesh, "65536", "u8", "", axes,
+                                      targets[t], NULL);
+            if (!CHECK(s != NULL))
+                return;
+            redist_plan_options_t o;
+            redist_plan_t *p = NULL;
+            redist_plan_stats_t st;
+            memset(&o, 0, sizeof o);
+            o.objective = obj ? REDIST_OBJECTIVE_TIME : REDIST_OBJECTIVE_BYTES;
+            CHECK_INT(redist_plan_create(s, &o, &p, NULL), REDIST_OK);
+            if (p) {
+                redist_plan_stats(p, &st);
+                CHECK_INT(st.optimal, 1);
+                CHECK_INT(st.collectives, 16);
+                CHECK_INT(st.recv_bytes, 65535);
+                CHECK(redist_plan_states_visited(p) < 20000);
+                redist_plan_free(p);
+            }
+            redist_spec_free(s);
+        }
+}
+
+/* Size-1 axes cost nothing and add no step: pp=1 with data=8 needs one
+ * all_to_all; the last step's `after` is exactly the target; the plan's
+ * JSON verifies; 14 size-1 axes do not slow the search. */
+static void test_size1_axes_cost_nothing(void)
+{
+    redist_spec_t *s = spec_s("pp=1,data=8", "64x64", "f32", "pp,data|",
+                              NULL, "|data", NULL);
+    if (!CHECK(s != NULL))
+        return;
+    redist_plan_t *p = NULL;
+    redist_plan_stats_t st;
+    redist_step_view_t v;
+    CHECK_INT(redist_plan_create(s, NULL, &p, NULL), REDIST_OK);
+    if (p) {
+        redist_plan_stats(p, &st);
+        CHECK_INT(st.collectives, 1);
+        CHECK_INT(st.steps, 1);
+        CHECK_INT(st.optimal, 1);
+        CHECK_INT(redist_plan_step(p, 0, &v), REDIST_OK);
+        CHECK_INT(v.op, REDIST_OP_ALL_TO_ALL);
+        CHECK(redist_type_equal(&v.after, redist_spec_to(s)));
+        CHECK_INT(redist_plan_verify(p, NULL, NULL), REDIST_OK);
+        char *js = redist_plan_to_json(p);
+        CHECK_INT(redist_plan_verify_buffer(s, js, js ? strlen(js) : 0,
+                                            "<plan>", NULL, NULL),
+                  REDIST_OK);
+        free(js);
+        /* rebuilt from its own views, it keeps its labels */
+        redist_plan_t *q = NULL;
+        CHECK_INT(redist_plan_from_steps(s, 1, &v, &q, NULL), REDIST_OK);
+        if (q && redist_plan_step(q, 0, &v) == REDIST_OK)
+            CHECK(redist_type_equal(&v.after, redist_spec_to(s)));
+        redist_plan_free(q);
+        redist_plan_free(p);
+        p = NULL;
+    }
+    redist_spec_free(s);
+
+    /* equivalent types: no step at all; a partial size-1 axis in the
+     * target only is no pending reduction either */
+    s = spec_s("pp=1,data=8", "64x64", "f32", "|data", NULL, "|data", "pp");
+    if (CHECK(s != NULL)) {
+        CHECK_INT(redist_plan_create(s, NULL, &p, NULL), REDIST_OK);
+        CHECK_INT(redist_plan_num_steps(p), 0);
+        CHECK_INT(redist_plan_verify(p, NULL, NULL), REDIST_OK);
+        redist_plan_free(p);
+        p = NULL;
+        /* a hand-written step on the size-1 axis only relabels */
+        redist_step_view_t ag = step(REDIST_OP_ALL_REDUCE, -1, -1, -1, 0);
+        CHECK_INT(redist_plan_from_steps(s, 1, &ag, &p, NULL), REDIST_OK);
+        if (p) {
+            redist_plan_stats(p, &st);
+            CHECK_INT(st.recv_bytes, 0);
+            CHECK_INT(st.collectives, 1);
+        }
+        redist_plan_free(p);
+        p = NULL;
+        redist_spec_free(s);
+    }
+    s = spec_s("pp=1,data=8", "8", "f32", "data,pp", NULL, "pp,data", NULL);
+    CHECK(redist_type_equivalent(redist_spec_from(s), redist_spec_to(s),
+                                 redist_spec_mesh(s)));
+    CHECK(!redist_type_equal(redist_spec_from(s), redist_spec_to(s)));
+    redist_spec_free(s);
+
+    /* 14 size-1 axes beside x=2, y=2, under the time objective */
+    char mesh[256];
+    size_t pos = (size_t)snprintf(mesh, sizeof mesh, "x=2,y=2");
+    for (int a = 0; a < 14; a++)
+        pos += (size_t)snprintf(mesh + pos, sizeof mesh - pos, ",a%d=1", a);
+    s = spec_s(mesh, "8x8", "f32", "x|y", NULL, "y|x", NULL);
+    if (CHECK(s != NULL)) {
+        redist_plan_options_t o;
+        memset(&o, 0, sizeof o);
+        o.objective = REDIST_OBJECTIVE_TIME;
+        CHECK_INT(redist_plan_create(s, &o, &p, NULL), REDIST_OK);
+        if (p) {
+            redist_plan_stats(p, &st);
+            CHECK_INT(st.optimal, 1);
+            CHECK_INT(st.collectives, 1);
+            CHECK(redist_plan_states_visited(p) < 100);
+        }
+        redist_plan_free(p);
+        redist_spec_free(s);
+    }
+}
+
+/* A permute on a mesh of size-1 axes moves nothing: 0 bytes received
+ * (FORMATS.md section 2: 0 for a device that keeps its block), and the
+ * solver needs no step at all. */
+static void test_permute_recv_on_1_device_mesh(void)
+{
+    redist_spec_t *s = spec_s("x=1,y=1", "8x8", "f32", "x|y", NULL, "y|x",
+                              NULL);
+    if (!CHECK(s != NULL))
+        return;
+    redist_plan_t *p = NULL;
+    redist_plan_stats_t st;
+    redist_step_view_t v = step(REDIST_OP_PERMUTE, -1, -1, -1, -1);
+    v.after = *redist_spec_to(s);
+    CHECK_INT(redist_plan_from_steps(s, 1, &v, &p, NULL), REDIST_OK);
+    if (p) {
+        redist_plan_stats(p, &st);
+        CHECK_INT(st.recv_bytes, 0);
+        CHECK_INT(st.collectives, 1);
+        redist_plan_free(p);
+        p = NULL;
+    }
+    CHECK_INT(redist_plan_create(s, NULL, &p, NULL), REDIST_OK);
+    CHECK_INT(redist_plan_num_steps(p), 0);
+    redist_plan_free(p);
+    redist_spec_free(s);
+    /* a permute that moves blocks still receives its whole block */
+    s = spec_s("x=1,y=2,z=2", "8", "f32", "y,z", NULL, "z,y", NULL);
+    if (!CHECK(s != NULL))
+        return;
+    v.after = *redist_spec_to(s);
+    CHECK_INT(redist_plan_from_steps(s, 1, &v, &p, NULL), REDIST_OK);
+    redist_plan_stats(p, &st);
+    CHECK_INT(st.recv_bytes, 8);
+    redist_plan_free(p);
+    redist_spec_free(s);
+}
+
+/* The accessors given NULL return their documented values. */
+static void test_null_accessors(void)
+{
+    redist_plan_stats_t st;
+    redist_expect_t e;
+    redist_type_t t;
+    char buf[64] = "x";
+    int64_t co[2] = {0, 0};
+    memset(&st, 0xA5, sizeof st);
+    redist_plan_stats(NULL, &st);
+    CHECK_INT(st.peak_bytes, 0);
+    CHECK_INT(st.optimal, 0);
+    CHECK_INT(redist_plan_peak_bytes(NULL), 0);
+    CHECK_INT(redist_spec_ndims(NULL), -1);
+    CHECK_INT(redist_spec_src_bytes(NULL), 0);
+    memset(&e, 0xA5, sizeof e);
+    redist_spec_expect(NULL, &e);
+    CHECK_INT(e.has_ops, 0);
+    CHECK(e.ops == NULL);
+    redist_type_init(NULL, 2);
+    CHECK_INT(redist_type_equal(NULL, NULL), 0);
+    redist_cost_model_default(NULL);
+    CHECK_INT(redist_mesh_rank(NULL, co), -1);
+    redist_type_init(&t, 1);
+    CHECK(redist_type_format(NULL, NULL, buf, sizeof buf) == buf);
+    CHECK_STR(buf, "");
+    CHECK(redist_spec_mesh(NULL) == NULL);
+    CHECK_INT(redist_spec_dtype(NULL), REDIST_DTYPE_COUNT);
+    CHECK_INT(redist_spec_reduce(NULL), REDIST_REDUCE_COUNT);
+    /* a type filled with garbage formats as such, and equals nothing */
+    memset(&t, 0xA5, sizeof t);
+    CHECK_STR(redist_type_format(&t, NULL, buf, sizeof buf),
+              "(invalid type)");
+    CHECK_INT(redist_type_equal(&t, &t), 0);
+    CHECK_INT(redist_type_push_axis(&t, 0, 0), REDIST_ERR_INVALID);
 }
 
 int main(void)
@@ -932,6 +1284,12 @@ int main(void)
     test_from_steps();
     test_memory_inefficient();
     test_plan_errors();
+    test_from_steps_after_ndims_overflow();
+    test_cost_model_unvalidated();
+    test_search_budget_partial_axes();
+    test_size1_axes_cost_nothing();
+    test_permute_recv_on_1_device_mesh();
+    test_null_accessors();
     printf("%d passed, %d failed\n", npass, nfail);
     return nfail ? 1 : 0;
 }

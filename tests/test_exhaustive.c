@@ -17,7 +17,13 @@
  *       the same statistics;
  *   (d) redist_plan_from_steps with the plan's own step views reproduces
  *       the same statistics;
- *   (e) planning twice gives byte-identical JSON.
+ *   (e) planning twice gives byte-identical JSON;
+ *   (f) with a search budget of 2 types, redist_plan_create still returns
+ *       a valid plan (the constructive one) whose stated lower bounds
+ *       hold: no smaller peak than the optimum's, and, at the optimum's
+ *       peak, no fewer bytes; a plan it calls optimal is the optimum.  The
+ *       same under the time objective, against its own optimum.
+ * Every plan of (a) must say it is proven optimal (stats.optimal).
  * The first failures print the spec in the inline form of `redistplan`.
  */
 #include <inttypes.h>
@@ -303,7 +309,7 @@ static int replay_exact(const redist_plan_t *plan, const rx_problem_t *p,
 
 typedef struct {
     long cases, failed, reports;
-    long nonefficient, partial_src, with_permute;
+    long nonefficient, partial_src, with_permute, fallbacks;
     long types_total;
 } tally_t;
 
@@ -402,6 +408,11 @@ static void run_case(long idx, tally_t *t)
             fprintf(stderr, "  exhaustive path: %s\n", opt.path);
         }
     }
+    if (!ps.optimal || ps.bound_peak_bytes != ps.peak_bytes ||
+        ps.bound_recv_bytes != ps.recv_bytes)
+        CASE_FAIL("stats.optimal %d, bounds %" PRIu64 "/%" PRIu64
+                  " for a finished search",
+                  ps.optimal, ps.bound_peak_bytes, ps.bound_recv_bytes);
     /* (a') the exact total, recomputed from the step views, is the exact
      * optimum (the reported figure is only its ceiling) */
     {
@@ -493,6 +504,75 @@ static void run_case(long idx, tally_t *t)
             CASE_FAIL("planning twice gave different JSON");
     }
 
+    /* (f) the constructive plan when the budget runs out */
+    {
+        redist_plan_options_t o;
+        redist_plan_t *fb = NULL;
+        redist_plan_stats_t fs;
+        memset(&o, 0, sizeof o);
+        o.max_states = 2;
+        redist_error_clear(&err);
+        st = redist_plan_create(spec, &o, &fb, &err);
+        if (st) {
+            CASE_FAIL("budget 2: %s",
+                      redist_error_format(&err, eb, sizeof eb));
+        } else {
+            redist_plan_stats(fb, &fs);
+            if (redist_plan_verify(fb, NULL, &err))
+                CASE_FAIL("budget 2: the plan does not verify: %s",
+                          redist_error_format(&err, eb, sizeof eb));
+            if (fs.optimal && (fs.peak_bytes != ps.peak_bytes ||
+                               fs.recv_bytes != ps.recv_bytes ||
+                               fs.collectives != ps.collectives))
+                CASE_FAIL("budget 2: called optimal, but peak %" PRIu64
+                          " recv %" PRIu64 " coll %d",
+                          fs.peak_bytes, fs.recv_bytes, fs.collectives);
+            if (fs.bound_peak_bytes > opt.peak_bytes ||
+                fs.peak_bytes < opt.peak_bytes ||
+                (fs.peak_bytes == opt.peak_bytes &&
+                 fs.bound_recv_bytes > opt.recv_ceil))
+                CASE_FAIL("budget 2: bounds peak %" PRIu64 " recv %" PRIu64
+                          " against the optimum peak %" PRIu64
+                          " recv %" PRIu64 " (plan peak %" PRIu64 ")",
+                          fs.bound_peak_bytes, fs.bound_recv_bytes,
+                          opt.peak_bytes, opt.recv_ceil, fs.peak_bytes);
+            if (!fs.optimal)
+                t->fallbacks++;
+        }
+        redist_plan_free(fb);
+        fb = NULL;
+        /* the time objective: the constructive plan verifies, and its time
+         * bound holds against the time optimum at that peak */
+        redist_plan_t *best = NULL;
+        redist_plan_stats_t bs;
+        o.objective = REDIST_OBJECTIVE_TIME;
+        o.max_states = 0;
+        if (redist_plan_create(spec, &o, &best, NULL) == REDIST_OK) {
+            redist_plan_stats(best, &bs);
+            o.max_states = 2;
+            redist_error_clear(&err);
+            if (redist_plan_create(spec, &o, &fb, &err) ||
+                redist_plan_verify(fb, NULL, &err))
+                CASE_FAIL("time objective, budget 2: %s",
+                          redist_error_format(&err, eb, sizeof eb));
+            else {
+                redist_plan_stats(fb, &fs);
+                if (fs.bound_peak_bytes > bs.peak_bytes ||
+                    (fs.peak_bytes == bs.peak_bytes &&
+                     fs.bound_time_s > bs.time_s * (1 + 1e-9) + 1e-15))
+                    CASE_FAIL("time objective, budget 2: bounds peak %" PRIu64
+                              " time %.9g against the optimum's %" PRIu64
+                              " / %.9g",
+                              fs.bound_peak_bytes, fs.bound_time_s,
+                              bs.peak_bytes, bs.time_s);
+            }
+        } else {
+            CASE_FAIL("time objective: no plan");
+        }
+        redist_plan_free(fb);
+        redist_plan_free(best);
+    }
+
 out:
     if (failed)
         t->failed++;
@@ -538,9 +618,11 @@ int main(int argc, char **argv)
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
     printf("exhaustive: %ld cases (%ld with a partial source, %ld needing a "
            "peak above max(src,dst), %ld with a permute in the optimum; "
-           "%.0f types per case on average), %.2f s CPU\n",
+           "%.0f types per case on average; %ld plans not proven optimal "
+           "under a budget of 2), %.2f s CPU\n",
            t.cases, t.partial_src, t.nonefficient, t.with_permute,
-           t.cases ? (double)t.types_total / (double)t.cases : 0.0, secs);
+           t.cases ? (double)t.types_total / (double)t.cases : 0.0,
+           t.fallbacks, secs);
     printf("exhaustive: %ld passed, %ld failed\n", t.cases - t.failed,
            t.failed);
     return t.failed ? 1 : 0;

@@ -11,6 +11,19 @@
  *  - objects returned through `**out` belong to the caller, who frees them
  *    with the matching *_free function (which accepts NULL);
  *  - the library never prints, never aborts and never asserts on input.
+ *
+ * Bad input (all of libredist, every header of include/redist/):
+ *  - a function returning redist_status_t returns REDIST_ERR_INVALID (and
+ *    fills `err`) when a pointer it needs is NULL, and an error status for
+ *    out-of-range values and malformed caller-filled values (a
+ *    redist_type_t, step view or cost model is checked field by field
+ *    before anything indexes by its fields);
+ *  - every other function documents what it gives for NULL ("NULL: 0")
+ *    and, where it takes values that can be out of range, for those
+ *    ("NULL or out of range: -1"); a void function given NULL does
+ *    nothing (an output struct it would fill is zeroed where it says so).
+ * tests/badinput generates a test from these comments: every function is
+ * called with NULL and with garbage, under ASan and UBSan too.
  */
 #ifndef REDIST_CORE_H
 #define REDIST_CORE_H
@@ -49,7 +62,8 @@ typedef enum redist_status {
     REDIST_ERR_MISMATCH = -10   /**< ranks disagree (size, plan, data) */
 } redist_status_t;
 
-/** A short constant description of a status ("invalid input", ...). */
+/** A short constant description of a status ("invalid input", ...).
+ *  Out of range: "unknown status". */
 const char *redist_status_string(redist_status_t status);
 
 #define REDIST_ERROR_SOURCE_LENGTH 256
@@ -78,7 +92,9 @@ void redist_error_clear(redist_error_t *err);
 /**
  * Format an error as one line: "source:line:col: text" for syntax errors,
  * "source: path: text" for semantic ones, omitting empty parts.  Writes at
- * most `size` bytes including the NUL; returns `buf`.
+ * most `size` bytes including the NUL; returns `buf` (a NULL err gives "";
+ * the struct's strings are read within their arrays).  NULL: NULL (when
+ * buf is NULL).
  */
 char *redist_error_format(const redist_error_t *err, char *buf, size_t size);
 
@@ -92,11 +108,12 @@ typedef enum redist_dtype {
     REDIST_DTYPE_COUNT
 } redist_dtype_t;
 
-/** Element size in bytes, 0 for an out-of-range value. */
+/** Element size in bytes.  Out of range: 0. */
 size_t redist_dtype_size(redist_dtype_t dtype);
-/** The FORMATS.md name ("bf16"), NULL for an out-of-range value. */
+/** The FORMATS.md name ("bf16").  Out of range: NULL. */
 const char *redist_dtype_name(redist_dtype_t dtype);
-/** Look a dtype up by name; REDIST_ERR_INVALID if unknown. */
+/** Look a dtype up by name; REDIST_ERR_INVALID if unknown (`out` may be
+ *  NULL to only check the name). */
 redist_status_t redist_dtype_from_name(const char *name, redist_dtype_t *out);
 
 typedef enum redist_reduce {
@@ -104,7 +121,9 @@ typedef enum redist_reduce {
     REDIST_REDUCE_PROD, REDIST_REDUCE_COUNT
 } redist_reduce_t;
 
+/** "sum", "max", "min", "prod".  Out of range: NULL. */
 const char *redist_reduce_name(redist_reduce_t op);
+/** As redist_dtype_from_name. */
 redist_status_t redist_reduce_from_name(const char *name, redist_reduce_t *out);
 
 /* ------------------------------------------------------------------ mesh */
@@ -123,15 +142,22 @@ redist_status_t redist_mesh_create(int naxes, const char *const names[],
                                    redist_error_t *err);
 void redist_mesh_free(redist_mesh_t *mesh);
 
+/** Number of axes.  NULL: 0. */
 int redist_mesh_num_axes(const redist_mesh_t *mesh);
+/** Name of axis `axis`.  NULL or out of range: NULL. */
 const char *redist_mesh_axis_name(const redist_mesh_t *mesh, int axis);
+/** Size of axis `axis`.  NULL or out of range: 0. */
 int64_t redist_mesh_axis_size(const redist_mesh_t *mesh, int axis);
+/** Number of devices.  NULL: 0. */
 int64_t redist_mesh_num_devices(const redist_mesh_t *mesh);
-/** Index of the axis called `name`, or -1. */
+/** Index of the axis called `name` (an unknown name is out of range).
+ *  NULL or out of range: -1. */
 int redist_mesh_find_axis(const redist_mesh_t *mesh, const char *name);
-/** Rank of the device with the given coordinates (one per axis). */
+/** Rank of the device with the given coordinates (one per axis; each
+ *  within its axis).  NULL or out of range: -1. */
 int64_t redist_mesh_rank(const redist_mesh_t *mesh, const int64_t coords[]);
-/** Coordinates (one per axis) of device `rank`. */
+/** Coordinates (one per axis) of device `rank`; every coordinate is -1
+ *  for a rank out of range.  NULL: nothing written. */
 void redist_mesh_coords(const redist_mesh_t *mesh, int64_t rank,
                         int64_t coords[]);
 
@@ -150,14 +176,30 @@ typedef struct redist_type {
     uint32_t partial;
 } redist_type_t;
 
-/** A fully replicated type of `ndims` dims (0..REDIST_MAX_DIMS). */
+/** A fully replicated type of `ndims` dims (clamped to
+ *  0..REDIST_MAX_DIMS).  NULL: nothing. */
 void redist_type_init(redist_type_t *type, int ndims);
-/** Append mesh axis `axis` as the new minor axis of `dim`. */
+/** Append mesh axis `axis` as the new minor axis of `dim`.
+ *  REDIST_ERR_INVALID for a dim or axis out of range, a full dim, or a
+ *  type whose ndims or axis counts are out of range. */
 redist_status_t redist_type_push_axis(redist_type_t *type, int dim, int axis);
-/** Mark mesh axis `axis` as partial. */
+/** Mark mesh axis `axis` as partial (REDIST_ERR_INVALID as above). */
 redist_status_t redist_type_add_partial(redist_type_t *type, int axis);
-/** 1 when both types are the same (same dims lists, same partial set). */
+/** 1 when both types are the same (same dims lists, same partial set).
+ *  A type whose ndims or axis counts are out of range is invalid.  NULL
+ *  or invalid: 0. */
 int redist_type_equal(const redist_type_t *a, const redist_type_t *b);
+/**
+ * 1 when both types give every device of `mesh` the same data: they are
+ * equal once their size-1 axes are left out.  A mesh axis of size 1 never
+ * changes a local shape or a block index, and a reduction over it is no
+ * reduction, so where a size-1 axis sits (in a dim's list, partial or
+ * replicated) does not matter; plans and the verifier compare types this
+ * way (redist/plan.h).  A type that is not one of the mesh (an axis out
+ * of range, used twice...) is invalid.  NULL or invalid: 0.
+ */
+int redist_type_equivalent(const redist_type_t *a, const redist_type_t *b,
+                           const redist_mesh_t *mesh);
 
 /**
  * Check a type against a mesh and global shape: axes exist, none used
@@ -169,7 +211,8 @@ redist_status_t redist_type_validate(const redist_type_t *type,
                                      const int64_t shape[], const char *what,
                                      redist_error_t *err);
 
-/** Local (per-device) shape of a valid type. */
+/** Local (per-device) shape of a type; REDIST_ERR_INVALID unless it is
+ *  valid for the mesh and shape (redist_type_validate). */
 redist_status_t redist_type_local_shape(const redist_type_t *type,
                                         const redist_mesh_t *mesh,
                                         const int64_t shape[],
@@ -177,7 +220,10 @@ redist_status_t redist_type_local_shape(const redist_type_t *type,
 
 /**
  * Write a readable form, e.g. "[{data,model}, {}] partial{x}", into buf
- * (at most size bytes including the NUL).  Returns buf.
+ * (at most size bytes including the NUL).  Returns buf: "" for a NULL
+ * type, "(invalid type)" for one whose ndims or axis counts are out of
+ * range, "#7" for an axis the mesh (which may be NULL) lacks.  NULL: NULL
+ * (when buf is NULL).
  */
 char *redist_type_format(const redist_type_t *type, const redist_mesh_t *mesh,
                          char *buf, size_t size);

@@ -101,9 +101,11 @@ typedef struct redist_exec_options {
  */
 typedef struct redist_backend redist_backend_t;
 
-/** "sim", "mpi", ...; its rank and the number of ranks it connects. */
+/** "sim", "mpi", ....  NULL: NULL. */
 const char *redist_backend_name(const redist_backend_t *backend);
+/** Its rank.  NULL: -1. */
 int64_t redist_backend_rank(const redist_backend_t *backend);
+/** The number of ranks it connects.  NULL: 0. */
 int64_t redist_backend_size(const redist_backend_t *backend);
 
 /** What executing a plan will take, known before running. */
@@ -129,7 +131,8 @@ redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
                                       redist_exec_info_t *out,
                                       redist_error_t *err);
 
-/** Shorthand: redist_plan_exec_info(...).scratch_bytes (0 on a NULL plan). */
+/** Shorthand: redist_plan_exec_info(...).scratch_bytes, which makes the
+ *  arguments invalid when it fails.  NULL or invalid: 0. */
 uint64_t redist_plan_scratch_bytes(const redist_plan_t *plan,
                                    const redist_backend_t *backend,
                                    const redist_exec_options_t *opts);
@@ -199,8 +202,8 @@ enum {
 redist_status_t redist_sim_create(int64_t ndevices, unsigned flags,
                                   redist_sim_t **out, redist_error_t *err);
 void redist_sim_free(redist_sim_t *sim);
-/** The endpoint of device `rank`, owned by the world (NULL if out of
- *  range).  Each endpoint may be used by one thread at a time. */
+/** The endpoint of device `rank`, owned by the world (NULL or out of
+ *  range: NULL).  Each endpoint may be used by one thread at a time. */
 redist_backend_t *redist_sim_backend(redist_sim_t *sim, int64_t rank);
 
 /**

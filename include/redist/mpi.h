@@ -167,7 +167,7 @@ void redist_mpi_free(redist_mpi_t *ctx);
 redist_status_t redist_mpi_set_options(redist_mpi_t *ctx,
                                        const redist_mpi_options_t *opts,
                                        redist_error_t *err);
-/** The options in force (zeros for NULL). */
+/** The options in force.  NULL: zeros. */
 redist_mpi_options_t redist_mpi_get_options(const redist_mpi_t *ctx);
 
 /**
@@ -176,17 +176,18 @@ redist_mpi_options_t redist_mpi_get_options(const redist_mpi_t *ctx);
  * redist_plan_execute on it works, but sizes the reduction work buffer
  * per step (at most REDIST_MPI_ROUND_BYTES, or what `max_scratch` leaves)
  * and its report counts only the executor's scratch: prefer
- * redist_mpi_execute, which reports both.
+ * redist_mpi_execute, which reports both.  NULL: NULL.
  */
 redist_backend_t *redist_mpi_backend(redist_mpi_t *ctx);
 
 /** The context's duplicate of the caller's communicator, and the
  *  communicator of mesh axis `axis` (member k has coordinate k on it);
- *  MPI_COMM_NULL when out of range.  Owned by the context. */
+ *  owned by the context.  NULL or out of range: MPI_COMM_NULL. */
 MPI_Comm redist_mpi_comm(const redist_mpi_t *ctx);
 MPI_Comm redist_mpi_axis_comm(const redist_mpi_t *ctx, int axis);
-/** This rank (= mesh device) and the number of ranks (-1 / 0 on NULL). */
+/** This rank (= mesh device).  NULL: -1. */
 int redist_mpi_rank(const redist_mpi_t *ctx);
+/** The number of ranks.  NULL: 0. */
 int redist_mpi_size(const redist_mpi_t *ctx);
 
 /** What executing a plan through a context takes, known before running

@@ -8,6 +8,25 @@
  * optimum of the default objective: minimal peak local bytes, then minimal
  * total received bytes, then fewest collectives.  Planning is a pure
  * function of the spec and options: every rank computes the same plan.
+ *
+ * SIZE-1 AXES.  Types are compared up to their size-1 mesh axes
+ * (redist_type_equivalent): such an axis never changes a local shape or a
+ * block, and a reduction over it is none.  So a size-1 axis costs nothing
+ * and adds no step: the solver's plans never move one; the type after
+ * each step is given in full, and the last step's `after` is exactly the
+ * target (a plan whose source is equivalent to its target has no step).
+ * The replay (verifier, redist_plan_from_steps, plan files) checks a
+ * step's precondition on the type before it, or, if that fails, on that
+ * type without its size-1 axes, and accepts a stated `after` equivalent to
+ * the effect; a step on a size-1 axis only relabels (legal from any type,
+ * 0 bytes; it still counts as the collective it names).  An outside
+ * checker replays a plan by the same rule: drop the size-1 axes from
+ * every type, and FORMATS.md section 2 applies as written.
+ *
+ * OPTIMALITY.  The search has a budget (max_states).  When it runs out,
+ * redist_plan_create does not fail: it returns a constructive plan (valid,
+ * built without search) with stats.optimal 0 and lower bounds on what an
+ * optimal plan achieves; the text and JSON writers say so.
  */
 #ifndef REDIST_PLAN_H
 #define REDIST_PLAN_H
@@ -35,10 +54,11 @@ typedef enum redist_op {
     REDIST_OP_COUNT
 } redist_op_t;
 
-/** "all_to_all", ...; NULL when out of range. */
+/** "all_to_all", ....  Out of range: NULL. */
 const char *redist_op_name(redist_op_t op);
+/** As redist_dtype_from_name. */
 redist_status_t redist_op_from_name(const char *name, redist_op_t *out);
-/** 1 for a collective (everything but slice). */
+/** 1 for a collective (everything but slice).  Out of range: 0. */
 int redist_op_is_collective(redist_op_t op);
 
 /** One step of a plan, a read-only copy. */
@@ -51,7 +71,9 @@ typedef struct redist_step_view {
     redist_type_t after;                /**< type after the step */
     int64_t local_shape[REDIST_MAX_DIMS]; /**< local shape after it */
     uint64_t local_bytes;               /**< bytes per device after it */
-    uint64_t recv_bytes; /**< bytes received per device (rounded up) */
+    /** bytes received per device (rounded up): the most any device
+     *  receives (a permute: L, or 0 when every device keeps its block) */
+    uint64_t recv_bytes;
     double time_s; /**< modelled time (seconds); 0 without a cost model */
 } redist_step_view_t;
 
@@ -64,6 +86,20 @@ typedef struct redist_plan_stats {
     int steps;
     int memory_efficient; /**< peak <= max(src, dst) */
     double time_s; /**< modelled time (seconds); 0 without a cost model */
+    /** 1: redist_plan_create proved the plan optimal for its objective
+     *  (by its search, or because the constructive plan meets every lower
+     *  bound).  0: not proven: the search budget (max_states) ran out and
+     *  this is the constructive plan (or a permute group was too large to
+     *  enumerate); also 0 for a plan built from given steps. */
+    int optimal;
+    /** Lower bounds, for a plan of redist_plan_create (0 otherwise; equal
+     *  to the plan's own figures when optimal): no plan has a smaller
+     *  peak than bound_peak_bytes, and no plan with this plan's peak
+     *  receives fewer than bound_recv_bytes (bytes objective) or takes
+     *  less than bound_time_s (time objective; the other one is 0). */
+    uint64_t bound_peak_bytes;
+    uint64_t bound_recv_bytes;
+    double bound_time_s;
 } redist_plan_stats_t;
 
 /* ------------------------------------------------------ cost model */
@@ -79,8 +115,9 @@ typedef enum redist_link {
     REDIST_LINK_COUNT
 } redist_link_t;
 
-/** "cache", "numa", "package", "node", "network". */
+/** "cache", "numa", "package", "node", "network".  Out of range: NULL. */
 const char *redist_link_name(redist_link_t link);
+/** As redist_dtype_from_name. */
 redist_status_t redist_link_from_name(const char *name, redist_link_t *out);
 
 /**
@@ -103,14 +140,16 @@ typedef struct redist_cost_model {
 } redist_cost_model_t;
 
 /** The documented defaults (README "Cost model"): roughly a two-socket
- *  host on a 100 Gb/s network. */
+ *  host on a 100 Gb/s network.  NULL: nothing. */
 void redist_cost_model_default(redist_cost_model_t *model);
 
 /**
  * Read link costs from a JSON file such as `redistplan calibrate` writes:
- * {"links": {"numa": {"alpha": 1e-6, "beta": 1e-10}, ...}, "gamma": ...}.  Levels not named keep their current values, so
- * initialise *model first (redist_cost_model_default).  Seconds range
- * from 0 to 1000.  The file: a regular file of at most 1 MiB.
+ * {"links": {"numa": {"alpha": 1e-6, "beta": 1e-10}, ...}, "gamma": ...}.
+ * Values are seconds from 0 to 1000 (redist_cost_model_validate).  Levels
+ * not named keep their current values, so initialise *model first
+ * (redist_cost_model_default).  The file: a regular file of at most
+ * 1 MiB.
  */
 redist_status_t redist_cost_model_load_file(const char *path,
                                             redist_cost_model_t *model,
@@ -119,6 +158,17 @@ redist_status_t redist_cost_model_load_buffer(const char *text, size_t len,
                                               const char *source,
                                               redist_cost_model_t *model,
                                               redist_error_t *err);
+/**
+ * Check a cost model filled in C: every alpha, beta and gamma a number of
+ * seconds from 0 to 1000 (the range the file loader accepts; NaN is not),
+ * and axis_link[a] a redist_link_t for each axis of `mesh` (all
+ * REDIST_MAX_AXES entries when mesh is NULL).  redist_plan_create runs it
+ * on the options' model.  REDIST_ERR_INVALID naming the field
+ * ("cost.axis_link[1]").
+ */
+redist_status_t redist_cost_model_validate(const redist_cost_model_t *model,
+                                           const redist_mesh_t *mesh,
+                                           redist_error_t *err);
 /** Set axis links from text such as "data=network,model=numa" (each axis
  *  at most once; *model is unchanged on error). */
 redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t *model,
@@ -138,14 +188,16 @@ typedef struct redist_plan_options {
     /** 0: none.  Else plans whose peak exceeds it are refused
      *  (REDIST_ERR_INFEASIBLE). */
     uint64_t max_peak_bytes;
-    /** Search budget in visited types; 0: the default (4 million).
-     *  Exceeding it gives REDIST_ERR_LIMIT. */
+    /** Search budget in visited types; 0: the default (4 million).  When
+     *  it runs out the plan is the constructive one, not proven optimal
+     *  (stats.optimal 0), or REDIST_ERR_LIMIT if that one exceeds
+     *  max_peak_bytes. */
     uint64_t max_states;
     /** REDIST_OBJECTIVE_BYTES (0, the default) or REDIST_OBJECTIVE_TIME. */
     redist_objective_t objective;
-    /** Cost model (copied); NULL: none for the bytes objective, the
-     *  defaults for the time objective.  With a model, steps and stats
-     *  carry modelled times. */
+    /** Cost model (copied, checked by redist_cost_model_validate); NULL:
+     *  none for the bytes objective, the defaults for the time objective.
+     *  With a model, steps and stats carry modelled times. */
     const redist_cost_model_t *cost;
 } redist_plan_options_t;
 
@@ -153,34 +205,46 @@ typedef struct redist_plan redist_plan_t;
 
 /**
  * Plan `spec` (opts may be NULL).  The plan keeps its own copy of the spec;
- * the caller may free `spec` afterwards.  Errors: REDIST_ERR_INFEASIBLE
+ * the caller may free `spec` afterwards.  Errors: REDIST_ERR_INVALID (an
+ * unknown objective, a cost model out of range), REDIST_ERR_INFEASIBLE
  * when no plan exists (a target partial axis the source lacks, or
  * max_peak_bytes too small), REDIST_ERR_LIMIT when the search budget ran
- * out, REDIST_ERR_NOMEM, REDIST_ERR_OVERFLOW.
+ * out and the constructive plan exceeds max_peak_bytes, REDIST_ERR_NOMEM,
+ * REDIST_ERR_OVERFLOW.  A budget that runs out otherwise still gives a
+ * plan: see stats.optimal.
  */
 redist_status_t redist_plan_create(const redist_spec_t *spec,
                                    const redist_plan_options_t *opts,
                                    redist_plan_t **out, redist_error_t *err);
 void redist_plan_free(redist_plan_t *plan);
 
+/** The plan's own copy of its spec.  NULL: NULL. */
 const redist_spec_t *redist_plan_spec(const redist_plan_t *plan);
+/** Number of steps.  NULL: 0. */
 int redist_plan_num_steps(const redist_plan_t *plan);
 /** Copy step i (0-based) into *view; REDIST_ERR_INVALID if out of range. */
 redist_status_t redist_plan_step(const redist_plan_t *plan, int i,
                                  redist_step_view_t *view);
+/** The statistics (*out zeroed for a NULL plan). */
 void redist_plan_stats(const redist_plan_t *plan, redist_plan_stats_t *out);
-/** The largest local size on the path (what a device must be able to hold). */
+/** The largest local size on the path (what a device must be able to
+ *  hold).  NULL: 0. */
 uint64_t redist_plan_peak_bytes(const redist_plan_t *plan);
 /** How many sharding types the solver visited to find this plan (0 for a
- *  plan built from given steps): a measure of planning effort. */
+ *  plan built from given steps): a measure of planning effort.  NULL: 0. */
 uint64_t redist_plan_states_visited(const redist_plan_t *plan);
 
 /**
  * Build a plan from explicit steps (for verification of hand-written or
- * foreign plans).  Each step needs `op` and its fields; for permute,
- * `after` is the target type.  The steps are replayed through the
- * verifier: an illegal step gives REDIST_ERR_PLAN with the step index in
- * err->path ("steps[2]").
+ * foreign plans).  Each step needs `op` and its fields; for permute and
+ * exchange, `after` is the target type.  For the other ops `after` is
+ * optional: it is kept as the step's type when it is a type of the spec
+ * equivalent to the step's effect (so a plan rebuilt from its own views is
+ * the same plan) and ignored otherwise.  Every field is checked before it
+ * is used, and the steps are replayed through the verifier: an unknown
+ * op, a malformed `after` (ndims, axis counts, axis indices, partial bits
+ * beyond the mesh) or an illegal step gives REDIST_ERR_PLAN with the place
+ * in err->path ("steps[2]", "steps[0].after.dims").
  */
 redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
                                        const redist_step_view_t steps[],
@@ -201,10 +265,11 @@ typedef struct redist_verify_result {
 
 /**
  * Replay `plan` step by step against its spec with the step table alone
- * (independent of the solver): check each precondition and effect,
- * recompute local shapes, peak and bytes.  Returns REDIST_OK when the plan
- * is valid, REDIST_ERR_PLAN (err says which step and why) otherwise; *out
- * (may be NULL) is filled in both cases.
+ * (independent of the solver): check each precondition and effect (up to
+ * size-1 axes, see above), recompute local shapes, peak and bytes.
+ * Returns REDIST_OK when the plan is valid, REDIST_ERR_PLAN (err says
+ * which step and why) otherwise; *out (may be NULL) is filled in both
+ * cases.
  */
 redist_status_t redist_plan_verify(const redist_plan_t *plan,
                                    redist_verify_result_t *out,
@@ -235,10 +300,15 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
 /* ---------------------------------------------------------- writers */
 
 /** The FORMATS.md section 4 object as a NUL-terminated string, to be freed
- *  with free(); NULL on allocation failure. */
+ *  with free(); NULL on allocation failure.  Its "stats" add "objective",
+ *  "memory_efficient", "time_s" with a cost model and, only for a plan not
+ *  proven optimal, "optimal": false, "unproven" ("max_states" or
+ *  "permute_group") and "bound_peak_bytes" with "bound_recv_bytes" or
+ *  "bound_time_s".  NULL: NULL. */
 char *redist_plan_to_json(const redist_plan_t *plan);
 /** Print the readable table (and, for meshes of up to 64 devices when
- *  `grid` is non-zero, which block each device holds after each step). */
+ *  `grid` is non-zero, which block each device holds after each step);
+ *  a plan not proven optimal says so and gives its lower bounds. */
 redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
                                   int grid);
 

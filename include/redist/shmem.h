@@ -194,13 +194,13 @@ redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
  *  NULL is accepted (on every PE). */
 void redist_shmem_free(redist_shmem_t *ctx);
 
-/** The options in force (zeros for NULL; work_bytes resolved). */
+/** The options in force (work_bytes resolved).  NULL: zeros. */
 redist_shmem_options_t redist_shmem_get_options(const redist_shmem_t *ctx);
 
 /** 1 if the PEs address each other's symmetric memory directly
  *  (shmem_ptr: stores for data, loads for reductions), agreed by every PE
  *  at creation; 0 otherwise (REDIST_SHMEM_NO_PTR, or PEs on other
- *  nodes). */
+ *  nodes).  NULL: 0. */
 int redist_shmem_uses_ptr(const redist_shmem_t *ctx);
 
 /**
@@ -209,6 +209,7 @@ int redist_shmem_uses_ptr(const redist_shmem_t *ctx);
  * every PE passes the same symmetric objects as src and dst (puts go
  * straight into them); zero: src and dst may be any memory.  Its reports
  * count only the executor's scratch: prefer redist_shmem_execute.
+ * NULL: NULL.
  */
 redist_backend_t *redist_shmem_backend(redist_shmem_t *ctx, int symmetric);
 

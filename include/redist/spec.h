@@ -81,19 +81,27 @@ redist_status_t redist_spec_from_strings(const char *mesh, const char *shape,
 
 void redist_spec_free(redist_spec_t *spec);
 
-const char *redist_spec_name(const redist_spec_t *spec); /**< "" if none */
+/* Accessors: the spec's fields, views valid as long as it lives. */
+/** The name; "" if none.  NULL: "". */
+const char *redist_spec_name(const redist_spec_t *spec);
+/** The mesh.  NULL: NULL. */
 const redist_mesh_t *redist_spec_mesh(const redist_spec_t *spec);
+/** The number of array dims.  NULL: -1. */
 int redist_spec_ndims(const redist_spec_t *spec);
+/** The global shape.  NULL: NULL. */
 const int64_t *redist_spec_shape(const redist_spec_t *spec);
+/** NULL: REDIST_DTYPE_COUNT (for which redist_dtype_size gives 0). */
 redist_dtype_t redist_spec_dtype(const redist_spec_t *spec);
+/** NULL: REDIST_REDUCE_COUNT. */
 redist_reduce_t redist_spec_reduce(const redist_spec_t *spec);
+/** The source and target types.  NULL: NULL. */
 const redist_type_t *redist_spec_from(const redist_spec_t *spec);
 const redist_type_t *redist_spec_to(const redist_spec_t *spec);
-/** Bytes per device of the source and target local blocks. */
+/** Bytes per device of the source and target local blocks.  NULL: 0. */
 uint64_t redist_spec_src_bytes(const redist_spec_t *spec);
 uint64_t redist_spec_dst_bytes(const redist_spec_t *spec);
-/** The expect block; all has_* are 0 when the spec had none.  The view
- *  lives as long as the spec. */
+/** The expect block; all has_* are 0 when the spec had none (and for a
+ *  NULL spec).  The view lives as long as the spec. */
 void redist_spec_expect(const redist_spec_t *spec, redist_expect_t *out);
 
 #ifdef __cplusplus

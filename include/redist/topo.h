@@ -98,6 +98,7 @@ typedef struct redist_topo_info {
     char hostname[64];
 } redist_topo_info_t;
 
+/** What `topo` holds (NULL: *out is left alone). */
 void redist_topo_get_info(const redist_topo_t *topo, redist_topo_info_t *out);
 
 /** Where one rank runs: host index and logical indexes on that host. */
@@ -156,20 +157,23 @@ redist_status_t redist_placement_load_buffer(const redist_topo_t *topo,
 void redist_placement_free(redist_placement_t *pl);
 
 /** Ranks placed; INT64_MAX when unbounded (the default placement, or a
- *  rule without a host count). */
+ *  rule without a host count).  NULL: 0. */
 int64_t redist_placement_num_ranks(const redist_placement_t *pl);
-/** Hosts named or counted; 0 when unbounded. */
+/** Hosts named or counted; 0 when unbounded.  NULL: 0. */
 int64_t redist_placement_num_hosts(const redist_placement_t *pl);
-/** The name of host h: its name in the rank map, else "host<h>". */
+/** The name of host h: its name in the rank map, else "host<h>" (also
+ *  for a NULL placement; a NULL buf: nothing). */
 void redist_placement_host_name(const redist_placement_t *pl, int64_t host,
                                 char *buf, size_t size);
-/** A one-line description ("default: one rank per core, 8 per host"). */
+/** A one-line description ("default: one rank per core, 8 per host").
+ *  NULL: "". */
 const char *redist_placement_description(const redist_placement_t *pl);
 /** Location of a rank (REDIST_ERR_INVALID when out of range). */
 redist_status_t redist_placement_location(const redist_placement_t *pl,
                                           int64_t rank,
                                           redist_topo_location_t *out);
-/** The link level between two ranks (both in range). */
+/** The link level between two ranks.  NULL or out of range:
+ *  REDIST_LINK_NETWORK. */
 redist_link_t redist_placement_link(const redist_placement_t *pl, int64_t r1,
                                     int64_t r2);
 

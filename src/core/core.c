@@ -126,8 +126,10 @@ char *redist_error_format(const redist_error_t *err, char *buf, size_t size)
     buf[0] = '\0';
     if (!err)
         return buf;
+    /* the strings are read within their arrays, terminated or not */
     if (err->source[0]) {
-        rd_appendf(buf, size, &pos, "%s", err->source);
+        rd_appendf(buf, size, &pos, "%.*s", (int)sizeof err->source,
+                   err->source);
         if (err->line > 0)
             rd_appendf(buf, size, &pos, ":%d:%d", err->line, err->column);
         rd_appendf(buf, size, &pos, ": ");
@@ -135,9 +137,13 @@ char *redist_error_format(const redist_error_t *err, char *buf, size_t size)
         rd_appendf(buf, size, &pos, "%d:%d: ", err->line, err->column);
     }
     if (err->path[0])
-        rd_appendf(buf, size, &pos, "%s: ", err->path);
-    rd_appendf(buf, size, &pos, "%s",
-               err->text[0] ? err->text : redist_status_string(err->status));
+        rd_appendf(buf, size, &pos, "%.*s: ", (int)sizeof err->path,
+                   err->path);
+    if (err->text[0])
+        rd_appendf(buf, size, &pos, "%.*s", (int)sizeof err->text,
+                   err->text);
+    else
+        rd_appendf(buf, size, &pos, "%s", redist_status_string(err->status));
     return buf;
 }
 

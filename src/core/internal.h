@@ -47,6 +47,16 @@ struct redist_mesh {
 
 redist_mesh_t *rd_mesh_clone(const redist_mesh_t *mesh);
 
+/* Check a caller-filled type before anything indexes by its fields: rank
+ * `ndims` (0..REDIST_MAX_DIMS), each dim's axis count, axis indices within
+ * the mesh, no axis twice, partial bits within the mesh; with a non-NULL
+ * `shape` also positive sizes and divisibility (redist_type_validate).
+ * `what` names the type in error paths. */
+redist_status_t rd_type_check(const redist_type_t *type,
+                              const redist_mesh_t *mesh, int ndims,
+                              const int64_t shape[], const char *what,
+                              redist_error_t *err);
+
 /* "12 MiB"-style size (binary units, 4 significant digits; "512 B"). */
 void rd_format_bytes(uint64_t bytes, char *buf, size_t size);
 

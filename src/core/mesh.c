@@ -115,31 +115,55 @@ int redist_mesh_find_axis(const redist_mesh_t *mesh, const char *name)
 int64_t redist_mesh_rank(const redist_mesh_t *mesh, const int64_t coords[])
 {
     int64_t r = 0;
-    for (int a = 0; a < mesh->naxes; a++)
+    if (!mesh || !coords)
+        return -1;
+    for (int a = 0; a < mesh->naxes; a++) {
+        if (coords[a] < 0 || coords[a] >= mesh->size[a])
+            return -1;
         r += coords[a] * mesh->stride[a];
+    }
     return r;
 }
 
 void redist_mesh_coords(const redist_mesh_t *mesh, int64_t rank,
                         int64_t coords[])
 {
+    if (!mesh || !coords)
+        return;
     for (int a = 0; a < mesh->naxes; a++)
-        coords[a] = (rank / mesh->stride[a]) % mesh->size[a];
+        coords[a] = rank < 0 || rank >= mesh->ndevices
+                        ? -1
+                        : (rank / mesh->stride[a]) % mesh->size[a];
 }
 
 /* -------------------------------------------------------------- types */
 
 void redist_type_init(redist_type_t *type, int ndims)
 {
+    if (!type)
+        return;
     memset(type, 0, sizeof *type);
     type->ndims = ndims < 0 ? 0 : ndims > REDIST_MAX_DIMS ? REDIST_MAX_DIMS
                                                            : ndims;
 }
 
+/* The fixed limits of a caller-filled value, before anything indexes by
+ * its fields. */
+static int type_in_limits(const redist_type_t *t)
+{
+    if (t->ndims < 0 || t->ndims > REDIST_MAX_DIMS)
+        return 0;
+    for (int i = 0; i < t->ndims; i++)
+        if (t->dim_naxes[i] > REDIST_MAX_AXES)
+            return 0;
+    return 1;
+}
+
 redist_status_t redist_type_push_axis(redist_type_t *type, int dim, int axis)
 {
-    if (!type || dim < 0 || dim >= type->ndims || axis < 0 ||
-        axis >= REDIST_MAX_AXES || type->dim_naxes[dim] >= REDIST_MAX_AXES)
+    if (!type || !type_in_limits(type) || dim < 0 || dim >= type->ndims ||
+        axis < 0 || axis >= REDIST_MAX_AXES ||
+        type->dim_naxes[dim] >= REDIST_MAX_AXES)
         return REDIST_ERR_INVALID;
     type->dims[dim][type->dim_naxes[dim]++] = (uint8_t)axis;
     return REDIST_OK;
@@ -147,7 +171,7 @@ redist_status_t redist_type_push_axis(redist_type_t *type, int dim, int axis)
 
 redist_status_t redist_type_add_partial(redist_type_t *type, int axis)
 {
-    if (!type || axis < 0 || axis >= REDIST_MAX_AXES)
+    if (!type || !type_in_limits(type) || axis < 0 || axis >= REDIST_MAX_AXES)
         return REDIST_ERR_INVALID;
     type->partial |= 1u << axis;
     return REDIST_OK;
@@ -155,7 +179,8 @@ redist_status_t redist_type_add_partial(redist_type_t *type, int axis)
 
 int redist_type_equal(const redist_type_t *a, const redist_type_t *b)
 {
-    if (a->ndims != b->ndims || a->partial != b->partial)
+    if (!a || !b || !type_in_limits(a) || !type_in_limits(b) ||
+        a->ndims != b->ndims || a->partial != b->partial)
         return 0;
     for (int i = 0; i < a->ndims; i++) {
         if (a->dim_naxes[i] != b->dim_naxes[i])
@@ -166,18 +191,45 @@ int redist_type_equal(const redist_type_t *a, const redist_type_t *b)
     return 1;
 }
 
-redist_status_t redist_type_validate(const redist_type_t *type,
-                                     const redist_mesh_t *mesh, int ndims,
-                                     const int64_t shape[], const char *what,
-                                     redist_error_t *err)
+/* The type without its size-1 axes (see redist_type_equivalent). */
+static void type_drop_trivial(const redist_type_t *t, const redist_mesh_t *m,
+                              redist_type_t *out)
+{
+    redist_type_init(out, t->ndims);
+    for (int i = 0; i < t->ndims; i++)
+        for (int k = 0; k < t->dim_naxes[i]; k++)
+            if (m->size[t->dims[i][k]] > 1)
+                out->dims[i][out->dim_naxes[i]++] = t->dims[i][k];
+    for (int a = 0; a < m->naxes; a++)
+        if ((t->partial >> a & 1u) && m->size[a] > 1)
+            out->partial |= 1u << a;
+}
+
+int redist_type_equivalent(const redist_type_t *a, const redist_type_t *b,
+                           const redist_mesh_t *mesh)
+{
+    redist_type_t ca, cb;
+    if (!a || !b || !mesh || a->ndims != b->ndims ||
+        rd_type_check(a, mesh, a->ndims, NULL, NULL, NULL) ||
+        rd_type_check(b, mesh, b->ndims, NULL, NULL, NULL))
+        return 0;
+    type_drop_trivial(a, mesh, &ca);
+    type_drop_trivial(b, mesh, &cb);
+    return redist_type_equal(&ca, &cb);
+}
+
+redist_status_t rd_type_check(const redist_type_t *type,
+                              const redist_mesh_t *mesh, int ndims,
+                              const int64_t shape[], const char *what,
+                              redist_error_t *err)
 {
     char path[64];
     if (!what)
         what = "type";
-    if (!type || !mesh || (ndims > 0 && !shape))
+    if (!type || !mesh)
         return rd_error(err, REDIST_ERR_INVALID, NULL, what, "NULL argument");
     if (type->ndims != ndims || ndims < 0 || ndims > REDIST_MAX_DIMS) {
-        snprintf(path, sizeof path, "%s.dims", what);
+        snprintf(path, sizeof path, "%.40s.dims", what);
         return rd_error(err, REDIST_ERR_INVALID, NULL, path,
                         "rank mismatch: %d dims given, the array has %d",
                         type->ndims, ndims);
@@ -186,7 +238,7 @@ redist_status_t redist_type_validate(const redist_type_t *type,
     for (int a = 0; a < REDIST_MAX_AXES; a++)
         used_where[a] = -2;
     if (type->partial >> mesh->naxes) {
-        snprintf(path, sizeof path, "%s.partial", what);
+        snprintf(path, sizeof path, "%.40s.partial", what);
         return rd_error(err, REDIST_ERR_INVALID, NULL, path,
                         "partial names an axis index beyond the mesh's %d "
                         "axes",
@@ -198,14 +250,14 @@ redist_status_t redist_type_validate(const redist_type_t *type,
     for (int i = 0; i < ndims; i++) {
         uint64_t prod = 1;
         if (type->dim_naxes[i] > mesh->naxes) {
-            snprintf(path, sizeof path, "%s.dims[%d]", what, i);
+            snprintf(path, sizeof path, "%.40s.dims[%d]", what, i);
             return rd_error(err, REDIST_ERR_INVALID, NULL, path,
                             "%d axes listed, the mesh has %d",
                             type->dim_naxes[i], mesh->naxes);
         }
         for (int k = 0; k < type->dim_naxes[i]; k++) {
             int a = type->dims[i][k];
-            snprintf(path, sizeof path, "%s.dims[%d][%d]", what, i, k);
+            snprintf(path, sizeof path, "%.40s.dims[%d][%d]", what, i, k);
             if (a >= mesh->naxes)
                 return rd_error(err, REDIST_ERR_INVALID, NULL, path,
                                 "axis index %d is not in the mesh (%d axes)",
@@ -223,6 +275,8 @@ redist_status_t redist_type_validate(const redist_type_t *type,
             used_where[a] = i;
             prod *= (uint64_t)mesh->size[a]; /* <= device count, no overflow */
         }
+        if (!shape)
+            continue;
         if (shape[i] < 1) {
             snprintf(path, sizeof path, "shape[%d]", i);
             return rd_error(err, REDIST_ERR_INVALID, NULL, path,
@@ -237,7 +291,7 @@ redist_status_t redist_type_validate(const redist_type_t *type,
                 rd_appendf(axes, sizeof axes, &pos, "%s%s=%lld",
                            k ? "*" : "", mesh->name[type->dims[i][k]],
                            (long long)mesh->size[type->dims[i][k]]);
-            snprintf(path, sizeof path, "%s.dims[%d]", what, i);
+            snprintf(path, sizeof path, "%.40s.dims[%d]", what, i);
             return rd_error(err, REDIST_ERR_INVALID, NULL, path,
                             "dim %d (size %lld) is not divisible by %llu "
                             "(%s); uneven sharding is not supported",
@@ -248,21 +302,30 @@ redist_status_t redist_type_validate(const redist_type_t *type,
     return REDIST_OK;
 }
 
+redist_status_t redist_type_validate(const redist_type_t *type,
+                                     const redist_mesh_t *mesh, int ndims,
+                                     const int64_t shape[], const char *what,
+                                     redist_error_t *err)
+{
+    if (ndims > 0 && !shape)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, what ? what : "type",
+                        "NULL argument");
+    /* with ndims 0 a NULL shape is fine: no dim to divide */
+    return rd_type_check(type, mesh, ndims, shape, what, err);
+}
+
 redist_status_t redist_type_local_shape(const redist_type_t *type,
                                         const redist_mesh_t *mesh,
                                         const int64_t shape[],
                                         int64_t local[])
 {
+    if (!type || !local || (type->ndims > 0 && !shape) ||
+        rd_type_check(type, mesh, type->ndims, shape, NULL, NULL))
+        return REDIST_ERR_INVALID;
     for (int i = 0; i < type->ndims; i++) {
         int64_t p = 1;
-        for (int k = 0; k < type->dim_naxes[i]; k++) {
-            int a = type->dims[i][k];
-            if (a >= mesh->naxes)
-                return REDIST_ERR_INVALID;
-            p *= mesh->size[a];
-        }
-        if (shape[i] % p)
-            return REDIST_ERR_INVALID;
+        for (int k = 0; k < type->dim_naxes[i]; k++)
+            p *= mesh->size[type->dims[i][k]];
         local[i] = shape[i] / p;
     }
     return REDIST_OK;
@@ -275,6 +338,12 @@ char *redist_type_format(const redist_type_t *type, const redist_mesh_t *mesh,
     if (!buf || size == 0)
         return buf;
     buf[0] = '\0';
+    if (!type)
+        return buf;
+    if (!type_in_limits(type)) {
+        rd_appendf(buf, size, &pos, "(invalid type)");
+        return buf;
+    }
     rd_appendf(buf, size, &pos, "[");
     for (int i = 0; i < type->ndims; i++) {
         rd_appendf(buf, size, &pos, "%s{", i ? ", " : "");
@@ -292,7 +361,7 @@ char *redist_type_format(const redist_type_t *type, const redist_mesh_t *mesh,
     if (type->partial) {
         rd_appendf(buf, size, &pos, " partial{");
         int first = 1;
-        for (int a = 0; a < REDIST_MAX_AXES; a++)
+        for (int a = 0; a < 32; a++)
             if (type->partial >> a & 1u) {
                 const char *nm = redist_mesh_axis_name(mesh, a);
                 if (nm)

@@ -39,6 +39,8 @@ redist_status_t redist_link_from_name(const char *name, redist_link_t *out)
  * shared by the ranks of a node; reductions at 4 GB/s on one core. */
 void redist_cost_model_default(redist_cost_model_t *m)
 {
+    if (!m)
+        return;
     static const double alpha[REDIST_LINK_COUNT] = {0.3e-6, 0.5e-6, 0.7e-6,
                                                     1.0e-6, 5.0e-6};
     static const double gbps[REDIST_LINK_COUNT] = {16, 12, 10, 8, 5};
@@ -52,6 +54,23 @@ void redist_cost_model_default(redist_cost_model_t *m)
         m->axis_link[a] = REDIST_LINK_NODE;
 }
 
+/* The one range of a cost in seconds (alpha, beta, gamma), for the file
+ * loader and for models filled in C alike. */
+#define RD_COST_MAX_SECONDS 1e3
+
+static int seconds_ok(double v)
+{
+    return v >= 0 && v <= RD_COST_MAX_SECONDS; /* false for NaN */
+}
+
+static redist_status_t bad_seconds(redist_error_t *err, const char *src,
+                                   const char *path, double v)
+{
+    return rd_error(err, REDIST_ERR_INVALID, src, path,
+                    "%g s is out of range: seconds from 0 to %g", v,
+                    RD_COST_MAX_SECONDS);
+}
+
 static redist_status_t get_cost(json_t *o, const char *key, const char *src,
                                 const char *path, double *out,
                                 redist_error_t *err)
@@ -61,13 +80,41 @@ static redist_status_t get_cost(json_t *o, const char *key, const char *src,
         return REDIST_OK;
     if (!json_is_number(v))
         return rd_error(err, REDIST_ERR_INVALID, src, path,
-                        "expected seconds (a number from 0 to 1000), got %s",
-                        rd_json_kind(v));
-    if (!(json_number_value(v) >= 0 && json_number_value(v) <= 1e3))
-        return rd_error(err, REDIST_ERR_INVALID, src, path,
-                        "%g s is out of range: seconds from 0 to 1000",
-                        json_number_value(v));
+                        "expected seconds (a number from 0 to %g), got %s",
+                        RD_COST_MAX_SECONDS, rd_json_kind(v));
+    if (!seconds_ok(json_number_value(v)))
+        return bad_seconds(err, src, path, json_number_value(v));
     *out = json_number_value(v);
+    return REDIST_OK;
+}
+
+redist_status_t redist_cost_model_validate(const redist_cost_model_t *model,
+                                           const redist_mesh_t *mesh,
+                                           redist_error_t *err)
+{
+    char path[48];
+    if (!model)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "cost",
+                        "NULL cost model");
+    for (int l = 0; l < REDIST_LINK_COUNT; l++) {
+        snprintf(path, sizeof path, "cost.alpha[%s]", redist_link_name(l));
+        if (!seconds_ok(model->alpha[l]))
+            return bad_seconds(err, NULL, path, model->alpha[l]);
+        snprintf(path, sizeof path, "cost.beta[%s]", redist_link_name(l));
+        if (!seconds_ok(model->beta[l]))
+            return bad_seconds(err, NULL, path, model->beta[l]);
+    }
+    if (!seconds_ok(model->gamma))
+        return bad_seconds(err, NULL, "cost.gamma", model->gamma);
+    int naxes = mesh ? redist_mesh_num_axes(mesh) : REDIST_MAX_AXES;
+    for (int a = 0; a < naxes; a++)
+        if (model->axis_link[a] >= REDIST_LINK_COUNT) {
+            snprintf(path, sizeof path, "cost.axis_link[%d]", a);
+            return rd_error(err, REDIST_ERR_INVALID, NULL, path,
+                            "%d is not a link level (0 to %d: cache, numa, "
+                            "package, node, network)",
+                            model->axis_link[a], REDIST_LINK_COUNT - 1);
+        }
     return REDIST_OK;
 }
 

@@ -107,6 +107,23 @@ char *redist_plan_to_json(const redist_plan_t *plan)
                         json_string(plan->objective == REDIST_OBJECTIVE_TIME
                                         ? "time"
                                         : "bytes"));
+    if (plan->solved && !x->optimal) {
+        /* only when not proven: plans proven optimal keep the contract's
+         * keys alone */
+        json_object_set_new(stats, "optimal", json_false());
+        json_object_set_new(stats, "unproven",
+                            json_string(plan->unproven == RD_UNPROVEN_BUDGET
+                                            ? "max_states"
+                                            : "permute_group"));
+        json_object_set_new(stats, "bound_peak_bytes",
+                            u64_json(x->bound_peak_bytes));
+        if (plan->objective == REDIST_OBJECTIVE_TIME)
+            json_object_set_new(stats, "bound_time_s",
+                                json_real(x->bound_time_s));
+        else
+            json_object_set_new(stats, "bound_recv_bytes",
+                                u64_json(x->bound_recv_bytes));
+    }
     json_object_set_new(o, "stats", stats);
     char *text = json_dumps(o, JSON_INDENT(2));
     json_decref(o);
@@ -414,7 +431,7 @@ static redist_status_t check_claims(rctx *c, json_t *root,
             if (s)
                 return s;
             rd_ctype_to_type(&t, &tt);
-            if (!redist_type_equal(&tt, &views[i].after))
+            if (!redist_type_equivalent(&tt, &views[i].after, &c->spec->mesh))
                 return rd_error(c->err, REDIST_ERR_PLAN, c->source, pa,
                                 "the step leads to %s, not to the stated "
                                 "type",

@@ -6,8 +6,10 @@
  * each step it checks the kind's precondition on the current type, applies
  * its effect, recomputes the local shape, the local bytes and the exact
  * received bytes from the kind's formula, and tracks the peak.  It shares
- * no code with the solver's search.  Every plan object is built by this
- * replay (the solver's path included), so a plan that exists is valid.
+ * no code with the solver's search.  Types are compared up to their
+ * size-1 axes (rd_step_apply, rd_ctype_equiv; doc/design.md).  Every plan
+ * object is built by this replay (the solver's path included), so a plan
+ * that exists is valid.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +87,7 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
                             st->op);
         }
         const rd_step_kind *k = &rd_step_kinds[st->op];
-        if (k->apply(&cx, &cur, st, &next, why, sizeof why)) {
+        if (rd_step_apply(&cx, &cur, st, &next, why, sizeof why)) {
             redist_type_t t;
             rd_ctype_to_type(&cur, &t);
             res->failed_step = i;
@@ -93,6 +95,23 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
                             "illegal %s from %s: %s", k->name,
                             redist_type_format(&t, &spec->mesh, tf, sizeof tf),
                             why);
+        }
+        if (!(k->fields & RD_F_AFTER) && st->after_mode != RD_AFTER_NONE) {
+            if (rd_ctype_equiv(&cx, &st->after, &next)) {
+                next = st->after; /* the plan's own labels */
+            } else if (st->after_mode == RD_AFTER_STATED) {
+                redist_type_t t, t2;
+                char tf2[256];
+                rd_ctype_to_type(&next, &t);
+                rd_ctype_to_type(&st->after, &t2);
+                res->failed_step = i;
+                return rd_error(err, REDIST_ERR_PLAN, NULL, path,
+                                "the step leads to %s, not to the stated %s",
+                                redist_type_format(&t, &spec->mesh, tf,
+                                                   sizeof tf),
+                                redist_type_format(&t2, &spec->mesh, tf2,
+                                                   sizeof tf2));
+            }
         }
         u128 num;
         uint64_t den;
@@ -143,7 +162,7 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
     uint64_t bound = spec->src_bytes > spec->dst_bytes ? spec->src_bytes
                                                        : spec->dst_bytes;
     res->memory_efficient = res->peak_bytes <= bound;
-    if (memcmp(&cur, &dst, sizeof cur) != 0) {
+    if (!rd_ctype_equiv(&cx, &cur, &dst)) {
         redist_type_t t;
         char tf2[256];
         rd_ctype_to_type(&cur, &t);
@@ -221,6 +240,24 @@ redist_status_t redist_plan_create(const redist_spec_t *spec,
         return st;
     p->states = info.states;
     p->objective = opts ? opts->objective : REDIST_OBJECTIVE_BYTES;
+    p->solved = 1;
+    p->unproven = info.unproven;
+    p->max_states = info.max_states;
+    redist_plan_stats_t *x = &p->stats;
+    x->optimal = info.optimal;
+    if (info.optimal) {
+        x->bound_peak_bytes = x->peak_bytes;
+        if (p->objective == REDIST_OBJECTIVE_TIME)
+            x->bound_time_s = x->time_s;
+        else
+            x->bound_recv_bytes = x->recv_bytes;
+    } else {
+        x->bound_peak_bytes = info.bound_peak;
+        if (p->objective == REDIST_OBJECTIVE_TIME)
+            x->bound_time_s = info.bound_time;
+        else
+            x->bound_recv_bytes = info.bound_recv;
+    }
     *out = p;
     return REDIST_OK;
 }
@@ -236,7 +273,7 @@ void redist_plan_free(redist_plan_t *plan)
 
 const redist_spec_t *redist_plan_spec(const redist_plan_t *plan)
 {
-    return plan->spec;
+    return plan ? plan->spec : NULL;
 }
 
 int redist_plan_num_steps(const redist_plan_t *plan)
@@ -255,12 +292,17 @@ redist_status_t redist_plan_step(const redist_plan_t *plan, int i,
 
 void redist_plan_stats(const redist_plan_t *plan, redist_plan_stats_t *out)
 {
-    *out = plan->stats;
+    if (!out)
+        return;
+    if (!plan)
+        memset(out, 0, sizeof *out);
+    else
+        *out = plan->stats;
 }
 
 uint64_t redist_plan_peak_bytes(const redist_plan_t *plan)
 {
-    return plan->stats.peak_bytes;
+    return plan ? plan->stats.peak_bytes : 0;
 }
 
 uint64_t redist_plan_states_visited(const redist_plan_t *plan)
@@ -268,7 +310,7 @@ uint64_t redist_plan_states_visited(const redist_plan_t *plan)
     return plan ? plan->states : 0;
 }
 
-void rd_step_from_view(rd_step *s, const redist_step_view_t *v)
+void rd_step_from_view(rd_step *s, const redist_step_view_t *v, int mode)
 {
     memset(s, 0, sizeof *s);
     s->op = (int)v->op;
@@ -276,7 +318,11 @@ void rd_step_from_view(rd_step *s, const redist_step_view_t *v)
     s->from_dim = v->from_dim;
     s->to_dim = v->to_dim;
     s->axis = v->axis;
-    rd_ctype_from_type(&s->after, &v->after);
+    s->after_mode = mode;
+    if (mode != RD_AFTER_NONE ||
+        ((unsigned)v->op < REDIST_OP_COUNT &&
+         (rd_step_kinds[v->op].fields & RD_F_AFTER)))
+        rd_ctype_from_type(&s->after, &v->after);
 }
 
 redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
@@ -289,8 +335,37 @@ redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
     rd_step *path = calloc((size_t)(nsteps ? nsteps : 1), sizeof *path);
     if (!path)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    for (int i = 0; i < nsteps; i++)
-        rd_step_from_view(&path[i], &steps[i]);
+    /* Every field is checked before anything indexes by it: the op here,
+     * `after` here (against the mesh and rank), the dims and axis by the
+     * kind's apply in the replay. */
+    for (int i = 0; i < nsteps; i++) {
+        const redist_step_view_t *v = &steps[i];
+        char what[48];
+        redist_error_t tmp;
+        snprintf(what, sizeof what, "steps[%d]", i);
+        if ((unsigned)v->op >= REDIST_OP_COUNT) {
+            free(path);
+            return rd_error(err, REDIST_ERR_PLAN, NULL, what,
+                            "unknown op %d", (int)v->op);
+        }
+        snprintf(what, sizeof what, "steps[%d].after", i);
+        redist_error_clear(&tmp);
+        int ok = rd_type_check(&v->after, &spec->mesh, spec->ndims, NULL,
+                               what, &tmp) == REDIST_OK;
+        if (rd_step_kinds[v->op].fields & RD_F_AFTER) {
+            if (!ok) {
+                free(path);
+                return rd_error(err, REDIST_ERR_PLAN, NULL, tmp.path, "%s",
+                                tmp.text);
+            }
+            rd_step_from_view(&path[i], v, RD_AFTER_NONE);
+        } else {
+            /* optional for these kinds: kept when it is a type of this
+             * spec equivalent to the effect */
+            rd_step_from_view(&path[i], v,
+                              ok ? RD_AFTER_HINT : RD_AFTER_NONE);
+        }
+    }
     redist_status_t st = plan_build(spec, path, nsteps, NULL, out, err);
     free(path);
     return st;
@@ -314,7 +389,7 @@ redist_status_t redist_plan_verify(const redist_plan_t *plan,
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
     for (int i = 0; i < plan->nsteps; i++)
-        rd_step_from_view(&path[i], &plan->steps[i]);
+        rd_step_from_view(&path[i], &plan->steps[i], RD_AFTER_STATED);
     redist_status_t st = rd_replay(plan->spec, path, plan->nsteps,
                                    plan->has_cost ? &plan->cost : NULL, views,
                                    &res, err);

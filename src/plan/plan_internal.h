@@ -1,7 +1,7 @@
 #ifndef REDIST_PLAN_INTERNAL_H
 #define REDIST_PLAN_INTERNAL_H
 
-#include "steps.h"
+#include "solver.h"
 
 struct redist_plan {
     redist_spec_t *spec;
@@ -12,6 +12,9 @@ struct redist_plan {
     int has_cost;    /* steps carry modelled times */
     redist_cost_model_t cost;
     redist_objective_t objective;
+    int solved; /* made by the solver (not from given steps) */
+    int unproven; /* RD_UNPROVEN_* (solver.h) when stats.optimal is 0 */
+    uint64_t max_states; /* the solver's budget */
 };
 
 /* Replay steps from spec->from (the verifier).  views (may be NULL) gets
@@ -20,6 +23,8 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
                           int n, const redist_cost_model_t *cm,
                           redist_step_view_t *views,
                           redist_verify_result_t *res, redist_error_t *err);
-void rd_step_from_view(rd_step *s, const redist_step_view_t *v);
+/* A step of the replay from a view; `mode` (RD_AFTER_*) says what the
+ * view's `after` means for kinds that do not need one. */
+void rd_step_from_view(rd_step *s, const redist_step_view_t *v, int mode);
 
 #endif

@@ -172,12 +172,42 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
                 "  memory-efficient: yes (peak <= max(src, dst) = %llu bytes, "
                 "%s)\n",
                 (unsigned long long)bound, b1);
-    else
+    else if (plan->solved && x->optimal)
         fprintf(out,
                 "  memory-efficient: no (peak %llu > max(src, dst) = %llu "
                 "bytes: divisibility forces a larger intermediate; this is "
                 "the least peak possible)\n",
                 (unsigned long long)x->peak_bytes, (unsigned long long)bound);
+    else
+        fprintf(out,
+                "  memory-efficient: no (peak %llu > max(src, dst) = %llu "
+                "bytes)\n",
+                (unsigned long long)x->peak_bytes, (unsigned long long)bound);
+    if (plan->solved && !x->optimal) {
+        if (plan->unproven == RD_UNPROVEN_BUDGET)
+            fprintf(out,
+                    "  optimal: not proven: the search reached its budget of "
+                    "%llu types (max_states); this is the constructive "
+                    "plan\n",
+                    (unsigned long long)plan->max_states);
+        else
+            fprintf(out, "  optimal: not proven: a permute group was too "
+                         "large to enumerate; this is the best plan over "
+                         "the moves searched\n");
+        if (plan->objective == REDIST_OBJECTIVE_TIME)
+            fprintf(out,
+                    "  lower bounds: no plan peaks below %llu bytes; none "
+                    "with this plan's peak takes less than %.2f us\n",
+                    (unsigned long long)x->bound_peak_bytes,
+                    x->bound_time_s * 1e6);
+        else
+            fprintf(out,
+                    "  lower bounds: no plan peaks below %llu bytes; none "
+                    "with this plan's peak receives fewer than %llu bytes "
+                    "per device\n",
+                    (unsigned long long)x->bound_peak_bytes,
+                    (unsigned long long)x->bound_recv_bytes);
+    }
     if (grid && m->ndevices <= 64) {
         fprintf(out,
                 "\n  blocks held, (block index per dim; * = whole dim; +axis=N "

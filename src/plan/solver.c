@@ -1,38 +1,42 @@
 /*
  * The solver: the exact optimum of the default objective (FORMATS.md
  * section 2) -- minimal peak local bytes, then minimal total received
- * bytes, then fewest collectives -- over the step table.
+ * bytes, then fewest collectives -- over the step table (and of the time
+ * objective, with exchange).  doc/design.md has the argument.
  *
- * Search space.  A state is a sharding type (dims lists + partial set).
- * Edges are the steps of the table; their cost is (received bytes,
- * collectives), compared lexicographically.  Received bytes are exact
- * rationals (all_reduce's 2(s-1)/s L need not be whole); we scale every
- * cost by D = lcm of the sizes of the axes that may be all-reduced, so all
- * costs are integers (128-bit, overflow-checked).
+ * Search space.  A state is a sharding type (dims lists + partial set) of
+ * the problem WITHOUT its size-1 axes: they never change a local shape or
+ * a block, so types differing only in them are equivalent and the path is
+ * renamed back at the end (the last `after` is the exact target).  Edges
+ * are the steps of the table; their cost is (received bytes, collectives),
+ * compared lexicographically.  Received bytes are exact rationals
+ * (all_reduce's 2(s-1)/s L need not be whole); we scale every cost by D =
+ * lcm of the sizes of the axes that may be all-reduced, so all costs are
+ * integers (128-bit, overflow-checked).
  *
- * Peak.  The peak of a path is the largest local size on it.  Every path
- * has peak >= B = max(src bytes, dst bytes).  We first search under the
- * cap B; if the target is unreachable there (divisibility can force a
- * larger intermediate), a bottleneck Dijkstra (key = largest local size
- * so far) finds the least reachable peak P, and we search again under P.
- * Within a cap, A* finds the least (bytes, collectives) path.
+ * Peak.  Every path has peak >= B = max(src bytes, dst bytes).  We first
+ * search under the cap B; if the target is unreachable there, a
+ * bottleneck Dijkstra (key = largest local size so far) finds the least
+ * reachable peak P, and we search again under P.  Within a cap, A* finds
+ * the least (bytes, collectives) path.
  *
- * Heuristic.  h(t) lower-bounds the bytes still to be received by device
- * 0 (all coordinates 0), which holds the first block of every dim in every
- * type: while a non-trivial partial axis that the target does not keep is
- * pending, device 0 must still receive at least one value for each element
- * of its target block (dst bytes); otherwise it must receive the part of
- * its target block it does not hold, dst - prod_i min(l_dst_i, l_t_i)
- * elements.  Each step's recv is at least the new data it brings to a
- * device (all_gather (s-1)L, all_to_all (s-1)/s L, permute <= L, slice 0;
- * a reduce_scatter's (s-1)/s L >= L/s and an all_reduce's 2(s-1)/s L >= L
- * cover the whole result), so h is consistent and A* is exact.
+ * Heuristic (consistent).  Bytes: the most any of four sample devices
+ * still lacks of its target block (while a reduction is pending, its whole
+ * target block), and the cost of the pending reductions, G(Q-1)/(UQ) in
+ * any order.  Collectives: one per pending reduction, plus one when a
+ * dim's list is not a prefix of the target's.
  *
  * Permute.  Its targets are all types with the same local shape and
  * partial set (a "group"), each at cost L.  Groups are enumerated once and
  * cached; a node fans out to its group only when it reaches the group
  * with a better (bytes, collectives) than any earlier fan-out, since all
- * members share L.
+ * members share L.  Groups of more than 2^20 members only offer the
+ * target (the plan is then not proven optimal).
+ *
+ * Budget.  A constructive plan, built first without search, bounds the
+ * search from above (relaxations beyond its cost are not made) and is the
+ * answer, with lower bounds and stats.optimal 0, when max_states runs
+ * out.
  *
  * Cost: O(V log V + E) per search, V the types visited under the cap.
  * Memory: O(V) nodes of ~80 bytes.  Ties are broken by generation order,
@@ -92,6 +96,14 @@ typedef struct {
     int64_t coord[RD_SAMPLES][REDIST_MAX_AXES];
     int64_t dst_start[RD_SAMPLES][REDIST_MAX_DIMS];
     uint64_t max_states;
+    uint64_t G; /* global bytes of the array */
+    /* An upper bound from a known plan within the cap (the constructive
+     * plan): relaxations whose (f, fs) exceeds it cannot lead to a better
+     * plan and are not made. */
+    int has_ub;
+    u128 ub_g;
+    int32_t ub_steps;
+    u128 last_f; /* key of the last node taken from the queue */
 
     node_t *nodes;
     long nnodes, capnodes;
@@ -325,13 +337,53 @@ static u128 time_fs(double seconds)
     return seconds <= 0 ? 0 : (u128)(seconds * 1e15 + 0.5);
 }
 
+/* What the pending reductions still cost at least.  A type whose partial
+ * set is P (the target keeping K of it) shards only axes outside P, so its
+ * local size is at least G / U, U the product of the sizes outside P.
+ * Reducing a pending axis of size s from there receives at least
+ * (s-1)/s * G / U, and leaves U larger by s; over all pending axes
+ * (product Q) the sum telescopes to G (Q-1) / (U Q) whatever the order.
+ * An edge that reduces axis a lowers this by exactly (s-1)/s * G / U <=
+ * its own cost, and no other edge changes it, so the bound is consistent. */
+static u128 reduction_bound(const search_t *S, const rd_ctype *t)
+{
+    uint32_t pend = t->partial & S->pend_nontrivial;
+    if (!pend)
+        return 0;
+    uint64_t Q = 1, U = 1;
+    for (int a = 0; a < S->cx->naxes; a++) {
+        if (pend >> a & 1u)
+            Q *= (uint64_t)S->cx->size[a];
+        else if (!(t->partial >> a & 1u))
+            U *= (uint64_t)S->cx->size[a];
+    }
+    if (!S->cm)
+        return (u128)S->G * (Q - 1) * S->D / ((u128)U * Q);
+    /* Time: each pending axis a also takes at least the messages of one
+     * reduce_scatter over its link, alpha * (s-1), and the bytes cost
+     * gamma each plus beta of the cheapest pending link; every term drops
+     * by at most the matching part of the reducing edge's cost. */
+    double alpha = 0, beta = -1;
+    for (int a = 0; a < S->cx->naxes; a++)
+        if (pend >> a & 1u) {
+            int l = S->cm->axis_link[a];
+            alpha += S->cm->alpha[l] * (double)(S->cx->size[a] - 1);
+            if (beta < 0 || S->cm->beta[l] < beta)
+                beta = S->cm->beta[l];
+        }
+    double bytes = (double)S->G * (double)(Q - 1) / ((double)U * (double)Q);
+    return (u128)((alpha + (S->cm->gamma + beta) * bytes) * 1e15);
+}
+
 static u128 heuristic(const search_t *S, const rd_ctype *t,
                       const int64_t local[])
 {
     if (S->bottleneck)
         return 0;
-    if (t->partial & S->pend_nontrivial)
-        return bound_cost(S, S->dst_elems);
+    if (t->partial & S->pend_nontrivial) {
+        u128 a = bound_cost(S, S->dst_elems), b = reduction_bound(S, t);
+        return a > b ? a : b;
+    }
     /* The most any sample device still lacks of its target block. */
     uint64_t worst = 0;
     for (int d = 0; d < S->nsamples; d++) {
@@ -352,27 +404,40 @@ static u128 heuristic(const search_t *S, const rd_ctype *t,
     return bound_cost(S, worst);
 }
 
-/* Lower bound on the collectives still needed: 0 when slices alone could
- * finish (every dim's list is a prefix of the target's, same partial set,
- * the missing axes replicated), else 1.  With the byte bound it forms a
- * consistent lexicographic heuristic: a slice never turns a type that
- * slices cannot finish into one they can. */
+/* Lower bound on the collectives still needed: one per pending reduction
+ * (each removes one partial axis), plus one when some dim's list is not a
+ * prefix of the target's (slices and reduce-scatters only append, so only
+ * a gather, all_to_all, permute or exchange can mend it).  Consistent: a
+ * collective lowers it by at most one, and a slice never lowers it.  With
+ * the byte bound it forms a consistent lexicographic heuristic. */
 static int32_t steps_bound(const search_t *S, const rd_ctype *t)
 {
     if (S->bottleneck)
         return 0;
-    if (t->partial != S->dst.partial)
-        return 1;
+    int32_t n = __builtin_popcount(t->partial & S->pend_nontrivial);
     int p = 0, q = 0;
     for (int i = 0; i < S->cx->ndims; i++) {
-        if (t->cnt[i] > S->dst.cnt[i])
-            return 1;
-        if (memcmp(&t->seq[p], &S->dst.seq[q], t->cnt[i]) != 0)
-            return 1;
+        if (t->cnt[i] > S->dst.cnt[i] ||
+            memcmp(&t->seq[p], &S->dst.seq[q], t->cnt[i]) != 0)
+            return n + 1;
         p += t->cnt[i];
         q += S->dst.cnt[i];
     }
-    return 0;
+    return n;
+}
+
+/* (f, fs) beyond the known plan's cost: nothing better lies that way.
+ * Modelled times are rounded (femtoseconds per step, doubles in the
+ * bound), so the time objective keeps a margin of a part in 10^9 and a
+ * picosecond: pruning never removes a plan the rounding could make the
+ * best. */
+static int over_ub(const search_t *S, u128 f, int32_t fs)
+{
+    if (!S->has_ub || S->bottleneck)
+        return 0;
+    if (S->cm)
+        return f > S->ub_g + S->ub_g / 1000000000u + 1000u;
+    return f > S->ub_g || (f == S->ub_g && fs > S->ub_steps);
 }
 
 static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
@@ -392,6 +457,15 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
     else if (__builtin_add_overflow(u->g, cost, &g)) {
         S->status = REDIST_ERR_OVERFLOW;
         return;
+    }
+    u128 h = 0;
+    int32_t sb = 0;
+    int have_h = S->has_ub && !S->bottleneck;
+    if (have_h) {
+        h = heuristic(S, t, local);
+        sb = steps_bound(S, t);
+        if (over_ub(S, g + h, steps + sb))
+            return;
     }
     int created;
     int32_t cur = S->cur;
@@ -415,8 +489,11 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
     n->from_dim = (int8_t)from;
     n->to_dim = (int8_t)to;
     n->axis = (int8_t)axis;
-    hent_t e = {g + heuristic(S, t, local), g,
-                S->bottleneck ? 0 : steps + steps_bound(S, t),
+    if (!have_h) {
+        h = heuristic(S, t, local);
+        sb = steps_bound(S, t);
+    }
+    hent_t e = {g + h, g, S->bottleneck ? 0 : steps + sb,
                 S->bottleneck ? 0 : steps, S->seq++, v};
     if (heap_push(S, e))
         S->status = REDIST_ERR_NOMEM;
@@ -511,7 +588,16 @@ static group_t *group_get(search_t *S, const rd_ctype *t)
     memset(g, 0, sizeof *g);
     memcpy(g->prod, k.prod, sizeof k.prod);
     g->partial = k.partial;
-    g->nmembers = rd_permute_targets(S->cx, t, RD_MAX_GROUP, &g->members);
+    /* The orders of each dim's own axes alone give prod cnt_i! members:
+     * past the limit, skip the enumeration that would fail anyway. */
+    long orders = 1;
+    for (int i = 0; i < S->cx->ndims && orders <= RD_MAX_GROUP; i++)
+        for (int f = 2; f <= t->cnt[i] && orders <= RD_MAX_GROUP; f++)
+            orders *= f;
+    g->nmembers = orders > RD_MAX_GROUP
+                      ? -2
+                      : rd_permute_targets(S->cx, t, RD_MAX_GROUP,
+                                           &g->members);
     if (g->nmembers == -2) {
         /* Too many types share this local shape to enumerate (e.g. 16
          * axes in one dim: 16! orders).  Permute only into the target
@@ -543,6 +629,17 @@ static group_t *group_get(search_t *S, const rd_ctype *t)
 static void expand_permute(search_t *S)
 {
     const node_t *u = &S->nodes[S->cur];
+    if (S->has_ub && !S->bottleneck) {
+        /* every member shares L, the partial set, and so the reduction
+         * bound; a permute receives L (the members differ from here) */
+        u128 step = S->cm ? (u128)((double)u->L * S->beta_min * 1e15)
+                          : (u128)u->L * S->D;
+        if (over_ub(S, u->g + step + reduction_bound(S, &S->here),
+                    u->steps + 1 +
+                        __builtin_popcount(S->here.partial &
+                                           S->pend_nontrivial)))
+            return;
+    }
     group_t *g = group_get(S, &S->here);
     if (!g) {
         if (!S->status)
@@ -628,6 +725,7 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
             (!S->bottleneck && u->steps != top.steps))
             continue;
         u->closed = 1;
+        S->last_f = top.f;
         if (memcmp(&u->t, &S->dst, sizeof S->dst) == 0) {
             *goal = top.node;
             return REDIST_OK;
@@ -675,6 +773,9 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
     S->max_states = max_states;
     rd_ctype_local(cx, dst, S->dst_local);
     S->dst_elems = rd_ctype_elems(cx, dst);
+    S->G = cx->elem_size; /* checked at spec creation: < 2^63 */
+    for (int i = 0; i < cx->ndims; i++)
+        S->G *= (uint64_t)cx->shape[i];
     uint64_t D = 1;
     for (int a = 0; a < cx->naxes; a++) {
         if (!((src_partial & ~dst->partial) >> a & 1u))
@@ -699,46 +800,307 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
         block_start(cx, dst, S->dst_local, S->coord[d], S->dst_start[d]);
 }
 
+/* ----------------------------------------------------- size-1 axes */
+
+/* The problem without its size-1 axes: map[a] is a's index there (-1 for
+ * a size-1 axis), inv[r] the full index of reduced axis r. */
+static void ctx_reduce(const rd_ctx *full, rd_ctx *r, int map[], int inv[])
+{
+    *r = *full;
+    r->naxes = 0;
+    r->dst_partial = 0;
+    r->nontrivial = 0;
+    for (int a = 0; a < full->naxes; a++) {
+        map[a] = -1;
+        if (full->size[a] == 1)
+            continue;
+        map[a] = r->naxes;
+        inv[r->naxes] = a;
+        r->size[r->naxes] = full->size[a];
+        if (full->dst_partial >> a & 1u)
+            r->dst_partial |= 1u << r->naxes;
+        r->nontrivial |= 1u << r->naxes;
+        r->naxes++;
+    }
+    for (int a = r->naxes; a < REDIST_MAX_AXES; a++)
+        r->size[a] = 0;
+}
+
+/* Rename the axes of `in` by map (entries < 0 are dropped). */
+static void ctype_map(const rd_ctype *in, const int map[], rd_ctype *out)
+{
+    rd_ctype c;
+    memset(&c, 0, sizeof c);
+    c.ndims = in->ndims;
+    int p = 0;
+    for (int i = 0; i < in->ndims; i++)
+        for (int k = 0; k < in->cnt[i]; k++, p++)
+            if (map[in->seq[p]] >= 0) {
+                c.seq[c.nax++] = (uint8_t)map[in->seq[p]];
+                c.cnt[i]++;
+            }
+    for (int a = 0; a < REDIST_MAX_AXES; a++)
+        if ((in->partial >> a & 1u) && map[a] >= 0)
+            c.partial |= 1u << map[a];
+    *out = c;
+}
+
+/* ------------------------------------------------- constructive plan */
+
+/* Steps of the constructive plan: at most one reduction per axis, one
+ * gather and one slice per axis, and a permute or exchange. */
+#define RD_FALLBACK_MAX (3 * REDIST_MAX_AXES + 1)
+
+typedef struct {
+    const rd_ctx *cx;
+    rd_ctype cur;
+    rd_step *out;
+    int n;
+} builder_t;
+
+/* Append the step if it is legal from the current type. */
+static int try_step(builder_t *b, int op, int dim, int axis,
+                    const rd_ctype *after)
+{
+    rd_step st;
+    rd_ctype next;
+    char why[160];
+    memset(&st, 0, sizeof st);
+    st.op = op;
+    st.dim = dim;
+    st.from_dim = st.to_dim = -1;
+    st.axis = axis;
+    if (after)
+        st.after = *after;
+    if (b->n >= RD_FALLBACK_MAX ||
+        rd_step_kinds[op].apply(b->cx, &b->cur, &st, &next, why, sizeof why))
+        return 0;
+    st.after = next;
+    b->out[b->n++] = st;
+    b->cur = next;
+    return 1;
+}
+
+/* The dim whose target list has `a` as the next axis after a prefix that
+ * `t` already holds, or -1. */
+static int next_home(const rd_ctype *t, const rd_ctype *dst, int a)
+{
+    int q = 0, r = 0;
+    for (int j = 0; j < dst->ndims; j++) {
+        int have = t->cnt[j];
+        if (have < dst->cnt[j] && dst->seq[r + have] == a &&
+            memcmp(&t->seq[q], &dst->seq[r], (size_t)have) == 0)
+            return j;
+        q += t->cnt[j];
+        r += dst->cnt[j];
+    }
+    return -1;
+}
+
+static int try_move(builder_t *b, int from, int to, int a)
+{
+    rd_step st;
+    rd_ctype next;
+    char why[160];
+    memset(&st, 0, sizeof st);
+    st.op = REDIST_OP_ALL_TO_ALL;
+    st.dim = -1;
+    st.from_dim = from;
+    st.to_dim = to;
+    st.axis = a;
+    if (b->n >= RD_FALLBACK_MAX ||
+        rd_step_kinds[st.op].apply(b->cx, &b->cur, &st, &next, why,
+                                   sizeof why))
+        return 0;
+    st.after = next;
+    b->out[b->n++] = st;
+    b->cur = next;
+    return 1;
+}
+
+/* A plan that always exists, built without search: reduce the pending
+ * axes (reduce_scatter into the target's place, in the target's order,
+ * where it divides; else all_reduce); then a single exchange (time
+ * objective) or permute when the local shapes already agree; else slice
+ * onto every dim list that is a prefix of the target's, and take the
+ * minor axis off one that is not (all_to_all to the dim that needs it
+ * next, else all_gather), until the target is reached.  Each round makes
+ * progress: when every list is a prefix of the target's, the next axis of
+ * an unfinished dim is replicated (it is in no other dim's prefix and not
+ * partial), and the target's divisibility makes the slice divide.  Valid
+ * by construction (each step goes through the kind's apply), with no
+ * claim of optimality.  Returns the number of steps, or -1 (internal
+ * error). */
+static int construct(const rd_ctx *cx, const rd_ctype *src,
+                     const rd_ctype *dst, int exchange, rd_step out[])
+{
+    builder_t b = {cx, *src, out, 0};
+    uint32_t pend = src->partial & ~dst->partial;
+    int p = 0;
+    for (int i = 0; i < cx->ndims; i++)
+        for (int k = 0; k < dst->cnt[i]; k++, p++) {
+            int a = dst->seq[p];
+            if ((pend >> a & 1u) &&
+                try_step(&b, REDIST_OP_REDUCE_SCATTER, i, a, NULL))
+                pend &= ~(1u << a);
+        }
+    for (int a = 0; a < cx->naxes; a++)
+        if ((pend >> a & 1u) &&
+            !try_step(&b, REDIST_OP_ALL_REDUCE, -1, a, NULL))
+            return -1;
+    if (memcmp(&b.cur, dst, sizeof *dst) == 0)
+        return b.n;
+    uint64_t elems, peers;
+    if (exchange &&
+        rd_exchange_need(cx, &b.cur, dst, RD_SOLVER_EXCHANGE_LIMIT, &elems,
+                         &peers) == 0 &&
+        try_step(&b, REDIST_OP_EXCHANGE, -1, -1, dst))
+        return b.n;
+    if (try_step(&b, REDIST_OP_PERMUTE, -1, -1, dst))
+        return b.n;
+    for (;;) {
+        int progress = 1;
+        while (progress) {
+            progress = 0;
+            int q = 0, r = 0;
+            for (int i = 0; i < cx->ndims; i++) {
+                int have = b.cur.cnt[i];
+                if (have < dst->cnt[i] &&
+                    memcmp(&b.cur.seq[q], &dst->seq[r], (size_t)have) == 0 &&
+                    try_step(&b, REDIST_OP_SLICE, i, dst->seq[r + have],
+                             NULL))
+                    progress = 1;
+                q += b.cur.cnt[i];
+                r += dst->cnt[i];
+            }
+        }
+        if (memcmp(&b.cur, dst, sizeof *dst) == 0)
+            return b.n;
+        /* A dim whose list is not a prefix of the target's gives up its
+         * minor axis: by all_to_all to the dim that needs it next, when
+         * that divides, else by all_gather. */
+        int q = 0, r = 0, moved = 0;
+        for (int i = 0; i < cx->ndims && !moved; i++) {
+            if (b.cur.cnt[i] > dst->cnt[i] ||
+                memcmp(&b.cur.seq[q], &dst->seq[r], b.cur.cnt[i]) != 0) {
+                int a = b.cur.seq[q + b.cur.cnt[i] - 1];
+                int j = next_home(&b.cur, dst, a);
+                moved = (j >= 0 && j != i &&
+                         try_move(&b, i, j, a)) ||
+                        try_step(&b, REDIST_OP_ALL_GATHER, i, a, NULL);
+                if (!moved)
+                    return -1;
+            }
+            q += b.cur.cnt[i];
+            r += dst->cnt[i];
+        }
+        if (!moved)
+            return -1; /* cannot happen: see above */
+    }
+}
+
+/* Peak, cost (in the search's units) and collectives of a path. */
+static void path_cost(const search_t *S, const rd_ctype *src,
+                      const rd_step *p, int n, uint64_t *peak, u128 *g,
+                      int32_t *colls)
+{
+    int64_t local[REDIST_MAX_DIMS];
+    rd_ctype cur = *src;
+    uint64_t L = local_bytes(S->cx, src, local);
+    *peak = L;
+    *g = 0;
+    *colls = 0;
+    for (int i = 0; i < n; i++) {
+        unsigned __int128 num;
+        uint64_t den, elems = 0, peers = 0;
+        rd_step_recv(S->cx, &p[i], &cur, L, &num, &den);
+        if (p[i].op == REDIST_OP_EXCHANGE)
+            rd_exchange_need(S->cx, &cur, &p[i].after, RD_EXCHANGE_LIMIT,
+                             &elems, &peers);
+        if (S->cm)
+            *g += time_fs(rd_step_time(S->cx, S->cm, &p[i], &cur, L,
+                                       &p[i].after,
+                                       (uint64_t)((num + den - 1) / den),
+                                       peers));
+        else
+            *g += num * (S->D / den);
+        *colls += rd_step_kinds[p[i].op].collective;
+        cur = p[i].after;
+        L = local_bytes(S->cx, &cur, local);
+        if (L > *peak)
+            *peak = L;
+    }
+}
+
+/* A known plan bounds the search when it fits under the cap. */
+static void bound_by(search_t *S, uint64_t peak, u128 g, int32_t colls)
+{
+    if (peak > S->cap)
+        return;
+    S->has_ub = 1;
+    S->ub_g = g;
+    S->ub_steps = colls;
+}
+
+/* Lexicographic (peak, g, collectives) a < b. */
+static int cost_less(uint64_t pa, u128 ga, int32_t ca, uint64_t pb, u128 gb,
+                     int32_t cb)
+{
+    if (pa != pb)
+        return pa < pb;
+    if (ga != gb)
+        return ga < gb;
+    return ca < cb;
+}
+
+/* The path of a finished search, or the constructive plan, as steps of
+ * the full problem: axes renamed back; every `after` stated, the last one
+ * exactly the target (the size-1 axes placed as the target has them). */
+static redist_status_t emit_path(const rd_step *p, int n, const int inv[],
+                                 const rd_ctype *full_dst, rd_step **out)
+{
+    rd_step *q = calloc((size_t)(n ? n : 1), sizeof *q);
+    if (!q)
+        return REDIST_ERR_NOMEM;
+    for (int i = 0; i < n; i++) {
+        q[i] = p[i];
+        q[i].axis = p[i].axis >= 0 ? inv[p[i].axis] : -1;
+        q[i].after_mode = RD_AFTER_STATED;
+        if (i == n - 1)
+            q[i].after = *full_dst;
+        else
+            ctype_map(&p[i].after, inv, &q[i].after);
+    }
+    *out = q;
+    return REDIST_OK;
+}
+
 redist_status_t rd_solve(const redist_spec_t *spec,
                          const redist_plan_options_t *opts, rd_step **path,
                          int *nsteps, rd_solve_info *info,
                          redist_error_t *err)
 {
-    rd_ctx cx;
-    rd_ctype src, dst;
+    rd_ctx full, cx;
+    rd_ctype fsrc, fdst, src, dst;
+    int map[REDIST_MAX_AXES], inv[REDIST_MAX_AXES];
     search_t S;
-    int32_t goal;
+    int32_t goal = -1;
     redist_status_t st;
     uint64_t max_states = opts && opts->max_states ? opts->max_states
                                                    : RD_DEFAULT_MAX_STATES;
     uint64_t max_peak = opts ? opts->max_peak_bytes : 0;
-    redist_cost_model_t defaults;
+    redist_cost_model_t model;
     const redist_cost_model_t *cm = NULL;
-    if (opts && opts->objective == REDIST_OBJECTIVE_TIME) {
-        if (opts->cost)
-            cm = opts->cost;
-        else {
-            redist_cost_model_default(&defaults);
-            cm = &defaults;
-        }
-    } else if (opts && opts->objective != REDIST_OBJECTIVE_BYTES) {
+    memset(info, 0, sizeof *info);
+    if (opts && opts->objective != REDIST_OBJECTIVE_BYTES &&
+        opts->objective != REDIST_OBJECTIVE_TIME)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "objective",
                         "unknown objective %d", (int)opts->objective);
-    }
-    char tf[256];
-
-    rd_ctx_init(&cx, spec);
-    rd_ctype_from_type(&src, &spec->from);
-    rd_ctype_from_type(&dst, &spec->to);
-    memset(info, 0, sizeof *info);
-    uint32_t extra = spec->to.partial & ~spec->from.partial;
-    if (extra) {
-        int a = __builtin_ctz(extra);
-        return rd_error(err, REDIST_ERR_INFEASIBLE, NULL, "to.partial",
-                        "axis \"%s\" is partial in the target but not in the "
-                        "source; no collective creates pending reductions",
-                        spec->mesh.name[a]);
-    }
+    if (opts && opts->cost &&
+        (st = redist_cost_model_validate(opts->cost, &spec->mesh, err)))
+        return st;
+    if ((st = rd_spec_partial_check(spec, err)))
+        return st;
     uint64_t bound = spec->src_bytes > spec->dst_bytes ? spec->src_bytes
                                                        : spec->dst_bytes;
     if (max_peak && max_peak < bound)
@@ -750,54 +1112,170 @@ redist_status_t rd_solve(const redist_spec_t *spec,
                                                            : "target",
                         (unsigned long long)bound);
 
+    /* Size-1 axes never change a local shape or a block, so the search
+     * runs on the problem without them (axes renamed); the cost model's
+     * axis links follow the renaming. */
+    rd_ctx_init(&full, spec);
+    ctx_reduce(&full, &cx, map, inv);
+    rd_ctype_from_type(&fsrc, &spec->from);
+    rd_ctype_from_type(&fdst, &spec->to);
+    ctype_map(&fsrc, map, &src);
+    ctype_map(&fdst, map, &dst);
+    if (opts && opts->objective == REDIST_OBJECTIVE_TIME) {
+        if (opts->cost)
+            model = *opts->cost;
+        else
+            redist_cost_model_default(&model);
+        for (int r = 0; r < cx.naxes; r++)
+            model.axis_link[r] = model.axis_link[inv[r]];
+        cm = &model;
+    }
+
+    /* The constructive plan: the fallback when the budget runs out, and
+     * an upper bound that prunes the search (when within its cap). */
+    rd_step fb[RD_FALLBACK_MAX];
+    int nfb = construct(&cx, &src, &dst, cm != NULL, fb);
+    if (nfb < 0)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "internal: no constructive plan");
+    uint64_t fb_peak;
+    u128 fb_g, h_src;
+    int32_t fb_colls;
+    int64_t local[REDIST_MAX_DIMS];
+
     /* Pass 1: under the memory bound. */
-    search_init(&S, &cx, &dst, spec->from.partial, max_states, cm);
+    search_init(&S, &cx, &dst, src.partial, max_states, cm);
+    path_cost(&S, &src, fb, nfb, &fb_peak, &fb_g, &fb_colls);
+    local_bytes(&cx, &src, local);
+    h_src = heuristic(&S, &src, local);
+    int32_t colls_src = steps_bound(&S, &src);
+    u128 D = S.D; /* the same in every pass (the partial sets decide it) */
     S.cap = bound;
+    uint64_t cap = bound, bound_peak = bound;
+    bound_by(&S, fb_peak, fb_g, fb_colls);
     st = search_run(&S, &src, &goal);
     info->states += (uint64_t)S.nnodes;
-    if (st == REDIST_OK && goal < 0) {
+    /* With the constructive plan as a bound, an empty queue means that no
+     * plan beats it (only rounding of modelled times can get here). */
+    int fb_best = st == REDIST_OK && goal < 0 && S.has_ub;
+    if (st == REDIST_OK && goal < 0 && !fb_best) {
         /* Pass 2: the least reachable peak. */
         search_t B;
         int32_t bgoal;
         search_free(&S);
-        search_init(&B, &cx, &dst, spec->from.partial, max_states, NULL);
+        memset(&S, 0, sizeof S);
+        search_init(&B, &cx, &dst, src.partial, max_states, NULL);
         B.bottleneck = 1;
         B.cap = UINT64_MAX;
         st = search_run(&B, &src, &bgoal);
         info->states += (uint64_t)B.nnodes;
         uint64_t peak = bgoal >= 0 ? (uint64_t)B.nodes[bgoal].g : 0;
+        if (st == REDIST_ERR_LIMIT && (uint64_t)B.last_f > bound_peak)
+            bound_peak = (uint64_t)B.last_f;
+        if (B.restricted)
+            S.restricted = 1;
         search_free(&B);
         if (st == REDIST_OK && bgoal < 0)
             st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
-                          "internal: the target %s is unreachable",
-                          redist_type_format(&spec->to, &spec->mesh, tf,
-                                             sizeof tf));
+                          "internal: the target is unreachable");
         if (st == REDIST_OK && max_peak && peak > max_peak)
             st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
                           "no plan within max peak %llu bytes: divisibility "
                           "forces a peak of %llu bytes per device",
                           (unsigned long long)max_peak,
                           (unsigned long long)peak);
-        if (st)
-            goto out_status;
-        search_init(&S, &cx, &dst, spec->from.partial, max_states, cm);
-        S.cap = peak;
-        st = search_run(&S, &src, &goal);
-        info->states += (uint64_t)S.nnodes;
-        if (st == REDIST_OK && goal < 0)
-            st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
-                          "internal: no path under the least peak");
+        if (st == REDIST_OK) {
+            int restricted = S.restricted;
+            search_init(&S, &cx, &dst, src.partial, max_states, cm);
+            S.restricted = restricted;
+            S.cap = cap = bound_peak = peak;
+            bound_by(&S, fb_peak, fb_g, fb_colls);
+            st = search_run(&S, &src, &goal);
+            info->states += (uint64_t)S.nnodes;
+            fb_best = st == REDIST_OK && goal < 0 && S.has_ub;
+            if (st == REDIST_OK && goal < 0 && !fb_best)
+                st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
+                              "internal: no path under the least peak");
+        }
     }
-    if (st)
-        goto fail;
+    info->D = (uint64_t)D;
+    info->optimal = 1;
+    info->max_states = max_states;
+    if (fb_best) {
+        goal = -1;
+    } else if (st == REDIST_OK && S.restricted) {
+        /* A permute group was too large to enumerate: the path is the
+         * best over the edges searched, not proven optimal overall. */
+        const node_t *gn = &S.nodes[goal];
+        info->optimal = 0;
+        info->unproven = RD_UNPROVEN_GROUP;
+        info->bound_g = h_src;
+        bound_peak = bound;
+        if (cost_less(fb_peak, fb_g, fb_colls, cap, gn->g, gn->steps))
+            goal = -1; /* the constructive plan is better */
+    } else if (st == REDIST_ERR_LIMIT) {
+        /* The budget ran out: the constructive plan, with lower bounds. */
+        if (max_peak && fb_peak > max_peak) {
+            search_free(&S);
+            return rd_error(err, st, NULL, NULL,
+                            "the search visited more than %llu types "
+                            "without finishing, and the constructive plan "
+                            "peaks at %llu bytes, over max peak %llu; raise "
+                            "max_states",
+                            (unsigned long long)max_states,
+                            (unsigned long long)fb_peak,
+                            (unsigned long long)max_peak);
+        }
+        info->optimal = 0;
+        info->unproven = RD_UNPROVEN_BUDGET;
+        info->bound_g = S.nodes && fb_peak == cap ? S.last_f : h_src;
+        if (info->bound_g < h_src)
+            info->bound_g = h_src;
+        /* the constructive plan may meet every lower bound: then it is
+         * optimal, proven without the search */
+        if (fb_peak == bound_peak && fb_g == info->bound_g &&
+            fb_colls == colls_src) {
+            info->optimal = 1;
+            info->unproven = RD_UNPROVEN_NONE;
+        }
+        goal = -1;
+        st = REDIST_OK;
+    }
+    if (st) {
+        search_free(&S);
+        if (st == REDIST_ERR_NOMEM)
+            return rd_error(err, st, NULL, NULL,
+                            "out of memory while planning");
+        if (st == REDIST_ERR_OVERFLOW)
+            return rd_error(err, st, NULL, NULL,
+                            "byte counts overflow 128 bits while planning");
+        return st;
+    }
+    if (!info->optimal) {
+        info->bound_peak = bound_peak;
+        if (cm)
+            info->bound_time = (double)info->bound_g * 1e-15;
+        else
+            info->bound_recv = (uint64_t)((info->bound_g + D - 1) / D);
+    }
+    if (goal < 0) {
+        search_free(&S);
+        st = emit_path(fb, nfb, inv, &fdst, path);
+        if (st)
+            return rd_error(err, st, NULL, NULL,
+                            "out of memory while planning");
+        *nsteps = nfb;
+        return REDIST_OK;
+    }
     /* Walk back. */
     int n = 0;
     for (int32_t v = goal; S.nodes[v].parent >= 0; v = S.nodes[v].parent)
         n++;
     rd_step *p = calloc((size_t)(n ? n : 1), sizeof *p);
     if (!p) {
-        st = REDIST_ERR_NOMEM;
-        goto fail;
+        search_free(&S);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                        "out of memory while planning");
     }
     int k = n;
     for (int32_t v = goal; S.nodes[v].parent >= 0; v = S.nodes[v].parent) {
@@ -810,23 +1288,11 @@ redist_status_t rd_solve(const redist_spec_t *spec,
         s->axis = nd->axis;
         s->after = nd->t;
     }
-    info->D = (uint64_t)S.D;
     search_free(&S);
-    *path = p;
+    st = emit_path(p, n, inv, &fdst, path);
+    free(p);
+    if (st)
+        return rd_error(err, st, NULL, NULL, "out of memory while planning");
     *nsteps = n;
     return REDIST_OK;
-fail:
-    search_free(&S);
-out_status:
-    if (st == REDIST_ERR_LIMIT)
-        return rd_error(err, st, NULL, NULL,
-                        "the search visited more than %llu types without "
-                        "finishing; raise max_states",
-                        (unsigned long long)max_states);
-    if (st == REDIST_ERR_NOMEM)
-        return rd_error(err, st, NULL, NULL, "out of memory while planning");
-    if (st == REDIST_ERR_OVERFLOW)
-        return rd_error(err, st, NULL, NULL,
-                        "byte counts overflow 128 bits while planning");
-    return st;
 }

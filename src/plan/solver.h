@@ -5,9 +5,24 @@
 
 #define RD_DEFAULT_MAX_STATES 4000000ull
 
+/* Why a plan of the solver is not proven optimal. */
+enum {
+    RD_UNPROVEN_NONE,
+    RD_UNPROVEN_BUDGET, /* max_states ran out: the constructive plan */
+    RD_UNPROVEN_GROUP   /* a permute group too large to enumerate */
+};
+
 typedef struct rd_solve_info {
     uint64_t states; /* types visited, all passes */
     uint64_t D;      /* cost scale */
+    int optimal;     /* 0: not proven, for `unproven` (RD_UNPROVEN_*) */
+    int unproven;
+    uint64_t max_states; /* the budget in force */
+    /* when not optimal: lower bounds (redist_plan_stats_t) */
+    uint64_t bound_peak;
+    unsigned __int128 bound_g; /* in the search's cost units */
+    uint64_t bound_recv;       /* bytes objective */
+    double bound_time;         /* time objective */
 } rd_solve_info;
 
 /* The optimal path from spec->from to spec->to (see solver.c).  *path is

@@ -11,6 +11,9 @@
  *   reduce_scatter axis partial, l_dim % s == 0 -> minor of dim        (s-1)/s L
  *   all_reduce     axis partial -> replicated                          2(s-1)/s L
  *   permute        same local shape and partial set -> that type       L
+ *                  (0 between equivalent types: every device keeps its block)
+ *
+ * Types are compared up to their size-1 axes (see rd_step_apply).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,18 +32,26 @@ void rd_ctx_init(rd_ctx *cx, const redist_spec_t *spec)
         cx->shape[i] = spec->shape[i];
     cx->elem_size = spec->elem_size;
     cx->dst_partial = spec->to.partial;
+    for (int a = 0; a < cx->naxes; a++)
+        if (cx->size[a] > 1)
+            cx->nontrivial |= 1u << a;
 }
 
+/* Callers check the type first (rd_type_check); the bounds here only keep
+ * a bad one from writing out of place. */
 void rd_ctype_from_type(rd_ctype *c, const redist_type_t *t)
 {
     memset(c, 0, sizeof *c);
-    c->ndims = (uint8_t)t->ndims;
+    int nd = t->ndims < 0 ? 0 : t->ndims > REDIST_MAX_DIMS ? REDIST_MAX_DIMS
+                                                            : t->ndims;
+    c->ndims = (uint8_t)nd;
     c->partial = t->partial;
     int p = 0;
-    for (int i = 0; i < t->ndims; i++) {
-        c->cnt[i] = t->dim_naxes[i];
-        for (int k = 0; k < t->dim_naxes[i] && p < REDIST_MAX_AXES; k++)
+    for (int i = 0; i < nd; i++) {
+        int k = 0;
+        for (; k < t->dim_naxes[i] && p < REDIST_MAX_AXES; k++)
             c->seq[p++] = t->dims[i][k];
+        c->cnt[i] = (uint8_t)k;
     }
     c->nax = (uint8_t)p;
 }
@@ -55,6 +66,31 @@ void rd_ctype_to_type(const rd_ctype *c, redist_type_t *t)
         for (int k = 0; k < c->cnt[i]; k++)
             t->dims[i][k] = c->seq[p++];
     }
+}
+
+void rd_ctype_canon(const rd_ctx *cx, const rd_ctype *in, rd_ctype *out)
+{
+    rd_ctype c;
+    memset(&c, 0, sizeof c);
+    c.ndims = in->ndims;
+    c.partial = in->partial & cx->nontrivial;
+    int p = 0;
+    for (int i = 0; i < in->ndims; i++)
+        for (int k = 0; k < in->cnt[i]; k++, p++)
+            if (in->seq[p] < REDIST_MAX_AXES &&
+                (cx->nontrivial >> in->seq[p] & 1u)) {
+                c.seq[c.nax++] = in->seq[p];
+                c.cnt[i]++;
+            }
+    *out = c;
+}
+
+int rd_ctype_equiv(const rd_ctx *cx, const rd_ctype *a, const rd_ctype *b)
+{
+    rd_ctype ca, cb;
+    rd_ctype_canon(cx, a, &ca);
+    rd_ctype_canon(cx, b, &cb);
+    return memcmp(&ca, &cb, sizeof ca) == 0;
 }
 
 int rd_ctype_local(const rd_ctx *cx, const rd_ctype *t, int64_t local[])
@@ -260,7 +296,7 @@ static int apply_exchange(const rd_ctx *cx, const rd_ctype *in,
     int64_t b[REDIST_MAX_DIMS];
     if (check_target(cx, &st->after, "exchange", why, whylen))
         return -1;
-    if (st->after.partial != in->partial)
+    if ((st->after.partial ^ in->partial) & cx->nontrivial)
         return WHY("exchange must keep the partial set");
     if (rd_ctype_local(cx, &st->after, b))
         return WHY("exchange target is not divisible");
@@ -276,7 +312,7 @@ static int apply_permute(const rd_ctx *cx, const rd_ctype *in,
     const rd_ctype *t = &st->after;
     if (check_target(cx, t, "permute", why, whylen))
         return -1;
-    if (t->partial != in->partial)
+    if ((t->partial ^ in->partial) & cx->nontrivial)
         return WHY("permute must keep the partial set");
     if (rd_ctype_local(cx, t, b))
         return WHY("permute target is not divisible");
@@ -507,6 +543,32 @@ const rd_step_kind rd_step_kinds[REDIST_OP_COUNT] = {
                             apply_exchange, NULL},
 };
 
+int rd_step_apply(const rd_ctx *cx, const rd_ctype *in, const rd_step *st,
+                  rd_ctype *out, char *why, size_t whylen)
+{
+    const rd_step_kind *k = &rd_step_kinds[st->op];
+    if ((k->fields & RD_F_AXIS) && st->axis >= 0 && st->axis < cx->naxes &&
+        cx->size[st->axis] == 1) {
+        if (((k->fields & RD_F_DIM) &&
+             check_dim(cx, st->dim, "dim", why, whylen)) ||
+            ((k->fields & RD_F_FROM_DIM) &&
+             check_dim(cx, st->from_dim, "from_dim", why, whylen)) ||
+            ((k->fields & RD_F_TO_DIM) &&
+             check_dim(cx, st->to_dim, "to_dim", why, whylen)))
+            return -1;
+        if (k->apply(cx, in, st, out, why, whylen))
+            *out = *in; /* labels only: every device keeps its data */
+        return 0;
+    }
+    if (k->apply(cx, in, st, out, why, whylen) == 0)
+        return 0;
+    rd_ctype c;
+    rd_ctype_canon(cx, in, &c);
+    if (memcmp(&c, in, sizeof c) == 0)
+        return -1;
+    return k->apply(cx, &c, st, out, why, whylen);
+}
+
 static void block_starts(const rd_ctx *cx, const rd_ctype *t,
                          const int64_t local[], const int64_t coord[],
                          int64_t start[])
@@ -629,6 +691,11 @@ int rd_step_recv(const rd_ctx *cx, const rd_step *st, const rd_ctype *before,
                  uint64_t local_bytes, unsigned __int128 *num, uint64_t *den)
 {
     const rd_step_kind *k = &rd_step_kinds[st->op];
+    if (st->op == REDIST_OP_PERMUTE && rd_ctype_equiv(cx, before, &st->after)) {
+        *num = 0; /* every device keeps its block */
+        *den = 1;
+        return 0;
+    }
     if (k->recv_need) {
         uint64_t elems, peers;
         if (rd_exchange_need(cx, before, &st->after, RD_EXCHANGE_LIMIT,

@@ -30,12 +30,22 @@ typedef struct rd_ctx {
     int64_t shape[REDIST_MAX_DIMS];
     uint64_t elem_size;
     uint32_t dst_partial; /* partial axes the target keeps */
+    uint32_t nontrivial;  /* axes of size > 1 */
 } rd_ctx;
 
-/* A step's arguments (unused fields -1; `after` only for permute). */
+/* What a step's `after` means to the replay.  For permute and exchange
+ * it is always the target.  For the other kinds: */
+enum {
+    RD_AFTER_NONE,   /* not given: the replay computes it */
+    RD_AFTER_STATED, /* must be equivalent to the effect, then replaces it */
+    RD_AFTER_HINT    /* replaces the effect when equivalent, else ignored */
+};
+
+/* A step's arguments (unused fields -1). */
 typedef struct rd_step {
     int op;
     int dim, from_dim, to_dim, axis;
+    int after_mode; /* RD_AFTER_*, for kinds without RD_F_AFTER */
     rd_ctype after;
 } rd_step;
 
@@ -76,6 +86,24 @@ typedef struct rd_step_kind {
 } rd_step_kind;
 
 extern const rd_step_kind rd_step_kinds[REDIST_OP_COUNT];
+
+/* Size-1 axes.  A mesh axis of size 1 never changes a local shape or a
+ * block index, and a reduction over it is no reduction: types that differ
+ * only in where their size-1 axes sit (a dim's list, partial, replicated)
+ * give every device the same data and are EQUIVALENT.  The replay works up
+ * to this equivalence (rd_step_apply); the solver leaves size-1 axes out
+ * of its search altogether. */
+/* `in` without its size-1 axes (the canonical member of its class). */
+void rd_ctype_canon(const rd_ctx *cx, const rd_ctype *in, rd_ctype *out);
+/* 1 when a and b are equivalent. */
+int rd_ctype_equiv(const rd_ctx *cx, const rd_ctype *a, const rd_ctype *b);
+/* Precondition and effect of `st` up to equivalence: the kind's apply on
+ * `in`, or, when that fails, on `in` without its size-1 axes.  A step on a
+ * size-1 axis only relabels: legal from every type (its dims in range),
+ * with the kind's effect when that applies and `in` unchanged otherwise.
+ * Returns 0, or -1 with the reason. */
+int rd_step_apply(const rd_ctx *cx, const rd_ctype *in, const rd_step *st,
+                  rd_ctype *out, char *why, size_t whylen);
 
 void rd_ctx_init(rd_ctx *cx, const redist_spec_t *spec);
 void rd_ctype_from_type(rd_ctype *c, const redist_type_t *t);

@@ -28,6 +28,21 @@ uint64_t rd_spec_type_bytes(const redist_spec_t *s, const redist_type_t *t)
     return e * s->elem_size; /* <= global bytes, checked at creation */
 }
 
+redist_status_t rd_spec_partial_check(const redist_spec_t *s,
+                                      redist_error_t *err)
+{
+    uint32_t extra = s->to.partial & ~s->from.partial;
+    for (int a = 0; a < s->mesh.naxes; a++)
+        if (s->mesh.size[a] == 1)
+            extra &= ~(1u << a); /* a reduction over one device: none */
+    if (!extra)
+        return REDIST_OK;
+    return rd_error(err, REDIST_ERR_INFEASIBLE, NULL, "to.partial",
+                    "axis \"%s\" is partial in the target but not in the "
+                    "source; no collective creates pending reductions",
+                    s->mesh.name[__builtin_ctz(extra)]);
+}
+
 redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
                                redist_error_t *err)
 {
@@ -76,14 +91,9 @@ redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
                               err);
     if (st)
         return st;
-    uint32_t extra = s->to.partial & ~s->from.partial;
-    if (extra && !(flags & REDIST_SPEC_ALLOW_UNPLANNABLE)) {
-        int a = __builtin_ctz(extra);
-        return rd_error(err, REDIST_ERR_INFEASIBLE, NULL, "to.partial",
-                        "axis \"%s\" is partial in the target but not in the "
-                        "source; no collective creates pending reductions",
-                        s->mesh.name[a]);
-    }
+    if (!(flags & REDIST_SPEC_ALLOW_UNPLANNABLE) &&
+        (st = rd_spec_partial_check(s, err)))
+        return st;
     s->src_bytes = rd_spec_type_bytes(s, &s->from);
     s->dst_bytes = rd_spec_type_bytes(s, &s->to);
     return REDIST_OK;
@@ -180,38 +190,46 @@ const char *redist_spec_name(const redist_spec_t *spec)
 }
 const redist_mesh_t *redist_spec_mesh(const redist_spec_t *spec)
 {
-    return &spec->mesh;
+    return spec ? &spec->mesh : NULL;
 }
-int redist_spec_ndims(const redist_spec_t *spec) { return spec->ndims; }
+int redist_spec_ndims(const redist_spec_t *spec)
+{
+    return spec ? spec->ndims : -1;
+}
 const int64_t *redist_spec_shape(const redist_spec_t *spec)
 {
-    return spec->shape;
+    return spec ? spec->shape : NULL;
 }
 redist_dtype_t redist_spec_dtype(const redist_spec_t *spec)
 {
-    return spec->dtype;
+    return spec ? spec->dtype : REDIST_DTYPE_COUNT;
 }
 redist_reduce_t redist_spec_reduce(const redist_spec_t *spec)
 {
-    return spec->reduce;
+    return spec ? spec->reduce : REDIST_REDUCE_COUNT;
 }
 const redist_type_t *redist_spec_from(const redist_spec_t *spec)
 {
-    return &spec->from;
+    return spec ? &spec->from : NULL;
 }
 const redist_type_t *redist_spec_to(const redist_spec_t *spec)
 {
-    return &spec->to;
+    return spec ? &spec->to : NULL;
 }
 uint64_t redist_spec_src_bytes(const redist_spec_t *spec)
 {
-    return spec->src_bytes;
+    return spec ? spec->src_bytes : 0;
 }
 uint64_t redist_spec_dst_bytes(const redist_spec_t *spec)
 {
-    return spec->dst_bytes;
+    return spec ? spec->dst_bytes : 0;
 }
 void redist_spec_expect(const redist_spec_t *spec, redist_expect_t *out)
 {
-    *out = spec->expect;
+    if (!out)
+        return;
+    if (!spec)
+        memset(out, 0, sizeof *out);
+    else
+        *out = spec->expect;
 }

@@ -42,6 +42,11 @@ const char *rd_axis_name_problem(const char *name, char *why, size_t size);
  * unless flags allow); fills the derived byte counts. */
 redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
                                redist_error_t *err);
+/* REDIST_ERR_INFEASIBLE (naming the axis) when the target has a partial
+ * axis of size > 1 that the source lacks: no step creates a pending
+ * reduction.  (A size-1 partial axis is no reduction at all.) */
+redist_status_t rd_spec_partial_check(const redist_spec_t *s,
+                                      redist_error_t *err);
 redist_spec_t *rd_spec_clone(const redist_spec_t *s);
 /* Local bytes of a type valid for the spec's mesh and shape. */
 uint64_t rd_spec_type_bytes(const redist_spec_t *s, const redist_type_t *t);

@@ -478,8 +478,8 @@ redist_status_t redist_placement_create(const redist_topo_t *t,
                             "PU %d is out of range (the topology has %d PUs: "
                             "0..%d)",
                             pus[r], t->npu, t->npu - 1);
-        if (hosts[r] + 1 > nh)
-            nh = hosts[r] + 1;
+        if (hosts[r] >= nh) /* the count, without overflow at INT64_MAX */
+            nh = hosts[r] == INT64_MAX ? INT64_MAX : hosts[r] + 1;
     }
     redist_placement_t *p = placement_new(t);
     if (p) {

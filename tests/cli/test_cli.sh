@@ -65,7 +65,10 @@ expect_rc 0 "plan unmeetable bound" "$RP" plan specs/vit-attention-heads-resplit
 grep -q 'memory-efficient: no' "$T/out" && ok || bad "memory-efficient: no in summary"
 expect_rc 3 "plan under too small --max-peak" "$RP" plan specs/megatron-col-to-row-parallel.json --max-peak 1000
 grep -q 'no plan within max peak 1000 bytes' "$T/err" && ok || bad "max-peak message"
-expect_rc 3 "plan with tiny --max-states" "$RP" plan specs/four-axis-mesh-3d-activations.json --max-states 3
+expect_rc 0 "plan with tiny --max-states (a plan, not proven optimal)" "$RP" plan specs/four-axis-mesh-3d-activations.json --max-states 3
+grep -q 'optimal: not proven: the search reached its budget of 3 types' "$T/out" && ok || bad "budget note in the table"
+expect_rc 0 "plan --json with tiny --max-states" "$RP" plan specs/four-axis-mesh-3d-activations.json --max-states 3 --json
+grep -q '"optimal": false' "$T/out" && ok || bad "optimal: false in the JSON"
 expect_rc 2 "plan missing file" "$RP" plan "$T/nope.json"
 grep -q "nope.json: cannot open" "$T/err" && ok || bad "missing file message"
 expect_rc 2 "plan unknown option" "$RP" plan specs/megatron-col-to-row-parallel.json --bogus

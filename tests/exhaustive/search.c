@@ -647,7 +647,58 @@ static int cmp_u64(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* The contract's rule for size-1 axes (doc/design.md, "Size-1 axes"): a
+ * mesh axis of size 1 never changes a local shape or a block, and a
+ * reduction over it is none, so types that differ only in where their
+ * size-1 axes sit are the same type.  The search therefore runs on the
+ * problem without them (the rest renumbered). */
+static void drop_size1_axes(const rx_problem_t *p, rx_problem_t *q)
+{
+    int map[RX_MAX_AXES];
+    *q = *p;
+    q->naxes = 0;
+    for (int a = 0; a < p->naxes; a++) {
+        map[a] = -1;
+        if (p->size[a] == 1)
+            continue;
+        map[a] = q->naxes;
+        memcpy(q->name[q->naxes], p->name[a], sizeof q->name[0]);
+        q->size[q->naxes++] = p->size[a];
+    }
+    const redist_type_t *in[2] = {&p->from, &p->to};
+    redist_type_t *outt[2] = {&q->from, &q->to};
+    for (int w = 0; w < 2; w++) {
+        redist_type_t t;
+        memset(&t, 0, sizeof t);
+        t.ndims = in[w]->ndims;
+        for (int d = 0; d < in[w]->ndims; d++)
+            for (int k = 0; k < in[w]->dim_naxes[d]; k++) {
+                int a = in[w]->dims[d][k];
+                if (a < p->naxes && map[a] >= 0)
+                    t.dims[d][t.dim_naxes[d]++] = (uint8_t)map[a];
+            }
+        for (int a = 0; a < p->naxes; a++)
+            if ((in[w]->partial >> a & 1u) && map[a] >= 0)
+                t.partial |= 1u << map[a];
+        *outt[w] = t;
+    }
+}
+
+static int search_reduced(const rx_problem_t *p, rx_result_t *out);
+
 int rx_search(const rx_problem_t *p, rx_result_t *out)
+{
+    rx_problem_t q;
+    memset(out, 0, sizeof *out);
+    if (p->naxes < 1 || p->naxes > RX_MAX_AXES) {
+        fprintf(stderr, "search: problem outside the search's limits\n");
+        return -1;
+    }
+    drop_size1_axes(p, &q);
+    return search_reduced(&q, out);
+}
+
+static int search_reduced(const rx_problem_t *p, rx_result_t *out)
 {
     tab_t T;
     dj_t S;
@@ -655,7 +706,7 @@ int rx_search(const rx_problem_t *p, rx_result_t *out)
     int rc = -1;
     memset(out, 0, sizeof *out);
     memset(&S, 0, sizeof S);
-    if (p->naxes < 1 || p->naxes > RX_MAX_AXES || p->ndims < 0 ||
+    if (p->naxes < 0 || p->naxes > RX_MAX_AXES || p->ndims < 0 ||
         p->ndims > RX_MAX_DIMS || p->elem_size == 0 ||
         type_to_xt(p, &p->from, &xs) || type_to_xt(p, &p->to, &xd)) {
         fprintf(stderr, "search: problem outside the search's limits\n");

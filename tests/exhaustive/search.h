@@ -3,10 +3,11 @@
  * objective of FORMATS.md section 2 (minimal peak local bytes, then minimal
  * total received bytes, then fewest collectives).
  *
- * Written from FORMATS.md alone: it shares no code with src/ and reads the
- * spec through the public accessors only.  It is slow by design (it
- * enumerates every sharding type of the spec and runs a plain Dijkstra per
- * candidate peak) and meant for small meshes in tests.
+ * Written from FORMATS.md alone (and the rule that types differing only
+ * in size-1 axes are the same, doc/design.md): it shares no code with
+ * src/ and reads the spec through the public accessors only.  It is slow
+ * by design (it enumerates every sharding type of the spec and runs a
+ * plain Dijkstra per candidate peak) and meant for small meshes in tests.
  */
 #ifndef REDIST_TEST_SEARCH_H
 #define REDIST_TEST_SEARCH_H
