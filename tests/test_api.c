@@ -130,6 +130,17 @@ static void test_mesh_errors(void)
     redist_mesh_free(m);
     m = NULL;
 
+    /* the loaders' axis-name rule holds for C callers too */
+    const char *bad_names[] = {"a,b", "a|b", "a=b", "a\x01b", "a\xc2\x85"};
+    int64_t one = 2;
+    for (size_t i = 0; i < sizeof bad_names / sizeof *bad_names; i++) {
+        redist_error_clear(&err);
+        CHECK_INT(redist_mesh_create(1, &bad_names[i], &one, &m, &err),
+                  REDIST_ERR_INVALID);
+        CHECK_STR(err.path, "mesh[0]");
+        CHECK(m == NULL);
+    }
+
     const char *dup[3] = {"x", "y", "x"};
     int64_t s3[3] = {2, 2, 2};
     redist_error_clear(&err);

@@ -134,7 +134,9 @@ typedef struct redist_mesh redist_mesh_t;
 
 /**
  * Create a mesh of `naxes` axes (1..REDIST_MAX_AXES).  Names must be
- * distinct, non-empty, at most REDIST_MAX_NAME bytes; sizes >= 1, with a
+ * distinct, non-empty, at most REDIST_MAX_NAME bytes, without ',', '|',
+ * '=' or control characters (the separators of the inline and printed
+ * forms); sizes >= 1, with a
  * device count of at most REDIST_MAX_DEVICES.  The names are copied.
  */
 redist_status_t redist_mesh_create(int naxes, const char *const names[],

@@ -74,4 +74,13 @@ void rd_strlcpy(char *dst, const char *src, size_t size);
 void rd_appendf(char *buf, size_t size, size_t *pos, const char *fmt, ...)
     RD_PRINTF(4, 5);
 
+/* The first control character of s (C0, DEL, or C1 in UTF-8), *cp its
+ * code point; NULL if none.  Names are printed on terminals and in XML
+ * reports, where such characters do harm. */
+const char *rd_control_char(const char *s, unsigned *cp);
+/* The rule for mesh axis names beyond their length: none of ',', '|', '='
+ * (the separators of the inline and printed forms) and no control
+ * character.  NULL when `name` follows it, else what breaks it. */
+const char *rd_axis_name_problem(const char *name, char *why, size_t size);
+
 #endif

@@ -7,6 +7,42 @@
 
 #include "internal.h"
 
+const char *rd_control_char(const char *s, unsigned *cp)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            *cp = *p;
+            return (const char *)p;
+        }
+        if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* C1, UTF-8 */
+            *cp = p[1];
+            return (const char *)p;
+        }
+    }
+    return NULL;
+}
+
+const char *rd_axis_name_problem(const char *name, char *why, size_t size)
+{
+    unsigned cp = 0;
+    const char *sep = strpbrk(name, ",|=");
+    const char *ctl = rd_control_char(name, &cp);
+    if (sep)
+        snprintf(why, size,
+                 "axis name \"%.40s\" contains '%c' (',', '|' and '=' "
+                 "separate axes, dims and sizes in the inline and printed "
+                 "forms)",
+                 ctl ? "..." : name, *sep);
+    else if (ctl)
+        snprintf(why, size,
+                 "axis name contains the control character U+%04X at byte "
+                 "%zu",
+                 cp, (size_t)(ctl - name) + 1);
+    else
+        return NULL;
+    return why;
+}
+
 redist_status_t redist_mesh_create(int naxes, const char *const names[],
                                    const int64_t sizes[], redist_mesh_t **out,
                                    redist_error_t *err)
@@ -33,6 +69,11 @@ redist_status_t redist_mesh_create(int naxes, const char *const names[],
             return rd_error(err, REDIST_ERR_INVALID, NULL, path,
                             "axis name must have 1 to %d bytes",
                             REDIST_MAX_NAME);
+        }
+        char why[160];
+        if (rd_axis_name_problem(nm, why, sizeof why)) {
+            free(m);
+            return rd_error(err, REDIST_ERR_INVALID, NULL, path, "%s", why);
         }
         for (int b = 0; b < a; b++)
             if (strcmp(m->name[b], nm) == 0) {

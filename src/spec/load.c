@@ -64,42 +64,6 @@ static redist_status_t check_keys(ctx_t *c, json_t *obj, const char *where,
     return REDIST_OK;
 }
 
-const char *rd_control_char(const char *s, unsigned *cp)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f) {
-            *cp = *p;
-            return (const char *)p;
-        }
-        if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) { /* C1, UTF-8 */
-            *cp = p[1];
-            return (const char *)p;
-        }
-    }
-    return NULL;
-}
-
-const char *rd_axis_name_problem(const char *name, char *why, size_t size)
-{
-    unsigned cp = 0;
-    const char *sep = strpbrk(name, ",|=");
-    const char *ctl = rd_control_char(name, &cp);
-    if (sep)
-        snprintf(why, size,
-                 "axis name \"%.40s\" contains '%c' (',', '|' and '=' "
-                 "separate axes, dims and sizes in the inline and printed "
-                 "forms)",
-                 ctl ? "..." : name, *sep);
-    else if (ctl)
-        snprintf(why, size,
-                 "axis name contains the control character U+%04X at byte "
-                 "%zu",
-                 cp, (size_t)(ctl - name) + 1);
-    else
-        return NULL;
-    return why;
-}
-
 static redist_status_t get_int(ctx_t *c, json_t *v, const char *path,
                                int64_t min, int64_t *out)
 {

@@ -29,15 +29,6 @@ const char *rd_json_kind(const struct json_t *v);
 redist_status_t rd_json_parse(const char *text, size_t len,
                               const char *source, struct json_t **root,
                               redist_error_t *err);
-/* The first control character of s (C0, DEL, or C1 in UTF-8), *cp its
- * code point; NULL if none.  Names are printed on terminals and in XML
- * reports, where such characters do harm. */
-const char *rd_control_char(const char *s, unsigned *cp);
-/* The rule for mesh axis names beyond their length: none of ',', '|', '='
- * (the separators of the inline and printed forms) and no control
- * character.  NULL when `name` follows it, else what breaks it. */
-const char *rd_axis_name_problem(const char *name, char *why, size_t size);
-
 /* Validate the assembled fields of `s` (types, overflow, partial subset
  * unless flags allow); fills the derived byte counts. */
 redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
