@@ -1,7 +1,7 @@
 /*
  * `redistplan run SPEC --backend shmem`, under `oshrun -np D` (D = the
  * mesh's device count): every PE fills its source block with the exact
- * pattern of src/exec/pattern.h, executes the plan through the OpenSHMEM
+ * pattern of src/testing/pattern.h, executes the plan through the OpenSHMEM
  * backend (redist/shmem.h), checks every element of its destination
  * block, and puts its figures to PE 0, which prints one line per PE and a
  * summary (max time, max scratch).  The checks and the report are those
@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "redist/shmem.h"
-#include "../exec/shmem_internal.h"
+#include "../backend/shmem/shmem_internal.h"
 #include "cli.h"
 #include "launch.h"
 #include "run_shmem.h"

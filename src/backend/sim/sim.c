@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec_internal.h"
-#include "kernels.h"
+#include "../../exec/exec_internal.h"
+#include "../../exec/kernels.h"
 #include "sim_internal.h"
-#include "../core/internal.h"
+#include "../../core/internal.h"
 
 typedef struct sim_slot {
     const void *send;

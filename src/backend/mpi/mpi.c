@@ -87,10 +87,10 @@
 #include <string.h>
 
 #include "redist/mpi.h"
-#include "exec_internal.h"
-#include "kernels.h"
+#include "../../exec/exec_internal.h"
+#include "../../exec/kernels.h"
 #include "mpi_internal.h"
-#include "../core/internal.h"
+#include "../../core/internal.h"
 
 #define RD_MPI_TAG 7411
 #define RD_MPI_TAG_XCHG 7412

@@ -61,10 +61,10 @@
 
 #include "redist/shmem.h"
 
-#include "exec_internal.h"
-#include "kernels.h"
+#include "../../exec/exec_internal.h"
+#include "../../exec/kernels.h"
 #include "shmem_internal.h"
-#include "../core/internal.h"
+#include "../../core/internal.h"
 
 #define RD_SHM_SLOTS 1024 /* exchanges per call */
 enum { SIG_READY, SIG_DONE, SIG_END, SIG_FREE, RD_SHM_NSIG };
