@@ -23,7 +23,6 @@
 #include "cli.h"
 #include "launch.h"
 #include "run_mpi.h"
-#include "../backend/mpi/mpi_internal.h"
 #include "run_report.h"
 
 /* ------------------------------------------------------------ options */
@@ -180,7 +179,7 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
             best = rep;
             best_max = mx_t;
             best_wall = mx_wall;
-            best_ex = rd_mpi_last_exchanges(mx);
+            best_ex = redist_mpi_last_stats(mx).exchanges;
         }
     }
     /* collective: every rank failed, the others' messages name the

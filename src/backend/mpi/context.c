@@ -243,6 +243,18 @@ void rd_mpi_set_count_limit(redist_mpi_t *x, uint64_t limit)
                                                 : limit;
 }
 
+redist_mpi_stats_t redist_mpi_last_stats(const redist_mpi_t *x)
+{
+    redist_mpi_stats_t s = {0, 0, 0, 0};
+    if (x) {
+        s.exchanges = x->exchanges;
+        s.streamed = x->streamed;
+        s.swaps = x->swaps;
+        s.rings = x->rings;
+    }
+    return s;
+}
+
 int64_t rd_mpi_last_exchanges(const redist_mpi_t *x)
 {
     return x ? x->exchanges : 0;

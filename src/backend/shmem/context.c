@@ -167,10 +167,18 @@ void rd_shmem_prefer(redist_shmem_t *c, int mode)
         c->prefer = mode >= 0 && mode < RED_NMODES ? mode : -1;
 }
 
+redist_shmem_stats_t redist_shmem_stats(const redist_shmem_t *c)
+{
+    redist_shmem_stats_t s;
+    for (int k = 0; k < RED_NMODES; k++)
+        s.reductions[k] = c ? c->modes[k] : 0;
+    return s;
+}
+
 void rd_shmem_mode_counts(const redist_shmem_t *c, uint64_t out[RED_NMODES])
 {
-    for (int k = 0; k < RED_NMODES; k++)
-        out[k] = c ? c->modes[k] : 0;
+    redist_shmem_stats_t s = redist_shmem_stats(c);
+    memcpy(out, s.reductions, sizeof s.reductions);
 }
 
 void rd_shmem_inject_failure(redist_shmem_t *c, int64_t op_index)
