@@ -5,17 +5,12 @@
  * the execution flags).  Cost: O(steps * dims * axes); no memory.
  */
 #include "exec_internal.h"
+#include "../core/internal.h"
 
-static void fnv(uint64_t *h, const void *data, size_t n)
+static void fnv_i64(uint64_t *h, int64_t v)
 {
-    const unsigned char *b = data;
-    for (size_t i = 0; i < n; i++) {
-        *h ^= b[i];
-        *h *= 0x100000001b3ULL;
-    }
+    *h = rd_fnv_u64(*h, (uint64_t)v);
 }
-
-static void fnv_i64(uint64_t *h, int64_t v) { fnv(h, &v, sizeof v); }
 
 static void fnv_type(uint64_t *h, const redist_type_t *t)
 {
@@ -30,7 +25,7 @@ static void fnv_type(uint64_t *h, const redist_type_t *t)
 
 uint64_t rd_plan_hash(const redist_plan_t *plan, unsigned flags)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = RD_FNV_BASIS;
     const redist_spec_t *spec = redist_plan_spec(plan);
     const redist_mesh_t *mesh = redist_spec_mesh(spec);
     fnv_i64(&h, flags);

@@ -141,8 +141,6 @@ static void scratch_free(rd_counter *c, void *p, uint64_t bytes)
     c->cur -= bytes;
 }
 
-static uint64_t div_up(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
-
 static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
                                 void *const buf[RD_NBUF],
                                 redist_exec_report_t *r, redist_error_t *err)
@@ -188,8 +186,8 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
         r->sent_bytes += (s - 1) * (L / s);
         break;
     case REDIST_OP_ALL_REDUCE:
-        r->recv_bytes += div_up(2 * (s - 1) * L, s);
-        r->sent_bytes += div_up(2 * (s - 1) * L, s);
+        r->recv_bytes += rd_div_up(2 * (s - 1) * L, s);
+        r->sent_bytes += rd_div_up(2 * (s - 1) * L, s);
         break;
     case REDIST_OP_PERMUTE:
         if (x->recv_from != be->rank)

@@ -32,15 +32,6 @@ void *rd_mpi_malloc(size_t bytes)
     return malloc(bytes);
 }
 
-uint64_t rd_mpi_fnv(uint64_t h, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) {
-        h ^= (v >> (8 * i)) & 0xffu;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
 /* Every rank of comm learns whether all passed OK with the same hash. */
 redist_status_t rd_mpi_agree_comm(MPI_Comm comm, int rank,
                                   redist_status_t local, uint64_t hash,
@@ -90,10 +81,10 @@ redist_status_t rd_mpi_agree_comm(MPI_Comm comm, int rank,
 
 static uint64_t config_hash(const redist_mpi_t *x)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    h = rd_mpi_fnv(h, x->opts.flags);
-    h = rd_mpi_fnv(h, x->opts.max_scratch);
-    h = rd_mpi_fnv(h, x->limit);
+    uint64_t h = RD_FNV_BASIS;
+    h = rd_fnv_u64(h, x->opts.flags);
+    h = rd_fnv_u64(h, x->opts.max_scratch);
+    h = rd_fnv_u64(h, x->limit);
     return h;
 }
 
@@ -124,7 +115,7 @@ redist_status_t rd_mpi_agree(redist_backend_t *be, redist_status_t local,
                 x->high = x->cur;
         }
     }
-    uint64_t h = rd_mpi_fnv(plan_hash, config_hash(x));
+    uint64_t h = rd_fnv_u64(plan_hash, config_hash(x));
     return rd_mpi_agree_comm(
         x->comm, x->rank, local, h,
         "the devices were given different plans or options", err);

@@ -31,16 +31,6 @@ redist_status_t rd_mpi_fail(redist_error_t *err, int rc, const char *call)
 static const unsigned known_mpi_flags =
     REDIST_MPI_PACKED | REDIST_MPI_NATIVE_REDUCE;
 
-void rd_mpi_format_mesh(const redist_mesh_t *m, char *buf, size_t size)
-{
-    size_t pos = 0;
-    buf[0] = '\0';
-    for (int a = 0; a < redist_mesh_num_axes(m); a++)
-        rd_appendf(buf, size, &pos, "%s%s=%lld", a ? "," : "",
-                   redist_mesh_axis_name(m, a),
-                   (long long)redist_mesh_axis_size(m, a));
-}
-
 static void free_comms(redist_mpi_t *x)
 {
     int fin = 0;
@@ -85,7 +75,7 @@ redist_status_t redist_mpi_create(MPI_Comm comm, const redist_mesh_t *mesh,
     redist_mpi_options_t o = {0, 0};
     if (opts)
         o = *opts;
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = RD_FNV_BASIS;
     redist_mpi_t *x = rd_mpi_malloc(sizeof *x);
     if (x) {
         memset(x, 0, sizeof *x);
@@ -101,7 +91,7 @@ redist_status_t redist_mpi_create(MPI_Comm comm, const redist_mesh_t *mesh,
                       o.flags & ~known_mpi_flags);
     else if (redist_mesh_num_devices(mesh) != size) {
         char m[256];
-        rd_mpi_format_mesh(mesh, m, sizeof m);
+        rd_mesh_format(mesh, m, sizeof m);
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "comm",
                       "the communicator has %d rank%s but the mesh (%s) has "
                       "%lld devices: run with %lld ranks",
@@ -110,12 +100,12 @@ redist_status_t redist_mpi_create(MPI_Comm comm, const redist_mesh_t *mesh,
                       (long long)redist_mesh_num_devices(mesh));
     }
     if (mesh) {
-        h = rd_mpi_fnv(h, (uint64_t)redist_mesh_num_axes(mesh));
+        h = rd_fnv_u64(h, (uint64_t)redist_mesh_num_axes(mesh));
         for (int a = 0; a < redist_mesh_num_axes(mesh); a++)
-            h = rd_mpi_fnv(h, (uint64_t)redist_mesh_axis_size(mesh, a));
+            h = rd_fnv_u64(h, (uint64_t)redist_mesh_axis_size(mesh, a));
     }
-    h = rd_mpi_fnv(h, o.flags);
-    h = rd_mpi_fnv(h, o.max_scratch);
+    h = rd_fnv_u64(h, o.flags);
+    h = rd_fnv_u64(h, o.max_scratch);
     st =
         rd_mpi_agree_comm(comm, rank, st, h,
                           "the ranks passed different meshes or options", err);

@@ -83,7 +83,7 @@ static int64_t pass_exchanges(const redist_mpi_t *x, const rd_pass *ps,
     if (!n.good && !n.least) {
         if (xs->op == REDIST_OP_ALL_REDUCE && s > 1 &&
             (x->opts.flags & REDIST_MPI_NATIVE_REDUCE))
-            return (int64_t)rd_mpi_div_up(ps->in_bytes / elem, x->limit);
+            return (int64_t)rd_div_up(ps->in_bytes / elem, x->limit);
         if (xs->op == REDIST_OP_ALL_REDUCE && s > 1)
             return rd_mpi_ar_exchanges(s, ps->in_bytes / elem, elem, w,
                                        ps->in_buf == ps->out_buf);
@@ -100,7 +100,7 @@ static int64_t pass_exchanges(const redist_mpi_t *x, const rd_pass *ps,
         if (w >= n.good)
             return rd_mpi_rs_rounds(pre, chunk, w / (s * elem));
         uint64_t per = w / elem < RD_REDUCE_BLOCK ? w / elem : RD_REDUCE_BLOCK;
-        return (int64_t)(s * pre * rd_mpi_div_up(chunk, per ? per : 1));
+        return (int64_t)(s * pre * rd_div_up(chunk, per ? per : 1));
     }
     case REDIST_OP_ALL_REDUCE: {
         uint64_t count = ps->in_bytes / elem;
@@ -108,10 +108,10 @@ static int64_t pass_exchanges(const redist_mpi_t *x, const rd_pass *ps,
             return rd_mpi_ar_exchanges(s, count, elem, w,
                                        ps->in_buf == ps->out_buf);
         uint64_t per = w / elem < RD_REDUCE_BLOCK ? w / elem : RD_REDUCE_BLOCK;
-        return (int64_t)(s * rd_mpi_div_up(count, per ? per : 1));
+        return (int64_t)(s * rd_div_up(count, per ? per : 1));
     }
     default: { /* in-place swaps (a device keeping its block: a no-op) */
-        uint64_t piece = n.want, rounds = w ? rd_mpi_div_up(piece, w) : 0;
+        uint64_t piece = n.want, rounds = w ? rd_div_up(piece, w) : 0;
         if (xs->op == REDIST_OP_PERMUTE && xs->send_to == x->rank &&
             xs->recv_from == x->rank)
             return 1;
@@ -155,7 +155,7 @@ static redist_status_t check_mesh(const redist_mpi_t *x,
     if (same)
         return REDIST_OK;
     char mm[256];
-    rd_mpi_format_mesh(m, mm, sizeof mm);
+    rd_mesh_format(m, mm, sizeof mm);
     return rd_error(err, REDIST_ERR_INVALID, NULL, "plan",
                     "the plan's mesh (%s) does not have the axis sizes of "
                     "the MPI context's mesh",

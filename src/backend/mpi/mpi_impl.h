@@ -66,18 +66,11 @@ struct redist_mpi {
     uint64_t ring_bytes; /* allgather: ring from blocks this large */
 };
 
-static inline uint64_t rd_mpi_div_up(uint64_t a, uint64_t b)
-{
-    return a / b + (a % b != 0);
-}
-
 /* context.c */
 redist_status_t rd_mpi_fail(redist_error_t *err, int rc, const char *call);
-void rd_mpi_format_mesh(const redist_mesh_t *m, char *buf, size_t size);
 
 /* agree.c */
 void *rd_mpi_malloc(size_t bytes);
-uint64_t rd_mpi_fnv(uint64_t h, uint64_t v);
 redist_status_t rd_mpi_agree_comm(MPI_Comm comm, int rank,
                                   redist_status_t local, uint64_t hash,
                                   const char *differ, redist_error_t *err);

@@ -19,6 +19,7 @@
  * input already sent.
  */
 #include "mpi_impl.h"
+#include "../../core/internal.h"
 #include "../../exec/kernels.h"
 
 typedef struct strided_in {
@@ -48,8 +49,8 @@ int64_t rd_mpi_rs_rounds(uint64_t pre, uint64_t chunk, uint64_t per)
     if (pre == 0 || chunk == 0)
         return 0;
     if (per >= chunk)
-        return (int64_t)rd_mpi_div_up(pre, per / chunk);
-    return (int64_t)(pre * rd_mpi_div_up(chunk, per));
+        return (int64_t)rd_div_up(pre, per / chunk);
+    return (int64_t)(pre * rd_div_up(chunk, per));
 }
 
 /* One round: member k sends `rows` runs of `bytes` from in + k * cb (runs

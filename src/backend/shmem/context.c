@@ -16,12 +16,6 @@
 
 static const unsigned known_flags = REDIST_SHMEM_PACKED | REDIST_SHMEM_NO_PTR;
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return h * 0x100000001b3ULL;
-}
-
 redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
                                     const redist_shmem_options_t *opts,
                                     redist_shmem_t **out, redist_error_t *err)
@@ -33,7 +27,7 @@ redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
     uint64_t work = opts && opts->work_bytes ? opts->work_bytes
                                              : REDIST_SHMEM_WORK_BYTES;
     redist_status_t st = REDIST_OK;
-    uint64_t hash = 0xcbf29ce484222325ULL;
+    uint64_t hash = RD_FNV_BASIS;
 
     /* the fixed symmetric block first: the same call on every PE */
     shm_sym *sym = shmem_malloc(sizeof *sym);
@@ -78,10 +72,10 @@ redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
                       (unsigned long long)work);
     if (!st) {
         int naxes = redist_mesh_num_axes(mesh);
-        hash = mix(hash, (uint64_t)naxes);
+        hash = rd_fnv_u64(hash, (uint64_t)naxes);
         for (int a = 0; a < naxes; a++)
-            hash = mix(hash, (uint64_t)redist_mesh_axis_size(mesh, a));
-        hash = mix(mix(hash, flags), work);
+            hash = rd_fnv_u64(hash, (uint64_t)redist_mesh_axis_size(mesh, a));
+        hash = rd_fnv_u64(rd_fnv_u64(hash, flags), work);
     }
     int ptr_ok = !(flags & REDIST_SHMEM_NO_PTR);
     for (int pe = 0; pe < npes && ptr_ok; pe++)
