@@ -14,6 +14,18 @@
 #include "../../exec/kernels.h"
 #include "../../core/internal.h"
 
+/* Wait for the n requests posted; the first failure: `call`'s return
+ * code rc, else MPI_Waitall's. */
+static redist_status_t wait_all(redist_mpi_t *x, int n, int rc,
+                                const char *call, redist_error_t *err)
+{
+    int wrc = n ? MPI_Waitall(n, x->reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        return rd_mpi_fail(err, rc, call);
+    return wrc == MPI_SUCCESS ? REDIST_OK
+                              : rd_mpi_fail(err, wrc, "MPI_Waitall");
+}
+
 /* Point-to-point pieces: receives posted first, then sends, then one
  * wait.  Lists are sorted by peer, each peer at most once. */
 redist_status_t rd_mpi_exchange(redist_backend_t *be, const void *send,
@@ -59,11 +71,7 @@ redist_status_t rd_mpi_exchange(redist_backend_t *be, const void *send,
                            &x->reqs[n++]);
         rd_mpi_dt_free(&t);
     }
-    int wrc = n ? MPI_Waitall(n, x->reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        return rd_mpi_fail(err, rc, call);
-    return wrc == MPI_SUCCESS ? REDIST_OK
-                              : rd_mpi_fail(err, wrc, "MPI_Waitall");
+    return wait_all(x, n, rc, call, err);
 }
 
 /* A whole exchange step: every box straight from the source block to its
@@ -114,9 +122,5 @@ redist_status_t rd_mpi_xchg_step(redist_mpi_t *x, const rd_xstep *xs,
                            &x->reqs[n++]);
         rd_mpi_dt_free(&t);
     }
-    int wrc = n ? MPI_Waitall(n, x->reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
-        return rd_mpi_fail(err, rc, call);
-    return wrc == MPI_SUCCESS ? REDIST_OK
-                              : rd_mpi_fail(err, wrc, "MPI_Waitall");
+    return wait_all(x, n, rc, call, err);
 }

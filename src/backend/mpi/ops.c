@@ -97,6 +97,25 @@ static redist_status_t mpi_all_to_all(redist_backend_t *be, const rd_group *g,
     return contig_step(be, g, send, recv, bytes, 0, err);
 }
 
+/* The start of a reduction over group g: its communicator in *c, and 0;
+ * or 1 when the step is over (*st: a failure, or REDIST_OK for a group of
+ * one, reduced locally as one exchange). */
+static int reduce_begin(redist_mpi_t *x, const rd_group *g, const void *send,
+                        void *recv, uint64_t count, redist_dtype_t dtype,
+                        redist_reduce_t op, MPI_Comm *c, redist_error_t *err,
+                        redist_status_t *st)
+{
+    *c = group_comm(x, g, err, st);
+    if (*st)
+        return 1;
+    if (g->size == 1) {
+        rd_mpi_reduce_one(dtype, op, recv, send, count);
+        x->exchanges++;
+        return 1;
+    }
+    return 0;
+}
+
 static redist_status_t mpi_reduce_scatter(redist_backend_t *be,
                                           const rd_group *g, const void *send,
                                           void *recv, uint64_t count,
@@ -107,14 +126,9 @@ static redist_status_t mpi_reduce_scatter(redist_backend_t *be,
     redist_mpi_t *x = be->ctx;
     redist_status_t st;
     size_t elem = redist_dtype_size(dtype);
-    MPI_Comm c = group_comm(x, g, err, &st);
-    if (st)
+    MPI_Comm c;
+    if (reduce_begin(x, g, send, recv, count, dtype, op, &c, err, &st))
         return st;
-    if (g->size == 1) {
-        rd_mpi_reduce_one(dtype, op, recv, send, count);
-        x->exchanges++;
-        return REDIST_OK;
-    }
     if (rd_mpi_native_ok(x, count))
         return rd_mpi_native_reduce_scatter(x, c, send, recv, count, dtype, op,
                                             err);
@@ -130,14 +144,9 @@ static redist_status_t mpi_all_reduce(redist_backend_t *be, const rd_group *g,
     redist_mpi_t *x = be->ctx;
     redist_status_t st;
     size_t elem = redist_dtype_size(dtype);
-    MPI_Comm c = group_comm(x, g, err, &st);
-    if (st)
+    MPI_Comm c;
+    if (reduce_begin(x, g, send, recv, count, dtype, op, &c, err, &st))
         return st;
-    if (g->size == 1) {
-        rd_mpi_reduce_one(dtype, op, recv, send, count);
-        x->exchanges++;
-        return REDIST_OK;
-    }
     if (x->opts.flags & REDIST_MPI_NATIVE_REDUCE)
         return rd_mpi_native_all_reduce(x, c, send, recv, count, dtype, op,
                                         err);
