@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 }
 C
 # shellcheck disable=SC2046
-$cc -o "$tmp/outside" "$tmp/outside.c" $(pc --cflags --libs redist) ||
+$cc ${CFLAGS:-} -o "$tmp/outside" "$tmp/outside.c" $(pc --cflags --libs redist) ||
     { echo "FAIL: outside program does not build with pkg-config redist"; exit 1; }
 LD_LIBRARY_PATH="$libdir" "$tmp/outside" "$spec" >"$tmp/out" 2>&1 ||
     { cat "$tmp/out"; echo "FAIL: outside program"; exit 1; }
@@ -73,7 +73,7 @@ int main(void)
 }
 C
     # shellcheck disable=SC2046
-    $cc -o "$tmp/shm" "$tmp/shm.c" $(pc --cflags --libs redist-shmem) ||
+    $cc ${CFLAGS:-} -o "$tmp/shm" "$tmp/shm.c" $(pc --cflags --libs redist-shmem) ||
         { echo "FAIL: OpenSHMEM program does not link with pkg-config redist-shmem"; exit 1; }
     echo "OpenSHMEM program links with pkg-config redist-shmem"
 fi
