@@ -200,25 +200,26 @@ const char *redist_reduce_name(redist_reduce_t op)
     return reduce_names[op];
 }
 
-/* Index of `name` in names[0..count-1], or -1 (NULL name: -1). */
-static int name_index(const char *const names[], int count, const char *name)
+/* *out = the index of `name` in names[0..count-1]; REDIST_ERR_INVALID
+ * (*out untouched) for an unknown or NULL name. */
+static redist_status_t name_index(const char *const names[], int count,
+                                  const char *name, int *out)
 {
-    if (!name)
-        return -1;
-    for (int i = 0; i < count; i++)
-        if (strcmp(name, names[i]) == 0)
-            return i;
-    return -1;
+    for (int i = 0; name && i < count; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = i;
+            return REDIST_OK;
+        }
+    return REDIST_ERR_INVALID;
 }
 
 redist_status_t redist_reduce_from_name(const char *name, redist_reduce_t *out)
 {
-    int i = name_index(reduce_names, REDIST_REDUCE_COUNT, name);
-    if (i < 0)
-        return REDIST_ERR_INVALID;
-    if (out)
+    int i = 0;
+    redist_status_t st = name_index(reduce_names, REDIST_REDUCE_COUNT, name, &i);
+    if (!st && out)
         *out = (redist_reduce_t)i;
-    return REDIST_OK;
+    return st;
 }
 
 static const char *const split_names[REDIST_SPLIT_COUNT] = {
@@ -234,10 +235,9 @@ const char *redist_split_name(redist_split_t split)
 
 redist_status_t redist_split_from_name(const char *name, redist_split_t *out)
 {
-    int i = name_index(split_names, REDIST_SPLIT_COUNT, name);
-    if (i < 0)
-        return REDIST_ERR_INVALID;
-    if (out)
+    int i = 0;
+    redist_status_t st = name_index(split_names, REDIST_SPLIT_COUNT, name, &i);
+    if (!st && out)
         *out = (redist_split_t)i;
-    return REDIST_OK;
+    return st;
 }
