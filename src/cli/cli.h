@@ -10,6 +10,7 @@ typedef struct cli_spec_args {
     const char *path; /* spec file, or "-" / NULL for the inline options */
     const char *mesh, *shape, *dtype, *from, *from_partial, *to, *to_partial,
         *reduce, *name;
+    const char *from_split, *from_blocks, *to_split, *to_blocks;
 } cli_spec_args;
 
 /* 1 if argv[*i] was a spec option (consumed, *i advanced past its value),

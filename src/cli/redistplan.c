@@ -48,6 +48,11 @@ static const char *usage_text =
     "  --from-partial x,y         partial axes of the source (and "
     "--to-partial)\n"
     "  --reduce sum               sum max min prod (default sum)\n"
+    "  --from-split chunk         how a dim that does not divide is split:\n"
+    "                               ceil (default, JAX), balanced, chunk\n"
+    "                               (PyTorch DTensor); and --to-split\n"
+    "  --from-blocks '|3,3,2'     explicit block lengths, dims separated\n"
+    "                               by '|', empty: the rule; and --to-blocks\n"
     "  --name NAME\n"
     "example:\n"
     "  redistplan plan - --mesh x=2,y=4 --shape 1024x512 --from 'x,y|' "
@@ -105,10 +110,14 @@ int cli_spec_option(cli_spec_args *a, int argc, char **argv, int *i)
 {
     static const char *const names[] = {"--mesh",  "--shape",        "--dtype",
                                         "--from",  "--from-partial", "--to",
-                                        "--to-partial", "--reduce", "--name"};
+                                        "--to-partial", "--reduce", "--name",
+                                        "--from-split", "--from-blocks",
+                                        "--to-split", "--to-blocks"};
     const char **slots[] = {&a->mesh,    &a->shape,        &a->dtype,
                             &a->from,    &a->from_partial, &a->to,
-                            &a->to_partial, &a->reduce,    &a->name};
+                            &a->to_partial, &a->reduce,    &a->name,
+                            &a->from_split, &a->from_blocks,
+                            &a->to_split, &a->to_blocks};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         size_t n = strlen(names[k]);
         if (strncmp(argv[*i], names[k], n) != 0)
@@ -133,7 +142,8 @@ redist_status_t cli_load_spec(const cli_spec_args *a, unsigned flags,
                               redist_spec_t **out, redist_error_t *err)
 {
     if (a->path && strcmp(a->path, "-") != 0) {
-        if (a->mesh || a->shape || a->from || a->to) {
+        if (a->mesh || a->shape || a->from || a->to || a->from_split ||
+            a->from_blocks || a->to_split || a->to_blocks) {
             redist_error_clear(err);
             err->status = REDIST_ERR_INVALID;
             snprintf(err->text, sizeof err->text,
@@ -143,9 +153,20 @@ redist_status_t cli_load_spec(const cli_spec_args *a, unsigned flags,
         }
         return redist_spec_load_file(a->path, flags, out, err);
     }
-    return redist_spec_from_strings(a->mesh, a->shape, a->dtype, a->from,
-                                    a->from_partial, a->to, a->to_partial,
-                                    a->reduce, a->name, flags, out, err);
+    redist_spec_t *s = NULL, *u = NULL;
+    redist_status_t st = redist_spec_from_strings(
+        a->mesh, a->shape, a->dtype, a->from, a->from_partial, a->to,
+        a->to_partial, a->reduce, a->name, flags, &s, err);
+    if (st || !(a->from_split || a->from_blocks || a->to_split ||
+                a->to_blocks)) {
+        *out = s;
+        return st;
+    }
+    st = redist_spec_with_layout_strings(s, a->from_split, a->from_blocks,
+                                         a->to_split, a->to_blocks, &u, err);
+    redist_spec_free(s);
+    *out = u;
+    return st;
 }
 
 static int cmd_plan(int argc, char **argv)

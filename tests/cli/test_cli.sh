@@ -37,8 +37,8 @@ for f in *.json; do
     case "$got" in "$f"*) ok ;; *) bad "$b: message does not name the file" ;; esac
 done
 # check reports bad input as ERROR and exits 2, still counting the rest.
-expect_rc 2 "check on an invalid spec" "$RP" check 33-non-divisible-dim.json "$ROOT/specs/megatron-col-to-row-parallel.json"
-grep -q '^ERROR 33-non-divisible-dim.json: ' "$T/out" && grep -q '^1 passed, 1 failed$' "$T/out" && ok || bad "check ERROR line / summary"
+expect_rc 2 "check on an invalid spec" "$RP" check 33-blocks-wrong-sum.json "$ROOT/specs/megatron-col-to-row-parallel.json"
+grep -q '^ERROR 33-blocks-wrong-sum.json: ' "$T/out" && grep -q '^1 passed, 1 failed$' "$T/out" && ok || bad "check ERROR line / summary"
 cd "$ROOT" || exit 1
 
 # 2. check on specs/: all pass, summary line, JUnit XML.
@@ -81,8 +81,18 @@ grep -q '"op": "all_to_all"' "$T/out" && ok || bad "inline plan ops"
 expect_rc 2 "inline unknown axis" "$RP" plan - --mesh x=2,y=4 --shape 1024x512 --from 'x,z|' --to '|x,y'
 grep -q '<command line>: --from: axis "z" is not in the mesh (axes: x, y)' "$T/err" && ok || bad "inline error names the option: $(cat "$T/err")"
 expect_rc 2 "inline rank mismatch" "$RP" plan - --mesh x=2 --shape 8x8 --from 'x' --to '|x'
-expect_rc 2 "inline non-divisible" "$RP" plan - --mesh x=3 --shape 8x8 --from 'x|' --to '|'
-grep -q 'not divisible by 3' "$T/err" && ok || bad "inline divisibility message"
+expect_rc 0 "inline uneven plans" "$RP" plan - --mesh x=3 --shape 8x8 --from 'x|' --to '|' --json
+grep -q '"recv_bytes_per_device": \[' "$T/out" && ok || bad "uneven plan lists per-device figures"
+expect_rc 2 "inline bad blocks" "$RP" plan - --mesh x=2,y=2 --shape 5x3 --from 'x,y|' --from-blocks '1,1,1,3|' --to 'x,y|'
+grep -q '<command line>: --from-blocks: the block lengths sum to more' "$T/err" && ok || bad "inline blocks message: $(cat "$T/err")"
+expect_rc 2 "inline bad split" "$RP" plan - --mesh x=3 --shape 8 --from 'x' --from-split cyclic --to ''
+grep -q -- '--from-split: unknown split rule "cyclic"' "$T/err" && ok || bad "inline split message: $(cat "$T/err")"
+expect_rc 2 "layout options with a file" "$RP" plan specs/megatron-col-to-row-parallel.json --to-split chunk
+# the (5,3) ceil <-> chunk case: 2/1/1/1 rows under chunk, 2/2/1/0 under ceil
+expect_rc 0 "chunk to ceil" "$RP" plan - --mesh x=2,y=2 --shape 5x3 --from 'x,y|' --from-split chunk --to 'x,y|' --no-grid
+grep -q 'blocks dim 0: 2,1,1,1 (chunk)' "$T/out" && grep -q 'blocks dim 0: 2,2,1,0 (ceil)' "$T/out" && ok || bad "chunk/ceil blocks lines"
+expect_rc 2 "run refuses an uneven plan" "$RP" run - --mesh x=3 --shape 8 --from 'x' --to ''
+grep -q 'uneven dims' "$T/err" && ok || bad "run uneven message: $(cat "$T/err")"
 expect_rc 2 "target partial not in source" "$RP" plan - --mesh x=2 --shape 8 --from '' --to '' --to-partial x
 grep -q 'partial in the target but not in the source' "$T/err" && ok || bad "partial message"
 expect_rc 0 "partial source" "$RP" plan - --mesh x=2,y=3 --shape 12x6 --from '|' --from-partial x,y --to 'x|y' --reduce max --json
