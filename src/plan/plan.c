@@ -158,7 +158,7 @@ static redist_status_t ureplay(const redist_spec_t *spec, const rd_step *steps,
     uint64_t D = 1;
     for (int a = 0; a < cx.naxes; a++)
         if (spec->from.partial >> a & 1u)
-            D = D / gcd64(D, (uint64_t)cx.size[a]) * (uint64_t)cx.size[a];
+            D = D / rd_gcd_u64(D, (uint64_t)cx.size[a]) * (uint64_t)cx.size[a];
     rd_uctx_init(&u, &cx, &cur, &spec->lay[0], &dst, &spec->lay[1], D, cm);
     uint32_t all = (uint32_t)((1ull << cx.naxes) - 1);
     u128 *tot = calloc((size_t)nd, sizeof *tot);

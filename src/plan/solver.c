@@ -1261,7 +1261,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
                                 "figures are computed for at most that many",
                                 RD_UNEVEN_MAX_DEVICES);
             if ((src.partial & ~dst.partial) >> r & 1u)
-                Du = Du / gcd_u64(Du, (uint64_t)cx.size[r]) *
+                Du = Du / rd_gcd_u64(Du, (uint64_t)cx.size[r]) *
                      (uint64_t)cx.size[r];
         }
         rd_uctx_init(&U, &cx, &src, &spec->lay[0], &dst, &spec->lay[1], Du,
