@@ -94,7 +94,12 @@ expect 2 "mpi backend not built" "$dir/megatron-col-to-row-parallel.json" \
     --backend mpi
 expect 2 "unknown backend" "$dir/megatron-col-to-row-parallel.json" \
     --backend tcp
-expect 2 "bad --shape" "$dir/megatron-col-to-row-parallel.json" --shape 7x3
+expect 0 "uneven --shape" "$dir/megatron-col-to-row-parallel.json" --shape 7x3
+expect_text "exact: 8 devices" "uneven --shape runs exactly"
+expect 0 "uneven, n < k, empty blocks" - --mesh x=2,y=3 --shape 5x2 \
+    --dtype i16 --from 'x|y' --to 'y|x' --from-blocks '0,5|' --to-split balanced
+expect_text "exact: 6 devices" "empty blocks run exactly"
+expect 2 "bad --shape" "$dir/megatron-col-to-row-parallel.json" --shape 7x0
 expect 2 "wrong number of dims" "$dir/megatron-col-to-row-parallel.json" \
     --shape 64
 expect 2 "bad dtype" "$dir/megatron-col-to-row-parallel.json" --dtype f8
