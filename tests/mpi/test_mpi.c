@@ -426,49 +426,29 @@ static void random_cfg(run_cfg *c, redist_dtype_t dt)
 
 /* ------------------------------------------------------------- cases */
 
-static void planned_case(void)
+/* A planned random spec; with `uneven`, redrawn by rp_uneven_spec
+ * (random shapes, often n < k, each side its rule or explicit blocks
+ * with zero lengths) and checked exactly with the pattern on buffers of
+ * each device's own size. */
+static void planned_case(int uneven)
 {
     redist_mesh_t *m = rp_mesh_exact(&rng, nranks, 1);
     rp_problem p;
-    rp_planned(&rng, m, 3, &p);
+    rp_planned(&rng, m, uneven ? 2 : 3, &p);
     run_cfg cfg;
     random_cfg(&cfg, p.dtype);
+    cfg.pattern |= uneven;
+    redist_spec_t *spec = NULL;
     redist_plan_t *plan = NULL;
     redist_plan_options_t po;
     memset(&po, 0, sizeof po);
     po.max_states = 200000;
     if (rp_next(&rng) % 3 == 0) /* the time objective: may use exchanges */
         po.objective = REDIST_OBJECTIVE_TIME;
-    if (p.elems > 6000 || rp_plan(&p, &po, &plan, NULL))
-        skipped++;
-    else {
-        cases++;
-        run_plan(plan, &cfg, NULL);
-    }
-    redist_plan_free(plan);
-    redist_mesh_free(m);
-}
-
-/* Uneven dims (rp_uneven_spec): random shapes, often n < k, each side
- * its rule or explicit blocks with zero lengths; checked exactly with the
- * pattern on buffers of each device's own size. */
-static void uneven_case(void)
-{
-    redist_mesh_t *m = rp_mesh_exact(&rng, nranks, 1);
-    rp_problem p;
-    rp_planned(&rng, m, 2, &p);
-    run_cfg cfg;
-    random_cfg(&cfg, p.dtype);
-    cfg.pattern = 1;
-    redist_spec_t *spec = NULL;
-    redist_plan_t *plan = NULL;
-    redist_plan_options_t po;
-    memset(&po, 0, sizeof po);
-    po.max_states = 200000;
-    if (rp_next(&rng) % 2)
-        po.objective = REDIST_OBJECTIVE_TIME;
-    if (p.nd == 0 || rp_uneven_spec(&rng, &p, &spec, NULL) ||
-        p.elems > 6000 || redist_plan_create(spec, &po, &plan, NULL)) {
+    redist_status_t st = uneven && p.nd == 0 ? REDIST_ERR_INVALID
+                         : uneven ? rp_uneven_spec(&rng, &p, &spec, NULL)
+                                  : rp_spec(&p, &spec, NULL);
+    if (st || p.elems > 6000 || redist_plan_create(spec, &po, &plan, NULL)) {
         skipped++;
     } else {
         cases++;
@@ -916,12 +896,10 @@ int main(int argc, char **argv)
         dtype_op_cases(argc > 3 && strcmp(argv[3], "quick") == 0);
         directed_cases();
         for (int i = 0; i < ncases; i++) {
-            if (i % 3 == 2)
-                uneven_case();
-            else if (i % 3 == 1)
+            if (i % 3 == 1)
                 walk_case();
             else
-                planned_case();
+                planned_case(i % 3 == 2);
         }
     }
     /* the tight bounds must reach the in-place and streamed paths */
