@@ -1,7 +1,9 @@
 /*
- * redistplan check SPEC... [--junit FILE]: validate spec files and their
- * `expect` blocks.  One PASS/FAIL/ERROR line per spec, then
- * "N passed, M failed".  Exit 0 all pass, 1 a failure, 2 bad input.
+ * redistplan check SPEC... [--junit FILE] [--objective time|bytes]:
+ * validate spec files and their `expect` blocks against the plan of the
+ * objective (time by default, as `plan`).  One PASS/FAIL/ERROR line per
+ * spec, then "N passed, M failed".  Exit 0 all pass, 1 a failure, 2 bad
+ * input.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +20,12 @@ typedef struct {
     char reason[1024];
 } result_t;
 
-static void check_one(const char *path, result_t *r)
+static void check_one(const char *path, redist_objective_t objective,
+                      result_t *r)
 {
+    redist_plan_options_t opts;
+    memset(&opts, 0, sizeof opts);
+    opts.objective = objective; /* the time objective: built-in model */
     redist_error_t err;
     redist_spec_t *spec = NULL;
     redist_plan_t *plan = NULL;
@@ -37,7 +43,7 @@ static void check_one(const char *path, result_t *r)
         return;
     }
     redist_spec_expect(spec, &ex);
-    redist_status_t st = redist_plan_create(spec, NULL, &plan, &err);
+    redist_status_t st = redist_plan_create(spec, &opts, &plan, &err);
     if (ex.has_infeasible && ex.infeasible) {
         if (st == REDIST_ERR_INFEASIBLE)
             snprintf(r->reason, sizeof r->reason, "no plan, as expected (%s)",
@@ -111,9 +117,19 @@ static void check_one(const char *path, result_t *r)
     }
     if (pos)
         r->outcome = 1;
+    else if (objective == REDIST_OBJECTIVE_TIME)
+        snprintf(r->reason, sizeof r->reason,
+                 "%d collective%s, recv %llu bytes, peak %llu bytes%s; "
+                 "objective time, %.2f us modelled",
+                 s.collectives, s.collectives == 1 ? "" : "s",
+                 (unsigned long long)s.recv_bytes,
+                 (unsigned long long)s.peak_bytes,
+                 s.memory_efficient ? "" : " (bound not met)",
+                 s.time_s * 1e6);
     else
         snprintf(r->reason, sizeof r->reason,
-                 "%d collective%s, recv %llu bytes, peak %llu bytes%s",
+                 "%d collective%s, recv %llu bytes, peak %llu bytes%s; "
+                 "objective bytes",
                  s.collectives, s.collectives == 1 ? "" : "s",
                  (unsigned long long)s.recv_bytes,
                  (unsigned long long)s.peak_bytes,
@@ -186,6 +202,7 @@ static int write_junit(const char *file, const result_t *res, int n)
 int cli_cmd_check(int argc, char **argv)
 {
     const char *junit = NULL;
+    redist_objective_t objective = REDIST_OBJECTIVE_TIME;
     int n = 0;
     result_t *res = calloc((size_t)argc, sizeof *res);
     if (!res) {
@@ -208,6 +225,12 @@ int cli_cmd_check(int argc, char **argv)
                 return 2;
             }
             junit = argv[++i];
+        } else if (strcmp(argv[i], "--objective") == 0 && i + 1 < argc) {
+            if (cli_objective_option(argv[++i], &objective)) {
+                free(res);
+                free(paths);
+                return 2;
+            }
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "redistplan: check: unknown option %s\n", argv[i]);
             free(res);
@@ -224,7 +247,7 @@ int cli_cmd_check(int argc, char **argv)
     }
     int passed = 0, failed = 0, errors = 0;
     for (int i = 0; i < np; i++) {
-        check_one(paths[i], &res[n]);
+        check_one(paths[i], objective, &res[n]);
         const result_t *r = &res[n++];
         const char *tag = r->outcome == 0 ? "PASS" : r->outcome == 1 ? "FAIL"
                                                                      : "ERROR";

@@ -25,6 +25,12 @@ void cli_set_extra_usage(const char *text);
 
 int cli_cmd_check(int argc, char **argv);
 
+/* The value of --objective: "time" (the default) or "bytes".  0, or -1
+ * after printing the error. */
+int cli_objective_option(const char *arg, redist_objective_t *out);
+/* "time" or "bytes" */
+const char *cli_objective_name(redist_objective_t o);
+
 /* common.c: helpers of several commands. */
 double cli_now(void); /* monotonic seconds */
 /* "512 B", or "65536 B (64 KiB)" from 1 KiB on */
@@ -77,8 +83,8 @@ int cli_cmd_topo(int argc, char **argv);
     "where\n"                                                               \
     "      the ranks run; with a spec, how each mesh axis maps onto it and "   \
     "the\n"                                                                 \
-    "      modelled cost of each step of the default and the time-objective\n" \
-    "      plans (--objective: only that one)\n"
+    "      modelled cost of each step of the plans of both objectives\n"     \
+    "      (--objective: only that one)\n"
 #else
 #define CLI_TOPO_PLAN_OPTIONS ""
 #define CLI_TOPO_PLAN_USAGE ""

@@ -147,3 +147,24 @@ long cli_env_long(const char *a, const char *b)
         v = getenv(b);
     return v ? strtol(v, NULL, 10) : -1;
 }
+
+int cli_objective_option(const char *arg, redist_objective_t *out)
+{
+    if (strcmp(arg, "time") == 0)
+        *out = REDIST_OBJECTIVE_TIME;
+    else if (strcmp(arg, "bytes") == 0)
+        *out = REDIST_OBJECTIVE_BYTES;
+    else {
+        char safe[256];
+        cli_sanitize(arg, safe, sizeof safe);
+        fprintf(stderr, "redistplan: --objective: time or bytes, not %s\n",
+                safe);
+        return -1;
+    }
+    return 0;
+}
+
+const char *cli_objective_name(redist_objective_t o)
+{
+    return o == REDIST_OBJECTIVE_BYTES ? "bytes" : "time";
+}

@@ -40,7 +40,7 @@ static const char *run_usage =
     "           [--max-bytes BYTES|64M|1G] [--dtype T] [--reduce OP]\n"
     "           [--preserve-src] [--fused] [--repeat N] "
     "[--corrupt-device R]\n"
-    "           [--objective bytes|time] [--cost FILE] [--axis-links "
+    "           [--objective time|bytes] [--cost FILE] [--axis-links "
     "AXIS=LEVEL,...]\n"
     "      execute the plan on exact data, check every element of every\n"
     "      device; report time and the scratch high-water mark.  sim is "
@@ -57,8 +57,8 @@ static const char *run_usage =
     "      sim runs whole steps into final places; --repeat N: best of N;\n"
     "      --corrupt-device R: flip bits of device R's last result element\n"
     "      before the check (to test the checker: exit 1).\n"
-    "      --objective time (with --cost, --axis-links): run the plan of the\n"
-    "      time objective, which may use the exchange step (as `plan`).\n"
+    "      --objective, --cost, --axis-links: which plan runs (as `plan`:\n"
+    "      the time objective by default, which may use the exchange step).\n"
     "      mpi backend (under mpirun -np DEVICES, one rank per device):\n"
     "      --max-scratch BYTES|64K bounds the scratch per rank\n"
     "      (reductions run in rounds); --mpi-packed,\n"
@@ -181,6 +181,17 @@ static uint64_t sim_bytes(const redist_plan_t *plan,
     return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
 }
 
+static int plan_has_exchange(const redist_plan_t *plan)
+{
+    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+        redist_step_view_t v;
+        if (redist_plan_step(plan, k, &v) == REDIST_OK &&
+            v.op == REDIST_OP_EXCHANGE)
+            return 1;
+    }
+    return 0;
+}
+
 static int run_cmd(int argc, char **argv)
 {
     cli_spec_args sa;
@@ -190,6 +201,7 @@ static int run_cmd(int argc, char **argv)
     int64_t corrupt = -1;
     redist_exec_options_t opts = {0};
     redist_plan_options_t popts = {0}; /* --objective, --cost, --axis-links */
+    int objective_given = 0;
     redist_cost_model_t cost;
     const char *cost_file = NULL, *axis_links = NULL;
 #ifdef REDIST_HAVE_MPI
@@ -230,14 +242,9 @@ static int run_cmd(int argc, char **argv)
         else if (strcmp(a, "--fused") == 0)
             fused = 1;
         else if (strcmp(a, "--objective") == 0 && i + 1 < argc) {
-            if (strcmp(argv[++i], "time") && strcmp(argv[i], "bytes")) {
-                fprintf(stderr, "redistplan: --objective: bytes or time, not "
-                                "%s\n", argv[i]);
+            if (cli_objective_option(argv[++i], &popts.objective))
                 return 2;
-            }
-            popts.objective = strcmp(argv[i], "time") == 0
-                                  ? REDIST_OBJECTIVE_TIME
-                                  : REDIST_OBJECTIVE_BYTES;
+            objective_given = 1;
         } else if (strcmp(a, "--cost") == 0 && i + 1 < argc)
             cost_file = argv[++i];
         else if (strcmp(a, "--axis-links") == 0 && i + 1 < argc)
@@ -384,7 +391,8 @@ static int run_cmd(int argc, char **argv)
         spec = spec2;
         spec2 = NULL;
     }
-    if (cost_file || axis_links || popts.objective) {
+    if (cost_file || axis_links ||
+        popts.objective == REDIST_OBJECTIVE_TIME) {
         redist_cost_model_default(&cost);
         if ((cost_file &&
              redist_cost_model_load_file(cost_file, &cost, &err)) ||
@@ -401,6 +409,25 @@ static int run_cmd(int argc, char **argv)
         cli_print_error(&err);
         fprintf(stderr, "redistplan: run: no plan to execute\n");
         goto out;
+    }
+    if (RD_CLI_SHMEM_CHOSEN(backend) && !objective_given &&
+        plan_has_exchange(plan)) {
+        /* The OpenSHMEM backend runs no exchange step: without an explicit
+         * --objective it runs the bytes objective's plan (every PE makes
+         * the same choice: planning is a pure function of the spec). */
+        redist_plan_free(plan);
+        plan = NULL;
+        popts.objective = REDIST_OBJECTIVE_BYTES;
+        if (redist_plan_create(spec, &popts, &plan, &err)) {
+            rd_cli_source(&err, sa.path);
+            cli_print_error(&err);
+            fprintf(stderr, "redistplan: run: no plan to execute\n");
+            goto out;
+        }
+        if (cli_env_long("OMPI_COMM_WORLD_RANK", "PMI_RANK") <= 0)
+            fprintf(stderr, "redistplan: run: the time objective's plan has "
+                            "an exchange step, which the shmem backend does "
+                            "not run: running the bytes objective's plan\n");
     }
     D = redist_mesh_num_devices(redist_spec_mesh(spec));
     if (corrupt >= D) {
@@ -485,8 +512,7 @@ static int run_cmd(int argc, char **argv)
     cli_fp_add(&fp, "--fused", "%s", fused ? "on" : "off");
     cli_fp_add(&fp, "--repeat", "%llu", (unsigned long long)repeat);
     cli_fp_add(&fp, "--corrupt-device", "%lld", (long long)corrupt);
-    cli_fp_add(&fp, "--objective", "%s",
-               popts.objective == REDIST_OBJECTIVE_TIME ? "time" : "bytes");
+    cli_fp_add(&fp, "--objective", "%s", cli_objective_name(popts.objective));
     uint64_t ch = 0;
     if (popts.cost) { /* the model, whatever file it came from */
         ch = cli_fp_hash(1, cost.alpha, sizeof cost.alpha);

@@ -1,9 +1,9 @@
 /*
  * redistplan - plan, check and verify array redistributions.
  *
- *   redistplan plan SPEC [--json] [--no-grid] [--max-peak BYTES]
- *   redistplan check SPEC... [--junit FILE]
- *   redistplan verify SPEC PLAN.json
+ *   redistplan plan SPEC [--json] [--no-grid] [--max-peak BYTES] ...
+ *   redistplan check SPEC... [--junit FILE] [--objective time|bytes]
+ *   redistplan verify SPEC PLAN.json [--objective time|bytes] ...
  *
  * Exit codes follow FORMATS.md section 5.
  */
@@ -19,21 +19,24 @@ static const char *usage_text =
     "\n"
     "commands:\n"
     "  plan SPEC [--json] [--no-grid] [--max-peak BYTES] [--max-states N]\n"
-    "            [--objective bytes|time] [--cost FILE] [--axis-links "
+    "            [--objective time|bytes] [--cost FILE] [--axis-links "
     "AXIS=LEVEL,...]\n"
     CLI_TOPO_PLAN_OPTIONS
-    "      print the optimal plan (minimal peak, then bytes, then "
-    "collectives;\n"
-    "      with --objective time: minimal peak, then modelled time, which may "
-    "use\n"
-    "      the direct exchange step); LEVEL: cache numa package node "
-    "network\n"
+    "      print the optimal plan.  --objective time (the default): minimal\n"
+    "      peak, then modelled time under the built-in cost model (or\n"
+    "      --cost, --axis-links, a topology), then collectives;\n"
+    "      every step, the direct exchange included.  --objective bytes\n"
+    "      (version 1): minimal peak, then bytes, then collectives, six\n"
+    "      steps (no exchange).  LEVEL: cache numa package node network\n"
     CLI_TOPO_PLAN_USAGE
-    "  check SPEC... [--junit FILE]\n"
-    "      validate specs and their expect blocks; 'N passed, M failed'\n"
-    "  verify SPEC PLAN.json\n"
-    "      replay a plan step by step; report peak, bytes, memory "
-    "efficiency\n"
+    "  check SPEC... [--junit FILE] [--objective time|bytes]\n"
+    "      validate specs and their expect blocks against the plan of the\n"
+    "      objective (time by default); 'N passed, M failed'\n"
+    "  verify SPEC PLAN.json [--objective time|bytes] [--cost FILE]\n"
+    "         [--axis-links AXIS=LEVEL,...]\n"
+    "      replay a plan step by step; report peak, bytes, modelled time,\n"
+    "      memory efficiency, and whether it is optimal for the objective\n"
+    "      (time by default, as `plan`)\n"
     "%s"
     CLI_TOPO_USAGE
     CLI_CALIBRATE_USAGE
@@ -177,17 +180,8 @@ static int cmd_plan(int argc, char **argv)
                            &opts.max_states))
                 return 2;
         } else if (strcmp(argv[i], "--objective") == 0 && i + 1 < argc) {
-            i++;
-            if (strcmp(argv[i], "time") == 0)
-                opts.objective = REDIST_OBJECTIVE_TIME;
-            else if (strcmp(argv[i], "bytes") == 0)
-                opts.objective = REDIST_OBJECTIVE_BYTES;
-            else {
-                fprintf(stderr, "redistplan: --objective: bytes or time, not "
-                                "%s\n",
-                        argv[i]);
+            if (cli_objective_option(argv[++i], &opts.objective))
                 return 2;
-            }
         } else if (strcmp(argv[i], "--cost") == 0 && i + 1 < argc) {
             cost_file = argv[++i];
         } else if (strcmp(argv[i], "--axis-links") == 0 && i + 1 < argc) {
@@ -281,17 +275,75 @@ void rd_cli_source(redist_error_t *err, const char *path)
                  path && strcmp(path, "-") ? path : "<command line>");
 }
 
+/* Model the time of plans for `verify`: the options' cost model. */
+static int cost_options(const char *cost_file, const char *axis_links,
+                        const redist_spec_t *spec, redist_cost_model_t *cost,
+                        redist_error_t *err)
+{
+    redist_cost_model_default(cost);
+    return (cost_file && redist_cost_model_load_file(cost_file, cost, err)) ||
+           (axis_links &&
+            redist_cost_model_set_axis_links(cost, redist_spec_mesh(spec),
+                                             axis_links, err));
+}
+
+/* Is a plan with these figures optimal for `obj`, against the optimum
+ * `o` of redist_plan_create?  1 yes, 0 no, -1 not known (the optimum was
+ * not proven and the plan does not meet its lower bounds).  Times are
+ * compared up to the solver's rounding (a part in 10^9, a picosecond). */
+static int verify_optimal(redist_objective_t obj,
+                          const redist_verify_result_t *r,
+                          const redist_plan_stats_t *o)
+{
+    double slack = o->time_s * 1e-9 + 1e-12;
+    if (!o->optimal) {
+        /* only the lower bounds are known */
+        if (r->peak_bytes > o->bound_peak_bytes)
+            return r->peak_bytes > o->peak_bytes ? 0 : -1;
+        if (obj == REDIST_OBJECTIVE_TIME)
+            return r->time_s <= o->bound_time_s + slack ? 1 : -1;
+        return r->recv_bytes <= o->bound_recv_bytes ? 1 : -1;
+    }
+    if (r->peak_bytes != o->peak_bytes)
+        return r->peak_bytes < o->peak_bytes;
+    if (obj == REDIST_OBJECTIVE_TIME) {
+        if (r->time_s > o->time_s + slack)
+            return 0;
+        if (r->time_s < o->time_s - slack)
+            return 1;
+    }
+    if (r->recv_bytes != o->recv_bytes)
+        return r->recv_bytes < o->recv_bytes;
+    return r->collectives <= o->collectives;
+}
+
 static int cmd_verify(int argc, char **argv)
 {
     cli_spec_args sa;
-    const char *plan_path = NULL;
+    const char *plan_path = NULL, *cost_file = NULL, *axis_links = NULL;
+    redist_plan_options_t opts;
+    redist_cost_model_t cost;
     memset(&sa, 0, sizeof sa);
+    memset(&opts, 0, sizeof opts);
     for (int i = 2; i < argc; i++) {
         int r = cli_spec_option(&sa, argc, argv, &i);
         if (r < 0)
             return 2;
         if (r)
             continue;
+        if (strcmp(argv[i], "--objective") == 0 && i + 1 < argc) {
+            if (cli_objective_option(argv[++i], &opts.objective))
+                return 2;
+            continue;
+        }
+        if (strcmp(argv[i], "--cost") == 0 && i + 1 < argc) {
+            cost_file = argv[++i];
+            continue;
+        }
+        if (strcmp(argv[i], "--axis-links") == 0 && i + 1 < argc) {
+            axis_links = argv[++i];
+            continue;
+        }
         if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "redistplan: verify: unknown option %s\n",
                     argv[i]);
@@ -318,8 +370,18 @@ static int cmd_verify(int argc, char **argv)
         cli_print_error(&err);
         return 2;
     }
+    int timed = opts.objective == REDIST_OBJECTIVE_TIME || cost_file ||
+                axis_links;
+    if (timed && cost_options(cost_file, axis_links, spec, &cost, &err)) {
+        cli_print_error(&err);
+        redist_spec_free(spec);
+        return 2;
+    }
+    if (timed)
+        opts.cost = &cost;
     redist_verify_result_t res;
-    redist_status_t st = redist_plan_verify_file(spec, plan_path, &res, &err);
+    redist_status_t st = redist_plan_verify_file_cost(spec, plan_path,
+                                                      opts.cost, &res, &err);
     int rc;
     if (st == REDIST_OK) {
         printf("valid plan: %d step%s, %d collective%s\n", res.steps,
@@ -329,6 +391,10 @@ static int cmd_verify(int argc, char **argv)
                "device\n",
                (unsigned long long)res.peak_bytes,
                (unsigned long long)res.recv_bytes);
+        if (timed)
+            printf("  modelled time %.2f us (%s cost model)\n",
+                   res.time_s * 1e6, cost_file ? "the --cost file's"
+                                                : "the built-in");
         uint64_t bound = redist_spec_src_bytes(spec) >
                                  redist_spec_dst_bytes(spec)
                              ? redist_spec_src_bytes(spec)
@@ -339,22 +405,44 @@ static int cmd_verify(int argc, char **argv)
         redist_plan_t *best = NULL;
         redist_error_t e2;
         redist_error_clear(&e2);
-        if (redist_plan_create(spec, NULL, &best, &e2) == REDIST_OK) {
+        const char *on = cli_objective_name(opts.objective);
+        if (redist_plan_create(spec, &opts, &best, &e2) == REDIST_OK) {
             redist_plan_stats_t o;
             redist_plan_stats(best, &o);
-            /* no worse than the optimum of the default objective (a plan
-             * with exchange steps may even beat it) */
-            int opt = res.peak_bytes < o.peak_bytes ||
-                      (res.peak_bytes == o.peak_bytes &&
-                       (res.recv_bytes < o.recv_bytes ||
-                        (res.recv_bytes == o.recv_bytes &&
-                         res.collectives <= o.collectives)));
-            printf("  optimal: %s (optimum: peak %llu, received %llu, %d "
-                   "collective%s)\n",
-                   opt ? "yes" : "no", (unsigned long long)o.peak_bytes,
+            int opt = verify_optimal(opts.objective, &res, &o);
+            int xchg = opts.objective == REDIST_OBJECTIVE_BYTES &&
+                       res.exchange_steps > 0;
+            char of[128];
+            if (opts.objective == REDIST_OBJECTIVE_TIME)
+                snprintf(of, sizeof of, "%.2f us modelled, ",
+                         o.time_s * 1e6);
+            else
+                of[0] = '\0';
+            /* never "yes" for a plan that says it is not proven, nor
+             * against the optimum of a vocabulary it does not use */
+            printf("  optimal for the %s objective: %s (%s: peak %llu, %s"
+                   "received %llu, %d collective%s)\n",
+                   on,
+                   xchg ? "not applicable: the plan has an exchange step, "
+                          "which the bytes objective does not use"
+                   : opt > 0 && res.stated_unproven
+                       ? "not claimed: the plan says it is not proven "
+                         "optimal (its search budget ran out), though its "
+                         "figures meet the optimum"
+                   : opt > 0  ? "yes"
+                   : opt == 0 ? "no"
+                              : "not known",
+                   o.optimal ? "its optimum"
+                             : "its best plan found, not proven optimal: "
+                               "the search budget ran out",
+                   (unsigned long long)o.peak_bytes, of,
                    (unsigned long long)o.recv_bytes, o.collectives,
                    o.collectives == 1 ? "" : "s");
             redist_plan_free(best);
+        } else {
+            printf("  optimal for the %s objective: not known (no plan: "
+                   "%s)\n",
+                   on, e2.text);
         }
         rc = 0;
     } else if (st == REDIST_ERR_PLAN) {

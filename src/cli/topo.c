@@ -1,8 +1,8 @@
 /*
  * `redistplan topo`: the machine, where the ranks run, how each mesh
- * axis maps onto it, and the modelled cost of each step of the default
- * and the time-objective plans.  Also the topology options of `plan`
- * (cli_topo_axis_links).  Built only with hwloc (libredist_topo).
+ * axis maps onto it, and the modelled cost of each step of the plans of
+ * both objectives (time, the default, and bytes).  Also the topology
+ * options of `plan` (cli_topo_axis_links).  Built only with hwloc (libredist_topo).
  *
  *   redistplan topo [SPEC] [--xml FILE | --synthetic DESC]
  *                   [--rank-map FILE] [--cost FILE]
@@ -233,17 +233,10 @@ int cli_cmd_topo(int argc, char **argv)
         else if (strcmp(a, "--axis-links") == 0 && i + 1 < argc)
             axis_links = argv[++i];
         else if (strcmp(a, "--objective") == 0 && i + 1 < argc) {
-            i++;
-            if (strcmp(argv[i], "time") == 0)
-                only = REDIST_OBJECTIVE_TIME;
-            else if (strcmp(argv[i], "bytes") == 0)
-                only = REDIST_OBJECTIVE_BYTES;
-            else {
-                fprintf(stderr, "redistplan: --objective: bytes or time, not "
-                                "%s\n",
-                        argv[i]);
+            redist_objective_t ob;
+            if (cli_objective_option(argv[++i], &ob))
                 return 2;
-            }
+            only = (int)ob;
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "redistplan: topo: unknown option %s (or missing "
                             "value)\n",
@@ -349,11 +342,11 @@ int cli_cmd_topo(int argc, char **argv)
     print_cost(&cm, cost_file);
 
     for (int o = 0; o < 2; o++) {
-        if (only >= 0 && only != o)
-            continue;
         redist_plan_options_t po;
         memset(&po, 0, sizeof po);
         po.objective = o ? REDIST_OBJECTIVE_TIME : REDIST_OBJECTIVE_BYTES;
+        if (only >= 0 && (int)po.objective != only)
+            continue;
         po.cost = &cm;
         if (redist_plan_create(spec, &po, &plans[o], &err)) {
             rd_cli_source(&err, sa.path);
@@ -363,8 +356,9 @@ int cli_cmd_topo(int argc, char **argv)
             goto out;
         }
         print_plan(plans[o], &cm,
-                   o ? "plan of the time objective"
-                     : "plan of the default objective (peak, bytes, "
+                   o ? "plan of the time objective (the default: peak, "
+                       "modelled time, bytes, collectives)"
+                     : "plan of the bytes objective (peak, bytes, "
                        "collectives)");
     }
     if (plans[0] && plans[1]) {
@@ -382,19 +376,20 @@ int cli_cmd_topo(int argc, char **argv)
                    v0.axis == v1.axis && redist_type_equal(&v0.after, &v1.after);
         }
         if (same)
-            printf("\nthe time objective keeps the default plan (%.2f us)\n",
+            printf("\nthe time objective keeps the bytes objective's plan "
+                   "(%.2f us)\n",
                    s0.time_s * 1e6);
         else if (s1.peak_bytes < s0.peak_bytes)
             printf("\nthe time objective's plan: %.2f us modelled, the "
-                   "default plan %.2f us; it needs less memory (peak %llu "
-                   "bytes, the default plan's %llu: the time objective "
+                   "bytes objective's plan %.2f us; it needs less memory "
+                   "(peak %llu bytes, the other's %llu: the time objective "
                    "minimises the peak first)\n",
                    s1.time_s * 1e6, s0.time_s * 1e6,
                    (unsigned long long)s1.peak_bytes,
                    (unsigned long long)s0.peak_bytes);
         else
             printf("\nthe time objective's plan: %.2f us modelled, the "
-                   "default plan %.2f us (%.2fx faster)\n",
+                   "bytes objective's plan %.2f us (%.2fx faster)\n",
                    s1.time_s * 1e6, s0.time_s * 1e6,
                    s1.time_s > 0 ? s0.time_s / s1.time_s : 0.0);
     }

@@ -534,6 +534,15 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
                                           redist_verify_result_t *out,
                                           redist_error_t *err)
 {
+    return redist_plan_verify_buffer_cost(spec, text, len, source, NULL, out,
+                                          err);
+}
+
+redist_status_t redist_plan_verify_buffer_cost(
+    const redist_spec_t *spec, const char *text, size_t len,
+    const char *source, const redist_cost_model_t *cost,
+    redist_verify_result_t *out, redist_error_t *err)
+{
     rctx c = {source ? source : "<string>", err, spec, -1, NULL, 0};
     redist_verify_result_t res;
     memset(&res, 0, sizeof res);
@@ -542,7 +551,10 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
         return rd_error(err, REDIST_ERR_INVALID, c.source, NULL,
                         "NULL argument");
     json_t *root;
-    redist_status_t st = rd_json_parse(text, len, c.source, &root, err);
+    redist_status_t st;
+    if (cost && (st = redist_cost_model_validate(cost, &spec->mesh, err)))
+        return st;
+    st = rd_json_parse(text, len, c.source, &root, err);
     if (st)
         return st;
     rd_step *path = NULL;
@@ -562,12 +574,15 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
     if (c.bad_step >= 0)
         st = replay_to_bad_dim(&c, path, n, views, &res);
     else
-        st = rd_replay(spec, path, n, NULL, views, &res, err);
+        st = rd_replay(spec, path, n, cost, views, &res, err);
     rd_error_set_source(err, c.source);
     if (st == REDIST_OK) {
         st = check_claims(&c, root, views, n, &res);
         if (st)
             res.valid = 0;
+        json_t *stats = json_object_get(root, "stats");
+        res.stated_unproven =
+            json_is_false(json_object_get(stats, "optimal")) ? 1 : 0;
     }
     free(views);
     free(path);
@@ -586,6 +601,15 @@ redist_status_t redist_plan_verify_file(const redist_spec_t *spec,
                                         redist_verify_result_t *out,
                                         redist_error_t *err)
 {
+    return redist_plan_verify_file_cost(spec, path, NULL, out, err);
+}
+
+redist_status_t redist_plan_verify_file_cost(const redist_spec_t *spec,
+                                             const char *path,
+                                             const redist_cost_model_t *cost,
+                                             redist_verify_result_t *out,
+                                             redist_error_t *err)
+{
     char *buf;
     size_t len;
     if (!path)
@@ -594,7 +618,7 @@ redist_status_t redist_plan_verify_file(const redist_spec_t *spec,
         rd_read_file(path, RD_MAX_PLAN_BYTES, "a plan", &buf, &len, err);
     if (st)
         return st;
-    st = redist_plan_verify_buffer(spec, buf, len, path, out, err);
+    st = redist_plan_verify_buffer_cost(spec, buf, len, path, cost, out, err);
     free(buf);
     return st;
 }

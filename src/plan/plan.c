@@ -127,6 +127,8 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
         rd_ctype before = cur;
         if (k->collective)
             res->collectives++;
+        if (st->op == REDIST_OP_EXCHANGE)
+            res->exchange_steps++;
         cur = next;
         int64_t local[REDIST_MAX_DIMS];
         rd_ctype_local(&cx, &cur, local);
@@ -152,6 +154,7 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
                                      &elems, &peers);
                 v->time_s = rd_step_time(&cx, cm, st, &before, L_before, &cur,
                                          v->recv_bytes, peers);
+                res->time_s += v->time_s;
             }
         }
     }
@@ -230,7 +233,8 @@ redist_status_t redist_plan_create(const redist_spec_t *spec,
     redist_plan_t *p = NULL;
     redist_cost_model_t defaults;
     const redist_cost_model_t *cm = opts ? opts->cost : NULL;
-    if (!cm && opts && opts->objective == REDIST_OBJECTIVE_TIME) {
+    redist_objective_t objective = rd_objective(opts);
+    if (!cm && objective == REDIST_OBJECTIVE_TIME) {
         redist_cost_model_default(&defaults);
         cm = &defaults;
     }
@@ -239,7 +243,7 @@ redist_status_t redist_plan_create(const redist_spec_t *spec,
     if (st)
         return st;
     p->states = info.states;
-    p->objective = opts ? opts->objective : REDIST_OBJECTIVE_BYTES;
+    p->objective = objective;
     p->solved = 1;
     p->unproven = info.unproven;
     p->max_states = info.max_states;

@@ -1092,8 +1092,8 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     redist_cost_model_t model;
     const redist_cost_model_t *cm = NULL;
     memset(info, 0, sizeof *info);
-    if (opts && opts->objective != REDIST_OBJECTIVE_BYTES &&
-        opts->objective != REDIST_OBJECTIVE_TIME)
+    if (rd_objective(opts) != REDIST_OBJECTIVE_BYTES &&
+        rd_objective(opts) != REDIST_OBJECTIVE_TIME)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "objective",
                         "unknown objective %d", (int)opts->objective);
     if (opts && opts->cost &&
@@ -1121,8 +1121,8 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     rd_ctype_from_type(&fdst, &spec->to);
     ctype_map(&fsrc, map, &src);
     ctype_map(&fdst, map, &dst);
-    if (opts && opts->objective == REDIST_OBJECTIVE_TIME) {
-        if (opts->cost)
+    if (rd_objective(opts) == REDIST_OBJECTIVE_TIME) {
+        if (opts && opts->cost)
             model = *opts->cost;
         else
             redist_cost_model_default(&model);
