@@ -58,6 +58,33 @@ static void spec_fields(json_t *o, const redist_spec_t *s)
     json_object_set_new(o, "to", type_json(&s->to, &s->mesh));
 }
 
+/* The cost model behind a plan's times: "built-in" or "given", its link
+ * costs as a cost file writes them, and each mesh axis's link. */
+static json_t *cost_json(const redist_plan_t *plan)
+{
+    const redist_cost_model_t *m = &plan->cost;
+    const redist_mesh_t *mesh = &plan->spec->mesh;
+    int naxes = redist_mesh_num_axes(mesh);
+    int builtin = rd_cost_is_builtin(plan);
+    json_t *o = json_object(), *links = json_object(), *ax = json_object();
+    json_object_set_new(o, "source", json_string(builtin ? "built-in"
+                                                         : "given"));
+    for (int l = 0; l < REDIST_LINK_COUNT; l++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "alpha", json_real(m->alpha[l]));
+        json_object_set_new(x, "beta", json_real(m->beta[l]));
+        json_object_set_new(links, redist_link_name((redist_link_t)l), x);
+    }
+    json_object_set_new(o, "links", links);
+    json_object_set_new(o, "gamma", json_real(m->gamma));
+    for (int a = 0; a < naxes; a++)
+        json_object_set_new(
+            ax, redist_mesh_axis_name(mesh, a),
+            json_string(redist_link_name((redist_link_t)m->axis_link[a])));
+    json_object_set_new(o, "axis_links", ax);
+    return o;
+}
+
 char *redist_plan_to_json(const redist_plan_t *plan)
 {
     if (!plan)
@@ -107,6 +134,8 @@ char *redist_plan_to_json(const redist_plan_t *plan)
                         json_string(plan->objective == REDIST_OBJECTIVE_TIME
                                         ? "time"
                                         : "bytes"));
+    if (plan->has_cost)
+        json_object_set_new(stats, "cost_model", cost_json(plan));
     if (plan->solved && !x->optimal) {
         /* only when not proven: plans proven optimal keep the contract's
          * keys alone */
@@ -125,7 +154,7 @@ char *redist_plan_to_json(const redist_plan_t *plan)
                                 u64_json(x->bound_recv_bytes));
     }
     json_object_set_new(o, "stats", stats);
-    char *text = json_dumps(o, JSON_INDENT(2));
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
     json_decref(o);
     return text;
 }

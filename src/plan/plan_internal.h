@@ -17,6 +17,10 @@ struct redist_plan {
     uint64_t max_states; /* the solver's budget */
 };
 
+/* 1 when the plan's cost model is the built-in one (cost.c), axis links
+ * included. */
+int rd_cost_is_builtin(const redist_plan_t *plan);
+
 /* Replay steps from spec->from (the verifier).  views (may be NULL) gets
  * one view per step.  res is always filled. */
 redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
