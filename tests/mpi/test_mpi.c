@@ -43,7 +43,7 @@
 #include "../../src/exec/pattern.h"
 #include "../common/random_plan.h"
 
-/* Plans of the bytes objective: these tests cover the six steps of the bytes objective one by one
+/* These tests cover the six steps of the bytes objective one by one
  * (exchange: tests/mpi/run_specs_mpi.sh). */
 static const redist_plan_options_t bytes_opts = {
     .objective = REDIST_OBJECTIVE_BYTES};

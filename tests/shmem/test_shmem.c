@@ -37,7 +37,7 @@
 #include "../../src/exec/shmem_internal.h"
 #include "../common/random_plan.h"
 
-/* Plans of the bytes objective: the OpenSHMEM backend runs the six steps of the bytes objective, not
+/* The OpenSHMEM backend runs the six steps of the bytes objective, not
  * exchange. */
 static const redist_plan_options_t bytes_opts = {
     .objective = REDIST_OBJECTIVE_BYTES};
