@@ -51,7 +51,7 @@ expect_rc 0 "topo with a spec" "$RP" topo - --mesh data=2,model=4 --shape 4096x1
 has "  data           2       4  node" "$T/out" "data spans the packages"
 has "  model          4       1  numa" "$T/out" "model within a package"
 has "0 (h0 p0 n0 c0), 4 (h0 p1 n0 c4)" "$T/out" "example group of data"
-has "plan of the default objective" "$T/out" "default plan printed"
+has "plan of the bytes objective" "$T/out" "bytes plan printed"
 has "plan of the time objective" "$T/out" "time plan printed"
 has "all_to_all     model    numa" "$T/out" "step link"
 # the fsdp spec: the time objective replaces three steps by one exchange
@@ -67,7 +67,7 @@ expect_rc 0 "topo with a rank map" "$RP" topo specs/partial-two-axes-reduce-scat
     --synthetic "pack:2 core:4" --rank-map "$T/bypkg.json"
 has "  x              2       4  numa" "$T/out" "x within a package"
 has "  y              4       1  node" "$T/out" "y across packages"
-has "the time objective keeps the default plan" "$T/out" "same plan under this map"
+has "the time objective keeps the bytes objective's plan" "$T/out" "same plan under this map"
 expect_rc 0 "topo --axis-links override" "$RP" topo specs/partial-two-axes-reduce-scatter.json \
     --synthetic "pack:2 core:4" --axis-links x=network
 has "network*" "$T/out" "override marked"
@@ -149,7 +149,7 @@ grep -q '"op": "exchange"' "$T/out" && ok || bad "time objective under pack:2 co
 echo '{"ranks_per_host": 1}' >"$T/one.json"
 expect_rc 0 "plan --rank-map on this machine" "$RP" plan - --mesh x=2 --shape 8 --from x --to '' \
     --rank-map "$T/one.json" --objective time --no-grid
-has "modelled time 5.00 us" "$T/out" "one rank per host: the gather crosses the network"
+has "modelled time 3.01 us" "$T/out" "one rank per host: the gather crosses the network"
 # the time objective's choice depends on the placement
 expect_rc 0 "time plan, default placement" "$RP" plan specs/partial-two-axes-reduce-scatter.json \
     --synthetic "pack:2 core:4" --objective time --json
