@@ -126,6 +126,7 @@ typedef struct {
     const redist_cost_model_t *cm; /* time objective when non-NULL */
     double beta_min;               /* cheapest byte over any link */
     int restricted; /* a permute group was too large to enumerate */
+    int32_t dst_node; /* the target's node once created, else -1 */
     redist_status_t status;
 } search_t;
 
@@ -472,6 +473,8 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
     int32_t v = node_get(S, t, &created);
     if (v < 0)
         return;
+    if (created && S->dst_node < 0 && memcmp(t, &S->dst, sizeof *t) == 0)
+        S->dst_node = v;
     node_t *n = &S->nodes[v];
     if (!created) {
         if (n->closed)
@@ -524,12 +527,26 @@ static void on_step(void *user, const rd_step *st, const rd_ctype *out)
           rd_step_kinds[st->op].collective);
 }
 
-/* Time objective: one exchange straight into the target. */
-static void expand_exchange(search_t *S)
+/* Time objective: one exchange straight into the target.  h is the
+ * bound at the node expanded: by consistency the exchange costs at least
+ * h, so when the target already has a path no worse than g + h, or g + h
+ * is beyond the known plan, the exchange cannot help and its exact cost
+ * (rd_exchange_need, the expensive part) is not computed. */
+static void expand_exchange(search_t *S, u128 h)
 {
     uint64_t elems, peers;
     if (!S->cm || S->bottleneck || S->here.partial != S->dst.partial ||
         memcmp(&S->here, &S->dst, sizeof S->dst) == 0)
+        return;
+    const node_t *cur = &S->nodes[S->cur];
+    u128 lb = cur->g + h;
+    if (S->dst_node >= 0) {
+        const node_t *d = &S->nodes[S->dst_node];
+        if (d->closed || lb > d->g ||
+            (lb == d->g && cur->steps + 1 >= d->steps))
+            return;
+    }
+    if (over_ub(S, lb, cur->steps + 1))
         return;
     if (rd_exchange_need(S->cx, &S->here, &S->dst, RD_SOLVER_EXCHANGE_LIMIT,
                          &elems, &peers))
@@ -739,7 +756,7 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
         if (!S->status)
             expand_permute(S);
         if (!S->status)
-            expand_exchange(S);
+            expand_exchange(S, top.f - top.g);
         if (S->status)
             return S->status;
     }
@@ -761,6 +778,7 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
                         const redist_cost_model_t *cm)
 {
     memset(S, 0, sizeof *S);
+    S->dst_node = -1;
     S->cm = cm;
     if (cm) {
         S->beta_min = cm->beta[0];
