@@ -6,7 +6,7 @@
  *                  [--max-bytes B] [--dtype T] [--reduce OP]
  *                  [--preserve-src] [--fused] [--repeat N]
  *
- * Fills every source block with the exact pattern of src/exec/pattern.h
+ * Fills every source block with the exact pattern of src/testing/pattern.h
  * (each value identifies its global index; partial axes hold
  * contributions whose reduction is exact), executes the plan, checks
  * every element of every device, and reports time and the measured
@@ -20,7 +20,7 @@
 
 #include "cli.h"
 #include "../core/internal.h"
-#include "../exec/pattern.h"
+#include "../testing/pattern.h"
 #include "launch.h"
 #include "run_report.h"
 #ifdef REDIST_HAVE_MPI

@@ -1,7 +1,7 @@
 /*
  * `redistplan run SPEC --backend mpi`, under `mpirun -np D` (D = the
  * mesh's device count): every rank fills its source block with the exact
- * pattern of src/exec/pattern.h, executes the plan through the MPI
+ * pattern of src/testing/pattern.h, executes the plan through the MPI
  * backend (redist/mpi.h) on MPI_COMM_WORLD, checks every element of its
  * destination block, and sends its figures to rank 0, which prints one
  * line per rank and a summary (max time, max scratch).  The checks and the
@@ -23,7 +23,6 @@
 #include "cli.h"
 #include "launch.h"
 #include "run_mpi.h"
-#include "../exec/mpi_internal.h"
 #include "run_report.h"
 
 /* ------------------------------------------------------------ options */
@@ -180,7 +179,7 @@ int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
             best = rep;
             best_max = mx_t;
             best_wall = mx_wall;
-            best_ex = rd_mpi_last_exchanges(mx);
+            best_ex = redist_mpi_last_stats(mx).exchanges;
         }
     }
     /* collective: every rank failed, the others' messages name the

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "redist.h"
-#include "../exec/pattern.h"
+#include "../testing/pattern.h"
 
 /* What each rank (PE) of a launched run tells rank 0: plain data, the
  * same layout everywhere (sent as bytes). */

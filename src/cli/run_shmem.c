@@ -1,7 +1,7 @@
 /*
  * `redistplan run SPEC --backend shmem`, under `oshrun -np D` (D = the
  * mesh's device count): every PE fills its source block with the exact
- * pattern of src/exec/pattern.h, executes the plan through the OpenSHMEM
+ * pattern of src/testing/pattern.h, executes the plan through the OpenSHMEM
  * backend (redist/shmem.h), checks every element of its destination
  * block, and puts its figures to PE 0, which prints one line per PE and a
  * summary (max time, max scratch).  The checks and the report are those
@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "redist/shmem.h"
-#include "../exec/shmem_internal.h"
+#include "../backend/shmem/shmem_internal.h"
 #include "cli.h"
 #include "launch.h"
 #include "run_shmem.h"
@@ -259,8 +259,7 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
                    : "private src/dst (puts into symmetric scratch, then a "
                      "copy)");
     }
-    uint64_t mode0[RED_NMODES], mode1[RED_NMODES];
-    rd_shmem_mode_counts(rs.ctx, mode0);
+    redist_shmem_stats_t mode0 = redist_shmem_stats(rs.ctx), mode1;
 
     /* run, best of `repeat` by the slowest PE's time */
     redist_exec_report_t rep, best;
@@ -291,9 +290,9 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
 
     /* the protocol of each reduction of one call (every PE decides the
      * same: PE 0's counts) */
-    rd_shmem_mode_counts(rs.ctx, mode1);
+    mode1 = redist_shmem_stats(rs.ctx);
     if (me == 0) {
-        static const char *const how[RED_NMODES] = {
+        static const char *const how[REDIST_SHMEM_RED_COUNT] = {
             "pulled by load (shmem_ptr)",
             "pulled with shmem_getmem",
             "copied into the output, pulled by load",
@@ -302,8 +301,8 @@ int cli_shmem_run(const cli_shmem_args *m, const redist_plan_t *plan,
             "pushed through the work area",
             "pushed into the output, one member at a time"};
         const char *sep = "  reductions ";
-        for (int k = 0; k < RED_NMODES; k++) {
-            uint64_t n = (mode1[k] - mode0[k]) / repeat;
+        for (int k = 0; k < REDIST_SHMEM_RED_COUNT; k++) {
+            uint64_t n = (mode1.reductions[k] - mode0.reductions[k]) / repeat;
             if (n) {
                 printf("%s%s: %llu", sep, how[k], (unsigned long long)n);
                 sep = "; ";

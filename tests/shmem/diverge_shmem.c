@@ -22,8 +22,8 @@
 
 #include "redist.h"
 #include "redist/shmem.h"
-#include "../../src/exec/pattern.h"
-#include "../../src/exec/shmem_internal.h"
+#include "../../src/testing/pattern.h"
+#include "../../src/backend/shmem/shmem_internal.h"
 #include "../common/diverge.h"
 
 /* The OpenSHMEM backend runs the six steps of the bytes objective, not
