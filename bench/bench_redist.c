@@ -97,12 +97,12 @@
 
 #ifdef BENCH_HAVE_SHMEM
 #include "redist/shmem.h"
+#endif
 
 /* The bytes objective's plans (the redist-* implementations; the *-time
  * ones run the time objective's, the default). */
 static const redist_plan_options_t bytes_opts = {
     .objective = REDIST_OBJECTIVE_BYTES};
-#endif
 
 /* ------------------------------------------------------ ScaLAPACK */
 
