@@ -77,6 +77,9 @@ typedef struct {
     int32_t steps; /* collectives so far (staleness check) */
     uint32_t seq;
     int32_t node;
+    /* 1: the exchange from `node` into the target, keyed by a lower bound
+     * on its cost; its exact cost is computed only when it is popped */
+    int32_t lazy;
 } hent_t;
 
 typedef struct {
@@ -486,7 +489,7 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
         sb = steps_bound(S, t);
     }
     hent_t e = {g + h, g, S->bottleneck ? 0 : steps + sb,
-                S->bottleneck ? 0 : steps, S->seq++, v};
+                S->bottleneck ? 0 : steps, S->seq++, v, 0};
     if (heap_push(S, e))
         S->status = REDIST_ERR_NOMEM;
 }
@@ -516,14 +519,16 @@ static void on_step(void *user, const rd_step *st, const rd_ctype *out)
           rd_step_kinds[st->op].collective);
 }
 
-/* Time objective: one exchange straight into the target.  h is the
- * bound at the node expanded: by consistency the exchange costs at least
- * h, so when the target already has a path no worse than g + h, or g + h
- * is beyond the known plan, the exchange cannot help and its exact cost
- * (rd_exchange_need, the expensive part) is not computed. */
+/* Time objective: one exchange straight into the target.  Its exact cost
+ * (rd_exchange_need enumerates the devices) is what the time objective
+ * spends most on, so the edge is relaxed lazily: the node's consistent
+ * bound h says the exchange costs at least h, so it is queued with the key
+ * g + h and costed only when that key comes first (exchange_exact).  Keys
+ * below the true one keep A* exact; an edge whose bound already loses to
+ * the target's path or to the known plan is never queued, and most queued
+ * ones are never costed: the target comes first. */
 static void expand_exchange(search_t *S, u128 h)
 {
-    uint64_t elems, peers;
     if (!S->cm || S->bottleneck || S->here.partial != S->dst.partial ||
         memcmp(&S->here, &S->dst, sizeof S->dst) == 0)
         return;
@@ -537,6 +542,19 @@ static void expand_exchange(search_t *S, u128 h)
     }
     if (over_ub(S, lb, cur->steps + 1))
         return;
+    hent_t e = {lb, lb, cur->steps + 1, cur->steps, S->seq++, S->cur, 1};
+    if (heap_push(S, e))
+        S->status = REDIST_ERR_NOMEM;
+}
+
+/* The queued exchange from node `from` comes first: cost it and relax. */
+static void exchange_exact(search_t *S, int32_t from)
+{
+    uint64_t elems, peers;
+    if (S->dst_node >= 0 && S->nodes[S->dst_node].closed)
+        return;
+    S->cur = from;
+    S->here = S->nodes[from].t;
     if (rd_exchange_need(S->cx, &S->here, &S->dst, RD_SOLVER_EXCHANGE_LIMIT,
                          &elems, &peers))
         return; /* too many devices to analyse: not offered */
@@ -545,7 +563,7 @@ static void expand_exchange(search_t *S, u128 h)
     st.op = REDIST_OP_EXCHANGE;
     st.axis = -1;
     st.after = S->dst;
-    const node_t *u = &S->nodes[S->cur];
+    const node_t *u = &S->nodes[from];
     u128 cost = time_fs(rd_step_time(S->cx, S->cm, &st, &S->here, u->L,
                                      &S->dst, elems * S->cx->elem_size,
                                      peers));
@@ -721,11 +739,17 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
     S->nodes[s].g = S->bottleneck ? S->nodes[s].L : 0;
     S->nodes[s].op = -1;
     hent_t e = {S->nodes[s].g + heuristic(S, src, local), S->nodes[s].g,
-                steps_bound(S, src), 0, S->seq++, s};
+                steps_bound(S, src), 0, S->seq++, s, 0};
     if (heap_push(S, e))
         return REDIST_ERR_NOMEM;
     while (S->nheap > 0) {
         hent_t top = heap_pop(S);
+        if (top.lazy) {
+            exchange_exact(S, top.node);
+            if (S->status)
+                return S->status;
+            continue;
+        }
         node_t *u = &S->nodes[top.node];
         if (u->closed || u->g != top.g ||
             (!S->bottleneck && u->steps != top.steps))
