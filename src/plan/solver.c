@@ -133,7 +133,7 @@ typedef struct {
     int32_t cur; /* node being expanded */
     rd_ctype here; /* its type (a copy: the node array may move) */
     const redist_cost_model_t *cm; /* time objective when non-NULL */
-    double beta_min;               /* cheapest byte over any link */
+    double beta_min; /* cheapest byte over the mesh axes' links */
     int restricted; /* a permute group was too large to enumerate */
     int32_t dst_node; /* the target's node once created, else -1 */
     redist_status_t status;
@@ -784,10 +784,20 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
     S->dst_node = -1;
     S->cm = cm;
     if (cm) {
+        /* Every step that moves bytes runs over the link of one of the
+         * mesh's axes (its own, or for permute and exchange the slowest
+         * whose placement changes): the cheapest byte among those links
+         * bounds them all, and is tighter than the cheapest of all levels
+         * (with the built-in model every axis is on `node`). */
         S->beta_min = cm->beta[0];
         for (int l = 1; l < REDIST_LINK_COUNT; l++)
             if (cm->beta[l] < S->beta_min)
                 S->beta_min = cm->beta[l];
+        for (int a = 0; a < cx->naxes; a++) {
+            double b = cm->beta[cm->axis_link[a]];
+            if (a == 0 || b < S->beta_min)
+                S->beta_min = b;
+        }
     }
     S->cx = cx;
     S->dst = *dst;
