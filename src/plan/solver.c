@@ -134,6 +134,7 @@ typedef struct {
     rd_ctype here; /* its type (a copy: the node array may move) */
     const redist_cost_model_t *cm; /* time objective when non-NULL */
     double beta_min; /* cheapest byte over the mesh axes' links */
+    u128 alpha_min;  /* cheapest message over them, femtoseconds, down */
     int restricted; /* a permute group was too large to enumerate */
     int32_t dst_node; /* the target's node once created, else -1 */
     redist_status_t status;
@@ -522,8 +523,9 @@ static void on_step(void *user, const rd_step *st, const rd_ctype *out)
 /* Time objective: one exchange straight into the target.  Its exact cost
  * (rd_exchange_need enumerates the devices) is what the time objective
  * spends most on, so the edge is relaxed lazily: the node's consistent
- * bound h says the exchange costs at least h, so it is queued with the key
- * g + h and costed only when that key comes first (exchange_exact).  Keys
+ * bound h says the exchange costs at least h plus one message, so it is
+ * queued with that key and costed only when it comes first
+ * (exchange_exact).  Keys
  * below the true one keep A* exact; an edge whose bound already loses to
  * the target's path or to the known plan is never queued, and most queued
  * ones are never costed: the target comes first. */
@@ -533,7 +535,9 @@ static void expand_exchange(search_t *S, u128 h)
         memcmp(&S->here, &S->dst, sizeof S->dst) == 0)
         return;
     const node_t *cur = &S->nodes[S->cur];
-    u128 lb = cur->g + h;
+    /* two distinct types (size-1 axes are out of the search) give some
+     * device another block: at least one message */
+    u128 lb = cur->g + h + S->alpha_min;
     if (S->dst_node >= 0) {
         const node_t *d = &S->nodes[S->dst_node];
         if (d->closed || lb > d->g ||
@@ -793,11 +797,16 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
         for (int l = 1; l < REDIST_LINK_COUNT; l++)
             if (cm->beta[l] < S->beta_min)
                 S->beta_min = cm->beta[l];
+        double am = 0;
         for (int a = 0; a < cx->naxes; a++) {
             double b = cm->beta[cm->axis_link[a]];
+            double al = cm->alpha[cm->axis_link[a]];
             if (a == 0 || b < S->beta_min)
                 S->beta_min = b;
+            if (a == 0 || al < am)
+                am = al;
         }
+        S->alpha_min = (u128)(am * 1e15 * (1 - 1e-9));
     }
     S->cx = cx;
     S->dst = *dst;
