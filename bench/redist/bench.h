@@ -46,11 +46,6 @@ void die_err(const redist_error_t *err, const char *what)
 void die_run(const bcase_t *c, const impl_t *im, const redist_error_t *err)
     __attribute__((noreturn));
 
-/* copied.c: copies of redistplan's helpers (see there) */
-int bench_parse_size(const char *s, uint64_t *out);
-void bench_path_multiples(const redist_plan_t *plan, int64_t q[]);
-int64_t bench_smallest_factor(int64_t r);
-
 /* ------------------------------------------------------ geometry.c */
 
 typedef struct rect {

@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "../../src/core/internal.h"
 
 #ifdef BENCH_HAVE_SHMEM
 #include "redist/shmem.h"
@@ -90,7 +91,7 @@ static void parse_sizes(const char *arg, opts_t *o)
     o->nsizes = 0;
     for (char *t = strtok(buf, ","); t && o->nsizes < 32;
          t = strtok(NULL, ","))
-        if (bench_parse_size(t, &o->sizes[o->nsizes++]))
+        if (rd_parse_bytes(t, strlen(t), &o->sizes[o->nsizes++]))
             die("bad size '%s'", t);
 }
 
@@ -120,7 +121,8 @@ static int parse_options(int argc, char **argv, opts_t *o, int *want_shmem)
         else if (strcmp(a, "--csv") == 0 && more)
             o->csv = argv[++i];
         else if (strcmp(a, "--mem-budget") == 0 && more) {
-            if (bench_parse_size(argv[++i], &o->mem_budget))
+            const char *v = argv[++i];
+            if (rd_parse_bytes(v, strlen(v), &o->mem_budget))
                 die("bad --mem-budget");
         } else if (strcmp(a, "--shmem") == 0)
             *want_shmem = 1;

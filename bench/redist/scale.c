@@ -3,12 +3,13 @@
  *
  * The size of a case is the larger of a rank's source and target block.
  * Dims stay multiples of every split count on the default plan's path
- * (bench_path_multiples), so the same plan remains possible.  Shrinking
+ * (rd_plan_path_multiples), so the same plan remains possible.  Shrinking
  * divides the dim with the largest ratio to its multiple by that ratio's
  * smallest prime factor, until the size is at most the target; growing
  * then doubles the smallest dim while the size stays within it.
  */
 #include "bench.h"
+#include "../../src/plan/plan_internal.h"
 
 static uint64_t local_bytes(const redist_spec_t *spec, const int64_t *shape,
                             const redist_type_t *t)
@@ -35,7 +36,7 @@ redist_status_t scale_spec(const redist_spec_t *spec, uint64_t target,
     const redist_mesh_t *m = redist_spec_mesh(spec);
     int nd = redist_spec_ndims(spec);
     int64_t q[REDIST_MAX_DIMS], cur[REDIST_MAX_DIMS];
-    bench_path_multiples(plan, q);
+    rd_plan_path_multiples(plan, q);
     redist_plan_free(plan);
     for (int i = 0; i < nd; i++)
         cur[i] = redist_spec_shape(spec)[i];
@@ -47,7 +48,7 @@ redist_status_t scale_spec(const redist_spec_t *spec, uint64_t target,
                 best = i;
         if (best < 0)
             break;
-        cur[best] /= bench_smallest_factor(cur[best] / q[best]);
+        cur[best] /= rd_smallest_factor(cur[best] / q[best]);
     }
     while (nd > 0) { /* (a 0-dim array has nothing to grow) */
         int best = 0;

@@ -30,6 +30,32 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
     return a;
 }
 
+static int64_t split_count(const redist_type_t *t, const redist_mesh_t *m,
+                           int dim)
+{
+    int64_t p = 1;
+    for (int j = 0; j < t->dim_naxes[dim]; j++)
+        p *= m->size[t->dims[dim][j]];
+    return p;
+}
+
+void rd_plan_path_multiples(const redist_plan_t *plan,
+                            int64_t q[REDIST_MAX_DIMS])
+{
+    const redist_spec_t *s = plan->spec;
+    for (int i = 0; i < s->ndims; i++)
+        q[i] = 1;
+    for (int k = -1; k <= plan->nsteps; k++) {
+        const redist_type_t *t = k < 0                ? &s->from
+                                 : k == plan->nsteps ? &s->to
+                                                     : &plan->steps[k].after;
+        for (int i = 0; i < s->ndims; i++) {
+            int64_t p = split_count(t, &s->mesh, i);
+            q[i] = q[i] / (int64_t)gcd64((uint64_t)q[i], (uint64_t)p) * p;
+        }
+    }
+}
+
 /* Exact sum of fractions num/den, den kept as an lcm of axis sizes. */
 typedef struct {
     u128 num;

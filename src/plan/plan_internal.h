@@ -27,4 +27,11 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
  * view's `after` means for kinds that do not need one. */
 void rd_step_from_view(rd_step *s, const redist_step_view_t *v, int mode);
 
+/* Per dim, the lcm of the split counts of every type on the plan's path
+ * (source, each step's `after`, target): a shape keeps the plan valid iff
+ * each dim stays a multiple of it (what `redistplan run --shrink` and the
+ * benchmarks' sizes keep). */
+void rd_plan_path_multiples(const redist_plan_t *plan,
+                            int64_t q[REDIST_MAX_DIMS]);
+
 #endif
