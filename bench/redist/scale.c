@@ -3,10 +3,9 @@
  *
  * The size of a case is the larger of a rank's source and target block.
  * Dims stay multiples of every split count on the default plan's path
- * (rd_plan_path_multiples), so the same plan remains possible.  Shrinking
- * divides the dim with the largest ratio to its multiple by that ratio's
- * smallest prime factor, until the size is at most the target; growing
- * then doubles the smallest dim while the size stays within it.
+ * (rd_plan_path_multiples), so the same plan remains possible: shrinking
+ * (rd_shrink_step) until the size is at most the target, then growing,
+ * doubling the smallest dim while the size stays within it.
  */
 #include "bench.h"
 #include "../../src/plan/plan_internal.h"
@@ -40,16 +39,8 @@ redist_status_t scale_spec(const redist_spec_t *spec, uint64_t target,
     redist_plan_free(plan);
     for (int i = 0; i < nd; i++)
         cur[i] = redist_spec_shape(spec)[i];
-    while (block_bytes(spec, cur) > target) {
-        int best = -1;
-        for (int i = 0; i < nd; i++)
-            if (cur[i] / q[i] > 1 &&
-                (best < 0 || cur[i] / q[i] > cur[best] / q[best]))
-                best = i;
-        if (best < 0)
-            break;
-        cur[best] /= rd_smallest_factor(cur[best] / q[best]);
-    }
+    while (block_bytes(spec, cur) > target && rd_shrink_step(cur, q, nd) > 1)
+        ;
     while (nd > 0) { /* (a 0-dim array has nothing to grow) */
         int best = 0;
         for (int i = 1; i < nd; i++)

@@ -11,12 +11,12 @@
 
 void die(const char *fmt, ...)
 {
+    char msg[2048]; /* one write: the ranks' lines do not interleave */
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "bench_redist: rank %d: ", g_rank);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "bench_redist: rank %d: %s\n", g_rank, msg);
     MPI_Abort(MPI_COMM_WORLD, 2);
     exit(2);
 }

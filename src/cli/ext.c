@@ -387,15 +387,9 @@ static int run_cmd(int argc, char **argv)
         rd_plan_path_multiples(plan, q);
         unsigned __int128 total = need;
         while (total > max_bytes) {
-            int best = -1;
-            for (int i = 0; i < nd; i++)
-                if (shape[i] / q[i] > 1 &&
-                    (best < 0 || shape[i] / q[i] > shape[best] / q[best]))
-                    best = i;
-            if (best < 0)
+            int64_t f = rd_shrink_step(shape, q, nd);
+            if (f == 1)
                 break;
-            int64_t f = rd_smallest_factor(shape[best] / q[best]);
-            shape[best] /= f;
             total /= (uint64_t)f; /* every size scales with the shape */
         }
         if (respec(spec, shape, dtype, reduce, &spec2, &err) ||

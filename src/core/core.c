@@ -100,14 +100,6 @@ int rd_parse_bytes(const char *s, size_t n, uint64_t *out)
     return 0;
 }
 
-int64_t rd_smallest_factor(int64_t r)
-{
-    for (int64_t p = 2; p <= 1000000 && p * p <= r; p++)
-        if (r % p == 0)
-            return p;
-    return r;
-}
-
 void redist_error_clear(redist_error_t *err)
 {
     if (!err)

@@ -64,9 +64,6 @@ void rd_format_bytes(uint64_t bytes, char *buf, size_t size);
  * 0, or -1 when malformed or over 64 bits (*out untouched).  The option
  * parser of redistplan and of the benchmarks. */
 int rd_parse_bytes(const char *s, size_t n, uint64_t *out);
-/* The smallest prime factor of r >= 2 (r itself when prime, or when it
- * has no factor up to 10^6). */
-int64_t rd_smallest_factor(int64_t r);
 
 /* Read the whole regular file `path` (file.c): at most `max` bytes, into
  * a malloc'd buffer (*out, NUL-terminated; *len bytes).  A FIFO, device

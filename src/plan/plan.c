@@ -56,6 +56,30 @@ void rd_plan_path_multiples(const redist_plan_t *plan,
     }
 }
 
+/* The smallest prime factor of r >= 2 (r itself when prime, or when it
+ * has none up to 10^6). */
+static int64_t smallest_factor(int64_t r)
+{
+    for (int64_t p = 2; p <= 1000000 && p * p <= r; p++)
+        if (r % p == 0)
+            return p;
+    return r;
+}
+
+int64_t rd_shrink_step(int64_t shape[], const int64_t q[], int ndims)
+{
+    int best = -1;
+    for (int i = 0; i < ndims; i++)
+        if (shape[i] / q[i] > 1 &&
+            (best < 0 || shape[i] / q[i] > shape[best] / q[best]))
+            best = i;
+    if (best < 0)
+        return 1;
+    int64_t f = smallest_factor(shape[best] / q[best]);
+    shape[best] /= f;
+    return f;
+}
+
 /* Exact sum of fractions num/den, den kept as an lcm of axis sizes. */
 typedef struct {
     u128 num;
