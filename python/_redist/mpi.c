@@ -212,7 +212,10 @@ static int get_block(PyObject *obj, const char *what, int writable,
     char fk = format_kind(view->format), dk = dtype_kind(dt);
     size_t dsize = redist_dtype_size(dt);
     int raw = fk == 'b' && view->itemsize == 1 && dsize != 1;
-    int same = raw || (fk == dk && (size_t)view->itemsize == dsize) ||
+    /* f16 data is no bf16: bf16 takes 2-byte integer views or raw bytes */
+    int same = raw ||
+               (fk == dk && (size_t)view->itemsize == dsize &&
+                dt != REDIST_BF16) ||
                (dt == REDIST_BF16 && (fk == 'u' || fk == 'i') &&
                 view->itemsize == 2) ||
                (dsize == 1 && fk == 'b' && view->itemsize == 1 && dk == 'u');

@@ -482,10 +482,11 @@ static PyObject *plan_to_json(PyObject *self, PyObject *unused)
 }
 
 /* table(grid) -> str: redist_plan_print into memory. */
-static PyObject *plan_table(PyObject *self, PyObject *args)
+static PyObject *plan_table(PyObject *self, PyObject *args, PyObject *kw)
 {
+    static char *kwlist[] = {"grid", NULL};
     int grid = 1;
-    if (!PyArg_ParseTuple(args, "|p", &grid))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", kwlist, &grid))
         return NULL;
     const redist_plan_t *p = rpy_plan_of(self);
     if (!p)
@@ -613,7 +614,8 @@ static PyMethodDef plan_methods[] = {
     {"to_json", plan_to_json, METH_NOARGS,
      "to_json() -> str: the plan object of FORMATS.md section 4, as "
      "`redistplan plan --json` prints it."},
-    {"table", plan_table, METH_VARARGS,
+    {"table", (PyCFunction)(void (*)(void))plan_table,
+     METH_VARARGS | METH_KEYWORDS,
      "table(grid=True) -> str: the table `redistplan plan` prints "
      "(grid=False: --no-grid)."},
     {"_verify", plan_verify, METH_NOARGS,

@@ -75,7 +75,12 @@ else:
 
 
 def _context(comm, mesh, flags, max_scratch):
-    key = (comm.py2f(), mesh.sizes, flags, max_scratch)
+    try:
+        handle = comm.py2f()
+    except (AttributeError, TypeError):
+        raise TypeError(f"execute: an mpi4py communicator, not "
+                        f"{type(comm).__name__}") from None
+    key = (handle, mesh.sizes, flags, max_scratch)
     ctx = _cache.get(key)
     if ctx is not None:
         if ctx.matches(comm):

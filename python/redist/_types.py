@@ -46,6 +46,11 @@ _DTYPE_ALIASES = {
     "cdouble": "c128",
 }
 
+_NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64",
+                "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+                "u8": "uint8", "u16": "uint16", "u32": "uint32",
+                "u64": "uint64", "c64": "complex64", "c128": "complex128"}
+
 
 def dtype_name(dtype):
     """The FORMATS.md name ("bf16", "f32", ...) of a dtype given as that
@@ -78,8 +83,7 @@ def numpy_dtype(name):
     name = dtype_name(name)
     if name == "bf16":
         return numpy.dtype(numpy.uint16)
-    inv = {v: k for k, v in _DTYPE_ALIASES.items() if k.startswith(("float", "int", "uint", "complex"))}
-    return numpy.dtype(inv[name])
+    return numpy.dtype(_NUMPY_NAMES[name])
 
 # -------------------------------------------------------------------- mesh
 
