@@ -88,36 +88,18 @@ static int ctx_init(PyObject *self_obj, PyObject *args, PyObject *kw)
     PyObject *comm, *names, *sizes;
     unsigned flags = 0;
     unsigned long long max_scratch = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO!O!|IK", kwlist, &comm,
-                                     &PyTuple_Type, &names, &PyTuple_Type,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|IK", kwlist, &comm, &names,
                                      &sizes, &flags, &max_scratch))
         return -1;
     MPI_Comm *c = comm_of(comm);
     if (!c)
         return -1;
-    Py_ssize_t n = PyTuple_GET_SIZE(names);
-    if (n < 1 || n > REDIST_MAX_AXES || PyTuple_GET_SIZE(sizes) != n) {
-        PyErr_SetString(PyExc_ValueError, "a mesh of 1 to 16 (name, size) axes");
-        return -1;
-    }
-    const char *cn[REDIST_MAX_AXES];
-    int64_t cs[REDIST_MAX_AXES];
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (!(cn[i] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i))))
-            return -1;
-        long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(sizes, i));
-        if (v == -1 && PyErr_Occurred())
-            return -1;
-        cs[i] = v;
-    }
     redist_mesh_t *mesh = NULL;
+    if (rpy_mesh_from_py(names, sizes, &mesh) < 0)
+        return -1;
     redist_error_t err;
     redist_error_clear(&err);
-    redist_status_t st = redist_mesh_create((int)n, cn, cs, &mesh, &err);
-    if (st != REDIST_OK) {
-        rpy_raise(rpy_SpecError, st, &err);
-        return -1;
-    }
+    redist_status_t st;
     redist_mpi_options_t opts = {flags, max_scratch};
     redist_mpi_t *ctx = NULL;
     Py_BEGIN_ALLOW_THREADS

@@ -27,21 +27,22 @@ extern PyObject *rpy_Error, *rpy_SpecError, *rpy_PlanError, *rpy_ExecError;
 PyObject *rpy_raise(PyObject *cls, redist_status_t st,
                     const redist_error_t *err);
 
-typedef struct rpy_spec {
+/* Spec and Plan objects: a redist_spec_t * or redist_plan_t *, NULL until
+ * loaded / created. */
+typedef struct rpy_obj {
     PyObject_HEAD
-    redist_spec_t *spec; /* NULL until loaded */
-} rpy_spec;
-
-typedef struct rpy_plan {
-    PyObject_HEAD
-    redist_plan_t *plan; /* NULL until created */
-} rpy_plan;
+    void *ptr;
+} rpy_obj;
 
 extern PyTypeObject rpy_SpecType, rpy_PlanType;
 
 /* The spec / plan of an object, or NULL with TypeError / ValueError. */
 const redist_spec_t *rpy_spec_of(PyObject *o);
 const redist_plan_t *rpy_plan_of(PyObject *o);
+
+/* A mesh from a tuple of names and a tuple of sizes (redist_mesh_create;
+ * SpecError, TypeError or ValueError on failure): 0 or -1. */
+int rpy_mesh_from_py(PyObject *names, PyObject *sizes, redist_mesh_t **out);
 
 /* A type as (dims, partial): a tuple per dim of axis names, and a tuple
  * of partial axis names. */

@@ -94,34 +94,50 @@ static PyObject *dict_of(int n, const char *const keys[], PyObject *vals[])
 
 /* ---------------------------------------------------------------- Spec */
 
-const redist_spec_t *rpy_spec_of(PyObject *o)
+/* The pointer of a Spec or Plan object (`what` names it), or NULL with
+ * TypeError / ValueError. */
+static void *unwrap(PyObject *o, PyTypeObject *type, const char *what)
 {
-    if (!o || !PyObject_TypeCheck(o, &rpy_SpecType)) {
-        PyErr_Format(PyExc_TypeError, "expected a redist.Spec, not %s",
+    if (!o || !PyObject_TypeCheck(o, type)) {
+        PyErr_Format(PyExc_TypeError, "expected a %s, not %s", what,
                      o ? Py_TYPE(o)->tp_name : "NULL");
         return NULL;
     }
-    const redist_spec_t *s = ((rpy_spec *)o)->spec;
-    if (!s)
-        PyErr_SetString(PyExc_ValueError, "the redist.Spec is not initialised");
-    return s;
+    void *p = ((rpy_obj *)o)->ptr;
+    if (!p)
+        PyErr_Format(PyExc_ValueError, "the %s is not initialised", what);
+    return p;
 }
 
-static void spec_dealloc(PyObject *self)
+const redist_spec_t *rpy_spec_of(PyObject *o)
 {
-    redist_spec_free(((rpy_spec *)self)->spec);
+    return unwrap(o, &rpy_SpecType, "redist.Spec");
+}
+
+const redist_plan_t *rpy_plan_of(PyObject *o)
+{
+    return unwrap(o, &rpy_PlanType, "redist.Plan");
+}
+
+/* tp_dealloc of both types (and their Python subclasses). */
+static void obj_dealloc(PyObject *self)
+{
+    if (PyObject_TypeCheck(self, &rpy_SpecType))
+        redist_spec_free(((rpy_obj *)self)->ptr);
+    else
+        redist_plan_free(((rpy_obj *)self)->ptr);
     Py_TYPE(self)->tp_free(self);
 }
 
-static int spec_take(rpy_spec *self, redist_status_t st, redist_spec_t *s,
+static int spec_take(rpy_obj *self, redist_status_t st, redist_spec_t *s,
                      const redist_error_t *err)
 {
     if (st != REDIST_OK) {
         rpy_raise(rpy_SpecError, st, err);
         return -1;
     }
-    redist_spec_free(self->spec);
-    self->spec = s;
+    redist_spec_free(self->ptr);
+    self->ptr = s;
     return 0;
 }
 
@@ -139,7 +155,7 @@ static PyObject *spec_load_file(PyObject *self, PyObject *args)
     st = redist_spec_load_file(PyBytes_AS_STRING(path), flags, &s, &err);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
-    if (spec_take((rpy_spec *)self, st, s, &err) < 0)
+    if (spec_take((rpy_obj *)self, st, s, &err) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -156,7 +172,7 @@ static PyObject *spec_load_buffer(PyObject *self, PyObject *args)
     redist_error_clear(&err);
     redist_status_t st =
         redist_spec_load_buffer(text, (size_t)len, source, flags, &s, &err);
-    if (spec_take((rpy_spec *)self, st, s, &err) < 0)
+    if (spec_take((rpy_obj *)self, st, s, &err) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -258,27 +274,26 @@ static PyMethodDef spec_methods[] = {
 PyTypeObject rpy_SpecType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "redist._redist.Spec",
-    .tp_basicsize = sizeof(rpy_spec),
-    .tp_dealloc = spec_dealloc,
+    .tp_basicsize = sizeof(rpy_obj),
+    .tp_dealloc = obj_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "A redist_spec_t (base of redist.Spec).",
     .tp_methods = spec_methods,
     .tp_new = PyType_GenericNew,
 };
 
-/* Validate a mesh (names, sizes) as redist_mesh_create does. */
-static PyObject *mesh_check(PyObject *self, PyObject *args)
+int rpy_mesh_from_py(PyObject *names, PyObject *sizes, redist_mesh_t **out)
 {
-    (void)self;
-    PyObject *names, *sizes;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &names, &PyTuple_Type,
-                          &sizes))
-        return NULL;
+    if (!PyTuple_Check(names) || !PyTuple_Check(sizes)) {
+        PyErr_SetString(PyExc_TypeError, "a mesh: a tuple of names and a "
+                        "tuple of sizes");
+        return -1;
+    }
     Py_ssize_t n = PyTuple_GET_SIZE(names);
     if (n != PyTuple_GET_SIZE(sizes) || n > REDIST_MAX_AXES) {
         PyErr_Format(PyExc_ValueError, "a mesh has 1 to %d axes, each a name "
                      "and a size", REDIST_MAX_AXES);
-        return NULL;
+        return -1;
     }
     const char *cn[REDIST_MAX_AXES];
     int64_t cs[REDIST_MAX_AXES];
@@ -287,27 +302,40 @@ static PyObject *mesh_check(PyObject *self, PyObject *args)
         if (!PyUnicode_Check(nm)) {
             PyErr_Format(PyExc_TypeError, "mesh axis %zd: the name must be a "
                          "str, not %s", i, Py_TYPE(nm)->tp_name);
-            return NULL;
+            return -1;
         }
         Py_ssize_t len;
         if (!(cn[i] = PyUnicode_AsUTF8AndSize(nm, &len)))
-            return NULL;
+            return -1;
         if ((size_t)len != strlen(cn[i])) {
             PyErr_Format(PyExc_ValueError, "mesh axis %zd: the name holds a "
                          "NUL character", i);
-            return NULL;
+            return -1;
         }
         long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(sizes, i));
         if (v == -1 && PyErr_Occurred())
-            return NULL;
+            return -1;
         cs[i] = v;
     }
-    redist_mesh_t *m = NULL;
     redist_error_t err;
     redist_error_clear(&err);
-    redist_status_t st = redist_mesh_create((int)n, cn, cs, &m, &err);
-    if (st != REDIST_OK)
-        return rpy_raise(rpy_SpecError, st, &err);
+    redist_status_t st = redist_mesh_create((int)n, cn, cs, out, &err);
+    if (st != REDIST_OK) {
+        rpy_raise(rpy_SpecError, st, &err);
+        return -1;
+    }
+    return 0;
+}
+
+/* mesh_check(names, sizes) -> the device count, or SpecError. */
+static PyObject *mesh_check(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *names, *sizes;
+    redist_mesh_t *m = NULL;
+    if (!PyArg_ParseTuple(args, "OO", &names, &sizes) ||
+        rpy_mesh_from_py(names, sizes, &m) < 0)
+        return NULL;
     PyObject *r = PyLong_FromLongLong(redist_mesh_num_devices(m));
     redist_mesh_free(m);
     return r;
@@ -315,24 +343,6 @@ static PyObject *mesh_check(PyObject *self, PyObject *args)
 
 /* ---------------------------------------------------------------- Plan */
 
-const redist_plan_t *rpy_plan_of(PyObject *o)
-{
-    if (!o || !PyObject_TypeCheck(o, &rpy_PlanType)) {
-        PyErr_Format(PyExc_TypeError, "expected a redist.Plan, not %s",
-                     o ? Py_TYPE(o)->tp_name : "NULL");
-        return NULL;
-    }
-    const redist_plan_t *p = ((rpy_plan *)o)->plan;
-    if (!p)
-        PyErr_SetString(PyExc_ValueError, "the redist.Plan is not initialised");
-    return p;
-}
-
-static void plan_dealloc(PyObject *self)
-{
-    redist_plan_free(((rpy_plan *)self)->plan);
-    Py_TYPE(self)->tp_free(self);
-}
 
 /* PyArg "O&" converter: a path (str, bytes, os.PathLike) or None. */
 static int fs_or_none(PyObject *o, void *out)
@@ -393,8 +403,8 @@ static PyObject *plan_create(PyObject *self, PyObject *args)
     Py_END_ALLOW_THREADS
     if (st != REDIST_OK)
         return rpy_raise(rpy_PlanError, st, &err);
-    redist_plan_free(((rpy_plan *)self)->plan);
-    ((rpy_plan *)self)->plan = plan;
+    redist_plan_free(((rpy_obj *)self)->ptr);
+    ((rpy_obj *)self)->ptr = plan;
     Py_RETURN_NONE;
 }
 
@@ -627,8 +637,8 @@ static PySequenceMethods plan_as_sequence = {.sq_length = plan_len};
 PyTypeObject rpy_PlanType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "redist._redist.Plan",
-    .tp_basicsize = sizeof(rpy_plan),
-    .tp_dealloc = plan_dealloc,
+    .tp_basicsize = sizeof(rpy_obj),
+    .tp_dealloc = obj_dealloc,
     .tp_as_sequence = &plan_as_sequence,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "A redist_plan_t (base of redist.Plan).",
