@@ -100,6 +100,31 @@ static redist_spec_t *random_spec(int naxes, int ndims)
     return spec;
 }
 
+/* BENCH_SLOW_US: one line on stderr for a plan slower than that. */
+static void report_slow(const redist_spec_t *spec, const redist_plan_t *plan,
+                        double us, double states)
+{
+    char a[256], b[256];
+    const redist_mesh_t *m = redist_spec_mesh(spec);
+    fprintf(stderr, "slow %.0f us, %.0f states: mesh", us, states);
+    for (int x = 0; x < redist_mesh_num_axes(m); x++)
+        fprintf(stderr, "%s%s=%lld", x ? "," : " ", redist_mesh_axis_name(m, x),
+                (long long)redist_mesh_axis_size(m, x));
+    fprintf(stderr, " shape");
+    for (int x = 0; x < redist_spec_ndims(spec); x++)
+        fprintf(stderr, "%s%lld", x ? "x" : " ",
+                (long long)redist_spec_shape(spec)[x]);
+    fprintf(stderr, ": %s -> %s:",
+            redist_type_format(redist_spec_from(spec), m, a, sizeof a),
+            redist_type_format(redist_spec_to(spec), m, b, sizeof b));
+    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, k, &v);
+        fprintf(stderr, " %s", redist_op_name(v.op));
+    }
+    fprintf(stderr, "\n");
+}
+
 int main(int argc, char **argv)
 {
     int reps = 200, max_axes = 8;
@@ -181,31 +206,8 @@ int main(int argc, char **argv)
                 lat[n] = (t1 - t0) * 1e6;
                 states[n] = (double)redist_plan_states_visited(plan);
                 if (getenv("BENCH_SLOW_US") &&
-                    lat[n] > atof(getenv("BENCH_SLOW_US"))) {
-                    char a[256], b[256];
-                    const redist_mesh_t *m = redist_spec_mesh(spec);
-                    fprintf(stderr, "slow %.0f us, %.0f states: mesh",
-                            lat[n], states[n]);
-                    for (int x = 0; x < redist_mesh_num_axes(m); x++)
-                        fprintf(stderr, "%s%s=%lld", x ? "," : " ",
-                                redist_mesh_axis_name(m, x),
-                                (long long)redist_mesh_axis_size(m, x));
-                    fprintf(stderr, " shape");
-                    for (int x = 0; x < redist_spec_ndims(spec); x++)
-                        fprintf(stderr, "%s%lld", x ? "x" : " ",
-                                (long long)redist_spec_shape(spec)[x]);
-                    fprintf(stderr, ": %s -> %s:",
-                            redist_type_format(redist_spec_from(spec), m, a,
-                                               sizeof a),
-                            redist_type_format(redist_spec_to(spec), m, b,
-                                               sizeof b));
-                    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
-                        redist_step_view_t v;
-                        redist_plan_step(plan, k, &v);
-                        fprintf(stderr, " %s", redist_op_name(v.op));
-                    }
-                    fprintf(stderr, "\n");
-                }
+                    lat[n] > atof(getenv("BENCH_SLOW_US")))
+                    report_slow(spec, plan, lat[n], states[n]);
                 total += t1 - t0;
                 n++;
             }

@@ -119,7 +119,8 @@ typedef enum redist_dtype {
 
 /** Element size in bytes.  Out of range: 0. */
 REDIST_API size_t redist_dtype_size(redist_dtype_t dtype);
-/** The FORMATS.md name ("bf16").  Out of range: NULL. */
+/** The name in spec files ("bf16"; doc/spec-format.md section 3).  Out
+ *  of range: NULL. */
 REDIST_API const char *redist_dtype_name(redist_dtype_t dtype);
 /** Look a dtype up by name; REDIST_ERR_INVALID if unknown (`out` may be
  *  NULL to only check the name). */

@@ -3,9 +3,9 @@
  * independent verifier and the JSON / text writers.  Depends on jansson
  * only; never on MPI or OpenSHMEM.
  *
- * A plan is a sequence of typed steps (FORMATS.md section 2) from the
+ * A plan is a sequence of typed steps (doc/spec-format.md section 2) from the
  * spec's source type to its target type.  redist_plan_create returns the
- * optimum of its objective (redist_objective_t; FORMATS.md section 9).
+ * optimum of its objective (redist_objective_t; doc/spec-format.md section 9).
  * The default, REDIST_OBJECTIVE_TIME: minimal peak local bytes, then
  * minimal modelled time under the built-in cost model (every step,
  * exchange included), then fewest collectives.
@@ -27,7 +27,7 @@
  * the effect; a step on a size-1 axis only relabels (legal from any type,
  * 0 bytes; it still counts as the collective it names).  An outside
  * checker replays a plan by the same rule: drop the size-1 axes from
- * every type, and FORMATS.md section 2 applies as written.
+ * every type, and doc/spec-format.md section 2 applies as written.
  *
  * OPTIMALITY.  The search has a budget (max_states).  When it runs out,
  * redist_plan_create does not fail: it returns a constructive plan (valid,
@@ -183,7 +183,7 @@ REDIST_API redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t 
                                                  const char *text,
                                                  redist_error_t *err);
 
-/** The objective (FORMATS.md section 9).  Changed in 0.2: the default is
+/** The objective (doc/spec-format.md section 9).  Changed in 0.2: the default is
  *  now TIME, and it is the zero value, so options zeroed with `= {0}` or
  *  memset (and NULL options) plan for time.  Earlier versions numbered
  *  BYTES 0 and TIME 1: code that relied on zeroed options for the
@@ -194,7 +194,7 @@ typedef enum redist_objective {
      *  cost model, else the built-in one), then collectives; every step,
      *  exchange included. */
     REDIST_OBJECTIVE_TIME = 0,
-    /** FORMATS.md section 2 (version 1's default): least peak, then least
+    /** doc/spec-format.md section 2 (version 1's default): least peak, then least
      *  received bytes, then fewest collectives, over the six steps slice
      *  to permute (no exchange). */
     REDIST_OBJECTIVE_BYTES = 1
@@ -302,8 +302,8 @@ REDIST_API redist_status_t redist_plan_verify(const redist_plan_t *plan,
                                    redist_error_t *err);
 
 /**
- * Read a plan JSON document (FORMATS.md section 4; only "steps" is
- * required, each step's "after" only for permute) for `spec` and verify
+ * Read a plan JSON document (doc/spec-format.md section 4; only "steps"
+ * is required, each step's "after" only for permute) for `spec` and verify
  * it.  Structural problems (not JSON, steps not an array, a field of the
  * wrong JSON type, wherever it is) are REDIST_ERR_PARSE /
  * REDIST_ERR_INVALID; an illegal step (a dim out of range is named as
@@ -337,11 +337,11 @@ REDIST_API redist_status_t redist_plan_verify_buffer_cost(
 
 /* ---------------------------------------------------------- writers */
 
-/** The FORMATS.md section 4 object as a NUL-terminated string, to be freed
- *  with free(); NULL on allocation failure.  Its "stats" add "objective",
- *  "memory_efficient", "time_s" with a cost model and, only for a plan not
- *  proven optimal, "optimal": false, "unproven" ("max_states" or
- *  "permute_group") and "bound_peak_bytes" with "bound_recv_bytes" or
+/** The plan object of doc/spec-format.md section 4 as a NUL-terminated
+ *  string, to be freed with free(); NULL on allocation failure.  Its "stats"
+ *  add "objective", "memory_efficient", "time_s" with a cost model and, only
+ *  for a plan not proven optimal, "optimal": false, "unproven" ("max_states"
+ *  or "permute_group") and "bound_peak_bytes" with "bound_recv_bytes" or
  *  "bound_time_s".  NULL: NULL. */
 REDIST_API char *redist_plan_to_json(const redist_plan_t *plan);
 /** Print the readable table (and, for meshes of up to 64 devices when

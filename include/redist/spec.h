@@ -2,7 +2,7 @@
  * redist/spec.h - a redistribution problem ("spec"): mesh, global shape,
  * dtype, source and target types, reduce op, and the optional `expect`
  * block of a spec file.  Built from C values or loaded from JSON
- * (FORMATS.md section 3) with jansson.
+ * (doc/spec-format.md section 3) with jansson.
  */
 #ifndef REDIST_SPEC_H
 #define REDIST_SPEC_H

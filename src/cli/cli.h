@@ -44,9 +44,8 @@ void cli_fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
  * C1, U+FFFE/U+FFFF) written \u001b, bytes that are not UTF-8 \xff; the
  * rest as is.  Truncated to whole characters. */
 void cli_sanitize(const char *s, char *out, size_t size);
-/* Bytes with an optional binary suffix, any case, optional "iB" / "B":
- * 8, 4096, 64K, 4MiB, 1G, 2T.  0, or -1 when malformed or too large.
- * The _n form reads the first n characters. */
+/* A byte count such as 64K or 4MiB (rd_parse_bytes, core/internal.h);
+ * the _n form reads the first n characters. */
 int cli_parse_size(const char *s, uint64_t *out);
 int cli_parse_size_n(const char *s, size_t n, uint64_t *out);
 /* The value of environment variable a, else b, as a number; -1 when

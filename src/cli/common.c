@@ -105,34 +105,7 @@ void cli_sanitize(const char *s, char *out, size_t size)
 
 int cli_parse_size_n(const char *s, size_t n, uint64_t *out)
 {
-    uint64_t v = 0, mul = 1;
-    size_t i = 0;
-    while (i < n && s[i] >= '0' && s[i] <= '9') {
-        uint64_t d = (uint64_t)(s[i++] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    if (i == 0)
-        return -1;
-    if (i < n) {
-        static const char units[] = "KMGT";
-        const char *p = memchr(units, s[i] & ~0x20, 4);
-        if (!p)
-            return -1;
-        mul = 1ULL << (10 * (p - units + 1));
-        i++;
-        if (i < n && s[i] == 'i')
-            i++;
-        if (i < n && (s[i] == 'B' || s[i] == 'b'))
-            i++;
-        if (i != n)
-            return -1;
-    }
-    if (v > UINT64_MAX / mul)
-        return -1;
-    *out = v * mul;
-    return 0;
+    return rd_parse_bytes(s, n, out);
 }
 
 int cli_parse_size(const char *s, uint64_t *out)

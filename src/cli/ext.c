@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "../core/internal.h"
 #include "../testing/pattern.h"
+#include "../plan/plan_internal.h"
 #include "launch.h"
 #include "run_report.h"
 #ifdef REDIST_HAVE_MPI
@@ -68,53 +69,6 @@ static const char *run_usage =
     "      BYTES: doc/shmem.md.\n";
 
 void cli_register_extensions(void) { cli_set_extra_usage(run_usage); }
-
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-static int64_t smallest_factor(int64_t r)
-{
-    for (int64_t p = 2; p <= 1000000 && p * p <= r; p++)
-        if (r % p == 0)
-            return p;
-    return r;
-}
-
-/* Per dim, the lcm of the split counts of every type on the plan's path:
- * a shape keeps the plan valid iff each dim stays a multiple of it. */
-static void path_multiples(const redist_plan_t *plan, int64_t q[])
-{
-    const redist_spec_t *spec = redist_plan_spec(plan);
-    const redist_mesh_t *m = redist_spec_mesh(spec);
-    int nd = redist_spec_ndims(spec), n = redist_plan_num_steps(plan);
-    for (int i = 0; i < nd; i++)
-        q[i] = 1;
-    for (int k = -1; k <= n; k++) {
-        redist_type_t t;
-        redist_step_view_t v;
-        if (k < 0)
-            t = *redist_spec_from(spec);
-        else if (k == n)
-            t = *redist_spec_to(spec);
-        else {
-            redist_plan_step(plan, k, &v);
-            t = v.after;
-        }
-        for (int i = 0; i < nd; i++) {
-            int64_t p = 1;
-            for (int j = 0; j < t.dim_naxes[i]; j++)
-                p *= redist_mesh_axis_size(m, t.dims[i][j]);
-            q[i] = q[i] / (int64_t)gcd64((uint64_t)q[i], (uint64_t)p) * p;
-        }
-    }
-}
 
 /* A shape: positive dims separated by x or ',' (64x128); "" is the
  * shape of a 0-dim (scalar) array. */
@@ -457,18 +411,12 @@ static int run_cmd(int argc, char **argv)
     uint64_t need = sim_bytes(plan, be0, &opts);
     if (need > max_bytes && shrink) {
         int64_t q[REDIST_MAX_DIMS];
-        path_multiples(plan, q);
+        rd_plan_path_multiples(plan, q);
         unsigned __int128 total = need;
         while (total > max_bytes) {
-            int best = -1;
-            for (int i = 0; i < nd; i++)
-                if (shape[i] / q[i] > 1 &&
-                    (best < 0 || shape[i] / q[i] > shape[best] / q[best]))
-                    best = i;
-            if (best < 0)
+            int64_t f = rd_shrink_step(shape, q, nd);
+            if (f == 1)
                 break;
-            int64_t f = smallest_factor(shape[best] / q[best]);
-            shape[best] /= f;
             total /= (uint64_t)f; /* every size scales with the shape */
         }
         if (respec(spec, shape, dtype, reduce, &spec2, &err) ||

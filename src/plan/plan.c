@@ -20,6 +20,56 @@
 
 typedef unsigned __int128 u128;
 
+static int64_t split_count(const redist_type_t *t, const redist_mesh_t *m,
+                           int dim)
+{
+    int64_t p = 1;
+    for (int j = 0; j < t->dim_naxes[dim]; j++)
+        p *= m->size[t->dims[dim][j]];
+    return p;
+}
+
+void rd_plan_path_multiples(const redist_plan_t *plan,
+                            int64_t q[REDIST_MAX_DIMS])
+{
+    const redist_spec_t *s = plan->spec;
+    for (int i = 0; i < s->ndims; i++)
+        q[i] = 1;
+    for (int k = -1; k <= plan->nsteps; k++) {
+        const redist_type_t *t = k < 0                ? &s->from
+                                 : k == plan->nsteps ? &s->to
+                                                     : &plan->steps[k].after;
+        for (int i = 0; i < s->ndims; i++) {
+            int64_t p = split_count(t, &s->mesh, i);
+            q[i] = q[i] / (int64_t)rd_gcd_u64((uint64_t)q[i], (uint64_t)p) * p;
+        }
+    }
+}
+
+/* The smallest prime factor of r >= 2 (r itself when prime, or when it
+ * has none up to 10^6). */
+static int64_t smallest_factor(int64_t r)
+{
+    for (int64_t p = 2; p <= 1000000 && p * p <= r; p++)
+        if (r % p == 0)
+            return p;
+    return r;
+}
+
+int64_t rd_shrink_step(int64_t shape[], const int64_t q[], int ndims)
+{
+    int best = -1;
+    for (int i = 0; i < ndims; i++)
+        if (shape[i] / q[i] > 1 &&
+            (best < 0 || shape[i] / q[i] > shape[best] / q[best]))
+            best = i;
+    if (best < 0)
+        return 1;
+    int64_t f = smallest_factor(shape[best] / q[best]);
+    shape[best] /= f;
+    return f;
+}
+
 /* Exact sum of fractions num/den, den kept as an lcm of axis sizes. */
 typedef struct {
     u128 num;

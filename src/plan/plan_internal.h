@@ -31,4 +31,15 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
  * view's `after` means for kinds that do not need one. */
 void rd_step_from_view(rd_step *s, const redist_step_view_t *v, int mode);
 
+/* Shrinking a spec's shape while its plan stays valid (`redistplan run
+ * --shrink`, the benchmarks' sizes).  rd_plan_path_multiples: per dim,
+ * the lcm q of the split counts of every type on the plan's path (source,
+ * each step's `after`, target); a shape keeps the plan valid iff each dim
+ * stays a multiple of it.  rd_shrink_step: divides the dim of `shape`
+ * with the largest ratio shape / q by that ratio's smallest prime factor
+ * and returns the factor; 1 (shape unchanged) when every ratio is 1. */
+void rd_plan_path_multiples(const redist_plan_t *plan,
+                            int64_t q[REDIST_MAX_DIMS]);
+int64_t rd_shrink_step(int64_t shape[], const int64_t q[], int ndims);
+
 #endif
