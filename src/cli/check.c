@@ -117,23 +117,20 @@ static void check_one(const char *path, redist_objective_t objective,
     }
     if (pos)
         r->outcome = 1;
-    else if (objective == REDIST_OBJECTIVE_TIME)
+    else {
         snprintf(r->reason, sizeof r->reason,
                  "%d collective%s, recv %llu bytes, peak %llu bytes%s; "
-                 "objective time, %.2f us modelled",
+                 "objective %s",
                  s.collectives, s.collectives == 1 ? "" : "s",
                  (unsigned long long)s.recv_bytes,
                  (unsigned long long)s.peak_bytes,
                  s.memory_efficient ? "" : " (bound not met)",
-                 s.time_s * 1e6);
-    else
-        snprintf(r->reason, sizeof r->reason,
-                 "%d collective%s, recv %llu bytes, peak %llu bytes%s; "
-                 "objective bytes",
-                 s.collectives, s.collectives == 1 ? "" : "s",
-                 (unsigned long long)s.recv_bytes,
-                 (unsigned long long)s.peak_bytes,
-                 s.memory_efficient ? "" : " (bound not met)");
+                 cli_objective_name(objective));
+        pos = strlen(r->reason);
+        if (objective == REDIST_OBJECTIVE_TIME)
+            rd_appendf(r->reason, sizeof r->reason, &pos,
+                       ", %.2f us modelled", s.time_s * 1e6);
+    }
 done:
     redist_plan_free(plan);
     redist_spec_free(spec);
