@@ -18,6 +18,69 @@ typedef struct {
     char reason[1024];
 } result_t;
 
+/* The expectations the plan misses, "; "-separated (empty: none). */
+static void judge(const redist_plan_t *plan, const redist_expect_t *ex,
+                  char *out, size_t size)
+{
+    size_t pos = 0;
+    redist_plan_stats_t s;
+    redist_plan_stats(plan, &s);
+    out[0] = '\0';
+    if (ex->has_max_collectives && s.collectives > ex->max_collectives)
+        rd_appendf(out, size, &pos, "%s%d collectives > max_collectives %lld",
+                   pos ? "; " : "", s.collectives,
+                   (long long)ex->max_collectives);
+    if (ex->has_max_recv_bytes && s.recv_bytes > ex->max_recv_bytes)
+        rd_appendf(out, size, &pos, "%srecv %llu bytes > max_recv_bytes %llu",
+                   pos ? "; " : "", (unsigned long long)s.recv_bytes,
+                   (unsigned long long)ex->max_recv_bytes);
+    if (ex->has_max_peak_bytes && s.peak_bytes > ex->max_peak_bytes)
+        rd_appendf(out, size, &pos, "%speak %llu bytes > max_peak_bytes %llu",
+                   pos ? "; " : "", (unsigned long long)s.peak_bytes,
+                   (unsigned long long)ex->max_peak_bytes);
+    if (!ex->has_ops)
+        return;
+    int n = redist_plan_num_steps(plan), same = n == ex->nops;
+    for (int i = 0; same && i < n; i++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, i, &v);
+        same = strcmp(redist_op_name(v.op), ex->ops[i]) == 0;
+    }
+    if (same)
+        return;
+    rd_appendf(out, size, &pos, "%sops are [", pos ? "; " : "");
+    for (int i = 0; i < n; i++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, i, &v);
+        rd_appendf(out, size, &pos, "%s%s", i ? ", " : "",
+                   redist_op_name(v.op));
+    }
+    rd_appendf(out, size, &pos, "], expected [");
+    for (int i = 0; i < ex->nops; i++)
+        rd_appendf(out, size, &pos, "%s%s", i ? ", " : "", ex->ops[i]);
+    rd_appendf(out, size, &pos, "]");
+}
+
+/* The outcome of a spec whose expect block says no plan exists. */
+static void judge_infeasible(redist_status_t st, const redist_plan_t *plan,
+                             const redist_error_t *err, result_t *r)
+{
+    char buf[1024];
+    if (st == REDIST_ERR_INFEASIBLE) {
+        snprintf(r->reason, sizeof r->reason, "no plan, as expected (%s)",
+                 err->text);
+        return;
+    }
+    r->outcome = 1;
+    if (st == REDIST_OK)
+        snprintf(r->reason, sizeof r->reason,
+                 "expected no plan, but a plan of %d steps exists",
+                 redist_plan_num_steps(plan));
+    else
+        snprintf(r->reason, sizeof r->reason, "planning failed: %s",
+                 redist_error_format(err, buf, sizeof buf));
+}
+
 static void check_one(const char *path, result_t *r)
 {
     redist_error_t err;
@@ -25,7 +88,6 @@ static void check_one(const char *path, result_t *r)
     redist_plan_t *plan = NULL;
     redist_expect_t ex;
     char buf[1024];
-    size_t pos = 0;
     r->path = path;
     r->outcome = 0;
     r->reason[0] = '\0';
@@ -38,87 +100,34 @@ static void check_one(const char *path, result_t *r)
     }
     redist_spec_expect(spec, &ex);
     redist_status_t st = redist_plan_create(spec, NULL, &plan, &err);
+    redist_verify_result_t vr;
     if (ex.has_infeasible && ex.infeasible) {
-        if (st == REDIST_ERR_INFEASIBLE)
-            snprintf(r->reason, sizeof r->reason, "no plan, as expected (%s)",
-                     err.text);
-        else if (st == REDIST_OK) {
-            r->outcome = 1;
-            snprintf(r->reason, sizeof r->reason,
-                     "expected no plan, but a plan of %d steps exists",
-                     redist_plan_num_steps(plan));
-        } else {
-            r->outcome = 1;
-            snprintf(r->reason, sizeof r->reason, "planning failed: %s",
-                     redist_error_format(&err, buf, sizeof buf));
-        }
-        goto done;
-    }
-    if (st) {
+        judge_infeasible(st, plan, &err, r);
+    } else if (st) {
         r->outcome = 1;
         rd_cli_source(&err, path);
         snprintf(r->reason, sizeof r->reason, "no plan: %s",
                  redist_error_format(&err, buf, sizeof buf));
-        goto done;
-    }
-    redist_verify_result_t vr;
-    if (redist_plan_verify(plan, &vr, &err)) {
+    } else if (redist_plan_verify(plan, &vr, &err)) {
         r->outcome = 1;
         snprintf(r->reason, sizeof r->reason, "the verifier rejects the "
                  "plan: %s",
                  redist_error_format(&err, buf, sizeof buf));
-        goto done;
-    }
-    redist_plan_stats_t s;
-    redist_plan_stats(plan, &s);
-    if (ex.has_max_collectives && s.collectives > ex.max_collectives)
-        rd_appendf(r->reason, sizeof r->reason, &pos,
-                   "%s%d collectives > max_collectives %lld",
-                   pos ? "; " : "", s.collectives,
-                   (long long)ex.max_collectives);
-    if (ex.has_max_recv_bytes && s.recv_bytes > ex.max_recv_bytes)
-        rd_appendf(r->reason, sizeof r->reason, &pos,
-                   "%srecv %llu bytes > max_recv_bytes %llu",
-                   pos ? "; " : "", (unsigned long long)s.recv_bytes,
-                   (unsigned long long)ex.max_recv_bytes);
-    if (ex.has_max_peak_bytes && s.peak_bytes > ex.max_peak_bytes)
-        rd_appendf(r->reason, sizeof r->reason, &pos,
-                   "%speak %llu bytes > max_peak_bytes %llu",
-                   pos ? "; " : "", (unsigned long long)s.peak_bytes,
-                   (unsigned long long)ex.max_peak_bytes);
-    if (ex.has_ops) {
-        int n = redist_plan_num_steps(plan), same = n == ex.nops;
-        for (int i = 0; same && i < n; i++) {
-            redist_step_view_t v;
-            redist_plan_step(plan, i, &v);
-            same = strcmp(redist_op_name(v.op), ex.ops[i]) == 0;
-        }
-        if (!same) {
-            rd_appendf(r->reason, sizeof r->reason, &pos,
-                       "%sops are [", pos ? "; " : "");
-            for (int i = 0; i < n; i++) {
-                redist_step_view_t v;
-                redist_plan_step(plan, i, &v);
-                rd_appendf(r->reason, sizeof r->reason, &pos, "%s%s",
-                           i ? ", " : "", redist_op_name(v.op));
-            }
-            rd_appendf(r->reason, sizeof r->reason, &pos, "], expected [");
-            for (int i = 0; i < ex.nops; i++)
-                rd_appendf(r->reason, sizeof r->reason, &pos, "%s%s",
-                           i ? ", " : "", ex.ops[i]);
-            rd_appendf(r->reason, sizeof r->reason, &pos, "]");
+    } else {
+        judge(plan, &ex, r->reason, sizeof r->reason);
+        if (r->reason[0]) {
+            r->outcome = 1;
+        } else {
+            redist_plan_stats_t s;
+            redist_plan_stats(plan, &s);
+            snprintf(r->reason, sizeof r->reason,
+                     "%d collective%s, recv %llu bytes, peak %llu bytes%s",
+                     s.collectives, s.collectives == 1 ? "" : "s",
+                     (unsigned long long)s.recv_bytes,
+                     (unsigned long long)s.peak_bytes,
+                     s.memory_efficient ? "" : " (bound not met)");
         }
     }
-    if (pos)
-        r->outcome = 1;
-    else
-        snprintf(r->reason, sizeof r->reason,
-                 "%d collective%s, recv %llu bytes, peak %llu bytes%s",
-                 s.collectives, s.collectives == 1 ? "" : "s",
-                 (unsigned long long)s.recv_bytes,
-                 (unsigned long long)s.peak_bytes,
-                 s.memory_efficient ? "" : " (bound not met)");
-done:
     redist_plan_free(plan);
     redist_spec_free(spec);
 }
@@ -183,49 +192,15 @@ static int write_junit(const char *file, const result_t *res, int n)
     return 0;
 }
 
-int cli_cmd_check(int argc, char **argv)
+/* Check every spec, print a line each and the summary, write the JUnit
+ * report; the exit code. */
+static int check_all(const char **paths, int np, result_t *res,
+                     const char *junit)
 {
-    const char *junit = NULL;
-    int n = 0;
-    result_t *res = calloc((size_t)argc, sizeof *res);
-    if (!res) {
-        fprintf(stderr, "redistplan: out of memory\n");
-        return 2;
-    }
-    const char **paths = calloc((size_t)argc, sizeof *paths);
-    if (!paths) {
-        free(res);
-        fprintf(stderr, "redistplan: out of memory\n");
-        return 2;
-    }
-    int np = 0;
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--junit") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "redistplan: --junit needs a file\n");
-                free(res);
-                free(paths);
-                return 2;
-            }
-            junit = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "redistplan: check: unknown option %s\n", argv[i]);
-            free(res);
-            free(paths);
-            return 2;
-        } else
-            paths[np++] = argv[i];
-    }
-    if (np == 0) {
-        fprintf(stderr, "redistplan: check: no spec files given\n");
-        free(res);
-        free(paths);
-        return 2;
-    }
     int passed = 0, failed = 0, errors = 0;
     for (int i = 0; i < np; i++) {
-        check_one(paths[i], &res[n]);
-        const result_t *r = &res[n++];
+        const result_t *r = &res[i];
+        check_one(paths[i], &res[i]);
         const char *tag = r->outcome == 0 ? "PASS" : r->outcome == 1 ? "FAIL"
                                                                      : "ERROR";
         char path[1024], reason[4 * sizeof r->reason];
@@ -237,9 +212,30 @@ int cli_cmd_check(int argc, char **argv)
         errors += r->outcome == 2;
     }
     printf("%d passed, %d failed\n", passed, failed);
-    int rc = errors ? 2 : failed ? 1 : 0;
-    if (junit && write_junit(junit, res, n))
-        rc = 2;
+    int rc = errors ? CLI_BAD_INPUT : failed ? CLI_FAIL : CLI_OK;
+    if (junit && write_junit(junit, res, np))
+        rc = CLI_BAD_INPUT;
+    return rc;
+}
+
+int cli_cmd_check(const cli_command *self, int argc, char **argv)
+{
+    const char *junit = NULL;
+    const cli_opt own[] = {{.name = "--junit", .kind = CLI_STR, .out = &junit},
+                           {.name = NULL}};
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    result_t *res = calloc((size_t)argc, sizeof *res);
+    int rc = CLI_BAD_INPUT;
+    cli_cmdline c = {.cmd = self->name, .own = own, .pos = paths,
+                     .maxpos = argc};
+    if (!paths || !res)
+        fprintf(stderr, "redistplan: out of memory\n");
+    else if (cli_parse(&c, argc, argv) != CLI_OK)
+        rc = CLI_BAD_INPUT;
+    else if (c.npos == 0)
+        fprintf(stderr, "redistplan: check: no spec files given\n");
+    else
+        rc = check_all(paths, c.npos, res, junit);
     free(res);
     free(paths);
     return rc;

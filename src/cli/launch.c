@@ -174,6 +174,13 @@ void cli_fp_add(cli_fp *fp, const char *name, const char *fmt, ...)
     fp->n++;
 }
 
+void cli_fp_init(cli_fp *fp, const char *cmd, int help)
+{
+    fp->n = 0;
+    cli_fp_add(fp, "the command", "%s", cmd);
+    cli_fp_add(fp, "--help", "%s", help ? "on" : "off");
+}
+
 uint64_t cli_fp_hash(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
@@ -233,6 +240,11 @@ int cli_launched(void)
 #else
     return 0;
 #endif
+}
+
+long cli_launch_rank(void)
+{
+    return cli_env_long("OMPI_COMM_WORLD_RANK", "PMI_RANK");
 }
 
 void cli_launch_begin(const char *cmd)
