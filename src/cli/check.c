@@ -1,8 +1,14 @@
 /*
- * redistplan check SPEC... [--junit FILE]: validate spec files and their
- * `expect` blocks.  One PASS/FAIL/ERROR line per spec, then
- * "N passed, M failed".  Exit 0 all pass, 1 a failure, 2 bad input.
+ * redistplan check SPEC... [--junit FILE] [cost options]: validate spec
+ * files and their `expect` blocks against the plan of the objective the
+ * cost options choose (--objective, as `plan` has it).  One PASS/FAIL/ERROR
+ * line per spec (a spec without `expect` passes when a plan exists, and
+ * says so), then "N passed, M failed", with ", E errors" when specs could
+ * not be checked (bad input).  Exit 0 all pass, 1 a failure, 2 bad input.
+ * --junit: one testcase per spec, named by the spec's name, with its time;
+ * the file is checked for writing before any spec is.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +19,17 @@
 
 typedef struct {
     const char *path;
-    const char *name;
-    int outcome; /* 0 pass, 1 fail, 2 error */
+    char name[256]; /* the spec's name; its path when it has none */
+    int outcome;    /* 0 pass, 1 fail, 2 error */
+    double seconds;
     char reason[1024];
 } result_t;
+
+static int has_expect(const redist_expect_t *ex)
+{
+    return ex->has_max_collectives || ex->has_max_recv_bytes ||
+           ex->has_max_peak_bytes || ex->has_ops || ex->has_infeasible;
+}
 
 /* The expectations the plan misses, "; "-separated (empty: none). */
 static void judge(const redist_plan_t *plan, const redist_expect_t *ex,
@@ -81,25 +94,49 @@ static void judge_infeasible(redist_status_t st, const redist_plan_t *plan,
                  redist_error_format(err, buf, sizeof buf));
 }
 
-static void check_one(const char *path, result_t *r)
+/* A plan that meets the expect block: what it is. */
+static void passed(const redist_plan_t *plan, const redist_expect_t *ex,
+                   result_t *r)
+{
+    redist_plan_stats_t s;
+    redist_plan_stats(plan, &s);
+    snprintf(r->reason, sizeof r->reason,
+             "%s%d collective%s, recv %llu bytes, peak %llu bytes%s",
+             has_expect(ex) ? "" : "no expect: a plan exists: ",
+             s.collectives, s.collectives == 1 ? "" : "s",
+             (unsigned long long)s.recv_bytes,
+             (unsigned long long)s.peak_bytes,
+             s.memory_efficient ? "" : " (bound not met)");
+}
+
+static void check_one(const char *path, const cli_cost_args *cost,
+                      result_t *r)
 {
     redist_error_t err;
     redist_spec_t *spec = NULL;
     redist_plan_t *plan = NULL;
     redist_expect_t ex;
     char buf[1024];
+    redist_plan_options_t opts = {0};
+    redist_cost_model_t model;
     r->path = path;
     r->outcome = 0;
     r->reason[0] = '\0';
+    rd_strlcpy(r->name, path, sizeof r->name);
     redist_error_clear(&err);
-    if (redist_spec_load_file(path, 0, &spec, &err)) {
+    redist_status_t st = redist_spec_load_file(path, 0, &spec, &err);
+    if (!st && redist_spec_name(spec)[0])
+        rd_strlcpy(r->name, redist_spec_name(spec), sizeof r->name);
+    if (st || cli_plan_options_err("check", cost, redist_spec_mesh(spec),
+                                   &model, &opts, &err)) {
         r->outcome = 2;
         snprintf(r->reason, sizeof r->reason, "%s",
                  redist_error_format(&err, buf, sizeof buf));
+        redist_spec_free(spec);
         return;
     }
     redist_spec_expect(spec, &ex);
-    redist_status_t st = redist_plan_create(spec, NULL, &plan, &err);
+    st = redist_plan_create(spec, &opts, &plan, &err);
     redist_verify_result_t vr;
     if (ex.has_infeasible && ex.infeasible) {
         judge_infeasible(st, plan, &err, r);
@@ -115,18 +152,10 @@ static void check_one(const char *path, result_t *r)
                  redist_error_format(&err, buf, sizeof buf));
     } else {
         judge(plan, &ex, r->reason, sizeof r->reason);
-        if (r->reason[0]) {
+        if (r->reason[0])
             r->outcome = 1;
-        } else {
-            redist_plan_stats_t s;
-            redist_plan_stats(plan, &s);
-            snprintf(r->reason, sizeof r->reason,
-                     "%d collective%s, recv %llu bytes, peak %llu bytes%s",
-                     s.collectives, s.collectives == 1 ? "" : "s",
-                     (unsigned long long)s.recv_bytes,
-                     (unsigned long long)s.peak_bytes,
-                     s.memory_efficient ? "" : " (bound not met)");
-        }
+        else
+            passed(plan, &ex, r);
     }
     redist_plan_free(plan);
     redist_spec_free(spec);
@@ -154,24 +183,26 @@ static void xml_escape(FILE *f, const char *text)
 static int write_junit(const char *file, const result_t *res, int n)
 {
     FILE *f = fopen(file, "w");
-    if (!f) {
-        perror(file);
+    if (!f)
         return -1;
-    }
     int fails = 0, errors = 0;
+    double total = 0;
     for (int i = 0; i < n; i++) {
         fails += res[i].outcome == 1;
         errors += res[i].outcome == 2;
+        total += res[i].seconds;
     }
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f,
             "<testsuites><testsuite name=\"redistplan check\" tests=\"%d\" "
-            "failures=\"%d\" errors=\"%d\">\n",
-            n, fails, errors);
+            "failures=\"%d\" errors=\"%d\" time=\"%.6f\">\n",
+            n, fails, errors, total);
     for (int i = 0; i < n; i++) {
         fprintf(f, "  <testcase classname=\"redistplan.check\" name=\"");
+        xml_escape(f, res[i].name);
+        fprintf(f, "\" file=\"");
         xml_escape(f, res[i].path);
-        fprintf(f, "\">");
+        fprintf(f, "\" time=\"%.6f\">", res[i].seconds);
         if (res[i].outcome) {
             fprintf(f, "<%s message=\"",
                     res[i].outcome == 1 ? "failure" : "error");
@@ -185,22 +216,29 @@ static int write_junit(const char *file, const result_t *res, int n)
         fprintf(f, "</testcase>\n");
     }
     fprintf(f, "</testsuite></testsuites>\n");
-    if (fclose(f)) {
-        perror(file);
-        return -1;
-    }
-    return 0;
+    return fclose(f) ? -1 : 0;
+}
+
+static int junit_error(const char *junit, const char *why)
+{
+    char safe[1024];
+    cli_sanitize(junit, safe, sizeof safe);
+    fprintf(stderr, "redistplan: check: --junit %s: cannot write: %s\n", safe,
+            why);
+    return CLI_BAD_INPUT;
 }
 
 /* Check every spec, print a line each and the summary, write the JUnit
  * report; the exit code. */
 static int check_all(const char **paths, int np, result_t *res,
-                     const char *junit)
+                     const char *junit, const cli_cost_args *cost)
 {
     int passed = 0, failed = 0, errors = 0;
     for (int i = 0; i < np; i++) {
         const result_t *r = &res[i];
-        check_one(paths[i], &res[i]);
+        double t0 = cli_now();
+        check_one(paths[i], cost, &res[i]);
+        res[i].seconds = cli_now() - t0;
         const char *tag = r->outcome == 0 ? "PASS" : r->outcome == 1 ? "FAIL"
                                                                      : "ERROR";
         char path[1024], reason[4 * sizeof r->reason];
@@ -208,34 +246,43 @@ static int check_all(const char **paths, int np, result_t *res,
         cli_sanitize(r->reason, reason, sizeof reason);
         printf("%s %s: %s\n", tag, path, reason);
         passed += r->outcome == 0;
-        failed += r->outcome != 0;
+        failed += r->outcome == 1;
         errors += r->outcome == 2;
     }
-    printf("%d passed, %d failed\n", passed, failed);
+    printf("%d passed, %d failed", passed, failed);
+    if (errors)
+        printf(", %d error%s (not checked: bad input)", errors,
+               errors == 1 ? "" : "s");
+    printf("\n");
     int rc = errors ? CLI_BAD_INPUT : failed ? CLI_FAIL : CLI_OK;
     if (junit && write_junit(junit, res, np))
-        rc = CLI_BAD_INPUT;
+        rc = junit_error(junit, strerror(errno));
     return rc;
 }
 
 int cli_cmd_check(const cli_command *self, int argc, char **argv)
 {
     const char *junit = NULL;
+    cli_cost_args cost;
+    char why[256];
     const cli_opt own[] = {{.name = "--junit", .kind = CLI_STR, .out = &junit},
                            {.name = NULL}};
     const char **paths = calloc((size_t)argc, sizeof *paths);
     result_t *res = calloc((size_t)argc, sizeof *res);
     int rc = CLI_BAD_INPUT;
-    cli_cmdline c = {.cmd = self->name, .own = own, .pos = paths,
-                     .maxpos = argc};
+    cli_cmdline c = {.cmd = self->name, .own = own, .cost = &cost,
+                     .pos = paths, .maxpos = argc,
+                     .pos_words = "SPEC files"};
     if (!paths || !res)
         fprintf(stderr, "redistplan: out of memory\n");
     else if (cli_parse(&c, argc, argv) != CLI_OK)
         rc = CLI_BAD_INPUT;
     else if (c.npos == 0)
         fprintf(stderr, "redistplan: check: no spec files given\n");
+    else if (junit && cli_check_writable(junit, why, sizeof why))
+        rc = junit_error(junit, why);
     else
-        rc = check_all(paths, c.npos, res, junit);
+        rc = check_all(paths, c.npos, res, junit, &cost);
     free(res);
     free(paths);
     return rc;

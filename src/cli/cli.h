@@ -122,13 +122,15 @@ int cli_spec_given(const cli_spec_args *a);
 
 /* 1 when a cost option asks for a cost model (or --objective time). */
 int cli_cost_given(const cli_cost_args *c);
-/* The model for `mesh`: the defaults, then the --cost file, the links of
- * the topology options, --axis-links.  CLI_OK, or CLI_BAD_INPUT after the
- * message. */
-int cli_cost_model(const char *cmd, const cli_cost_args *c,
-                   const redist_mesh_t *mesh, redist_cost_model_t *model);
-/* Planner options of the cost options: the objective, and *model (as
- * cli_cost_model) when cli_cost_given.  CLI_OK or CLI_BAD_INPUT. */
+/* Planner options of the cost options: the objective, and when
+ * cli_cost_given *model for `mesh` (the defaults, then the --cost file, the
+ * links of the topology options, --axis-links).  CLI_OK or CLI_BAD_INPUT
+ * after the message; the _err form gives the error in err instead. */
+redist_status_t cli_plan_options_err(const char *cmd, const cli_cost_args *c,
+                                     const redist_mesh_t *mesh,
+                                     redist_cost_model_t *model,
+                                     redist_plan_options_t *opts,
+                                     redist_error_t *err);
 int cli_plan_options(const char *cmd, const cli_cost_args *c,
                      const redist_mesh_t *mesh, redist_cost_model_t *model,
                      redist_plan_options_t *opts);

@@ -271,47 +271,61 @@ int cli_cost_given(const cli_cost_args *c)
            c->objective == REDIST_OBJECTIVE_TIME;
 }
 
-int cli_cost_model(const char *cmd, const cli_cost_args *c,
-                   const redist_mesh_t *mesh, redist_cost_model_t *model)
+/* The model of the cost options for `mesh`: the defaults, then the --cost
+ * file, the links of the topology options, --axis-links. */
+static redist_status_t cost_model(const char *cmd, const cli_cost_args *c,
+                                  const redist_mesh_t *mesh,
+                                  redist_cost_model_t *model,
+                                  redist_error_t *err)
 {
-    redist_error_t err;
-    redist_error_clear(&err);
     redist_cost_model_default(model);
 #ifndef REDIST_HAVE_HWLOC
-    if (topo_given(c)) {
-        fprintf(stderr, "redistplan: %s: --xml, --synthetic and --rank-map "
-                        "need a redistplan built with hwloc (libhwloc-dev); "
-                        "use --axis-links\n",
-                cmd);
-        return CLI_BAD_INPUT;
-    }
+    if (topo_given(c))
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "%s: --xml, --synthetic and --rank-map need a "
+                        "redistplan built with hwloc (libhwloc-dev); use "
+                        "--axis-links",
+                        cmd);
 #else
     (void)cmd;
 #endif
-    if ((c->file && redist_cost_model_load_file(c->file, model, &err)) ||
+    redist_status_t st = REDIST_OK;
+    if (c->file)
+        st = redist_cost_model_load_file(c->file, model, err);
 #ifdef REDIST_HAVE_HWLOC
-        (topo_given(c) &&
-         cli_topo_axis_links(&c->topo, mesh, model, &err)) ||
+    if (!st && topo_given(c))
+        st = cli_topo_axis_links(&c->topo, mesh, model, err);
 #endif
-        (c->axis_links &&
-         redist_cost_model_set_axis_links(model, mesh, c->axis_links,
-                                          &err))) {
-        cli_print_error(&err);
-        return CLI_BAD_INPUT;
-    }
-    return CLI_OK;
+    if (!st && c->axis_links)
+        st = redist_cost_model_set_axis_links(model, mesh, c->axis_links,
+                                              err);
+    return st;
+}
+
+redist_status_t cli_plan_options_err(const char *cmd, const cli_cost_args *c,
+                                     const redist_mesh_t *mesh,
+                                     redist_cost_model_t *model,
+                                     redist_plan_options_t *opts,
+                                     redist_error_t *err)
+{
+    if (c->objective >= 0)
+        opts->objective = (redist_objective_t)c->objective;
+    if (!cli_cost_given(c))
+        return REDIST_OK;
+    redist_status_t st = cost_model(cmd, c, mesh, model, err);
+    if (!st)
+        opts->cost = model;
+    return st;
 }
 
 int cli_plan_options(const char *cmd, const cli_cost_args *c,
                      const redist_mesh_t *mesh, redist_cost_model_t *model,
                      redist_plan_options_t *opts)
 {
-    if (c->objective >= 0)
-        opts->objective = (redist_objective_t)c->objective;
-    if (!cli_cost_given(c))
-        return CLI_OK;
-    if (cli_cost_model(cmd, c, mesh, model))
+    redist_error_t err = REDIST_ERROR_INIT;
+    if (cli_plan_options_err(cmd, c, mesh, model, opts, &err)) {
+        cli_print_error(&err);
         return CLI_BAD_INPUT;
-    opts->cost = model;
+    }
     return CLI_OK;
 }

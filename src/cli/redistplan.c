@@ -120,9 +120,19 @@ static const cli_command commands[] = {
      "0 ok, 2 bad input, 3 no plan", 0},
     {"check", cli_cmd_check,
      "check specs and their expect blocks: PASS, FAIL or ERROR each",
-     "SPEC... [--junit FILE]",
-     "options:\n"
-     "  --junit FILE               also write a JUnit XML report\n"
+     "SPEC... [--junit FILE]" COST_SYNOPSIS,
+     "Each spec is planned (by the objective of the cost options) and its "
+     "plan\n"
+     "checked against the spec's expect block; a spec without one passes "
+     "when a\n"
+     "plan exists (\"no expect: a plan exists\").  The summary counts "
+     "passes,\n"
+     "failures and errors (specs that are bad input) apart.\n"
+     "\noptions:\n"
+     "  --junit FILE               also write a JUnit XML report (a "
+     "testcase per\n"
+     "                             spec, named by its name, with its time)\n"
+     COST_HELP
      "\nexample:\n"
      "  redistplan check specs/*.json --junit check.xml\n",
      "0 all pass, 1 a failure, 2 bad input", 0},
