@@ -40,15 +40,16 @@ for c in $cmds; do
             bad "$c $h: no example"
     done
     "$RP" help "$c" | cmp -s - "$T/h" && ok || bad "redistplan help $c differs"
-    # every option the help lists is accepted (no "unknown option")
-    grep -oE -- '^  (-[a-z]|--[a-z][a-z-]*)' "$T/h" | sed 's/^ *//' | sort -u |
+    # every option the help lists is accepted (no "unknown option"; run
+    # in $T, where the files they might write go)
+    (cd "$T" && grep -oE -- '^  (-[a-z]|--[a-z][a-z-]*)' "$T/h" | sed 's/^ *//' | sort -u |
     while read -r o; do
         "$RP" "$c" "$o" x y </dev/null >/dev/null 2>"$T/e"
         if grep -q 'unknown option' "$T/e"; then
             echo "FAIL: $c --help lists $o, which $c refuses"
             echo x >>"$T/refused"
         fi
-    done
+    done)
 done
 [ -e "$T/refused" ] && bad "options listed but refused" || ok
 "$RP" bogus >/dev/null 2>"$T/err"
