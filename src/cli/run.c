@@ -4,7 +4,8 @@
  *   1. options: run's own, the spec and cost groups (options.c), and those
  *      of the mpi and shmem backends (run_mpi.c, run_shmem.c);
  *   2. the backend: --backend, else mpi under a launcher
- *      (OMPI_COMM_WORLD_SIZE / PMI_SIZE), else sim;
+ *      (OMPI_COMM_WORLD_SIZE / PMI_SIZE), else sim; sim under a launcher
+ *      of several ranks is refused (every rank would simulate it all);
  *   3. the spec (with a file, --shape / --dtype / --reduce override it)
  *      and its plan (the cost options choose the objective);
  *   4. the memory: devices x (src + dst + scratch) must fit --max-bytes;
@@ -149,6 +150,15 @@ static int pick_backend(run_args *a)
         cli_sanitize(b, safe, sizeof safe);
         fprintf(stderr, "redistplan: run: unknown backend \"%s\" (sim, mpi, "
                         "shmem)\n", safe);
+        return CLI_BAD_INPUT;
+    }
+    long n = cli_launch_size();
+    if (a->which == RUN_SIM && n > 1) {
+        fprintf(stderr,
+                "redistplan: run: --backend sim runs every device in one "
+                "process, but a launcher started %ld ranks (each would run "
+                "the whole simulation); run it without mpirun / oshrun, or "
+                "use --backend mpi or shmem\n", n);
         return CLI_BAD_INPUT;
     }
     if (!built[a->which]) {
