@@ -276,7 +276,7 @@ static int plan_pairs(cal_rank *all, int n, cal_setup *s,
         if (all[r].pu < 0) {
             fprintf(stderr, "redistplan: calibrate: rank %d (%s): %s\n", r,
                     all[r].host, all[r].error);
-            return 2;
+            return CLI_BAD_INPUT;
         }
     s->names = calloc((size_t)n, sizeof *s->names);
     s->hosts = calloc((size_t)n, sizeof *s->hosts);
@@ -305,7 +305,7 @@ static int plan_pairs(cal_rank *all, int n, cal_setup *s,
         fprintf(stderr, "redistplan: calibrate: cannot place the ranks on "
                         "this machine's topology (every host must look "
                         "like rank 0's)\n");
-        return 2;
+        return CLI_BAD_INPUT;
     }
     /* the lowest pair at each level, preferring two distinct PUs (two
      * ranks time-sharing one PU measure the scheduler, not a link) */
@@ -333,7 +333,7 @@ static int plan_pairs(cal_rank *all, int n, cal_setup *s,
     return 0;
 oom:
     fprintf(stderr, "redistplan: calibrate: out of memory\n");
-    return 2;
+    return CLI_BAD_INPUT;
 }
 
 /* ------------------------------------------------------------ command */
