@@ -240,7 +240,11 @@ if [ "$mode" = mpi ]; then
     Q=1 NP=3 same 2 "the same bad option on every rank" "${I[@]}" --repeat 0
 
     # every option given differently on rank 1
-    t --backend fp "the backend" -- "${I[@]}" -- --backend sim
+    if "$rp" run --help | grep -q -- '^  --shmem-packed'; then
+        t --backend fp "the backend" -- "${I[@]}" -- --backend shmem
+    fi
+    t --backend local "--backend sim runs every device in one process" -- \
+        "${I[@]}" -- --backend sim
     t --shrink fp "--shrink" -- "${I[@]}" -- --shrink
     t --shape fp "the spec's shape" -- "${I[@]}" -- --shape 12x12
     t --shape fp "the shape run" -- "${F[@]}" -- --shape 12x12
@@ -336,7 +340,9 @@ else
         --backend sim --shmem-private
     Q=1 NP=3 t SMA_SYMMETRIC_SIZE fp "the symmetric heap size \(SMA_SYMMETRIC_SIZE\)" \
         -- "${I[@]}" -- = env:SMA_SYMMETRIC_SIZE=2M "${I[@]}"
-    t --backend fp "the backend" -- "${I[@]}" -- --backend sim
+    t --backend fp "the backend" -- "${I[@]}" -- --backend mpi
+    t --backend local "--backend sim runs every device in one process" -- \
+        "${I[@]}" -- --backend sim
     t --repeat fp "--repeat" -- "${I[@]}" -- --repeat 2
     t --preserve-src fp "--preserve-src" -- "${I[@]}" -- --preserve-src
     t --mesh fp "the mesh" -- "${I[@]}" -- --mesh x=2
