@@ -63,7 +63,7 @@
  * symmetric heap is shared and stays mapped.
  *
  * VERIFICATION.  Every element of every rank's result is checked
- * (src/exec/pattern.h: every value identifies its global index) after the
+ * (src/testing/pattern.h: every value identifies its global index) after the
  * first warm-up run, the last timed run and the memory probe run of each
  * implementation (memcpy excepted: it is not a redistribution).  A wrong
  * value prints the case, implementation, rank, local and global index,
@@ -93,7 +93,7 @@
 
 #include "redist.h"
 #include "redist/mpi.h"
-#include "../src/exec/pattern.h"
+#include "../src/testing/pattern.h"
 
 #ifdef BENCH_HAVE_SHMEM
 #include "redist/shmem.h"

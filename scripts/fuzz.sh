@@ -18,8 +18,8 @@ out=build-fuzz
 targets="spec plan exec"
 for t in $targets; do mkdir -p "$out/corpus-$t"; done
 planner=$(ls src/core/*.c src/spec/*.c src/plan/*.c)
-executor="src/exec/kernels.c src/exec/exec.c src/exec/sim.c src/exec/pattern.c
-          src/exec/exchange.c tests/common/random_plan.c"
+executor="$(ls src/exec/*.c src/backend/sim/*.c src/testing/*.c)
+          tests/common/random_plan.c"
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude"
 clang $flags $planner tests/fuzz/fuzz_spec.c -ljansson -o "$out/fuzz_spec"
 clang $flags $planner tests/fuzz/fuzz_plan.c -ljansson -o "$out/fuzz_plan"

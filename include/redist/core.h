@@ -35,6 +35,15 @@
 extern "C" {
 #endif
 
+/* REDIST_API marks the public calls.  libredist and its backend libraries
+ * are built with hidden visibility, so these calls (all named redist_*)
+ * are the only symbols they export. */
+#if defined(__GNUC__) || defined(__clang__)
+#define REDIST_API __attribute__((visibility("default")))
+#else
+#define REDIST_API
+#endif
+
 #define REDIST_VERSION_MAJOR 0
 #define REDIST_VERSION_MINOR 1
 #define REDIST_VERSION_PATCH 0
@@ -64,7 +73,7 @@ typedef enum redist_status {
 
 /** A short constant description of a status ("invalid input", ...).
  *  Out of range: "unknown status". */
-const char *redist_status_string(redist_status_t status);
+REDIST_API const char *redist_status_string(redist_status_t status);
 
 #define REDIST_ERROR_SOURCE_LENGTH 256
 #define REDIST_ERROR_PATH_LENGTH 128
@@ -95,7 +104,7 @@ typedef struct redist_error {
 #define REDIST_ERROR_INIT {REDIST_OK, 0, 0, {0}, {0}, {0}}
 
 /** Reset an error struct to "no error" (status REDIST_OK, empty strings). */
-void redist_error_clear(redist_error_t *err);
+REDIST_API void redist_error_clear(redist_error_t *err);
 
 /**
  * Format an error as one line: "source:line:col: text" for syntax errors,
@@ -104,7 +113,7 @@ void redist_error_clear(redist_error_t *err);
  * the struct's strings are read within their arrays).  NULL: NULL (when
  * buf is NULL).
  */
-char *redist_error_format(const redist_error_t *err, char *buf, size_t size);
+REDIST_API char *redist_error_format(const redist_error_t *err, char *buf, size_t size);
 
 /* ---------------------------------------------------------------- dtypes */
 
@@ -117,12 +126,12 @@ typedef enum redist_dtype {
 } redist_dtype_t;
 
 /** Element size in bytes.  Out of range: 0. */
-size_t redist_dtype_size(redist_dtype_t dtype);
+REDIST_API size_t redist_dtype_size(redist_dtype_t dtype);
 /** The FORMATS.md name ("bf16").  Out of range: NULL. */
-const char *redist_dtype_name(redist_dtype_t dtype);
+REDIST_API const char *redist_dtype_name(redist_dtype_t dtype);
 /** Look a dtype up by name; REDIST_ERR_INVALID if unknown (`out` may be
  *  NULL to only check the name). */
-redist_status_t redist_dtype_from_name(const char *name, redist_dtype_t *out);
+REDIST_API redist_status_t redist_dtype_from_name(const char *name, redist_dtype_t *out);
 
 typedef enum redist_reduce {
     REDIST_REDUCE_SUM, REDIST_REDUCE_MAX, REDIST_REDUCE_MIN,
@@ -130,9 +139,9 @@ typedef enum redist_reduce {
 } redist_reduce_t;
 
 /** "sum", "max", "min", "prod".  Out of range: NULL. */
-const char *redist_reduce_name(redist_reduce_t op);
+REDIST_API const char *redist_reduce_name(redist_reduce_t op);
 /** As redist_dtype_from_name. */
-redist_status_t redist_reduce_from_name(const char *name, redist_reduce_t *out);
+REDIST_API redist_status_t redist_reduce_from_name(const char *name, redist_reduce_t *out);
 
 /* ------------------------------------------------------------------ mesh */
 
@@ -147,28 +156,28 @@ typedef struct redist_mesh redist_mesh_t;
  * forms); sizes >= 1, with a
  * device count of at most REDIST_MAX_DEVICES.  The names are copied.
  */
-redist_status_t redist_mesh_create(int naxes, const char *const names[],
+REDIST_API redist_status_t redist_mesh_create(int naxes, const char *const names[],
                                    const int64_t sizes[], redist_mesh_t **out,
                                    redist_error_t *err);
-void redist_mesh_free(redist_mesh_t *mesh);
+REDIST_API void redist_mesh_free(redist_mesh_t *mesh);
 
 /** Number of axes.  NULL: 0. */
-int redist_mesh_num_axes(const redist_mesh_t *mesh);
+REDIST_API int redist_mesh_num_axes(const redist_mesh_t *mesh);
 /** Name of axis `axis`.  NULL or out of range: NULL. */
-const char *redist_mesh_axis_name(const redist_mesh_t *mesh, int axis);
+REDIST_API const char *redist_mesh_axis_name(const redist_mesh_t *mesh, int axis);
 /** Size of axis `axis`.  NULL or out of range: 0. */
-int64_t redist_mesh_axis_size(const redist_mesh_t *mesh, int axis);
+REDIST_API int64_t redist_mesh_axis_size(const redist_mesh_t *mesh, int axis);
 /** Number of devices.  NULL: 0. */
-int64_t redist_mesh_num_devices(const redist_mesh_t *mesh);
+REDIST_API int64_t redist_mesh_num_devices(const redist_mesh_t *mesh);
 /** Index of the axis called `name` (an unknown name is out of range).
  *  NULL or out of range: -1. */
-int redist_mesh_find_axis(const redist_mesh_t *mesh, const char *name);
+REDIST_API int redist_mesh_find_axis(const redist_mesh_t *mesh, const char *name);
 /** Rank of the device with the given coordinates (one per axis; each
  *  within its axis).  NULL or out of range: -1. */
-int64_t redist_mesh_rank(const redist_mesh_t *mesh, const int64_t coords[]);
+REDIST_API int64_t redist_mesh_rank(const redist_mesh_t *mesh, const int64_t coords[]);
 /** Coordinates (one per axis) of device `rank`; every coordinate is -1
  *  for a rank out of range.  NULL: nothing written. */
-void redist_mesh_coords(const redist_mesh_t *mesh, int64_t rank,
+REDIST_API void redist_mesh_coords(const redist_mesh_t *mesh, int64_t rank,
                         int64_t coords[]);
 
 /* --------------------------------------------------------- sharding type */
@@ -188,17 +197,17 @@ typedef struct redist_type {
 
 /** A fully replicated type of `ndims` dims (clamped to
  *  0..REDIST_MAX_DIMS).  NULL: nothing. */
-void redist_type_init(redist_type_t *type, int ndims);
+REDIST_API void redist_type_init(redist_type_t *type, int ndims);
 /** Append mesh axis `axis` as the new minor axis of `dim`.
  *  REDIST_ERR_INVALID for a dim or axis out of range, a full dim, or a
  *  type whose ndims or axis counts are out of range. */
-redist_status_t redist_type_push_axis(redist_type_t *type, int dim, int axis);
+REDIST_API redist_status_t redist_type_push_axis(redist_type_t *type, int dim, int axis);
 /** Mark mesh axis `axis` as partial (REDIST_ERR_INVALID as above). */
-redist_status_t redist_type_add_partial(redist_type_t *type, int axis);
+REDIST_API redist_status_t redist_type_add_partial(redist_type_t *type, int axis);
 /** 1 when both types are the same (same dims lists, same partial set).
  *  A type whose ndims or axis counts are out of range is invalid.  NULL
  *  or invalid: 0. */
-int redist_type_equal(const redist_type_t *a, const redist_type_t *b);
+REDIST_API int redist_type_equal(const redist_type_t *a, const redist_type_t *b);
 /**
  * 1 when both types give every device of `mesh` the same data: they are
  * equal once their size-1 axes are left out.  A mesh axis of size 1 never
@@ -208,7 +217,7 @@ int redist_type_equal(const redist_type_t *a, const redist_type_t *b);
  * way (redist/plan.h).  A type that is not one of the mesh (an axis out
  * of range, used twice...) is invalid.  NULL or invalid: 0.
  */
-int redist_type_equivalent(const redist_type_t *a, const redist_type_t *b,
+REDIST_API int redist_type_equivalent(const redist_type_t *a, const redist_type_t *b,
                            const redist_mesh_t *mesh);
 
 /**
@@ -216,14 +225,14 @@ int redist_type_equivalent(const redist_type_t *a, const redist_type_t *b,
  * twice, every dim divisible by its product of axis sizes.  `what` names
  * the type in error paths ("from", "to").
  */
-redist_status_t redist_type_validate(const redist_type_t *type,
+REDIST_API redist_status_t redist_type_validate(const redist_type_t *type,
                                      const redist_mesh_t *mesh, int ndims,
                                      const int64_t shape[], const char *what,
                                      redist_error_t *err);
 
 /** Local (per-device) shape of a type; REDIST_ERR_INVALID unless it is
  *  valid for the mesh and shape (redist_type_validate). */
-redist_status_t redist_type_local_shape(const redist_type_t *type,
+REDIST_API redist_status_t redist_type_local_shape(const redist_type_t *type,
                                         const redist_mesh_t *mesh,
                                         const int64_t shape[],
                                         int64_t local[]);
@@ -235,7 +244,7 @@ redist_status_t redist_type_local_shape(const redist_type_t *type,
  * range, "#7" for an axis the mesh (which may be NULL) lacks.  NULL: NULL
  * (when buf is NULL).
  */
-char *redist_type_format(const redist_type_t *type, const redist_mesh_t *mesh,
+REDIST_API char *redist_type_format(const redist_type_t *type, const redist_mesh_t *mesh,
                          char *buf, size_t size);
 
 #ifdef __cplusplus

@@ -102,11 +102,11 @@ typedef struct redist_exec_options {
 typedef struct redist_backend redist_backend_t;
 
 /** "sim", "mpi", ....  NULL: NULL. */
-const char *redist_backend_name(const redist_backend_t *backend);
+REDIST_API const char *redist_backend_name(const redist_backend_t *backend);
 /** Its rank.  NULL: -1. */
-int64_t redist_backend_rank(const redist_backend_t *backend);
+REDIST_API int64_t redist_backend_rank(const redist_backend_t *backend);
 /** The number of ranks it connects.  NULL: 0. */
-int64_t redist_backend_size(const redist_backend_t *backend);
+REDIST_API int64_t redist_backend_size(const redist_backend_t *backend);
 
 /** What executing a plan will take, known before running. */
 typedef struct redist_exec_info {
@@ -125,7 +125,7 @@ typedef struct redist_exec_info {
  * defaults) on `backend` (NULL: a backend without placement constraints,
  * such as sim and mpi).  REDIST_ERR_INVALID for a NULL plan or out.
  */
-redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
+REDIST_API redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
                                       const redist_backend_t *backend,
                                       const redist_exec_options_t *opts,
                                       redist_exec_info_t *out,
@@ -133,7 +133,7 @@ redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
 
 /** Shorthand: redist_plan_exec_info(...).scratch_bytes, which makes the
  *  arguments invalid when it fails.  NULL or invalid: 0. */
-uint64_t redist_plan_scratch_bytes(const redist_plan_t *plan,
+REDIST_API uint64_t redist_plan_scratch_bytes(const redist_plan_t *plan,
                                    const redist_backend_t *backend,
                                    const redist_exec_options_t *opts);
 
@@ -166,12 +166,28 @@ typedef struct redist_exec_report {
  * REDIST_EXEC_PRESERVE_SRC was given.  `report` (may be NULL) is filled in
  * both cases.  Thread-safe for distinct backend endpoints.
  */
-redist_status_t redist_plan_execute(const redist_plan_t *plan,
+REDIST_API redist_status_t redist_plan_execute(const redist_plan_t *plan,
                                     redist_backend_t *backend, void *src,
                                     void *dst,
                                     const redist_exec_options_t *opts,
                                     redist_exec_report_t *report,
                                     redist_error_t *err);
+
+/**
+ * dst[e] = inputs[0][e] op inputs[1][e] op ... op inputs[n-1][e] for
+ * e < count, with the reduction kernel every backend uses (inputs
+ * combined in order 0..n-1; f16 and bf16 accumulated in f32 and rounded
+ * once to nearest even, other types in their own type, integers
+ * wrapping; max/min propagate NaN, complex max/min are lexicographic).
+ * dst may not overlap an input.  For timing that kernel locally
+ * (`redistplan calibrate` measures gamma with it).  Errors:
+ * REDIST_ERR_INVALID for a NULL dst, inputs or input, n < 1 or count < 0,
+ * an out-of-range dtype or op, or count bytes that overflow.
+ */
+REDIST_API redist_status_t redist_reduce_local(redist_dtype_t dtype,
+                                    redist_reduce_t op, int n,
+                                    const void *const inputs[], void *dst,
+                                    int64_t count, redist_error_t *err);
 
 /* ------------------------------------------------------ sim backend */
 
@@ -199,12 +215,12 @@ enum {
 
 /** A world of `ndevices` (1..REDIST_SIM_MAX_DEVICES) simulated devices.
  *  Free with redist_sim_free once no device uses it. */
-redist_status_t redist_sim_create(int64_t ndevices, unsigned flags,
+REDIST_API redist_status_t redist_sim_create(int64_t ndevices, unsigned flags,
                                   redist_sim_t **out, redist_error_t *err);
-void redist_sim_free(redist_sim_t *sim);
+REDIST_API void redist_sim_free(redist_sim_t *sim);
 /** The endpoint of device `rank`, owned by the world (NULL or out of
  *  range: NULL).  Each endpoint may be used by one thread at a time. */
-redist_backend_t *redist_sim_backend(redist_sim_t *sim, int64_t rank);
+REDIST_API redist_backend_t *redist_sim_backend(redist_sim_t *sim, int64_t rank);
 
 /**
  * Run `plan` on every device of its mesh with the sim backend, one thread
@@ -214,7 +230,7 @@ redist_backend_t *redist_sim_backend(redist_sim_t *sim, int64_t rank);
  * both cases; `per_device` (may be NULL) an array of one report per
  * device.  On failure `err` holds the first device's error.
  */
-redist_status_t redist_exec_sim_run(const redist_plan_t *plan,
+REDIST_API redist_status_t redist_exec_sim_run(const redist_plan_t *plan,
                                     void *const src[], void *const dst[],
                                     unsigned sim_flags,
                                     const redist_exec_options_t *opts,

@@ -152,23 +152,37 @@ typedef struct redist_mpi redist_mpi_t;
  * REDIST_ERR_BACKEND (an MPI call failed).  A NULL `out` or MPI_COMM_NULL
  * fails at once on that rank only (nothing to agree over).
  */
-redist_status_t redist_mpi_create(MPI_Comm comm, const redist_mesh_t *mesh,
+REDIST_API redist_status_t redist_mpi_create(MPI_Comm comm, const redist_mesh_t *mesh,
                                   const redist_mpi_options_t *opts,
                                   redist_mpi_t **out, redist_error_t *err);
 
 /** Free the context and its communicators and MPI ops.  Collective over
  *  the context's ranks (MPI_Comm_free); NULL is accepted.  After
  *  MPI_Finalize only the memory is released. */
-void redist_mpi_free(redist_mpi_t *ctx);
+REDIST_API void redist_mpi_free(redist_mpi_t *ctx);
 
 /** Change the options for later executions (local: every rank must make
  *  the same change before its next redist_mpi_execute, which otherwise
  *  fails with REDIST_ERR_MISMATCH everywhere). */
-redist_status_t redist_mpi_set_options(redist_mpi_t *ctx,
+REDIST_API redist_status_t redist_mpi_set_options(redist_mpi_t *ctx,
                                        const redist_mpi_options_t *opts,
                                        redist_error_t *err);
 /** The options in force.  NULL: zeros. */
-redist_mpi_options_t redist_mpi_get_options(const redist_mpi_t *ctx);
+REDIST_API redist_mpi_options_t redist_mpi_get_options(const redist_mpi_t *ctx);
+
+/** What the last redist_mpi_execute on this rank did (this rank's
+ *  counts; doc/mpi.md describes each algorithm). */
+typedef struct redist_mpi_stats_t {
+    int64_t exchanges; /**< MPI exchange calls made */
+    int64_t streamed;  /**< reductions that streamed (work space below s
+                            elements) */
+    int64_t swaps;     /**< in-place swaps (permute, all_to_all) */
+    int64_t rings;     /**< all-gathers that ran as a ring */
+} redist_mpi_stats_t;
+
+/** The counts of the last redist_mpi_execute on this rank.  NULL:
+ *  zeros. */
+REDIST_API redist_mpi_stats_t redist_mpi_last_stats(const redist_mpi_t *ctx);
 
 /**
  * This rank's endpoint, owned by the context (valid until
@@ -178,17 +192,17 @@ redist_mpi_options_t redist_mpi_get_options(const redist_mpi_t *ctx);
  * and its report counts only the executor's scratch: prefer
  * redist_mpi_execute, which reports both.  NULL: NULL.
  */
-redist_backend_t *redist_mpi_backend(redist_mpi_t *ctx);
+REDIST_API redist_backend_t *redist_mpi_backend(redist_mpi_t *ctx);
 
 /** The context's duplicate of the caller's communicator, and the
  *  communicator of mesh axis `axis` (member k has coordinate k on it);
  *  owned by the context.  NULL or out of range: MPI_COMM_NULL. */
-MPI_Comm redist_mpi_comm(const redist_mpi_t *ctx);
-MPI_Comm redist_mpi_axis_comm(const redist_mpi_t *ctx, int axis);
+REDIST_API MPI_Comm redist_mpi_comm(const redist_mpi_t *ctx);
+REDIST_API MPI_Comm redist_mpi_axis_comm(const redist_mpi_t *ctx, int axis);
 /** This rank (= mesh device).  NULL: -1. */
-int redist_mpi_rank(const redist_mpi_t *ctx);
+REDIST_API int redist_mpi_rank(const redist_mpi_t *ctx);
 /** The number of ranks.  NULL: 0. */
-int redist_mpi_size(const redist_mpi_t *ctx);
+REDIST_API int redist_mpi_size(const redist_mpi_t *ctx);
 
 /** What executing a plan through a context takes, known before running
  *  (the same on every rank, except `exchanges`: this rank's MPI calls). */
@@ -208,7 +222,7 @@ typedef struct redist_mpi_info {
  * for NULL arguments or a plan on another mesh, REDIST_ERR_LIMIT when
  * max_scratch is below min_scratch_bytes (*out is filled all the same).
  */
-redist_status_t redist_mpi_exec_info(const redist_mpi_t *ctx,
+REDIST_API redist_status_t redist_mpi_exec_info(const redist_mpi_t *ctx,
                                      const redist_plan_t *plan,
                                      const redist_exec_options_t *opts,
                                      redist_mpi_info_t *out,
@@ -226,7 +240,7 @@ redist_status_t redist_mpi_exec_info(const redist_mpi_t *ctx,
  * measured high-water mark of the executor's scratch and the work buffer
  * together, on this rank.
  */
-redist_status_t redist_mpi_execute(redist_mpi_t *ctx,
+REDIST_API redist_status_t redist_mpi_execute(redist_mpi_t *ctx,
                                    const redist_plan_t *plan, void *src,
                                    void *dst,
                                    const redist_exec_options_t *opts,

@@ -55,11 +55,11 @@ typedef enum redist_op {
 } redist_op_t;
 
 /** "all_to_all", ....  Out of range: NULL. */
-const char *redist_op_name(redist_op_t op);
+REDIST_API const char *redist_op_name(redist_op_t op);
 /** As redist_dtype_from_name. */
-redist_status_t redist_op_from_name(const char *name, redist_op_t *out);
+REDIST_API redist_status_t redist_op_from_name(const char *name, redist_op_t *out);
 /** 1 for a collective (everything but slice).  Out of range: 0. */
-int redist_op_is_collective(redist_op_t op);
+REDIST_API int redist_op_is_collective(redist_op_t op);
 
 /** One step of a plan, a read-only copy. */
 typedef struct redist_step_view {
@@ -116,9 +116,9 @@ typedef enum redist_link {
 } redist_link_t;
 
 /** "cache", "numa", "package", "node", "network".  Out of range: NULL. */
-const char *redist_link_name(redist_link_t link);
+REDIST_API const char *redist_link_name(redist_link_t link);
 /** As redist_dtype_from_name. */
-redist_status_t redist_link_from_name(const char *name, redist_link_t *out);
+REDIST_API redist_status_t redist_link_from_name(const char *name, redist_link_t *out);
 
 /**
  * An alpha-beta cost model.  A message of n bytes over link level l takes
@@ -141,7 +141,7 @@ typedef struct redist_cost_model {
 
 /** The documented defaults (README "Cost model"): roughly a two-socket
  *  host on a 100 Gb/s network.  NULL: nothing. */
-void redist_cost_model_default(redist_cost_model_t *model);
+REDIST_API void redist_cost_model_default(redist_cost_model_t *model);
 
 /**
  * Read link costs from a JSON file such as `redistplan calibrate` writes:
@@ -151,10 +151,10 @@ void redist_cost_model_default(redist_cost_model_t *model);
  * (redist_cost_model_default).  The file: a regular file of at most
  * 1 MiB.
  */
-redist_status_t redist_cost_model_load_file(const char *path,
+REDIST_API redist_status_t redist_cost_model_load_file(const char *path,
                                             redist_cost_model_t *model,
                                             redist_error_t *err);
-redist_status_t redist_cost_model_load_buffer(const char *text, size_t len,
+REDIST_API redist_status_t redist_cost_model_load_buffer(const char *text, size_t len,
                                               const char *source,
                                               redist_cost_model_t *model,
                                               redist_error_t *err);
@@ -166,12 +166,12 @@ redist_status_t redist_cost_model_load_buffer(const char *text, size_t len,
  * on the options' model.  REDIST_ERR_INVALID naming the field
  * ("cost.axis_link[1]").
  */
-redist_status_t redist_cost_model_validate(const redist_cost_model_t *model,
+REDIST_API redist_status_t redist_cost_model_validate(const redist_cost_model_t *model,
                                            const redist_mesh_t *mesh,
                                            redist_error_t *err);
 /** Set axis links from text such as "data=network,model=numa" (each axis
  *  at most once; *model is unchanged on error). */
-redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t *model,
+REDIST_API redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t *model,
                                                  const redist_mesh_t *mesh,
                                                  const char *text,
                                                  redist_error_t *err);
@@ -213,26 +213,26 @@ typedef struct redist_plan redist_plan_t;
  * REDIST_ERR_OVERFLOW.  A budget that runs out otherwise still gives a
  * plan: see stats.optimal.
  */
-redist_status_t redist_plan_create(const redist_spec_t *spec,
+REDIST_API redist_status_t redist_plan_create(const redist_spec_t *spec,
                                    const redist_plan_options_t *opts,
                                    redist_plan_t **out, redist_error_t *err);
-void redist_plan_free(redist_plan_t *plan);
+REDIST_API void redist_plan_free(redist_plan_t *plan);
 
 /** The plan's own copy of its spec.  NULL: NULL. */
-const redist_spec_t *redist_plan_spec(const redist_plan_t *plan);
+REDIST_API const redist_spec_t *redist_plan_spec(const redist_plan_t *plan);
 /** Number of steps.  NULL: 0. */
-int redist_plan_num_steps(const redist_plan_t *plan);
+REDIST_API int redist_plan_num_steps(const redist_plan_t *plan);
 /** Copy step i (0-based) into *view; REDIST_ERR_INVALID if out of range. */
-redist_status_t redist_plan_step(const redist_plan_t *plan, int i,
+REDIST_API redist_status_t redist_plan_step(const redist_plan_t *plan, int i,
                                  redist_step_view_t *view);
 /** The statistics (*out zeroed for a NULL plan). */
-void redist_plan_stats(const redist_plan_t *plan, redist_plan_stats_t *out);
+REDIST_API void redist_plan_stats(const redist_plan_t *plan, redist_plan_stats_t *out);
 /** The largest local size on the path (what a device must be able to
  *  hold).  NULL: 0. */
-uint64_t redist_plan_peak_bytes(const redist_plan_t *plan);
+REDIST_API uint64_t redist_plan_peak_bytes(const redist_plan_t *plan);
 /** How many sharding types the solver visited to find this plan (0 for a
  *  plan built from given steps): a measure of planning effort.  NULL: 0. */
-uint64_t redist_plan_states_visited(const redist_plan_t *plan);
+REDIST_API uint64_t redist_plan_states_visited(const redist_plan_t *plan);
 
 /**
  * Build a plan from explicit steps (for verification of hand-written or
@@ -246,7 +246,7 @@ uint64_t redist_plan_states_visited(const redist_plan_t *plan);
  * beyond the mesh) or an illegal step gives REDIST_ERR_PLAN with the place
  * in err->path ("steps[2]", "steps[0].after.dims").
  */
-redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
+REDIST_API redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
                                        const redist_step_view_t steps[],
                                        redist_plan_t **out,
                                        redist_error_t *err);
@@ -271,7 +271,7 @@ typedef struct redist_verify_result {
  * which step and why) otherwise; *out (may be NULL) is filled in both
  * cases.
  */
-redist_status_t redist_plan_verify(const redist_plan_t *plan,
+REDIST_API redist_status_t redist_plan_verify(const redist_plan_t *plan,
                                    redist_verify_result_t *out,
                                    redist_error_t *err);
 
@@ -287,11 +287,11 @@ redist_status_t redist_plan_verify(const redist_plan_t *plan,
  * document was readable.  The file: a regular file of at most 256 MiB
  * (as for redist_spec_load_file).
  */
-redist_status_t redist_plan_verify_file(const redist_spec_t *spec,
+REDIST_API redist_status_t redist_plan_verify_file(const redist_spec_t *spec,
                                         const char *path,
                                         redist_verify_result_t *out,
                                         redist_error_t *err);
-redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
+REDIST_API redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
                                           const char *text, size_t len,
                                           const char *source,
                                           redist_verify_result_t *out,
@@ -305,11 +305,11 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
  *  proven optimal, "optimal": false, "unproven" ("max_states" or
  *  "permute_group") and "bound_peak_bytes" with "bound_recv_bytes" or
  *  "bound_time_s".  NULL: NULL. */
-char *redist_plan_to_json(const redist_plan_t *plan);
+REDIST_API char *redist_plan_to_json(const redist_plan_t *plan);
 /** Print the readable table (and, for meshes of up to 64 devices when
  *  `grid` is non-zero, which block each device holds after each step);
  *  a plan not proven optimal says so and gives its lower bounds. */
-redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
+REDIST_API redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
                                   int grid);
 
 #ifdef __cplusplus

@@ -185,23 +185,47 @@ typedef struct redist_shmem redist_shmem_t;
  * options), REDIST_ERR_NOMEM (memory or symmetric heap).  A NULL `out`
  * fails at once on that PE only.
  */
-redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
+REDIST_API redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
                                     const redist_shmem_options_t *opts,
                                     redist_shmem_t **out,
                                     redist_error_t *err);
 
 /** Free the context and its symmetric memory.  Collective (shmem_free);
  *  NULL is accepted (on every PE). */
-void redist_shmem_free(redist_shmem_t *ctx);
+REDIST_API void redist_shmem_free(redist_shmem_t *ctx);
 
 /** The options in force (work_bytes resolved).  NULL: zeros. */
-redist_shmem_options_t redist_shmem_get_options(const redist_shmem_t *ctx);
+REDIST_API redist_shmem_options_t redist_shmem_get_options(const redist_shmem_t *ctx);
+
+/** The protocols of a reduction over more than one PE (doc/shmem.md). */
+typedef enum redist_shmem_protocol_t {
+    REDIST_SHMEM_RED_PULL,      /**< peers' inputs read by load (shmem_ptr) */
+    REDIST_SHMEM_RED_GET,       /**< peers' inputs read by shmem_getmem */
+    REDIST_SHMEM_RED_COPY_PULL, /**< private input copied into the output,
+                                     then pulled */
+    REDIST_SHMEM_RED_COPY_GET,  /**< the same, read with gets */
+    REDIST_SHMEM_RED_PUSH,      /**< pushed into free symmetric memory */
+    REDIST_SHMEM_RED_PUSH_WORK, /**< pushed into the context's work area */
+    REDIST_SHMEM_RED_SERIAL,    /**< pushed into the output block, one
+                                     member at a time */
+    REDIST_SHMEM_RED_COUNT
+} redist_shmem_protocol_t;
+
+/** What the context has run on this PE since redist_shmem_create. */
+typedef struct redist_shmem_stats_t {
+    /** reductions over more than one PE, per protocol */
+    uint64_t reductions[REDIST_SHMEM_RED_COUNT];
+} redist_shmem_stats_t;
+
+/** The counts of this PE so far (take two and subtract for one call).
+ *  NULL: zeros. */
+REDIST_API redist_shmem_stats_t redist_shmem_stats(const redist_shmem_t *ctx);
 
 /** 1 if the PEs address each other's symmetric memory directly
  *  (shmem_ptr: stores for data, loads for reductions), agreed by every PE
  *  at creation; 0 otherwise (REDIST_SHMEM_NO_PTR, or PEs on other
  *  nodes).  NULL: 0. */
-int redist_shmem_uses_ptr(const redist_shmem_t *ctx);
+REDIST_API int redist_shmem_uses_ptr(const redist_shmem_t *ctx);
 
 /**
  * This PE's endpoint for redist_plan_execute and redist_plan_exec_info,
@@ -211,7 +235,7 @@ int redist_shmem_uses_ptr(const redist_shmem_t *ctx);
  * count only the executor's scratch: prefer redist_shmem_execute.
  * NULL: NULL.
  */
-redist_backend_t *redist_shmem_backend(redist_shmem_t *ctx, int symmetric);
+REDIST_API redist_backend_t *redist_shmem_backend(redist_shmem_t *ctx, int symmetric);
 
 /** What executing a plan through a context takes (the same on every PE). */
 typedef struct redist_shmem_info {
@@ -230,7 +254,7 @@ typedef struct redist_shmem_info {
  * passes the same objects).  REDIST_ERR_INVALID for NULL arguments or a
  * plan whose mesh does not have shmem_n_pes() devices.
  */
-redist_status_t redist_shmem_exec_info(const redist_shmem_t *ctx,
+REDIST_API redist_status_t redist_shmem_exec_info(const redist_shmem_t *ctx,
                                        const redist_plan_t *plan,
                                        const void *src, const void *dst,
                                        const redist_exec_options_t *opts,
@@ -248,7 +272,7 @@ redist_status_t redist_shmem_exec_info(const redist_shmem_t *ctx,
  * measured high-water mark of the symmetric scratch and work area
  * together, on this PE.
  */
-redist_status_t redist_shmem_execute(redist_shmem_t *ctx,
+REDIST_API redist_status_t redist_shmem_execute(redist_shmem_t *ctx,
                                      const redist_plan_t *plan, void *src,
                                      void *dst,
                                      const redist_exec_options_t *opts,

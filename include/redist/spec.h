@@ -41,7 +41,7 @@ enum {
  * are checked for 64-bit overflow; the types are validated against the mesh
  * and shape (errors name "from"/"to" paths).
  */
-redist_status_t redist_spec_create(const redist_mesh_t *mesh, int ndims,
+REDIST_API redist_status_t redist_spec_create(const redist_mesh_t *mesh, int ndims,
                                    const int64_t shape[], redist_dtype_t dtype,
                                    const redist_type_t *from,
                                    const redist_type_t *to,
@@ -54,11 +54,11 @@ redist_status_t redist_spec_create(const redist_mesh_t *mesh, int ndims,
  *  directory is refused at once (REDIST_ERR_IO), a larger file is
  *  REDIST_ERR_LIMIT.  Mesh axis names hold none of ',' '|' '=' and no
  *  control character; the name holds no control character. */
-redist_status_t redist_spec_load_file(const char *path, unsigned flags,
+REDIST_API redist_status_t redist_spec_load_file(const char *path, unsigned flags,
                                       redist_spec_t **out,
                                       redist_error_t *err);
 /** Load a spec from `len` bytes of text; `source` names it in errors. */
-redist_status_t redist_spec_load_buffer(const char *text, size_t len,
+REDIST_API redist_status_t redist_spec_load_buffer(const char *text, size_t len,
                                         const char *source, unsigned flags,
                                         redist_spec_t **out,
                                         redist_error_t *err);
@@ -71,7 +71,7 @@ redist_status_t redist_spec_load_buffer(const char *text, size_t len,
  * dtype and reduce by name (NULL: "f32", "sum"); name may be NULL.
  * Errors name the option ("--from") as their path.
  */
-redist_status_t redist_spec_from_strings(const char *mesh, const char *shape,
+REDIST_API redist_status_t redist_spec_from_strings(const char *mesh, const char *shape,
                                          const char *dtype, const char *from,
                                          const char *from_partial,
                                          const char *to, const char *to_partial,
@@ -79,30 +79,30 @@ redist_status_t redist_spec_from_strings(const char *mesh, const char *shape,
                                          unsigned flags, redist_spec_t **out,
                                          redist_error_t *err);
 
-void redist_spec_free(redist_spec_t *spec);
+REDIST_API void redist_spec_free(redist_spec_t *spec);
 
 /* Accessors: the spec's fields, views valid as long as it lives. */
 /** The name; "" if none.  NULL: "". */
-const char *redist_spec_name(const redist_spec_t *spec);
+REDIST_API const char *redist_spec_name(const redist_spec_t *spec);
 /** The mesh.  NULL: NULL. */
-const redist_mesh_t *redist_spec_mesh(const redist_spec_t *spec);
+REDIST_API const redist_mesh_t *redist_spec_mesh(const redist_spec_t *spec);
 /** The number of array dims.  NULL: -1. */
-int redist_spec_ndims(const redist_spec_t *spec);
+REDIST_API int redist_spec_ndims(const redist_spec_t *spec);
 /** The global shape.  NULL: NULL. */
-const int64_t *redist_spec_shape(const redist_spec_t *spec);
+REDIST_API const int64_t *redist_spec_shape(const redist_spec_t *spec);
 /** NULL: REDIST_DTYPE_COUNT (for which redist_dtype_size gives 0). */
-redist_dtype_t redist_spec_dtype(const redist_spec_t *spec);
+REDIST_API redist_dtype_t redist_spec_dtype(const redist_spec_t *spec);
 /** NULL: REDIST_REDUCE_COUNT. */
-redist_reduce_t redist_spec_reduce(const redist_spec_t *spec);
+REDIST_API redist_reduce_t redist_spec_reduce(const redist_spec_t *spec);
 /** The source and target types.  NULL: NULL. */
-const redist_type_t *redist_spec_from(const redist_spec_t *spec);
-const redist_type_t *redist_spec_to(const redist_spec_t *spec);
+REDIST_API const redist_type_t *redist_spec_from(const redist_spec_t *spec);
+REDIST_API const redist_type_t *redist_spec_to(const redist_spec_t *spec);
 /** Bytes per device of the source and target local blocks.  NULL: 0. */
-uint64_t redist_spec_src_bytes(const redist_spec_t *spec);
-uint64_t redist_spec_dst_bytes(const redist_spec_t *spec);
+REDIST_API uint64_t redist_spec_src_bytes(const redist_spec_t *spec);
+REDIST_API uint64_t redist_spec_dst_bytes(const redist_spec_t *spec);
 /** The expect block; all has_* are 0 when the spec had none (and for a
  *  NULL spec).  The view lives as long as the spec. */
-void redist_spec_expect(const redist_spec_t *spec, redist_expect_t *out);
+REDIST_API void redist_spec_expect(const redist_spec_t *spec, redist_expect_t *out);
 
 #ifdef __cplusplus
 }

@@ -48,13 +48,13 @@ typedef struct redist_topo redist_topo_t;
 
 /** The machine this process runs on (hwloc discovery; honours hwloc's
  *  own environment variables such as HWLOC_XMLFILE). */
-redist_status_t redist_topo_load_local(redist_topo_t **out,
+REDIST_API redist_status_t redist_topo_load_local(redist_topo_t **out,
                                        redist_error_t *err);
 /** An hwloc XML file (`lstopo machine.xml` on the machine to plan for),
  *  a regular file of at most 16 MiB.  Errors name the file: REDIST_ERR_IO
  *  (cannot read it, or not a regular file), REDIST_ERR_LIMIT (larger),
  *  REDIST_ERR_PARSE (not an hwloc XML topology). */
-redist_status_t redist_topo_load_xml(const char *path, redist_topo_t **out,
+REDIST_API redist_status_t redist_topo_load_xml(const char *path, redist_topo_t **out,
                                      redist_error_t *err);
 /**
  * A synthetic description in hwloc's syntax, levels from the top down,
@@ -73,10 +73,10 @@ redist_status_t redist_topo_load_xml(const char *path, redist_topo_t **out,
 #define REDIST_TOPO_SYNTHETIC_MAX_LEVEL 256
 #define REDIST_TOPO_SYNTHETIC_MAX_PUS 4096
 #define REDIST_TOPO_SYNTHETIC_MAX_OBJECTS 16384
-redist_status_t redist_topo_load_synthetic(const char *desc,
+REDIST_API redist_status_t redist_topo_load_synthetic(const char *desc,
                                            redist_topo_t **out,
                                            redist_error_t *err);
-void redist_topo_free(redist_topo_t *topo);
+REDIST_API void redist_topo_free(redist_topo_t *topo);
 
 /** What a topology holds, per host. */
 typedef struct redist_topo_info {
@@ -99,7 +99,7 @@ typedef struct redist_topo_info {
 } redist_topo_info_t;
 
 /** What `topo` holds (NULL: *out is left alone). */
-void redist_topo_get_info(const redist_topo_t *topo, redist_topo_info_t *out);
+REDIST_API void redist_topo_get_info(const redist_topo_t *topo, redist_topo_info_t *out);
 
 /** Where one rank runs: host index and logical indexes on that host. */
 typedef struct redist_topo_location {
@@ -118,14 +118,14 @@ typedef struct redist_placement redist_placement_t;
  * order), host 0 first; rank r runs on host r / C, core r % C, where C is
  * the topology's core count.  Any number of ranks.
  */
-redist_status_t redist_placement_default(const redist_topo_t *topo,
+REDIST_API redist_status_t redist_placement_default(const redist_topo_t *topo,
                                          redist_placement_t **out,
                                          redist_error_t *err);
 
 /** Explicit locations (e.g. gathered from the ranks of an MPI job):
  *  rank r runs on host hosts[r] (>= 0) and PU pus[r] (a logical PU
  *  index of the topology).  Arrays of nranks entries, copied. */
-redist_status_t redist_placement_create(const redist_topo_t *topo,
+REDIST_API redist_status_t redist_placement_create(const redist_topo_t *topo,
                                         int64_t nranks, const int64_t hosts[],
                                         const int pus[],
                                         redist_placement_t **out,
@@ -145,36 +145,36 @@ redist_status_t redist_placement_create(const redist_topo_t *topo,
  * place: "map.json:3:14: ..." for syntax, "map.json: ranks[2].pu: ..."
  * for values.  The file: a regular file of at most 64 MiB.
  */
-redist_status_t redist_placement_load_file(const redist_topo_t *topo,
+REDIST_API redist_status_t redist_placement_load_file(const redist_topo_t *topo,
                                            const char *path,
                                            redist_placement_t **out,
                                            redist_error_t *err);
-redist_status_t redist_placement_load_buffer(const redist_topo_t *topo,
+REDIST_API redist_status_t redist_placement_load_buffer(const redist_topo_t *topo,
                                              const char *text, size_t len,
                                              const char *source,
                                              redist_placement_t **out,
                                              redist_error_t *err);
-void redist_placement_free(redist_placement_t *pl);
+REDIST_API void redist_placement_free(redist_placement_t *pl);
 
 /** Ranks placed; INT64_MAX when unbounded (the default placement, or a
  *  rule without a host count).  NULL: 0. */
-int64_t redist_placement_num_ranks(const redist_placement_t *pl);
+REDIST_API int64_t redist_placement_num_ranks(const redist_placement_t *pl);
 /** Hosts named or counted; 0 when unbounded.  NULL: 0. */
-int64_t redist_placement_num_hosts(const redist_placement_t *pl);
+REDIST_API int64_t redist_placement_num_hosts(const redist_placement_t *pl);
 /** The name of host h: its name in the rank map, else "host<h>" (also
  *  for a NULL placement; a NULL buf: nothing). */
-void redist_placement_host_name(const redist_placement_t *pl, int64_t host,
+REDIST_API void redist_placement_host_name(const redist_placement_t *pl, int64_t host,
                                 char *buf, size_t size);
 /** A one-line description ("default: one rank per core, 8 per host").
  *  NULL: "". */
-const char *redist_placement_description(const redist_placement_t *pl);
+REDIST_API const char *redist_placement_description(const redist_placement_t *pl);
 /** Location of a rank (REDIST_ERR_INVALID when out of range). */
-redist_status_t redist_placement_location(const redist_placement_t *pl,
+REDIST_API redist_status_t redist_placement_location(const redist_placement_t *pl,
                                           int64_t rank,
                                           redist_topo_location_t *out);
 /** The link level between two ranks.  NULL or out of range:
  *  REDIST_LINK_NETWORK. */
-redist_link_t redist_placement_link(const redist_placement_t *pl, int64_t r1,
+REDIST_API redist_link_t redist_placement_link(const redist_placement_t *pl, int64_t r1,
                                     int64_t r2);
 
 /* ------------------------------------------------------ mesh axes */
@@ -196,14 +196,14 @@ typedef struct redist_topo_axis {
 /** Axis `axis` of `mesh` under placement `pl`.  REDIST_ERR_INVALID when
  *  the placement has fewer ranks than the mesh has devices,
  *  REDIST_ERR_LIMIT above REDIST_TOPO_MAX_DEVICES. */
-redist_status_t redist_topo_axis_info(const redist_placement_t *pl,
+REDIST_API redist_status_t redist_topo_axis_info(const redist_placement_t *pl,
                                       const redist_mesh_t *mesh, int axis,
                                       redist_topo_axis_t *out,
                                       redist_error_t *err);
 
 /** Set model->axis_link[a] for every axis of the mesh (the other fields
  *  of the model are left alone). */
-redist_status_t redist_topo_axis_links(const redist_placement_t *pl,
+REDIST_API redist_status_t redist_topo_axis_links(const redist_placement_t *pl,
                                        const redist_mesh_t *mesh,
                                        redist_cost_model_t *model,
                                        redist_error_t *err);

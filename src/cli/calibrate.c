@@ -30,7 +30,7 @@
  *    cost, and stderr says so.
  * 3. gamma (seconds per reduced byte): rank 0 sums two f64 buffers of
  *    LARGE bytes (at least 64 KiB) into a third with the executor's own
- *    reduction kernel (rd_reduce_n, src/exec/kernels.c), minimum of R.
+ *    reduction kernel (redist_reduce_local), minimum of R.
  * 4. Rank 0 writes {"machine", "method", "links", "gamma"}, naming only the
  *    measured levels (the others keep their defaults when loaded), loads
  *    the file back with redist_cost_model_load_file as a self-check, and
@@ -57,7 +57,6 @@
 #include "calibrate.h"
 #include "launch.h"
 #include "../core/internal.h"
-#include "../exec/kernels.h"
 
 static int cal_mpi; /* MPI started (under a launcher) */
 
@@ -194,11 +193,6 @@ static double pingpong(int peer, int initiator, char *buf, int bytes,
     return best;
 }
 
-static const void *reduce_input(void *user, int64_t m)
-{
-    return ((const double *const *)user)[m];
-}
-
 /* Seconds per reduced byte of the executor's f64 sum kernel: two inputs
  * of `bytes` into a third buffer (each output byte reduces one input
  * byte); the minimum of `reps` after one warm-up.  -1 without memory. */
@@ -216,16 +210,21 @@ static double measure_gamma(uint64_t bytes, int reps)
             in[1][e] = 1.0 + (double)(e % 7);
         }
         best = DBL_MAX;
+        redist_status_t rst = REDIST_OK;
         for (int i = 0; i < 1 + reps; i++) {
             double t0 = cli_now();
-            rd_reduce_n(REDIST_F64, REDIST_REDUCE_SUM, out, count, 2,
-                        reduce_input, in);
+            rst = redist_reduce_local(
+                REDIST_F64, REDIST_REDUCE_SUM, 2, (const void *const *)in,
+                out, (int64_t)count, NULL);
             double t = cli_now() - t0;
+            if (rst)
+                break;
             if (i >= 1 && t < best)
                 best = t;
         }
         /* the result is used: the loop cannot be dropped */
-        if (out[count - 1] != in[0][count - 1] + in[1][count - 1])
+        if (rst ||
+            out[count - 1] != in[0][count - 1] + in[1][count - 1])
             best = -1;
         else
             best /= (double)(count * sizeof(double));

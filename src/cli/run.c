@@ -15,7 +15,7 @@
  *   5. under a launcher every rank agrees on all of the above (launch.c:
  *      a fingerprint of the options and of what was loaded and planned);
  *   6. the backend runs: every element of every device is checked
- *      against the exact pattern of src/exec/pattern.h.
+ *      against the exact pattern of src/testing/pattern.h.
  * Exit 0 exact, 1 mismatch, 2 bad input (or no plan, or too large).
  */
 #include <stdint.h>

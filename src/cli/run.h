@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "launch.h"
-#include "../exec/pattern.h"
+#include "../testing/pattern.h"
 
 /* What run.c hands a backend: the plan (at the shape run), the spec's
  * shape before --shape / --shrink, and the options of the run. */

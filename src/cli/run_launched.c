@@ -1,7 +1,7 @@
 /*
  * The driver of `redistplan run` with one process per device (the mpi and
  * shmem backends, through the hooks of cli_backend, run.h): every rank
- * fills its source block with the exact pattern of src/exec/pattern.h,
+ * fills its source block with the exact pattern of src/testing/pattern.h,
  * executes the plan `repeat` times (the best by the slowest rank's time
  * counts), checks every element of its destination block, and sends its
  * figures to rank 0, which prints one line per rank and a summary (max

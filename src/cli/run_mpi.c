@@ -10,7 +10,6 @@
 
 #include "redist/mpi.h"
 #include "run.h"
-#include "../exec/mpi_internal.h"
 
 /* ------------------------------------------------------------ options */
 
@@ -135,7 +134,7 @@ static double max_all(void *self, double v)
 static int64_t exchanges(void *self)
 {
     mpi_run *m = self;
-    return rd_mpi_last_exchanges(m->mx);
+    return redist_mpi_last_stats(m->mx).exchanges;
 }
 
 static int gather(void *self, const cli_rank_result *me, cli_rank_result *all)

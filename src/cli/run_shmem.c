@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "redist/shmem.h"
-#include "../exec/shmem_internal.h"
+#include "../backend/shmem/shmem_internal.h"
 #include "run.h"
 
 /* ------------------------------------------------------------ options */
@@ -104,7 +104,7 @@ typedef struct shmem_run {
     void *src, *dst;
     cli_rank_result *all;
     int symmetric, me;
-    uint64_t mode0[RED_NMODES];
+    redist_shmem_stats_t mode0; /* before the first run */
 } shmem_run;
 
 static int start(void *self, const cli_run *r, int *rank, int *size)
@@ -211,14 +211,14 @@ static double max_all(void *self, double v)
 static void runs_begin(void *self)
 {
     shmem_run *m = self;
-    rd_shmem_mode_counts(m->ctx, m->mode0);
+    m->mode0 = redist_shmem_stats(m->ctx);
 }
 
 /* PE 0: the protocol of each reduction of one call (every PE decides the
  * same: PE 0's counts). */
 static void runs_end(void *self, uint64_t repeat, int rank)
 {
-    static const char *const how[RED_NMODES] = {
+    static const char *const how[REDIST_SHMEM_RED_COUNT] = {
         "pulled by load (shmem_ptr)",
         "pulled with shmem_getmem",
         "copied into the output, pulled by load",
@@ -227,13 +227,12 @@ static void runs_end(void *self, uint64_t repeat, int rank)
         "pushed through the work area",
         "pushed into the output, one member at a time"};
     shmem_run *m = self;
-    uint64_t mode1[RED_NMODES];
-    rd_shmem_mode_counts(m->ctx, mode1);
+    redist_shmem_stats_t mode1 = redist_shmem_stats(m->ctx);
     if (rank != 0)
         return;
     const char *sep = "  reductions ";
-    for (int k = 0; k < RED_NMODES; k++) {
-        uint64_t n = (mode1[k] - m->mode0[k]) / repeat;
+    for (int k = 0; k < REDIST_SHMEM_RED_COUNT; k++) {
+        uint64_t n = (mode1.reductions[k] - m->mode0.reductions[k]) / repeat;
         if (n) {
             printf("%s%s: %llu", sep, how[k], (unsigned long long)n);
             sep = "; ";

@@ -1,7 +1,7 @@
 /*
  * `redistplan run --backend sim`: every device of the mesh in this
  * process (redist_exec_sim_run, one thread per device).  Each source
- * block is filled with the exact pattern of src/exec/pattern.h, the plan
+ * block is filled with the exact pattern of src/testing/pattern.h, the plan
  * runs `repeat` times (the best by the slowest device's time counts),
  * and every element of every device is checked.
  */

@@ -27,6 +27,38 @@ redist_status_t rd_error_at(redist_error_t *err, redist_status_t status,
 /* Fill in a source on an error that does not have one yet. */
 void rd_error_set_source(redist_error_t *err, const char *source);
 
+/* Greatest common divisor; gcd(a, 0) = a. */
+static inline uint64_t rd_gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* ceil(a / b) for b > 0, without overflow. */
+static inline uint64_t rd_div_up(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* FNV-1a (64 bits) over bytes, from RD_FNV_BASIS: the hash of what all
+ * ranks must agree on (plans, options); never stored. */
+#define RD_FNV_BASIS 0xcbf29ce484222325ULL
+static inline uint64_t rd_fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+static inline uint64_t rd_fnv_u64(uint64_t h, uint64_t v)
+{
+    return rd_fnv(h, &v, sizeof v);
+}
+
 /* Overflow-checked arithmetic: return 1 on overflow. */
 static inline int rd_mul_u64(uint64_t a, uint64_t b, uint64_t *r)
 {
@@ -46,6 +78,8 @@ struct redist_mesh {
 };
 
 redist_mesh_t *rd_mesh_clone(const redist_mesh_t *mesh);
+/* The mesh as "x=2,y=4" (axis=size, in axis order) into buf. */
+void rd_mesh_format(const redist_mesh_t *mesh, char *buf, size_t size);
 
 /* Check a caller-filled type before anything indexes by its fields: rank
  * `ndims` (0..REDIST_MAX_DIMS), each dim's axis count, axis indices within

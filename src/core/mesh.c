@@ -415,3 +415,15 @@ char *redist_type_format(const redist_type_t *type, const redist_mesh_t *mesh,
     }
     return buf;
 }
+
+void rd_mesh_format(const redist_mesh_t *m, char *buf, size_t size)
+{
+    size_t pos = 0;
+    if (!buf || !size)
+        return;
+    buf[0] = '\0';
+    for (int a = 0; a < redist_mesh_num_axes(m); a++)
+        rd_appendf(buf, size, &pos, "%s%s=%lld", a ? "," : "",
+                   redist_mesh_axis_name(m, a),
+                   (long long)redist_mesh_axis_size(m, a));
+}

@@ -1,7 +1,13 @@
 /*
  * The backend ops table (internal).  A backend moves contiguous bytes
- * among the devices of one mesh-axis group; the executor (exec.c) does
- * everything else with the shared kernels (kernels.h).
+ * among the devices of one mesh-axis group; the executor (program.c,
+ * assign.c, bind.c, runtime.c) does everything else with the shared
+ * kernels (kernels.h).
+ *
+ * This interface is not exported from libredist.so (hidden visibility):
+ * a backend library links the executor's objects it needs statically
+ * (src/meson.build, redist_internal), so a backend is built inside this
+ * tree, against the same sources.
  *
  * One endpoint (struct redist_backend) is one rank.  Every op is
  * collective over the devices it names and is called by all of them in
@@ -9,7 +15,7 @@
  * the mesh runs the same op on its own group, so a backend may also
  * synchronise the whole mesh at each op (the sim backend does).
  *
- * Adding a backend (mpi.c, shmem.c):
+ * Adding a backend (src/backend/mpi/, src/backend/shmem/):
  *  - fill an rd_backend_ops and give users a constructor returning a
  *    redist_backend_t whose ops, ctx, rank and size are set;
  *  - `agree` must combine the ranks' local statuses and plan hashes so

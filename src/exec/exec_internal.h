@@ -1,7 +1,9 @@
 /*
  * The executor's program (internal): a plan turned into passes over
  * local buffers, with every pass's input and output buffer chosen ahead
- * of time (see exec.c for the scheme and its memory argument).
+ * of time.  Built by program.c (the passes) and assign.c (the buffers,
+ * with the scheme and its memory argument), bound to one device by
+ * bind.c, run by runtime.c.
  */
 #ifndef REDIST_EXEC_INTERNAL_H
 #define REDIST_EXEC_INTERNAL_H
@@ -57,8 +59,18 @@ typedef struct rd_program {
     rd_xchg *xchg; /* one per exchange step (exchange.c) */
 } rd_program;
 
-/* Build the device-independent program of `plan` for a backend with the
- * given capabilities and fused ops: passes and buffer assignment. */
+/* program.c: the passes of `plan` (buffers not yet assigned), one pass
+ * appended, the type before step k (the source for k == 0). */
+redist_status_t rd_program_passes(const redist_plan_t *plan,
+                                  unsigned fused_ops, rd_program *prog,
+                                  redist_error_t *err);
+rd_pass *rd_program_add_pass(rd_program *prog, int kind, int step,
+                             uint64_t in, uint64_t out);
+void rd_plan_type_before(const redist_plan_t *plan, int k, redist_type_t *t);
+
+/* assign.c: build the device-independent program of `plan` for a backend
+ * with the given capabilities and fused ops: passes and buffer
+ * assignment. */
 redist_status_t rd_program_build(const redist_plan_t *plan, unsigned caps,
                                  unsigned fused_ops, unsigned flags,
                                  rd_program *prog, redist_error_t *err);
@@ -68,15 +80,17 @@ redist_status_t rd_program_build_for(const redist_plan_t *plan,
                                      const redist_backend_t *be,
                                      unsigned flags, rd_program *prog,
                                      redist_error_t *err);
-/* Fill the device-dependent parts (slice offsets, groups, permute peers)
- * for device `rank`. */
+/* bind.c: fill the device-dependent parts (slice offsets, groups, permute
+ * peers, exchange transfers) for device `rank`. */
 redist_status_t rd_program_bind(rd_program *prog, const redist_plan_t *plan,
                                 int64_t rank, redist_error_t *err);
+/* program.c */
 void rd_program_free(rd_program *prog);
 
-/* The permute pairing of FORMATS.md for device `rank` going from type
- * `before` to `after` (same local shape and partial set): the rank it
- * sends its block to and the rank it receives its new block from. */
+/* permute.c: the permute pairing of FORMATS.md for device `rank` going
+ * from type `before` to `after` (same local shape and partial set): the
+ * rank it sends its block to and the rank it receives its new block
+ * from. */
 redist_status_t rd_permute_peers(const redist_mesh_t *mesh,
                                  const redist_type_t *before,
                                  const redist_type_t *after, int64_t rank,
@@ -96,7 +110,8 @@ void rd_xchg_unbind(rd_xchg *x);
 void rd_xchg_pack(const rd_xchg *x, const void *in, void *out);
 void rd_xchg_unpack(const rd_xchg *x, const void *in, void *out);
 
-/* A hash of everything about a plan that all ranks must agree on. */
+/* hash.c: a hash of everything about a plan that all ranks must agree
+ * on. */
 uint64_t rd_plan_hash(const redist_plan_t *plan, unsigned flags);
 
 #endif

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "redist/exec.h"
+#include "../core/internal.h"
 
 /* ------------------------------------------------------- conversions */
 
@@ -427,4 +429,39 @@ void rd_reduce_pair(redist_dtype_t dtype, redist_reduce_t op, void *inout,
     case REDIST_C128: reduce_2_c128(op, io, x, count); break;
     default: break;
     }
+}
+
+static const void *local_input(void *user, int64_t m)
+{
+    return ((const void *const *)user)[m];
+}
+
+redist_status_t redist_reduce_local(redist_dtype_t dtype, redist_reduce_t op,
+                                    int n, const void *const inputs[],
+                                    void *dst, int64_t count,
+                                    redist_error_t *err)
+{
+    const char *fn = "redist_reduce_local";
+    uint64_t bytes;
+    if (!dst || !inputs)
+        return rd_error(err, REDIST_ERR_INVALID, fn, NULL,
+                        "NULL %s", dst ? "inputs" : "dst");
+    if ((unsigned)dtype >= REDIST_DTYPE_COUNT ||
+        (unsigned)op >= REDIST_REDUCE_COUNT)
+        return rd_error(err, REDIST_ERR_INVALID, fn, NULL,
+                        "%s out of range", (unsigned)op < REDIST_REDUCE_COUNT
+                                               ? "dtype" : "op");
+    if (n < 1 || count < 0 ||
+        rd_mul_u64((uint64_t)count, redist_dtype_size(dtype), &bytes) ||
+        bytes > (uint64_t)PTRDIFF_MAX)
+        return rd_error(err, REDIST_ERR_INVALID, fn, NULL,
+                        "n = %d, count = %lld: need n >= 1 and count >= 0 "
+                        "elements that fit in memory", n, (long long)count);
+    for (int m = 0; m < n; m++)
+        if (!inputs[m])
+            return rd_error(err, REDIST_ERR_INVALID, fn, NULL,
+                            "NULL inputs[%d]", m);
+    rd_reduce_n(dtype, op, dst, (uint64_t)count, n, local_input,
+                (void *)inputs);
+    return REDIST_OK;
 }

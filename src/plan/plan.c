@@ -20,16 +20,6 @@
 
 typedef unsigned __int128 u128;
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* Exact sum of fractions num/den, den kept as an lcm of axis sizes. */
 typedef struct {
     u128 num;
@@ -39,7 +29,7 @@ typedef struct {
 
 static void frac_add(frac_t *f, u128 num, uint64_t den)
 {
-    uint64_t g = gcd64(f->den, den);
+    uint64_t g = rd_gcd_u64(f->den, den);
     uint64_t l = f->den / g * den;
     u128 a, b;
     if (__builtin_mul_overflow(f->num, (u128)(l / f->den), &a) ||

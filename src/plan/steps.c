@@ -569,9 +569,9 @@ int rd_step_apply(const rd_ctx *cx, const rd_ctype *in, const rd_step *st,
     return k->apply(cx, &c, st, out, why, whylen);
 }
 
-static void block_starts(const rd_ctx *cx, const rd_ctype *t,
-                         const int64_t local[], const int64_t coord[],
-                         int64_t start[])
+void rd_ctype_block_start(const rd_ctx *cx, const rd_ctype *t,
+                          const int64_t local[], const int64_t coord[],
+                          int64_t start[])
 {
     int p = 0;
     for (int i = 0; i < cx->ndims; i++) {
@@ -608,8 +608,8 @@ int rd_exchange_need(const rd_ctx *cx, const rd_ctype *a, const rd_ctype *b,
     *max_peers = 0;
     for (;;) {
         int64_t sa[REDIST_MAX_DIMS], sb[REDIST_MAX_DIMS];
-        block_starts(cx, a, la, coord, sa);
-        block_starts(cx, b, lb, coord, sb);
+        rd_ctype_block_start(cx, a, la, coord, sa);
+        rd_ctype_block_start(cx, b, lb, coord, sb);
         uint64_t common = 1, blocks = 1;
         for (int i = 0; i < cx->ndims; i++) {
             int64_t lo = sa[i] > sb[i] ? sa[i] : sb[i];

@@ -110,6 +110,11 @@ void rd_ctype_from_type(rd_ctype *c, const redist_type_t *t);
 void rd_ctype_to_type(const rd_ctype *c, redist_type_t *t);
 /* Local shape; returns 0, or -1 if some dim is not divisible. */
 int rd_ctype_local(const rd_ctx *cx, const rd_ctype *t, int64_t local[]);
+/* Start of the block a device with coordinates `coord` holds along each
+ * dim in type t (block length local[i]). */
+void rd_ctype_block_start(const rd_ctx *cx, const rd_ctype *t,
+                          const int64_t local[], const int64_t coord[],
+                          int64_t start[]);
 uint64_t rd_ctype_elems(const rd_ctx *cx, const rd_ctype *t);
 /* Mask of mesh axes used in dims. */
 uint32_t rd_ctype_sharded(const rd_ctype *t);

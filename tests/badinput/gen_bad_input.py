@@ -137,6 +137,7 @@ def parse_header(path):
                     flat.startswith('enum') or '(' not in flat):
                 prev_end = None
                 continue
+            flat = re.sub(r'^REDIST_API\s+', '', flat)  # the export mark
             m = re.match(r'^(.*?)\b(redist_\w+)\s*\((.*)\)\s*;$', flat)
             if not m:
                 raise GenError('%s: cannot parse declaration "%s"'
@@ -321,6 +322,9 @@ def rule(proto, p, idx):
     if t == 'const int[]':
         return Arg('NULL', 'g_pus', [('g_bad_int[%d]' % k, True)
                                     for k in range(2)])
+    if t == 'const void *const[]':
+        return Arg('NULL', '(const void *const *)g_src_all',
+                   [('(const void *const *)g_null_ptrs', True)])
     if t == 'void *const[]':
         return Arg('NULL', 'g_%s_all' % n, [('g_null_ptrs', True)])
     if t == 'void *':
@@ -416,6 +420,8 @@ def int_rule(f, n):
         # larger than the array is the caller's bug, not bad input
         return Arg('0', 'g_nsteps', [('-1', True), (INT_MIN_S, True)],
                    ptr=False)
+    if n == 'n' and f == 'redist_reduce_local':  # inputs: 8 buffers
+        return Arg('0', '2', [('-1', True), (INT_MIN_S, True)], ptr=False)
     if n in ('grid', 'symmetric'):
         return Arg('0', '1', [('-1', False), ('200', False)], ptr=False)
     raise GenError('%s: no rule for int %s' % (f, n))
@@ -433,6 +439,9 @@ def int64_rule(f, n):
                               ('INT64_MAX', True)], ptr=False)
     if n == 'nranks':
         return Arg('0', '2', [('-1', True), ('INT64_MIN', True)], ptr=False)
+    if n == 'count':  # elements of g_srcbuf / g_dstbuf
+        return Arg('0', '1', [('-1', True), ('INT64_MIN', True),
+                              ('INT64_MAX', True)], ptr=False)
     if n == 'host':
         return Arg('0', '0', [('-1', False), ('INT64_MAX', False)], ptr=False)
     raise GenError('%s: no rule for int64_t %s' % (f, n))

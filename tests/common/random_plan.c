@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/exec/pattern.h"
+#include "../../src/testing/pattern.h"
 #include "../../src/plan/steps.h"
 
 /* ------------------------------------------------------------ numbers */

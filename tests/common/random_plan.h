@@ -3,7 +3,7 @@
  * seedable generator, random meshes, types and specs, random walks of
  * legal steps from the planner's step table (src/plan/steps.h), random
  * bits and their expected result under the sim backend, and the exact
- * check of one plan run under the sim backend (src/exec/pattern.h).
+ * check of one plan run under the sim backend (src/testing/pattern.h).
  * Nothing here needs MPI or OpenSHMEM.
  */
 #ifndef REDIST_TESTS_RANDOM_PLAN_H

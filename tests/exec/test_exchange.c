@@ -1,6 +1,6 @@
 /*
  * The exchange step executed under the sim backend, checked exactly
- * (every element of every device, the pattern of src/exec/pattern.h).
+ * (every element of every device, the pattern of src/testing/pattern.h).
  *
  * Three sources of plans, each run with a random dtype and reduce op, the
  * generic (pack / point-to-point / unpack) or the fused sim path, with or

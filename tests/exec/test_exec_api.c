@@ -13,8 +13,8 @@
 
 #include "redist.h"
 #include "../../src/exec/exec_internal.h"
-#include "../../src/exec/pattern.h"
-#include "../../src/exec/sim_internal.h"
+#include "../../src/testing/pattern.h"
+#include "../../src/backend/sim/sim_internal.h"
 
 static int checks, failures;
 

@@ -1,7 +1,7 @@
 /*
  * End-to-end execution of random plans under the sim backend, checked
  * exactly (every element of every device) with the pattern of
- * src/exec/pattern.h.
+ * src/testing/pattern.h.
  *
  * Two sources of plans:
  *   - planned: random specs (meshes of 1-4 axes of sizes 1-4, 0-3 dims,

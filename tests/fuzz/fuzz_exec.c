@@ -21,7 +21,7 @@
  *
  * Each plan is verified, then run by rp_sim_check (random
  * PRESERVE_SRC and fused path): every element of every device against
- * the data pattern (src/exec/pattern.h), the source intact when promised,
+ * the data pattern (src/testing/pattern.h), the source intact when promised,
  * the scratch high-water mark against the promise and the promise
  * against max(src, dst) and 2 peak.  Then the generic and the fused sim
  * paths must give bit-identical blocks on random bits.  Any failure

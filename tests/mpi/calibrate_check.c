@@ -105,11 +105,14 @@ int main(int argc, char **argv)
         nmeasured++;
         CHECK(m.alpha[l] != -1 && m.beta[l] != -1,
               "%s: level %s lacks alpha or beta", path, name);
-        CHECK(m.alpha[l] > 0 && m.alpha[l] < 1e-2,
-              "%s: %s alpha %g s is not in (0, 1e-2)", path, name,
+        /* unit sanity, not speed: the ranges hold on a loaded,
+           oversubscribed machine (a busy 2-core host measured 6 MB/s) and
+           still catch a figure written in the wrong unit */
+        CHECK(m.alpha[l] > 0 && m.alpha[l] < 1e-1,
+              "%s: %s alpha %g s is not in (0, 1e-1)", path, name,
               m.alpha[l]);
-        CHECK(m.beta[l] > 0 && 1 / m.beta[l] > 1e7 && 1 / m.beta[l] < 1e12,
-              "%s: %s bandwidth 1/beta = %g B/s is not in (1e7, 1e12)", path,
+        CHECK(m.beta[l] > 0 && 1 / m.beta[l] > 1e5 && 1 / m.beta[l] < 1e12,
+              "%s: %s bandwidth 1/beta = %g B/s is not in (1e5, 1e12)", path,
               name, m.beta[l] > 0 ? 1 / m.beta[l] : 0.0);
     }
     CHECK(m.gamma > 0 && m.gamma < 1e-6,

@@ -21,8 +21,8 @@
 
 #include "redist.h"
 #include "redist/mpi.h"
-#include "../../src/exec/mpi_internal.h"
-#include "../../src/exec/pattern.h"
+#include "../../src/backend/mpi/mpi_internal.h"
+#include "../../src/testing/pattern.h"
 #include "../common/diverge.h"
 
 static int rank, nranks;

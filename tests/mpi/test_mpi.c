@@ -23,7 +23,7 @@
  *    path, and a communicator in reversed rank order.
  * Results are compared with the sim backend byte for byte on random bits
  * (ordered reductions; native reductions on integer dtypes) or checked
- * exactly with the pattern of src/exec/pattern.h (native reductions of
+ * exactly with the pattern of src/testing/pattern.h (native reductions of
  * floating dtypes, whose order is MPI's); the measured scratch high-water
  * mark must stay within the promise and the bound, and the exchanges must
  * be those redist_mpi_exec_info predicts.
@@ -39,8 +39,8 @@
 
 #include "redist.h"
 #include "redist/mpi.h"
-#include "../../src/exec/mpi_internal.h"
-#include "../../src/exec/pattern.h"
+#include "../../src/backend/mpi/mpi_internal.h"
+#include "../../src/testing/pattern.h"
 #include "../common/random_plan.h"
 
 static int rank, nranks;

@@ -22,8 +22,8 @@
 
 #include "redist.h"
 #include "redist/shmem.h"
-#include "../../src/exec/pattern.h"
-#include "../../src/exec/shmem_internal.h"
+#include "../../src/testing/pattern.h"
+#include "../../src/backend/shmem/shmem_internal.h"
 #include "../common/diverge.h"
 
 #define ODD_HEAP "4M"     /* PE 1's symmetric heap */

@@ -2,7 +2,7 @@
  * The OpenSHMEM backend under oshrun: random plans on meshes of exactly
  * the job's PE count (every factorisation, size-1 axes, non-power-of-two
  * strides), run through every mode of the backend and checked
- *   - exactly, every element, with the pattern of src/exec/pattern.h;
+ *   - exactly, every element, with the pattern of src/testing/pattern.h;
  *   - bit for bit against the sim backend on random bits (NaNs, signed
  *     zeros, denormals: reductions must combine in the same order with the
  *     same kernels);
@@ -33,8 +33,8 @@
 
 #include "redist.h"
 #include "redist/shmem.h"
-#include "../../src/exec/pattern.h"
-#include "../../src/exec/shmem_internal.h"
+#include "../../src/testing/pattern.h"
+#include "../../src/backend/shmem/shmem_internal.h"
 #include "../common/random_plan.h"
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};

@@ -23,7 +23,7 @@
 
 #include "redist.h"
 #include "redist/topo.h"
-#include "../../src/exec/pattern.h"
+#include "../../src/testing/pattern.h"
 
 static int passed, failed;
 #define CHECK(c)                                                             \

@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec_internal.h"
-#include "kernels.h"
+#include "../../exec/exec_internal.h"
+#include "../../exec/kernels.h"
 #include "sim_internal.h"
-#include "../core/internal.h"
+#include "../../core/internal.h"
 
 typedef struct sim_slot {
     const void *send;
@@ -211,31 +211,35 @@ static const char *peer_send(redist_backend_t *be, const rd_group *g,
     return (const char *)w->slot[rd_group_rank(g, k)].send;
 }
 
-static redist_status_t sim_all_gather(redist_backend_t *be, const rd_group *g,
-                                      const void *send, void *recv,
-                                      uint64_t bytes, redist_error_t *err)
+/* Block k of recv from each member k: its whole send buffer (all_gather,
+ * `own` 0) or its block number g->index (all_to_all, `own` 1). */
+static redist_status_t gather_blocks(redist_backend_t *be, const rd_group *g,
+                                     const void *send, void *recv,
+                                     uint64_t bytes, int own,
+                                     redist_error_t *err)
 {
     redist_status_t st = post(be, send, recv, err);
     if (st)
         return st;
+    uint64_t off = own ? (uint64_t)g->index * bytes : 0;
     for (int64_t k = 0; k < g->size; k++)
-        memcpy((char *)recv + (uint64_t)k * bytes, peer_send(be, g, k),
+        memcpy((char *)recv + (uint64_t)k * bytes, peer_send(be, g, k) + off,
                (size_t)bytes);
     return done(be, err);
+}
+
+static redist_status_t sim_all_gather(redist_backend_t *be, const rd_group *g,
+                                      const void *send, void *recv,
+                                      uint64_t bytes, redist_error_t *err)
+{
+    return gather_blocks(be, g, send, recv, bytes, 0, err);
 }
 
 static redist_status_t sim_all_to_all(redist_backend_t *be, const rd_group *g,
                                       const void *send, void *recv,
                                       uint64_t bytes, redist_error_t *err)
 {
-    redist_status_t st = post(be, send, recv, err);
-    if (st)
-        return st;
-    for (int64_t k = 0; k < g->size; k++)
-        memcpy((char *)recv + (uint64_t)k * bytes,
-               peer_send(be, g, k) + (uint64_t)g->index * bytes,
-               (size_t)bytes);
-    return done(be, err);
+    return gather_blocks(be, g, send, recv, bytes, 1, err);
 }
 
 typedef struct reduce_in {

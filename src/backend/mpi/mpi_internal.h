@@ -28,7 +28,8 @@ int rd_mpi_type_blocks(uint64_t limit, uint64_t rows, uint64_t row_bytes,
  * (context, executor scratch, reduction work space); 0: none. */
 void rd_mpi_fail_allocs(int n);
 
-/* MPI exchange calls made by the last redist_mpi_execute on this rank. */
+/* The fields of redist_mpi_last_stats one by one, for the tests.
+ * MPI exchange calls made by the last redist_mpi_execute on this rank. */
 int64_t rd_mpi_last_exchanges(const redist_mpi_t *ctx);
 /* Reductions of the last execution that streamed (work space below s
  * elements), in-place swaps (permute, all_to_all) it ran. */

@@ -1,6 +1,11 @@
 /*
  * The exact test pattern of `redistplan run` and of the tests (internal;
- * per rank, so the MPI and SHMEM runs can use it too).
+ * per rank, so the MPI and SHMEM runs can use it too).  It is a static
+ * library (redist_testing), never installed and not part of libredist:
+ * it verifies executions rather than performing them, and no library
+ * user needs it.  redistplan links it because `redistplan run` is that
+ * verification tool: it fills the source with this pattern and checks
+ * every destination element.
  *
  * Every element's value identifies its global (row-major) index g:
  *   v(g, k) = (g + 7919 k) mod P          real part / the value

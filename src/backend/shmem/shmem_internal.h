@@ -6,14 +6,14 @@
 
 /* The protocols of a reduction over more than one PE (shmem.c). */
 enum {
-    RED_PULL,      /* peers' inputs by load (shmem_ptr) */
-    RED_GET,       /* peers' inputs by shmem_getmem, a block at a time */
-    RED_COPY_PULL, /* private input copied into the output, then pulled */
-    RED_COPY_GET,  /* the same, read with gets */
-    RED_PUSH,      /* pushed into free symmetric memory of the step */
-    RED_PUSH_WORK, /* pushed into the context's work area */
-    RED_SERIAL,    /* pushed into the output block, one member at a time */
-    RED_NMODES
+    RED_PULL = REDIST_SHMEM_RED_PULL,
+    RED_GET = REDIST_SHMEM_RED_GET,
+    RED_COPY_PULL = REDIST_SHMEM_RED_COPY_PULL,
+    RED_COPY_GET = REDIST_SHMEM_RED_COPY_GET,
+    RED_PUSH = REDIST_SHMEM_RED_PUSH,
+    RED_PUSH_WORK = REDIST_SHMEM_RED_PUSH_WORK,
+    RED_SERIAL = REDIST_SHMEM_RED_SERIAL,
+    RED_NMODES = REDIST_SHMEM_RED_COUNT
 };
 
 /* Use protocol `mode` for every reduction that can run with it (the
@@ -21,7 +21,7 @@ enum {
 void rd_shmem_prefer(redist_shmem_t *ctx, int mode);
 
 /* Reductions over more than one PE run so far, per protocol (this
- * PE). */
+ * PE): redist_shmem_stats as an array, for the tests. */
 void rd_shmem_mode_counts(const redist_shmem_t *ctx,
                           uint64_t out[RED_NMODES]);
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "../exec/kernels.h"
 #include "pattern.h"
 
 typedef struct pat {

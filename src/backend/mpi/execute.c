@@ -1,0 +1,335 @@
+/*
+ * redist_mpi_exec_info and redist_mpi_execute: the work space a plan
+ * needs, sized from the executor's program before the call.  Each backend
+ * pass needs `good` bytes for its fast algorithm, `least` for its slowest
+ * (streamed reductions, swaps in rounds), `want` the most it can use; its
+ * spare region (the executor's dead memory) covers part of it, and one
+ * work buffer of the context the rest, within the bound (work.c).  The
+ * MPI calls of each pass follow from the work it gets, so the info
+ * predicts them exactly (redist_mpi_info_t.exchanges).
+ *
+ * IN PLACE.  When max_scratch is below what the executor's buffers need,
+ * the program is re-planned with RD_BUILD_INPLACE: the passes of
+ * mpi_inplace_need (ops.c) may get send == recv (swap.c,
+ * allgather_ring.c, reduce_*.c).  Cost: O(passes) per call, twice.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+#include "../../exec/kernels.h"
+#include "../../core/internal.h"
+
+/* What one backend pass of the program needs as work space: `good` for
+ * its fast algorithm, `least` for its slowest (streamed reductions, swaps
+ * in rounds), `want` the most it can use; all 0 when it needs none. */
+typedef struct pass_need {
+    uint64_t good, least, want;
+} pass_need;
+
+static pass_need need_of(const redist_mpi_t *x, const rd_pass *ps)
+{
+    pass_need n = {0, 0, 0};
+    const rd_xstep *xs = &ps->x;
+    uint64_t s = (uint64_t)xs->group.size, elem = xs->elem;
+    int inplace = ps->in_buf == ps->out_buf;
+    if (ps->kind != RD_PASS_XCHG && ps->kind != RD_PASS_FUSED)
+        return n;
+    switch (xs->op) {
+    case REDIST_OP_REDUCE_SCATTER:
+        if (s > 1 && (ps->kind == RD_PASS_FUSED ||
+                      !rd_mpi_native_ok(x, ps->in_bytes / s / elem))) {
+            n.good = s * elem;
+            n.least = elem;
+            n.want = ps->in_bytes;
+        }
+        break;
+    case REDIST_OP_ALL_REDUCE:
+        if (s > 1 && !(x->opts.flags & REDIST_MPI_NATIVE_REDUCE)) {
+            uint64_t count = ps->in_bytes / elem, q = count / s,
+                     r = count % s;
+            n.good = inplace ? rd_mpi_ar_inplace_work(s, count, elem)
+                             : rd_mpi_ar_min_work(s, count, elem);
+            n.least = n.good ? elem : 0;
+            n.want = n.good ? s * (q > r ? q : r) * elem : 0;
+        }
+        break;
+    case REDIST_OP_ALL_TO_ALL:
+    case REDIST_OP_PERMUTE:
+        if (inplace && (s > 1 || xs->op == REDIST_OP_PERMUTE)) {
+            uint64_t piece = xs->op == REDIST_OP_PERMUTE ? ps->in_bytes
+                                                          : ps->in_bytes / s;
+            n.want = piece;
+            n.good = piece < RD_MPI_SWAP_GOOD ? piece : RD_MPI_SWAP_GOOD;
+            n.least = piece ? 1 : 0;
+        }
+        break;
+    default:
+        break;
+    }
+    return n;
+}
+
+/* MPI calls of a pass run with `w` bytes of work space. */
+static int64_t pass_exchanges(const redist_mpi_t *x, const rd_pass *ps,
+                              uint64_t w)
+{
+    const rd_xstep *xs = &ps->x;
+    uint64_t s = (uint64_t)xs->group.size, elem = xs->elem;
+    int nd = xs->ndims;
+    pass_need n = need_of(x, ps);
+    if (ps->kind != RD_PASS_XCHG && ps->kind != RD_PASS_FUSED)
+        return 0;
+    if (!n.good && !n.least) {
+        if (xs->op == REDIST_OP_ALL_REDUCE && s > 1 &&
+            (x->opts.flags & REDIST_MPI_NATIVE_REDUCE))
+            return (int64_t)rd_div_up(ps->in_bytes / elem, x->limit);
+        if (xs->op == REDIST_OP_ALL_REDUCE && s > 1)
+            return rd_mpi_ar_exchanges(s, ps->in_bytes / elem, elem, w,
+                                       ps->in_buf == ps->out_buf);
+        return 1;
+    }
+    switch (xs->op) {
+    case REDIST_OP_REDUCE_SCATTER: {
+        uint64_t pre = 1, chunk = ps->in_bytes / s / elem;
+        if (ps->kind == RD_PASS_FUSED) {
+            pre = rd_mpi_prod(xs->in_shape, 0, xs->dim);
+            chunk = (uint64_t)xs->in_shape[xs->dim] / s *
+                    rd_mpi_prod(xs->in_shape, xs->dim + 1, nd);
+        }
+        if (w >= n.good)
+            return rd_mpi_rs_rounds(pre, chunk, w / (s * elem));
+        uint64_t per = w / elem < RD_REDUCE_BLOCK ? w / elem : RD_REDUCE_BLOCK;
+        return (int64_t)(s * pre * rd_div_up(chunk, per ? per : 1));
+    }
+    case REDIST_OP_ALL_REDUCE: {
+        uint64_t count = ps->in_bytes / elem;
+        if (w >= n.good)
+            return rd_mpi_ar_exchanges(s, count, elem, w,
+                                       ps->in_buf == ps->out_buf);
+        uint64_t per = w / elem < RD_REDUCE_BLOCK ? w / elem : RD_REDUCE_BLOCK;
+        return (int64_t)(s * rd_div_up(count, per ? per : 1));
+    }
+    default: { /* in-place swaps (a device keeping its block: a no-op) */
+        uint64_t piece = n.want, rounds = w ? rd_div_up(piece, w) : 0;
+        if (xs->op == REDIST_OP_PERMUTE && xs->send_to == x->rank &&
+            xs->recv_from == x->rank)
+            return 1;
+        return (int64_t)(xs->op == REDIST_OP_PERMUTE ? rounds
+                                                     : (s - 1) * rounds);
+    }
+    }
+}
+
+/* The work buffer for a program: the least (each pass's spare region
+ * covers the rest), the most useful, and the exchanges with `work`. */
+typedef struct work_plan {
+    uint64_t min, want;
+    int64_t exchanges;
+} work_plan;
+
+static void plan_work(const redist_mpi_t *x, const rd_program *p,
+                      uint64_t work, work_plan *wp)
+{
+    memset(wp, 0, sizeof *wp);
+    for (int k = 0; k < p->npasses; k++) {
+        const rd_pass *ps = &p->pass[k];
+        pass_need n = need_of(x, ps);
+        uint64_t sp = ps->spare_bytes;
+        if (sp < n.least && n.least > wp->min)
+            wp->min = n.least;
+        if (sp < n.good && n.want > wp->want)
+            wp->want = n.want;
+        wp->exchanges += pass_exchanges(x, ps, sp > work ? sp : work);
+    }
+}
+
+static redist_status_t check_mesh(const redist_mpi_t *x,
+                                  const redist_plan_t *plan,
+                                  redist_error_t *err)
+{
+    const redist_mesh_t *m = redist_spec_mesh(redist_plan_spec(plan));
+    int same = redist_mesh_num_axes(m) == x->naxes;
+    for (int a = 0; same && a < x->naxes; a++)
+        same = redist_mesh_axis_size(m, a) == x->axis_size[a];
+    if (same)
+        return REDIST_OK;
+    char mm[256];
+    rd_mesh_format(m, mm, sizeof mm);
+    return rd_error(err, REDIST_ERR_INVALID, NULL, "plan",
+                    "the plan's mesh (%s) does not have the axis sizes of "
+                    "the MPI context's mesh",
+                    mm);
+}
+
+/* The executor's program on this context (in place or not). */
+static redist_status_t build_on(const redist_mpi_t *x, int inplace,
+                                const redist_plan_t *plan,
+                                const redist_exec_options_t *opts,
+                                redist_exec_info_t *info, rd_program *p,
+                                redist_error_t *err)
+{
+    redist_backend_t be = x->be;
+    memset(p, 0, sizeof *p);
+    be.build = inplace ? RD_BUILD_INPLACE : 0;
+    redist_status_t st = redist_plan_exec_info(plan, &be, opts, info, err);
+    if (!st)
+        st = rd_program_build_for(plan, &be, opts ? opts->flags : 0, p, err);
+    if (!st) /* this rank's permute peers (exchange counts) */
+        st = rd_program_bind(p, plan, x->rank, err);
+    return st;
+}
+
+/* Memory of a program: executor buffers + the least work buffer. */
+static uint64_t least_total(const redist_mpi_t *x, const rd_program *p,
+                            uint64_t E)
+{
+    work_plan wp;
+    plan_work(x, p, 0, &wp);
+    return E + wp.min;
+}
+
+static redist_status_t mpi_info(const redist_mpi_t *x,
+                                const redist_plan_t *plan,
+                                const redist_exec_options_t *opts,
+                                redist_mpi_info_t *out, int *inplace,
+                                redist_error_t *err)
+{
+    rd_program p;
+    memset(out, 0, sizeof *out);
+    *inplace = 0;
+    redist_status_t st = check_mesh(x, plan, err);
+    if (st)
+        return st;
+    st = build_on(x, 0, plan, opts, &out->exec, &p, err);
+    if (st) {
+        rd_program_free(&p);
+        return st;
+    }
+    uint64_t E = out->exec.scratch_bytes;
+    uint64_t M = out->exec.bound_bytes;
+    uint64_t least = least_total(x, &p, E), least2 = least;
+    uint64_t B = x->opts.max_scratch;
+    /* some passes in place may need less (the least bound reported);
+     * they run so only when the bound is below what the passes need as
+     * planned */
+    redist_exec_info_t e2;
+    rd_program p2;
+    if (!build_on(x, 1, plan, opts, &e2, &p2, NULL))
+        least2 = least_total(x, &p2, e2.scratch_bytes);
+    if (B && least > B && least2 < least) {
+        rd_program_free(&p);
+        p = p2;
+        out->exec = e2;
+        E = e2.scratch_bytes;
+        least = least2;
+        *inplace = 1;
+    } else
+        rd_program_free(&p2);
+    out->min_scratch_bytes = least < least2 ? least : least2;
+    if (!B)
+        B = M > least ? M : least;
+    out->bound_bytes = B;
+    work_plan wp;
+    plan_work(x, &p, 0, &wp);
+    uint64_t W = 0;
+    if (wp.min || wp.want) {
+        uint64_t room = B > E ? B - E : 0;
+        W = wp.want;
+        if (!x->opts.max_scratch && W > REDIST_MPI_ROUND_BYTES)
+            W = REDIST_MPI_ROUND_BYTES;
+        if (W > room)
+            W = room;
+        if (W < wp.min)
+            W = wp.min;
+    }
+    plan_work(x, &p, W, &wp);
+    rd_program_free(&p);
+    out->work_bytes = W;
+    out->scratch_bytes = E + W;
+    out->exchanges = wp.exchanges;
+    if (B < least)
+        return rd_error(err, REDIST_ERR_LIMIT, NULL, "max_scratch",
+                        "max_scratch %llu bytes is below the least this plan "
+                        "needs: %llu bytes (%llu of executor buffers, fixed "
+                        "by the plan even with in-place steps, + %llu of "
+                        "work space)",
+                        (unsigned long long)B, (unsigned long long)least,
+                        (unsigned long long)E,
+                        (unsigned long long)(least - E));
+    return REDIST_OK;
+}
+
+redist_status_t redist_mpi_exec_info(const redist_mpi_t *x,
+                                     const redist_plan_t *plan,
+                                     const redist_exec_options_t *opts,
+                                     redist_mpi_info_t *out,
+                                     redist_error_t *err)
+{
+    if (!x || !plan || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL context, plan or output");
+    int inplace;
+    return mpi_info(x, plan, opts, out, &inplace, err);
+}
+
+redist_status_t redist_mpi_execute(redist_mpi_t *x, const redist_plan_t *plan,
+                                   void *src, void *dst,
+                                   const redist_exec_options_t *opts,
+                                   redist_exec_report_t *report,
+                                   redist_error_t *err)
+{
+    redist_exec_report_t r;
+    if (!x) {
+        if (report) {
+            memset(report, 0, sizeof *report);
+            report->failed_step = -1;
+        }
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL MPI context");
+    }
+    x->in_call = 1;
+    x->pre_status = REDIST_OK;
+    redist_error_clear(&x->pre_err);
+    x->work_want = 0;
+    x->cur = x->high = x->allocs = x->exec_cur = 0;
+    x->exchanges = x->streamed = x->swaps = x->rings = 0;
+    uint64_t promise = 0;
+    int inplace = 0;
+    if (plan) {
+        redist_mpi_info_t info;
+        /* a plan on another mesh, or max_scratch too small: fail every
+         * rank at the executor's first agree; other errors are the
+         * executor's to report */
+        redist_status_t st = check_mesh(x, plan, &x->pre_err);
+        if (st)
+            x->pre_status = st;
+        else if ((st = mpi_info(x, plan, opts, &info, &inplace,
+                                &x->pre_err)) == REDIST_ERR_LIMIT)
+            x->pre_status = st;
+        else if (!st) {
+            x->work_want = info.work_bytes;
+            x->planned = 1;
+            promise = info.scratch_bytes;
+            x->be.build = inplace ? RD_BUILD_INPLACE : 0;
+        }
+    }
+    redist_status_t st = redist_plan_execute(plan, &x->be, src, dst, opts, &r,
+                                             err);
+    if (x->work) {
+        free(x->work);
+        x->cur -= x->work_bytes;
+        x->work = NULL;
+        x->work_bytes = 0;
+    }
+    x->in_call = 0;
+    x->planned = 0;
+    x->be.build = 0;
+    x->pre_status = REDIST_OK;
+    r.scratch_bytes = promise ? promise : r.scratch_bytes;
+    r.scratch_high_water = x->high;
+    r.scratch_allocations = x->allocs;
+    if (report)
+        *report = r;
+    return st;
+}

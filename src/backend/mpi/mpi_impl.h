@@ -1,0 +1,183 @@
+/*
+ * The MPI backend's insides (private to src/backend/mpi/): one MPI rank
+ * per mesh device, behind the executor's ops table (exec/backend.h).
+ * These files are the only ones of redist that include <mpi.h> besides
+ * the public redist/mpi.h; they build into libredist_mpi, never into
+ * libredist.  The contract is include/redist/mpi.h; each file below
+ * opens with its algorithm, cost and memory:
+ *   context.c         the context: communicators per axis, options
+ *   agree.c           the agreement before any data moves
+ *   datatypes.c       derived datatypes for any 64-bit size
+ *   work.c            scratch accounting and reduction work space
+ *   ops.c             the ops table: one entry per step kind, whole
+ *                     steps with derived datatypes
+ *   allgather_ring.c  all_gather: MPI_Allgather or a ring of Sendrecv
+ *   exchange.c        exchange steps, point to point
+ *   swap.c            all_to_all and permute in place, by pairwise swaps
+ *   reduce_ordered.c  reductions in member order through work space
+ *   reduce_stream.c   reductions with less than one element per member
+ *   reduce_native.c   MPI_Reduce_scatter_block / MPI_Allreduce
+ *   execute.c         sizing the work space, redist_mpi_execute
+ * Costs use alpha = latency of one MPI call, beta = time per byte, s =
+ * group size, L = local bytes before the step.
+ */
+#ifndef REDIST_BACKEND_MPI_IMPL_H
+#define REDIST_BACKEND_MPI_IMPL_H
+
+#include "redist/mpi.h"
+#include "../../exec/exec_internal.h"
+#include "mpi_internal.h"
+
+#define RD_MPI_TAG 7411
+#define RD_MPI_TAG_XCHG 7412
+
+/* All-gathers of blocks at least this large on groups whose size is not
+ * a power of two run as a ring (allgather_ring.c). */
+#define RD_MPI_RING_BYTES (64ULL << 10)
+
+/* The piece a swap moves per round: what it wants, what it can live with */
+#define RD_MPI_SWAP_GOOD (1ULL << 20)
+
+enum { UOP_F16, UOP_BF16, UOP_GEN, UOP_KINDS };
+
+struct redist_mpi {
+    MPI_Comm comm; /* duplicate of the caller's */
+    MPI_Comm axis[REDIST_MAX_AXES];
+    int rank, size, naxes;
+    int64_t axis_size[REDIST_MAX_AXES];
+    redist_mpi_options_t opts;
+    uint64_t limit; /* largest count of one MPI argument */
+    rd_backend_ops ops;
+    struct redist_backend be;
+    MPI_Op uop[UOP_KINDS][REDIST_REDUCE_COUNT];
+    int have_uops;
+    /* one redist_mpi_execute */
+    int in_call;
+    redist_status_t pre_status; /* folded into the first agree */
+    redist_error_t pre_err;
+    uint64_t work_want;
+    int planned; /* redist_mpi_execute sized the work: never allocate */
+    char *work;
+    uint64_t work_bytes;
+    /* accounting of this rank's scratch (executor + work) */
+    uint64_t cur, high, allocs, exec_cur;
+    int64_t exchanges, streamed, swaps, rings;
+    MPI_Request *reqs; /* 2 * size, for exchange steps */
+    uint64_t ring_bytes; /* allgather: ring from blocks this large */
+};
+
+/* context.c */
+redist_status_t rd_mpi_fail(redist_error_t *err, int rc, const char *call);
+
+/* agree.c */
+void *rd_mpi_malloc(size_t bytes);
+redist_status_t rd_mpi_agree_comm(MPI_Comm comm, int rank,
+                                  redist_status_t local, uint64_t hash,
+                                  const char *differ, redist_error_t *err);
+redist_status_t rd_mpi_agree(redist_backend_t *be, redist_status_t local,
+                             uint64_t plan_hash, redist_error_t *err);
+
+/* datatypes.c */
+void rd_mpi_dt_free(MPI_Datatype *t);
+int rd_mpi_dt_bytes(uint64_t lim, uint64_t n, MPI_Datatype *out);
+int rd_mpi_dt_blocks(uint64_t lim, uint64_t rows, uint64_t row,
+                     uint64_t stride, uint64_t extent, MPI_Datatype *out);
+int rd_mpi_dt_box(uint64_t lim, int nd, const int64_t shape[],
+                  const int64_t box[], size_t elem, MPI_Datatype *out);
+uint64_t rd_mpi_box_offset(int nd, const int64_t shape[],
+                           const int64_t off[], size_t elem);
+uint64_t rd_mpi_prod(const int64_t *shape, int lo, int hi);
+
+/* work.c */
+typedef struct work_ref {
+    char *p;
+    uint64_t bytes;
+    int owned;
+} work_ref;
+
+void *rd_mpi_scratch_alloc(redist_backend_t *be, size_t bytes);
+void rd_mpi_scratch_free(redist_backend_t *be, void *p, size_t bytes);
+redist_status_t rd_mpi_work_get(redist_mpi_t *x, uint64_t good,
+                                uint64_t least, uint64_t want, work_ref *w,
+                                redist_error_t *err);
+void rd_mpi_work_put(redist_mpi_t *x, work_ref *w);
+
+/* ops.c */
+extern const rd_backend_ops rd_mpi_ops_template;
+unsigned rd_mpi_fused_ops(unsigned flags);
+
+/* allgather_ring.c */
+int rd_mpi_allgather(redist_mpi_t *x, MPI_Comm comm, int64_t s, int64_t idx,
+                     const void *send, MPI_Datatype stype, char *recv,
+                     MPI_Datatype rtype, uint64_t slot, uint64_t block);
+redist_status_t rd_mpi_gather_inplace(redist_mpi_t *x, MPI_Comm comm,
+                                      int64_t s, int64_t idx, char *buf,
+                                      uint64_t bytes, redist_error_t *err);
+
+/* exchange.c */
+redist_status_t rd_mpi_exchange(redist_backend_t *be, const void *send,
+                                int64_t nto, const rd_xfer *to, void *recv,
+                                int64_t nfrom, const rd_xfer *from,
+                                redist_error_t *err);
+redist_status_t rd_mpi_xchg_step(redist_mpi_t *x, const rd_xstep *xs,
+                                 const char *in, char *out,
+                                 redist_error_t *err);
+
+/* swap.c */
+redist_status_t rd_mpi_swap_rounds(redist_mpi_t *x, MPI_Comm comm, int to,
+                                   int from, char *mine, uint64_t bytes,
+                                   const work_ref *w, redist_error_t *err);
+redist_status_t rd_mpi_alltoall_inplace(redist_mpi_t *x, MPI_Comm comm,
+                                        int64_t s, int64_t idx, char *buf,
+                                        uint64_t bytes, redist_error_t *err);
+
+/* reduce_ordered.c */
+void rd_mpi_reduce_one(redist_dtype_t dtype, redist_reduce_t op, void *out,
+                       const void *in, uint64_t count);
+int64_t rd_mpi_rs_rounds(uint64_t pre, uint64_t chunk, uint64_t per);
+uint64_t rd_mpi_ar_min_work(uint64_t s, uint64_t count, size_t elem);
+uint64_t rd_mpi_ar_inplace_work(uint64_t s, uint64_t count, size_t elem);
+int64_t rd_mpi_ar_exchanges(uint64_t s, uint64_t count, size_t elem,
+                            uint64_t work, int inplace);
+redist_status_t rd_mpi_rs_with_work(redist_mpi_t *x, MPI_Comm c, int64_t s,
+                                    int64_t idx, const char *in, char *out,
+                                    uint64_t pre, uint64_t chunk, size_t elem,
+                                    redist_dtype_t dtype, redist_reduce_t op,
+                                    redist_error_t *err);
+redist_status_t rd_mpi_ar_ordered(redist_mpi_t *x, MPI_Comm comm, int64_t s,
+                                  int64_t idx, const char *in, char *out,
+                                  uint64_t count, size_t elem,
+                                  redist_dtype_t dtype, redist_reduce_t op,
+                                  redist_error_t *err);
+
+/* reduce_stream.c */
+redist_status_t rd_mpi_rs_stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
+                                 int64_t idx, const char *in, char *out,
+                                 uint64_t pre, uint64_t chunk, size_t elem,
+                                 redist_dtype_t dtype, redist_reduce_t op,
+                                 char *work, uint64_t per,
+                                 redist_error_t *err);
+redist_status_t rd_mpi_ar_stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
+                                 int64_t idx, const char *in, char *out,
+                                 uint64_t count, size_t elem,
+                                 redist_dtype_t dtype, redist_reduce_t op,
+                                 char *work, uint64_t per,
+                                 redist_error_t *err);
+
+/* reduce_native.c */
+extern MPI_User_function *const rd_mpi_uop_fns[UOP_KINDS]
+                                               [REDIST_REDUCE_COUNT];
+int rd_mpi_native_ok(const redist_mpi_t *x, uint64_t count);
+redist_status_t rd_mpi_native_reduce_scatter(redist_mpi_t *x, MPI_Comm c,
+                                             const void *send, void *recv,
+                                             uint64_t count,
+                                             redist_dtype_t dtype,
+                                             redist_reduce_t op,
+                                             redist_error_t *err);
+redist_status_t rd_mpi_native_all_reduce(redist_mpi_t *x, MPI_Comm c,
+                                         const void *send, void *recv,
+                                         uint64_t count, redist_dtype_t dtype,
+                                         redist_reduce_t op,
+                                         redist_error_t *err);
+
+#endif

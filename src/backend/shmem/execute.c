@@ -1,0 +1,174 @@
+/*
+ * redist_shmem_exec_info and redist_shmem_execute.  Each call decides
+ * whether the caller's buffers are symmetric on every PE (one
+ * reduction), then sizes the part of the context's work area it may use
+ * from the executor's program (work_promise: the same decisions
+ * reduce_mode.c makes during the call), so the promise covers what
+ * runs.  Cost: O(passes) plus one reduction per call.
+ */
+#include <string.h>
+
+#include "shmem_impl.h"
+#include "../../core/internal.h"
+
+/* Whether [p, p + n) lies in the symmetric heap (locally). */
+static int sym_range(const redist_shmem_t *c, const void *p, uint64_t n)
+{
+    int pe = (c->me + 1) % c->npes;
+    if (!p)
+        return 0;
+    if (!shmem_addr_accessible(p, pe))
+        return 0;
+    return n == 0 ||
+           shmem_addr_accessible((const char *)p + (n - 1), pe);
+}
+
+/* The context's work area, if executing the plan may use it: a
+ * reduction over more than one PE that cannot read its inputs in place
+ * (pull) and has no free scratch to push into (reduce_push).  The same
+ * program the executor builds, so the same decisions. */
+static uint64_t work_promise(const redist_shmem_t *c, const redist_plan_t *plan,
+                             const redist_exec_options_t *opts, int symmetric,
+                             uint64_t *cap, uint64_t *bound_free)
+{
+    rd_program p;
+    uint64_t need = 0, least = 0;
+    *cap = 0;
+    *bound_free = UINT64_MAX;
+    if (rd_program_build_for(plan, &c->ep[symmetric], opts ? opts->flags : 0,
+                             &p, NULL)) {
+        rd_program_free(&p);
+        return c->work_bytes; /* the executor fails the plan anyway */
+    }
+    uint64_t E = p.scratch[0] + p.scratch[1];
+    uint64_t M = p.src_bytes > p.dst_bytes ? p.src_bytes : p.dst_bytes;
+    *bound_free = M > E ? M - E : 0;
+    for (int k = 0; k < p.npasses; k++) {
+        const rd_pass *ps = &p.pass[k];
+        const rd_xstep *x = &ps->x;
+        if ((ps->kind != RD_PASS_XCHG && ps->kind != RD_PASS_FUSED) ||
+            (x->op != REDIST_OP_REDUCE_SCATTER &&
+             x->op != REDIST_OP_ALL_REDUCE) ||
+            x->group.size <= 1)
+            continue;
+        int scratch_in = ps->in_buf == RD_BUF_SA || ps->in_buf == RD_BUF_SB;
+        int scratch_out = ps->out_buf == RD_BUF_SA || ps->out_buf == RD_BUF_SB;
+        red_facts f = {x->group.size, x->elem,
+                       x->op == REDIST_OP_ALL_REDUCE, ps->in_bytes,
+                       symmetric || scratch_in, ps->in_buf == ps->out_buf,
+                       symmetric || scratch_out,
+                       scratch_out ? p.scratch[ps->out_buf - RD_BUF_SA] : 0,
+                       ps->spare_bytes, ps->sspare_bytes, *bound_free};
+        if (rd_shm_red_mode(c, &f) != RED_PUSH_WORK)
+            continue;
+        need = c->work_bytes;
+        if ((uint64_t)(x->group.size - 1) * x->elem > least)
+            least = (uint64_t)(x->group.size - 1) * x->elem;
+    }
+    /* the pushes use at most what max(src, dst) leaves beside the
+     * executor's scratch, and at least one element per other member
+     * (red_mode avoids that where it can) */
+    if (need) {
+        *cap = *bound_free;
+        if (*cap < least)
+            *cap = least;
+        if (*cap < need)
+            need = *cap;
+        else
+            *cap = need;
+    }
+    rd_program_free(&p);
+    return need;
+}
+
+static redist_status_t check_plan(const redist_shmem_t *c,
+                                  const redist_plan_t *plan,
+                                  redist_error_t *err)
+{
+    /* groups come from the plan's mesh: any mesh of npes devices */
+    const redist_mesh_t *m = redist_spec_mesh(redist_plan_spec(plan));
+    if (redist_mesh_num_devices(m) != c->npes)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "plan",
+                        "the plan's mesh has %lld devices, the job %d PEs",
+                        (long long)redist_mesh_num_devices(m), c->npes);
+    return REDIST_OK;
+}
+
+redist_status_t redist_shmem_exec_info(const redist_shmem_t *c,
+                                       const redist_plan_t *plan,
+                                       const void *src, const void *dst,
+                                       const redist_exec_options_t *opts,
+                                       redist_shmem_info_t *out,
+                                       redist_error_t *err)
+{
+    if (!c || !plan || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL context, plan or output");
+    redist_status_t st = check_plan(c, plan, err);
+    if (st)
+        return st;
+    const redist_spec_t *s = redist_plan_spec(plan);
+    int sym = sym_range(c, src, redist_spec_src_bytes(s)) &&
+              sym_range(c, dst, redist_spec_dst_bytes(s));
+    redist_exec_info_t e;
+    st = redist_plan_exec_info(plan, &c->ep[sym], opts, &e, err);
+    if (st)
+        return st;
+    memset(out, 0, sizeof *out);
+    out->exec = e;
+    out->symmetric = sym;
+    uint64_t cap, bound_free;
+    out->work_bytes = work_promise(c, plan, opts, sym, &cap, &bound_free);
+    out->scratch_bytes = e.scratch_bytes + out->work_bytes;
+    return REDIST_OK;
+}
+
+redist_status_t redist_shmem_execute(redist_shmem_t *c,
+                                     const redist_plan_t *plan, void *src,
+                                     void *dst,
+                                     const redist_exec_options_t *opts,
+                                     redist_exec_report_t *report,
+                                     redist_error_t *err)
+{
+    if (!c) {
+        if (report) {
+            memset(report, 0, sizeof *report);
+            report->failed_step = -1;
+        }
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL shmem context");
+    }
+    /* symmetric buffers on every PE, the same objects everywhere? */
+    shm_sym *y = c->sym;
+    int sym = 0;
+    if (plan && src && dst) {
+        const redist_spec_t *s = redist_plan_spec(plan);
+        sym = sym_range(c, src, redist_spec_src_bytes(s)) &&
+              sym_range(c, dst, redist_spec_dst_bytes(s));
+    }
+    memset(y->red_src, 0, sizeof y->red_src);
+    y->red_src[0] = !sym;
+    y->red_src[1] = (long)(uintptr_t)src;
+    y->red_src[2] = ~(long)(uintptr_t)src;
+    y->red_src[3] = (long)(uintptr_t)dst;
+    y->red_src[4] = ~(long)(uintptr_t)dst;
+    rd_shm_reduce_max(c);
+    sym = y->red_dst[0] == 0 && y->red_dst[1] == ~y->red_dst[2] &&
+          y->red_dst[3] == ~y->red_dst[4];
+
+    c->work_used = 0;
+    uint64_t promise = 0;
+    c->work_cap = 0;
+    if (plan && !check_plan(c, plan, NULL))
+        promise = work_promise(c, plan, opts, sym, &c->work_cap,
+                               &c->bound_free);
+    redist_status_t st = redist_plan_execute(plan, &c->ep[sym], src, dst,
+                                             opts, report, err);
+    c->work_cap = 0;
+    c->bound_free = UINT64_MAX;
+    if (report && plan && (!st || report->scratch_bytes)) {
+        report->scratch_bytes += promise;
+        report->scratch_high_water += c->work_used;
+    }
+    return st;
+}

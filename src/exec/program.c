@@ -1,0 +1,265 @@
+/*
+ * Program building, part 1: a plan becomes a list of passes, each
+ * reading one local buffer and writing another (assign.c then picks the
+ * buffers):
+ *   slices (consecutive ones merged)  BOX    in L -> out L'   (in place ok)
+ *   all_gather(i)      XCHG [s][L]; MERGE if pre_i > 1 (blocks along i)
+ *   all_to_all(i->j)   SPLIT if pre_j > 1; XCHG; MERGE if pre_i > 1
+ *   reduce_scatter(i)  SPLIT if pre_i > 1; XCHG (reduction by the backend)
+ *   all_reduce         XCHG
+ *   permute            XCHG (one send, one receive)
+ *   exchange           XPACK unless every send piece is contiguous; XCHG
+ *                      (point to point); XUNPACK unless every received
+ *                      piece lands contiguous (exchange.c)
+ * pre_d is the product of the local dims before d: with pre_d == 1 the
+ * chunks along d are already contiguous and the pack / unpack is skipped.
+ * A backend that runs whole steps (fused_ops) gets one FUSED pass instead.
+ * Cost: O(steps) passes of O(dims) each; memory: 3 * steps + 2 passes
+ * and one exchange geometry per exchange step.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_internal.h"
+#include "../core/internal.h"
+
+static uint64_t prod_before(const int64_t *shape, int d)
+{
+    uint64_t p = 1;
+    for (int i = 0; i < d; i++)
+        p *= (uint64_t)shape[i];
+    return p;
+}
+
+static uint64_t prod_after(const int64_t *shape, int nd, int d)
+{
+    uint64_t p = 1;
+    for (int i = d + 1; i < nd; i++)
+        p *= (uint64_t)shape[i];
+    return p;
+}
+
+void rd_plan_type_before(const redist_plan_t *plan, int k, redist_type_t *t)
+{
+    if (k == 0) {
+        *t = *redist_spec_from(redist_plan_spec(plan));
+    } else {
+        redist_step_view_t v;
+        redist_plan_step(plan, k - 1, &v);
+        *t = v.after;
+    }
+}
+
+rd_pass *rd_program_add_pass(rd_program *p, int kind, int step, uint64_t in,
+                             uint64_t out)
+{
+    rd_pass *ps = &p->pass[p->npasses++];
+    memset(ps, 0, sizeof *ps);
+    ps->kind = kind;
+    ps->first = ps->last = step;
+    ps->in_bytes = in;
+    ps->out_bytes = out;
+    ps->in_buf = ps->out_buf = -1;
+    ps->xi = -1;
+    ps->inplace_need = UINT64_MAX;
+    ps->spare_buf = ps->sspare_buf = -1;
+    return ps;
+}
+
+/* The step as the backend sees it, before binding to a device. */
+static void xstep_of(const redist_plan_t *plan, int k,
+                     const redist_step_view_t *v, const int64_t cur[],
+                     int64_t s, rd_xstep *x)
+{
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    int nd = redist_spec_ndims(spec);
+    memset(x, 0, sizeof *x);
+    x->op = v->op;
+    x->index = k;
+    x->dim = v->dim;
+    x->from_dim = v->from_dim;
+    x->to_dim = v->to_dim;
+    x->ndims = nd;
+    memcpy(x->in_shape, cur, sizeof x->in_shape);
+    memcpy(x->out_shape, v->local_shape, sizeof x->out_shape);
+    x->elem = redist_dtype_size(redist_spec_dtype(spec));
+    x->dtype = redist_spec_dtype(spec);
+    x->reduce = redist_spec_reduce(spec);
+    x->group.axis = v->axis;
+    x->group.size = s;
+}
+
+/* Slices k.. as one BOX pass; returns the last slice's index. */
+static int slice_pass(const redist_plan_t *plan, int k, int64_t cur[],
+                      uint64_t *L, rd_program *p)
+{
+    int n = redist_plan_num_steps(plan), first = k;
+    redist_step_view_t v;
+    redist_plan_step(plan, k, &v);
+    while (k + 1 < n) {
+        redist_step_view_t w;
+        redist_plan_step(plan, k + 1, &w);
+        if (w.op != REDIST_OP_SLICE)
+            break;
+        k++;
+        v = w;
+    }
+    rd_pass *ps = rd_program_add_pass(p, RD_PASS_BOX, first, *L,
+                                      v.local_bytes);
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    ps->last = k;
+    ps->inplace_ok = 1;
+    ps->x.op = REDIST_OP_SLICE;
+    ps->x.index = first;
+    ps->x.ndims = redist_spec_ndims(spec);
+    ps->x.elem = redist_dtype_size(redist_spec_dtype(spec));
+    ps->x.dtype = redist_spec_dtype(spec);
+    ps->x.reduce = redist_spec_reduce(spec);
+    ps->x.group.axis = -1;
+    memcpy(ps->x.in_shape, cur, sizeof ps->x.in_shape);
+    memcpy(ps->x.out_shape, v.local_shape, sizeof ps->x.out_shape);
+    memcpy(cur, v.local_shape, sizeof ps->x.in_shape);
+    *L = v.local_bytes;
+    return k;
+}
+
+/* A SPLIT or MERGE pass of `s` chunks along dim d of `shape` (of which
+ * the chunk is shape[d] / div along d), when the chunks are not already
+ * contiguous (pre_d > 1). */
+static void pack_pass(rd_program *p, int kind, int k, uint64_t in,
+                      uint64_t out, const int64_t shape[], int nd, int d,
+                      uint64_t s, uint64_t div, uint64_t elem)
+{
+    uint64_t pre = prod_before(shape, d);
+    if (pre <= 1 || s <= 1)
+        return;
+    rd_pass *ps = rd_program_add_pass(p, kind, k, in, out);
+    ps->pre = pre;
+    ps->s = s;
+    ps->chunk = (uint64_t)shape[d] / div * prod_after(shape, nd, d) * elem;
+}
+
+/* The passes of one exchanging step on the generic (unfused) path. */
+static void unfused_passes(rd_program *p, const rd_xstep *x, int xi,
+                           const int64_t cur[], uint64_t L, uint64_t out)
+{
+    int k = x->index, nd = x->ndims;
+    uint64_t s = (uint64_t)x->group.size, elem = x->elem;
+    rd_pass *ps;
+    switch (x->op) {
+    case REDIST_OP_EXCHANGE:
+        /* the packed pieces take at most L bytes (exchange.c) */
+        if (p->xchg[xi].pack)
+            rd_program_add_pass(p, RD_PASS_XPACK, k, L, L)->xi = xi;
+        ps = rd_program_add_pass(p, RD_PASS_XCHG, k, L, out);
+        ps->x = *x;
+        ps->xi = xi;
+        if (p->xchg[xi].unpack)
+            rd_program_add_pass(p, RD_PASS_XUNPACK, k, out, out)->xi = xi;
+        break;
+    case REDIST_OP_ALL_GATHER:
+        ps = rd_program_add_pass(p, RD_PASS_XCHG, k, L, L * s);
+        ps->x = *x;
+        pack_pass(p, RD_PASS_MERGE, k, L * s, L * s, cur, nd, x->dim, s, 1,
+                  elem);
+        break;
+    case REDIST_OP_ALL_TO_ALL: {
+        int64_t piece[REDIST_MAX_DIMS];
+        pack_pass(p, RD_PASS_SPLIT, k, L, L, cur, nd, x->to_dim, s, s, elem);
+        ps = rd_program_add_pass(p, RD_PASS_XCHG, k, L, L);
+        ps->x = *x;
+        memcpy(piece, cur, sizeof piece);
+        piece[x->to_dim] /= (int64_t)s;
+        pack_pass(p, RD_PASS_MERGE, k, L, L, piece, nd, x->from_dim, s, 1,
+                  elem);
+        break;
+    }
+    case REDIST_OP_REDUCE_SCATTER:
+        pack_pass(p, RD_PASS_SPLIT, k, L, L, cur, nd, x->dim, s, s, elem);
+        ps = rd_program_add_pass(p, RD_PASS_XCHG, k, L, L / s);
+        ps->x = *x;
+        break;
+    default: /* all_reduce, permute */
+        ps = rd_program_add_pass(p, RD_PASS_XCHG, k, L, L);
+        ps->x = *x;
+        break;
+    }
+}
+
+redist_status_t rd_program_passes(const redist_plan_t *plan,
+                                  unsigned fused_ops, rd_program *p,
+                                  redist_error_t *err)
+{
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    const redist_mesh_t *mesh = redist_spec_mesh(spec);
+    int nd = redist_spec_ndims(spec), n = redist_plan_num_steps(plan);
+    int64_t cur[REDIST_MAX_DIMS];
+    redist_step_view_t v;
+
+    p->pass = calloc((size_t)(3 * n + 2), sizeof *p->pass);
+    if (!p->pass)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    redist_type_local_shape(redist_spec_from(spec), mesh,
+                            redist_spec_shape(spec), cur);
+    uint64_t L = redist_spec_src_bytes(spec);
+    int nx = 0;
+    for (int k = 0; k < n; k++) {
+        redist_plan_step(plan, k, &v);
+        nx += v.op == REDIST_OP_EXCHANGE;
+    }
+    if (nx && !(p->xchg = calloc((size_t)nx, sizeof *p->xchg)))
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int k = 0; k < n; k++) {
+        redist_plan_step(plan, k, &v);
+        if (v.op == REDIST_OP_SLICE) {
+            k = slice_pass(plan, k, cur, &L, p);
+            continue;
+        }
+        int64_t s = v.op == REDIST_OP_PERMUTE || v.op == REDIST_OP_EXCHANGE
+                        ? 1
+                        : redist_mesh_axis_size(mesh, v.axis);
+        rd_xstep x;
+        xstep_of(plan, k, &v, cur, s, &x);
+        uint64_t out = v.local_bytes;
+        p->collectives++;
+        int xi = -1;
+        if (v.op == REDIST_OP_EXCHANGE) {
+            redist_type_t before;
+            rd_plan_type_before(plan, k, &before);
+            xi = p->nxchg++;
+            rd_xchg_init(&p->xchg[xi], mesh, &before, &v.after, cur,
+                         v.local_shape, nd, x.elem);
+        }
+        if (fused_ops >> v.op & 1u) {
+            rd_pass *ps = rd_program_add_pass(p, RD_PASS_FUSED, k, L, out);
+            ps->x = x;
+            ps->xi = xi;
+        } else {
+            unfused_passes(p, &x, xi, cur, L, out);
+        }
+        if (p->pass[p->npasses - 1].out_bytes != out)
+            return rd_error(err, REDIST_ERR_PLAN, NULL, NULL,
+                            "internal error: step %d changes %llu bytes "
+                            "into %llu, the plan says %llu",
+                            k, (unsigned long long)L,
+                            (unsigned long long)p->pass[p->npasses - 1]
+                                .out_bytes,
+                            (unsigned long long)out);
+        memcpy(cur, v.local_shape, sizeof cur);
+        L = out;
+    }
+    return REDIST_OK;
+}
+
+void rd_program_free(rd_program *p)
+{
+    if (p) {
+        free(p->pass);
+        p->pass = NULL;
+        for (int i = 0; i < p->nxchg; i++)
+            rd_xchg_unbind(&p->xchg[i]);
+        free(p->xchg);
+        p->xchg = NULL;
+        p->nxchg = 0;
+    }
+}

@@ -1,0 +1,345 @@
+/*
+ * The SPMD executor's runtime: redist_plan_execute runs a plan on one
+ * device through a backend (redist/exec.h), and redist_plan_exec_info
+ * says what that will take.  The program (program.c, assign.c) is built
+ * and bound to the device (bind.c), then every pass runs in order: the
+ * local kernels (kernels.c, exchange.c) here, the exchanges through the
+ * backend's ops (backend.h).  All scratch goes through one counting
+ * allocator (the measured high-water mark of the report).
+ *
+ * FAILURE.  Everything that can fail locally (arguments, the program,
+ * the scratch) happens before any data moves and is combined across
+ * ranks by the backend's `agree`, together with the plan hash (hash.c);
+ * a backend error in the middle of a plan aborts the other ranks through
+ * `abort`.
+ *
+ * Cost: the program's, plus one pass over each buffer per local pass;
+ * memory: the program's scratch (assign.c) and O(steps) bookkeeping.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exec_internal.h"
+#include "kernels.h"
+#include "../core/internal.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Does the backend run every pass of the program?  (Exchange steps are
+ * optional in the ops table.) */
+static redist_status_t check_backend(const rd_program *p,
+                                     const rd_backend_ops *ops,
+                                     redist_error_t *err)
+{
+    for (int k = 0; k < p->npasses; k++)
+        if (p->pass[k].kind == RD_PASS_XCHG &&
+            p->pass[k].x.op == REDIST_OP_EXCHANGE && !ops->exchange)
+            return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                            "backend %s does not run exchange steps (step "
+                            "%d); plan with the default objective, or run "
+                            "on a backend that has them (sim)",
+                            ops->name, p->pass[k].first + 1);
+    return REDIST_OK;
+}
+
+const char *redist_backend_name(const redist_backend_t *be)
+{
+    return be && be->ops ? be->ops->name : NULL;
+}
+
+int64_t redist_backend_rank(const redist_backend_t *be)
+{
+    return be ? be->rank : -1;
+}
+
+int64_t redist_backend_size(const redist_backend_t *be)
+{
+    return be ? be->size : 0;
+}
+
+static const unsigned known_flags = REDIST_EXEC_PRESERVE_SRC;
+
+redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
+                                      const redist_backend_t *be,
+                                      const redist_exec_options_t *opts,
+                                      redist_exec_info_t *out,
+                                      redist_error_t *err)
+{
+    rd_program p;
+    unsigned flags = opts ? opts->flags : 0;
+    if (!plan || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL plan or output");
+    if (flags & ~known_flags)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
+                        "unknown execution flags 0x%x", flags & ~known_flags);
+    redist_status_t st = rd_program_build_for(plan, be, flags, &p, err);
+    if (!st && be && be->ops)
+        st = check_backend(&p, be->ops, err);
+    if (st) {
+        rd_program_free(&p);
+        return st;
+    }
+    memset(out, 0, sizeof *out);
+    out->scratch_bytes = p.scratch[0] + p.scratch[1];
+    out->src_bytes = p.src_bytes;
+    out->dst_bytes = p.dst_bytes;
+    out->bound_bytes = p.src_bytes > p.dst_bytes ? p.src_bytes : p.dst_bytes;
+    out->writes_src = p.writes_src;
+    out->passes = p.npasses;
+    out->collectives = p.collectives;
+    out->inplace_passes = p.inplace_passes;
+    rd_program_free(&p);
+    return REDIST_OK;
+}
+
+uint64_t redist_plan_scratch_bytes(const redist_plan_t *plan,
+                                   const redist_backend_t *be,
+                                   const redist_exec_options_t *opts)
+{
+    redist_exec_info_t info;
+    if (redist_plan_exec_info(plan, be, opts, &info, NULL))
+        return 0;
+    return info.scratch_bytes;
+}
+
+/* The counting allocator: all executor scratch goes through it. */
+typedef struct rd_counter {
+    redist_backend_t *be;
+    uint64_t cur, high, count;
+} rd_counter;
+
+static void *scratch_alloc(rd_counter *c, uint64_t bytes)
+{
+    if (bytes == 0 || bytes > SIZE_MAX)
+        return NULL;
+    void *p = c->be->ops->alloc ? c->be->ops->alloc(c->be, (size_t)bytes)
+                                : malloc((size_t)bytes);
+    if (p) {
+        c->cur += bytes;
+        c->count++;
+        if (c->cur > c->high)
+            c->high = c->cur;
+    }
+    return p;
+}
+
+static void scratch_free(rd_counter *c, void *p, uint64_t bytes)
+{
+    if (!p)
+        return;
+    if (c->be->ops->free)
+        c->be->ops->free(c->be, p, (size_t)bytes);
+    else
+        free(p);
+    c->cur -= bytes;
+}
+
+static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
+                                void *const buf[RD_NBUF],
+                                redist_exec_report_t *r, redist_error_t *err)
+{
+    const rd_backend_ops *ops = be->ops;
+    void *in = buf[ps->in_buf], *out = buf[ps->out_buf];
+    const rd_xstep *x = &ps->x;
+    uint64_t L = ps->in_bytes, s = (uint64_t)x->group.size;
+    switch (ps->kind) {
+    case RD_PASS_COPY:
+        memcpy(out, in, (size_t)ps->out_bytes);
+        return REDIST_OK;
+    case RD_PASS_BOX: {
+        int64_t zero[REDIST_MAX_DIMS] = {0};
+        rd_kernel_box(out, x->out_shape, zero, in, x->in_shape, ps->off,
+                      x->out_shape, x->ndims, x->elem);
+        return REDIST_OK;
+    }
+    case RD_PASS_SPLIT:
+        rd_kernel_split(out, in, ps->pre, ps->s, ps->chunk);
+        return REDIST_OK;
+    case RD_PASS_MERGE:
+        rd_kernel_merge(out, in, ps->pre, ps->s, ps->chunk);
+        return REDIST_OK;
+    case RD_PASS_XPACK:
+        rd_xchg_pack(x->xchg, in, out);
+        return REDIST_OK;
+    case RD_PASS_XUNPACK:
+        rd_xchg_unpack(x->xchg, in, out);
+        return REDIST_OK;
+    default:
+        break;
+    }
+    /* logical traffic of the step (FORMATS.md section 2) */
+    switch (x->op) {
+    case REDIST_OP_ALL_GATHER:
+        r->recv_bytes += (s - 1) * L;
+        r->sent_bytes += (s - 1) * L;
+        break;
+    case REDIST_OP_ALL_TO_ALL:
+    case REDIST_OP_REDUCE_SCATTER:
+        r->recv_bytes += (s - 1) * (L / s);
+        r->sent_bytes += (s - 1) * (L / s);
+        break;
+    case REDIST_OP_ALL_REDUCE:
+        r->recv_bytes += rd_div_up(2 * (s - 1) * L, s);
+        r->sent_bytes += rd_div_up(2 * (s - 1) * L, s);
+        break;
+    case REDIST_OP_PERMUTE:
+        if (x->recv_from != be->rank)
+            r->recv_bytes += L;
+        if (x->send_to != be->rank)
+            r->sent_bytes += L;
+        break;
+    case REDIST_OP_EXCHANGE:
+        for (int64_t k = 0; k < x->xchg->nrecv; k++)
+            if (x->xchg->recv[k].peer != be->rank)
+                r->recv_bytes += x->xchg->recv[k].bytes;
+        for (int64_t k = 0; k < x->xchg->nsend; k++)
+            if (x->xchg->send[k].peer != be->rank)
+                r->sent_bytes += x->xchg->send[k].bytes;
+        break;
+    default:
+        break;
+    }
+    if (ps->kind == RD_PASS_FUSED)
+        return ops->step(be, x, in, out, err);
+    size_t elem = x->elem;
+    switch (x->op) {
+    case REDIST_OP_ALL_GATHER:
+        return ops->all_gather(be, &x->group, in, out, L, err);
+    case REDIST_OP_ALL_TO_ALL:
+        return ops->all_to_all(be, &x->group, in, out, L / s, err);
+    case REDIST_OP_REDUCE_SCATTER:
+        return ops->reduce_scatter(be, &x->group, in, out, L / s / elem,
+                                   x->dtype, x->reduce, err);
+    case REDIST_OP_ALL_REDUCE:
+        return ops->all_reduce(be, &x->group, in, out, L / elem, x->dtype,
+                               x->reduce, err);
+    case REDIST_OP_PERMUTE:
+        return ops->permute(be, in, x->send_to, out, x->recv_from, L, err);
+    case REDIST_OP_EXCHANGE:
+        return ops->exchange(be, in, x->xchg->nsend, x->xchg->send, out,
+                             x->xchg->nrecv, x->xchg->recv, err);
+    default:
+        return rd_error(err, REDIST_ERR_PLAN, NULL, NULL,
+                        "internal error: pass of op %d", (int)x->op);
+    }
+}
+
+redist_status_t redist_plan_execute(const redist_plan_t *plan,
+                                    redist_backend_t *be, void *src,
+                                    void *dst,
+                                    const redist_exec_options_t *opts,
+                                    redist_exec_report_t *report,
+                                    redist_error_t *err)
+{
+    double t0 = now_seconds();
+    redist_exec_report_t r;
+    rd_program p;
+    rd_counter cnt = {be, 0, 0, 0};
+    void *sa = NULL, *sb = NULL;
+    unsigned flags = opts ? opts->flags : 0;
+    uint64_t hash = 0;
+    redist_status_t st = REDIST_OK;
+
+    memset(&r, 0, sizeof r);
+    memset(&p, 0, sizeof p);
+    r.failed_step = -1;
+    if (!be || !be->ops) {
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
+                      "NULL backend");
+        goto done; /* nobody to agree with */
+    }
+    if (!plan)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "plan", "NULL plan");
+    else if (flags & ~known_flags)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
+                      "unknown execution flags 0x%x", flags & ~known_flags);
+    else if (be->size != redist_mesh_num_devices(
+                             redist_spec_mesh(redist_plan_spec(plan))))
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
+                      "the backend connects %lld ranks, the mesh has %lld "
+                      "devices",
+                      (long long)be->size,
+                      (long long)redist_mesh_num_devices(
+                          redist_spec_mesh(redist_plan_spec(plan))));
+    else if (be->rank < 0 || be->rank >= be->size)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
+                      "rank %lld out of range", (long long)be->rank);
+    else if (!src || !dst)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, src ? "dst" : "src",
+                      "NULL buffer");
+    else if (src == dst)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "dst",
+                      "src and dst must be distinct buffers");
+    if (!st) {
+        st = rd_program_build_for(plan, be, flags, &p, err);
+        if (!st)
+            st = check_backend(&p, be->ops, err);
+        if (!st)
+            st = rd_program_bind(&p, plan, be->rank, err);
+        hash = rd_plan_hash(plan, flags);
+    }
+    r.scratch_bytes = p.scratch[0] + p.scratch[1];
+    r.writes_src = p.writes_src;
+    st = be->ops->agree(be, st, hash, err);
+    if (st)
+        goto done;
+    /* scratch: identical sizes on every rank, then agree on the outcome */
+    if (p.scratch[0] && !(sa = scratch_alloc(&cnt, p.scratch[0])))
+        st = REDIST_ERR_NOMEM;
+    if (!st && p.scratch[1] && !(sb = scratch_alloc(&cnt, p.scratch[1])))
+        st = REDIST_ERR_NOMEM;
+    if (st)
+        rd_error(err, st, NULL, NULL,
+                 "cannot allocate %llu bytes of scratch on device %lld",
+                 (unsigned long long)r.scratch_bytes, (long long)be->rank);
+    st = be->ops->agree(be, st, hash, err);
+    if (st)
+        goto done;
+
+    void *buf[RD_NBUF] = {src, dst, sa, sb};
+    for (int k = 0; k < p.npasses; k++) {
+        const rd_pass *ps = &p.pass[k];
+        if (ps->spare_buf >= 0 && ps->spare_bytes) {
+            be->spare = (char *)buf[ps->spare_buf] + ps->spare_off;
+            be->spare_bytes = ps->spare_bytes;
+        }
+        if (ps->sspare_buf >= 0 && ps->sspare_bytes) {
+            be->spare_scratch = (char *)buf[ps->sspare_buf] + ps->sspare_off;
+            be->spare_scratch_bytes = ps->sspare_bytes;
+        }
+        st = run_pass(be, ps, buf, &r, err);
+        be->spare = be->spare_scratch = NULL;
+        be->spare_bytes = be->spare_scratch_bytes = 0;
+        if (st) {
+            r.failed_step = ps->first;
+            if (be->ops->abort)
+                be->ops->abort(be, st, err);
+            break;
+        }
+        if (ps->last >= 0 &&
+            (k + 1 == p.npasses || p.pass[k + 1].first != ps->first))
+            r.steps_done = ps->last + 1;
+    }
+    if (!st)
+        r.steps_done = redist_plan_num_steps(plan);
+
+done:
+    if (be && be->ops) {
+        scratch_free(&cnt, sb, p.scratch[1]);
+        scratch_free(&cnt, sa, p.scratch[0]);
+    }
+    rd_program_free(&p);
+    r.scratch_high_water = cnt.high;
+    r.scratch_allocations = cnt.count;
+    r.seconds = now_seconds() - t0;
+    if (report)
+        *report = r;
+    return st;
+}
