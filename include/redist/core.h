@@ -95,6 +95,14 @@ typedef struct redist_error {
     char text[REDIST_ERROR_TEXT_LENGTH];
 } redist_error_t;
 
+/**
+ * "No error", for a declaration: `redist_error_t err = REDIST_ERROR_INIT;`
+ * (the same as redist_error_clear).  An error struct is written only when
+ * a call fails, so one read after a call that succeeded must start out
+ * initialised.
+ */
+#define REDIST_ERROR_INIT {REDIST_OK, 0, 0, {0}, {0}, {0}}
+
 /** Reset an error struct to "no error" (status REDIST_OK, empty strings). */
 REDIST_API void redist_error_clear(redist_error_t *err);
 

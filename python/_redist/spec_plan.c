@@ -622,7 +622,7 @@ static PyMethodDef plan_methods[] = {
     {"_step", plan_step, METH_O, "_step(i) -> tuple of the step's fields."},
     {"_stats", plan_stats, METH_NOARGS, "redist_plan_stats as a dict."},
     {"to_json", plan_to_json, METH_NOARGS,
-     "to_json() -> str: the plan object of FORMATS.md section 4, as "
+     "to_json() -> str: the plan object of doc/spec-format.md section 4, as "
      "`redistplan plan --json` prints it."},
     {"table", (PyCFunction)(void (*)(void))plan_table,
      METH_VARARGS | METH_KEYWORDS,

@@ -3,11 +3,11 @@
 The C layer (redist._redist) takes plain data; this module turns what
 users already write (JAX PartitionSpec-like tuples, DTensor placements,
 NumPy dtypes) into it.  A Spec is built by writing the spec-file JSON of
-FORMATS.md section 3 and loading it with the C loader, so errors carry the
+doc/spec-format.md section 3 and loading it with the C loader, so errors carry the
 JSON path of the bad value ("from.dims[1][0]") and every key the loader
 learns works here unchanged.
 
-Version-2 keys (FORMATS.md sections 7-10) and what they need here:
+Version-2 keys (doc/spec-format.md sections 7-10) and what they need here:
   split / blocks (section 7)   Type(split=..., blocks=...): kept, written to
                                the JSON once the C loader accepts them
                                (_LOADER_KEYS); until then 'split' is left
@@ -29,7 +29,7 @@ from collections import namedtuple
 from . import _redist
 from ._redist import SpecError, PlanError
 
-# Version-2 spec keys the linked C loader accepts (FORMATS.md sections 7-10).
+# Version-2 spec keys the linked C loader accepts (doc/spec-format.md sections 7-10).
 # Empty: libredist 0.1 reads version 1 only.
 _LOADER_KEYS = frozenset()
 
@@ -53,7 +53,7 @@ _NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64",
 
 
 def dtype_name(dtype):
-    """The FORMATS.md name ("bf16", "f32", ...) of a dtype given as that
+    """The spec-file name ("bf16", "f32", ...) of a dtype given as that
     name, a NumPy dtype or scalar type (np.float32, np.dtype("f4")), a
     NumPy name ("float32"), or anything whose str() ends in one
     ("torch.float32", ml_dtypes' bfloat16)."""
@@ -77,7 +77,7 @@ def dtype_name(dtype):
 
 
 def numpy_dtype(name):
-    """The NumPy dtype of a FORMATS.md dtype name; bf16 (which NumPy lacks)
+    """The NumPy dtype of a spec-file dtype name; bf16 (which NumPy lacks)
     gives uint16, the view redist.execute accepts for it."""
     import numpy
     name = dtype_name(name)
@@ -90,11 +90,11 @@ def numpy_dtype(name):
 
 class Mesh:
     """A device mesh: ordered named axes, devices row-major (the first axis
-    varies slowest), as FORMATS.md section 1 and JAX's Mesh.
+    varies slowest), as doc/spec-format.md section 1 and JAX's Mesh.
 
         Mesh({"data": 2, "model": 4})  or  Mesh([("data", 2), ("model", 4)])
 
-    `devices` and `name` are the version-2 keys of FORMATS.md section 8
+    `devices` and `name` are the version-2 keys of doc/spec-format.md section 8
     (pending in the C library: only the default devices 0..size-1)."""
 
     __slots__ = ("axes", "devices", "name", "size")
@@ -204,7 +204,7 @@ class Type:
     A dim is None (replicated), one axis name or a tuple of them, as in a
     JAX PartitionSpec; a PartitionSpec object itself is accepted.  A type
     with fewer dims than the array is padded with replicated dims.  `split`,
-    `blocks` and `mesh` are the version-2 keys of FORMATS.md sections 7-8.
+    `blocks` and `mesh` are the version-2 keys of doc/spec-format.md sections 7-8.
     `reduce` records the op of DTensor Partial placements (from_dtensor)."""
 
     __slots__ = ("dims", "partial", "split", "blocks", "mesh", "reduce")
@@ -299,7 +299,7 @@ class Type:
         if self.mesh is not None:
             if "meshes" not in _LOADER_KEYS:
                 raise NotImplementedError(
-                    "Type(mesh=...): named meshes (FORMATS.md section 8) are "
+                    "Type(mesh=...): named meshes (doc/spec-format.md section 8) are "
                     "not supported by this libredist yet")
             o["mesh"] = self.mesh
         return o
@@ -442,12 +442,12 @@ def from_dtensor(mesh_shape_names, placements, *, ndim=None):
 
 
 class Spec(_redist.Spec):
-    """A redistribution problem (FORMATS.md section 3):
+    """A redistribution problem (doc/spec-format.md section 3):
 
         Spec(mesh, shape, dtype, src, dst, reduce="sum", name=None)
 
     mesh: a Mesh or what Mesh() takes; shape: the global shape; dtype: a
-    NumPy dtype, its name or a FORMATS.md name; src / dst: a Type, a
+    NumPy dtype, its name or a spec-file name; src / dst: a Type, a
     PartitionSpec-like tuple or a spec-file dict {"dims": ..., "partial":
     ...}; reduce: the op of partial axes (default: the types' own, from
     from_dtensor, else "sum").  Raises SpecError (with .path such as
@@ -493,7 +493,7 @@ class Spec(_redist.Spec):
         """Several arrays on shared meshes with a scratch budget (FORMATS.md
         section 10): pending in the C library."""
         raise NotImplementedError("Spec.many: many arrays in one spec "
-                                  "(FORMATS.md section 10) are not supported "
+                                  "(doc/spec-format.md section 10) are not supported "
                                   "by this libredist yet")
 
     def _init_fields(self, mesh, src, dst):
@@ -544,7 +544,7 @@ class Spec(_redist.Spec):
         return self._slices(self.dst, rank)
 
     def to_json_obj(self):
-        """The spec as a spec-file dict (FORMATS.md section 3)."""
+        """The spec as a spec-file dict (doc/spec-format.md section 3)."""
         doc = {}
         if self.name:
             doc["name"] = self.name
@@ -577,7 +577,7 @@ def load_spec(path, *, allow_unplannable=False):
 
 Step = namedtuple("Step", "op dim from_dim to_dim axis after local_shape "
                   "local_bytes recv_bytes time_s")
-Step.__doc__ = """One step of a plan (FORMATS.md section 2): op name; dim
+Step.__doc__ = """One step of a plan (doc/spec-format.md section 2): op name; dim
 (slice, all_gather, reduce_scatter), from_dim / to_dim (all_to_all) or
 None; axis name (None for permute and exchange); the Type after it; the
 local shape and bytes per device after it; the bytes each device receives
@@ -660,7 +660,7 @@ class Plan(_redist.Plan):
     optimal = property(lambda self: self._stats()["optimal"])
 
     def to_dict(self):
-        """The plan object of FORMATS.md section 4 as a dict."""
+        """The plan object of doc/spec-format.md section 4 as a dict."""
         return json.loads(self.to_json())
 
     def __str__(self):
@@ -694,7 +694,7 @@ def verify(plan_or_spec, plan_json=None, *, path=None):
     """Replay a plan step by step with the independent verifier.
 
     verify(plan): a Plan.  verify(spec, text_or_dict) or verify(spec,
-    path=FILE): a plan document (FORMATS.md section 4) for a Spec.
+    path=FILE): a plan document (doc/spec-format.md section 4) for a Spec.
     Returns a VerifyResult; raises PlanError (with .result) for an invalid
     plan, SpecError for an unreadable document."""
     if isinstance(plan_or_spec, Plan):

@@ -1,14 +1,17 @@
 /*
  * Helpers shared by the commands of redistplan (cli.h): formatting of
- * sizes, shapes and mesh coordinates, byte counts with binary suffixes,
- * text made safe for terminals and XML,
- * the clock, and the launcher environment of `run --backend mpi|shmem`
- * and `calibrate` (rank detection; their agreement is launch.c).
+ * sizes, shapes, meshes and mesh coordinates, byte counts with binary
+ * suffixes, text made safe for terminals and XML, the clock, the launcher
+ * environment (rank and size; the agreement is launch.c), and whether an
+ * output file can be written.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "../core/internal.h"
@@ -51,6 +54,16 @@ void cli_fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
         pos += (size_t)snprintf(buf + pos, size - pos, "%s%s=%lld",
                                 a ? "," : "", redist_mesh_axis_name(m, a),
                                 (long long)c[a]);
+}
+
+void cli_fmt_mesh(const redist_mesh_t *m, char *buf, size_t size)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < redist_mesh_num_axes(m); a++)
+        rd_appendf(buf, size, &pos, "%s%s=%lld", a ? "," : "",
+                   redist_mesh_axis_name(m, a),
+                   (long long)redist_mesh_axis_size(m, a));
 }
 
 /* The length of the UTF-8 sequence at s (1 to 4) and its code point, or 0
@@ -121,23 +134,43 @@ long cli_env_long(const char *a, const char *b)
     return v ? strtol(v, NULL, 10) : -1;
 }
 
-int cli_objective_option(const char *arg, redist_objective_t *out)
+long cli_launch_size(void)
 {
-    if (strcmp(arg, "time") == 0)
-        *out = REDIST_OBJECTIVE_TIME;
-    else if (strcmp(arg, "bytes") == 0)
-        *out = REDIST_OBJECTIVE_BYTES;
-    else {
-        char safe[256];
-        cli_sanitize(arg, safe, sizeof safe);
-        fprintf(stderr, "redistplan: --objective: time or bytes, not %s\n",
-                safe);
+    return cli_env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
+}
+
+int cli_check_writable(const char *path, char *why, size_t n)
+{
+    struct stat st;
+    if (strcmp(path, "-") == 0)
+        return 0;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(why, n, "%s", strerror(EISDIR));
+            return -1;
+        }
+        if (access(path, W_OK)) {
+            snprintf(why, n, "%s", strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {
+        snprintf(why, n, "%s", strerror(errno));
+        return -1;
+    }
+    char dir[4096];
+    rd_strlcpy(dir, path, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (access(dir, W_OK | X_OK)) {
+        snprintf(why, n, "%s", strerror(errno));
         return -1;
     }
     return 0;
-}
-
-const char *cli_objective_name(redist_objective_t o)
-{
-    return o == REDIST_OBJECTIVE_BYTES ? "bytes" : "time";
 }

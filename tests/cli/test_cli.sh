@@ -38,7 +38,7 @@ for f in *.json; do
 done
 # check reports bad input as ERROR and exits 2, still counting the rest.
 expect_rc 2 "check on an invalid spec" "$RP" check 33-non-divisible-dim.json "$ROOT/specs/megatron-col-to-row-parallel.json"
-grep -q '^ERROR 33-non-divisible-dim.json: ' "$T/out" && grep -q '^1 passed, 1 failed$' "$T/out" && ok || bad "check ERROR line / summary"
+grep -q '^ERROR 33-non-divisible-dim.json: ' "$T/out" && grep -q '^1 passed, 0 failed, 1 error (not checked: bad input)$' "$T/out" && ok || bad "check ERROR line / summary (errors apart from failures)"
 cd "$ROOT" || exit 1
 
 # 2. check on specs/: all pass, summary line, JUnit XML.
@@ -56,6 +56,37 @@ grep -q '<failure message=' "$T/j2.xml" && ok || bad "junit failure element"
 sed 's/"ops": \["all_to_all"\]/"ops": ["all_gather", "slice"]/' specs/megatron-col-to-row-parallel.json >"$T/ops.json"
 expect_rc 1 "check wrong ops" "$RP" check "$T/ops.json"
 grep -q 'ops are \[all_to_all\], expected \[all_gather, slice\]' "$T/out" && ok || bad "ops reason"
+
+# check: --objective as plan has it (the time objective's exchange plan
+# fails an expect block of the default plan's ops); a spec without expect
+# passes and says so; JUnit names each test by its spec's name, with times;
+# an unwritable --junit fails before any spec is checked.
+expect_rc 0 "check --objective bytes" "$RP" check specs/fsdp-rows-to-2d-columns.json --objective bytes
+expect_rc 1 "check --objective time (exchange, not the expected ops)" "$RP" check specs/fsdp-rows-to-2d-columns.json --objective time --axis-links fsdp=network,tensor=numa
+grep -q '^FAIL .*ops are \[exchange\]' "$T/out" && ok || bad "check --objective time: $(head -1 "$T/out")"
+expect_rc 2 "check --objective bogus" "$RP" check specs/fsdp-rows-to-2d-columns.json --objective fast
+grep -qx 'redistplan: check: --objective: bytes or time, not fast' "$T/err" && ok || bad "check --objective message: $(cat "$T/err")"
+python3 - specs/megatron-col-to-row-parallel.json "$T/noexpect.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); del d["expect"]; json.dump(d, open(sys.argv[2], "w"))
+PY
+expect_rc 0 "check without expect" "$RP" check "$T/noexpect.json" --junit "$T/j3.xml"
+grep -q '^PASS .*noexpect.json: no expect: a plan exists: 1 collective' "$T/out" && ok || bad "check no-expect line: $(head -1 "$T/out")"
+python3 - "$T/j3.xml" "$T/junit.xml" <<'PY' && ok || bad "junit names and times"
+import sys, xml.etree.ElementTree as ET
+for f in sys.argv[1:]:
+    s = ET.parse(f).getroot().find("testsuite")
+    float(s.get("time"))
+    for c in s.findall("testcase"):
+        assert not c.get("name").endswith(".json"), c.get("name")
+        assert c.get("file").endswith(".json")
+        assert float(c.get("time")) >= 0
+names = [c.get("name") for c in ET.parse(sys.argv[2]).getroot().iter("testcase")]
+assert "megatron-col-to-row-parallel" in names, names
+PY
+expect_rc 2 "check --junit into a missing directory" "$RP" check specs/megatron-col-to-row-parallel.json --junit "$T/missing/dir/x.xml"
+grep -qx "redistplan: check: --junit $T/missing/dir/x.xml: cannot write: No such file or directory" "$T/err" && ok || bad "junit up-front message: $(cat "$T/err")"
+[ ! -s "$T/out" ] && ok || bad "check --junit unwritable: checked specs anyway"
 
 # 3. plan: exit codes.
 expect_rc 0 "plan table" "$RP" plan specs/megatron-col-to-row-parallel.json
