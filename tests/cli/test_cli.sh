@@ -57,15 +57,18 @@ sed 's/"ops": \["all_to_all"\]/"ops": ["all_gather", "slice"]/' specs/megatron-c
 expect_rc 1 "check wrong ops" "$RP" check "$T/ops.json"
 grep -q 'ops are \[all_to_all\], expected \[all_gather, slice\]' "$T/out" && ok || bad "ops reason"
 
-# check: --objective as plan has it (the time objective's exchange plan
-# fails an expect block of the default plan's ops); a spec without expect
-# passes and says so; JUnit names each test by its spec's name, with times;
-# an unwritable --junit fails before any spec is checked.
-expect_rc 0 "check --objective bytes" "$RP" check specs/fsdp-rows-to-2d-columns.json --objective bytes
-expect_rc 1 "check --objective time (exchange, not the expected ops)" "$RP" check specs/fsdp-rows-to-2d-columns.json --objective time --axis-links fsdp=network,tensor=numa
-grep -q '^FAIL .*ops are \[exchange\]' "$T/out" && ok || bad "check --objective time: $(head -1 "$T/out")"
+# check: --objective as plan has it (time by default: the expect blocks of
+# specs/ are the time objective's; the bytes objective's plan fails the
+# exchange one); a spec without expect passes and says so; JUnit names each
+# test by its spec's name, with times; an unwritable --junit fails before
+# any spec is checked.
+expect_rc 0 "check, default objective" "$RP" check specs/fsdp-rows-to-2d-columns.json
+grep -q '^PASS .*; objective time, [0-9.]* us modelled$' "$T/out" && ok || bad "check names the objective: $(head -1 "$T/out")"
+expect_rc 0 "check --objective time" "$RP" check specs/fsdp-rows-to-2d-columns.json --objective time
+expect_rc 1 "check --objective bytes (not the expected exchange)" "$RP" check specs/fsdp-rows-to-2d-columns.json --objective bytes
+grep -q '^FAIL .*ops are \[slice, all_to_all, permute\], expected \[exchange\]' "$T/out" && ok || bad "check --objective bytes: $(head -1 "$T/out")"
 expect_rc 2 "check --objective bogus" "$RP" check specs/fsdp-rows-to-2d-columns.json --objective fast
-grep -qx 'redistplan: check: --objective: bytes or time, not fast' "$T/err" && ok || bad "check --objective message: $(cat "$T/err")"
+grep -qx 'redistplan: check: --objective: time or bytes, not fast' "$T/err" && ok || bad "check --objective message: $(cat "$T/err")"
 python3 - specs/megatron-col-to-row-parallel.json "$T/noexpect.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); del d["expect"]; json.dump(d, open(sys.argv[2], "w"))
@@ -111,14 +114,6 @@ expect_rc 0 "row2col, 4 ranks" "$RP" plan - --mesh x=2,y=2 --shape 2048x2048 --d
 python3 -c 'import json,sys; sys.exit(0 if [s["op"] for s in json.load(open(sys.argv[1]))["steps"]] == ["exchange"] else 1)' "$T/out" && ok || bad "row2col at 4 ranks: one exchange"
 expect_rc 0 "row2col, 2 ranks" "$RP" plan - --mesh x=2 --shape 2048x2048 --dtype f64 --from 'x|' --to '|x' --json
 python3 -c 'import json,sys; sys.exit(0 if [s["op"] for s in json.load(open(sys.argv[1]))["steps"]] == ["all_to_all"] else 1)' "$T/out" && ok || bad "row2col at 2 ranks: one all_to_all"
-# check --objective: the expect blocks of specs/ hold for time (the
-# default); fsdp-rows-to-2d-columns expects the exchange, so bytes fails it
-expect_rc 0 "check, default objective" "$RP" check specs/fsdp-rows-to-2d-columns.json
-grep -q 'objective time' "$T/out" && ok || bad "check names the objective: $(cat "$T/out")"
-expect_rc 0 "check --objective time" "$RP" check --objective time specs/fsdp-rows-to-2d-columns.json
-expect_rc 1 "check --objective bytes" "$RP" check --objective bytes specs/fsdp-rows-to-2d-columns.json
-grep -q 'ops are \[slice, all_to_all, permute\], expected \[exchange\]' "$T/out" && ok || bad "check --objective bytes: $(cat "$T/out")"
-expect_rc 2 "check --objective unknown" "$RP" check --objective fastest specs/fsdp-rows-to-2d-columns.json
 expect_rc 3 "plan under too small --max-peak" "$RP" plan specs/megatron-col-to-row-parallel.json --max-peak 1000
 grep -q 'no plan within max peak 1000 bytes' "$T/err" && ok || bad "max-peak message"
 expect_rc 0 "plan with tiny --max-states (a plan, not proven optimal)" "$RP" plan specs/four-axis-mesh-3d-activations.json --max-states 3 --objective bytes
