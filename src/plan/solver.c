@@ -38,6 +38,17 @@
  * answer, with lower bounds and stats.optimal 0, when max_states runs
  * out.
  *
+ * Uneven specs (FORMATS.md section 7; doc/uneven.md).  A state is a type
+ * with anchor bits (rd_ctype.anchor: which dims take their layout from the
+ * source; src/core/layout.c), only where they change the layout.  The
+ * step kinds enumerate without divisibility; each edge is evaluated per
+ * device on the two layouts (rd_ustep_eval): locality decides whether it
+ * exists, its cost is the largest per-device recv (or the slowest
+ * device's modelled time), and pass 1 keeps every device within
+ * max(src_d, dst_d).  The search is plain Dijkstra (h = 0, no permute
+ * group dominance, no constructive plan: the budget running out is
+ * REDIST_ERR_LIMIT).  Even specs never take this path.
+ *
  * Cost: O(V log V + E) per search, V the types visited under the cap.
  * Memory: O(V) nodes of ~80 bytes.  Ties are broken by generation order,
  * which depends on the spec alone, so every rank computes the same plan.
