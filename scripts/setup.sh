@@ -2,14 +2,15 @@
 # Install what redist needs on Debian 12 (only the packages that are
 # missing).  usage: scripts/setup.sh [plan|test|bench]
 #   plan   compiler, meson, jansson              (plan with redistplan)
-#   test   + MPI, OpenSHMEM, hwloc, clang (fuzzer, sanitizers), python3
+#   test   + MPI, OpenSHMEM, hwloc, clang (fuzzer, sanitizers), python3,
+#          iproute2 (network namespaces of the multihost suite)
 #   bench  + gnuplot, ScaLAPACK
 set -eu
 profile=${1:-plan}
 pkgs="gcc libc6-dev meson ninja-build pkg-config libjansson-dev"
 case "$profile" in
 plan) ;;
-test) pkgs="$pkgs libopenmpi-dev openmpi-bin libhwloc-dev clang libclang-rt-14-dev python3 valgrind" ;;
+test) pkgs="$pkgs libopenmpi-dev openmpi-bin libhwloc-dev clang libclang-rt-14-dev python3 valgrind iproute2" ;;
 bench) pkgs="$pkgs libopenmpi-dev openmpi-bin libhwloc-dev python3 gnuplot-nox libscalapack-openmpi-dev" ;;
 *) echo "usage: scripts/setup.sh [plan|test|bench]" >&2; exit 2 ;;
 esac

@@ -77,9 +77,11 @@ interrupted() {
 }
 trap interrupted INT TERM
 
-# namespaces left by runs killed outright
+# namespaces left by runs killed outright: their script is gone, a zombie
+# (no command line) or another program by now
 for old in $(ip netns list 2>/dev/null | awk '{print $1}' | sed -n 's/^rdmh\([0-9][0-9]*\)-sw$/\1/p'); do
-    kill -0 "$old" 2>/dev/null || teardown_prefix "rdmh$old"
+    tr '\0' ' ' 2>/dev/null <"/proc/$old/cmdline" | grep -q 'cluster\.sh' ||
+        teardown_prefix "rdmh$old"
 done
 
 ip netns add "$sw" 2>/dev/null || skip "cannot create a network namespace (ip netns add)"
