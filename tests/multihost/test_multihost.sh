@@ -97,8 +97,14 @@ rx0=$(($(rx 0) - rx0)) rx1=$(($(rx 1) - rx1))
 if [ "$rx0" -ge 2097152 ] && [ "$rx1" -ge 2097152 ]; then ok; else
     bad "the veths of mh0, mh1 received $rx0, $rx1 bytes: less than the 2 MiB each rank gathered"; fi
 echo "  bytes received on the veths of mh0, mh1: $rx0, $rx1"
-MH_BTL=self,vader job "btl self,vader only" 1 2 "$rp" run "${gather[@]}" --backend mpi
-if [ "$rc" -ne 0 ] && [[ $out == *"unable to reach each other"* ]]; then ok; else
+# Open MPI 4.1's mpirun may crash while it forwards that message
+# ("ORTE_ERROR_LOG: Data unpack had inadequate space in file
+# .../show_help.c"): then the job has failed all the same.  Messages
+# printed as they come (not aggregated) make the crash rarer.
+MH_BTL=self,vader OMPI_MCA_orte_base_help_aggregate=0 \
+    job "btl self,vader only" 1 2 "$rp" run "${gather[@]}" --backend mpi
+if [ "$rc" -ne 0 ] && [[ $out != *"exact:"* ]] &&
+   [[ $out == *"unable to reach each other"* || $out == *"show_help.c"* ]]; then ok; else
     bad "btl self,vader across 2 hosts: $why, expected Open MPI's 'unable to reach each other'"
     echo "$out" | sed 's/^/    /'
 fi
