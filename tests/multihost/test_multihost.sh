@@ -29,7 +29,7 @@ rp=$1
 tmpi=$2
 specdir=$3
 full=${4:-}
-limit=60 # seconds per job
+limit=120 # seconds per job (the machine may be loaded)
 [ -n "$full" ] && limit=300
 here=$(cd "$(dirname "$0")" && pwd)
 : "${MH_PREFIX:?run under cluster.sh}" "${MH_DIR:?}" "${MH_HOSTS:?}"
@@ -194,7 +194,7 @@ done
 
 echo "[${SECONDS}s] random plans (test_mpi random)"
 if [ -n "$full" ]; then rand=("2 1 100" "3 1 100" "4 1 100" "2 2 100" "3 2 40" "4 2 40")
-else rand=("3 1 60" "4 2 16"); fi
+else rand=("3 1 30" "4 2 12"); fi
 for c in "${rand[@]}"; do
     read -r hn per n <<<"$c"
     job "random $hn x $per" "$per" $((hn * per)) "$tmpi" "$n" $((hn * 10 + per)) random
