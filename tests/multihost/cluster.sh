@@ -22,7 +22,7 @@
 # script is interrupted (INT, TERM): every process left in a namespace is
 # killed, the namespaces (and with them the veths and the bridge) are
 # deleted.  Namespaces of earlier runs whose script was killed outright
-# (SIGKILL) are deleted at the start.  Exit: COMMAND's status (124 on
+# (SIGKILL) are deleted at the start, with their scratch folders.  Exit: COMMAND's status (124 on
 # timeout); 77 with one line "multihost: skipped: REASON" on stderr when
 # this machine cannot host namespaces (not root, no `ip` or `unshare`, no
 # network namespace, veth or bridge support); 2 on bad usage.
@@ -80,8 +80,10 @@ trap interrupted INT TERM
 # namespaces left by runs killed outright: their script is gone, a zombie
 # (no command line) or another program by now
 for old in $(ip netns list 2>/dev/null | awk '{print $1}' | sed -n 's/^rdmh\([0-9][0-9]*\)-sw$/\1/p'); do
-    tr '\0' ' ' 2>/dev/null <"/proc/$old/cmdline" | grep -q 'cluster\.sh' ||
+    if ! tr '\0' ' ' 2>/dev/null <"/proc/$old/cmdline" | grep -q 'cluster\.sh'; then
         teardown_prefix "rdmh$old"
+        rm -rf "/tmp/rdmh$old".*
+    fi
 done
 
 ip netns add "$sw" 2>/dev/null || skip "cannot create a network namespace (ip netns add)"
@@ -113,7 +115,7 @@ for ((i = 1; i < hosts; i++)); do
     done
     [ "$reached" -eq 1 ] || { echo "cluster.sh: mh$i cannot reach mh0 (198.18.0.1)" >&2; exit 1; }
 done
-dir=$(mktemp -d /tmp/rdmh.XXXXXX)
+dir=$(mktemp -d "/tmp/$prefix.XXXXXX")
 # a boot id of its own per host (agent.sh, mpirun.sh bind it over
 # /proc/sys/kernel/random/boot_id): UCX tells machines apart by it
 for h in $names; do
