@@ -22,8 +22,9 @@
 # script is interrupted (INT, TERM): every process left in a namespace is
 # killed, the namespaces (and with them the veths and the bridge) are
 # deleted.  Namespaces of earlier runs whose script was killed outright
-# (SIGKILL) are deleted at the start, with their scratch folders.  Exit: COMMAND's status (124 on
-# timeout); 77 with one line "multihost: skipped: REASON" on stderr when
+# (SIGKILL) are deleted at the start, with their scratch folders.
+# Exit: COMMAND's status (124 on timeout); 77 with one line
+# "multihost: skipped: REASON" on stderr when
 # this machine cannot host namespaces (not root, no `ip` or `unshare`, no
 # network namespace, veth or bridge support); 2 on bad usage.
 set -u
