@@ -42,7 +42,7 @@
 /* ---------------------------------------------------------- generator */
 
 /* Options of the bytes objective, which the reference search implements
- * (FORMATS.md section 2). */
+ * (doc/spec-format.md section 2). */
 static const redist_plan_options_t bytes_opts = {
     .objective = REDIST_OBJECTIVE_BYTES};
 
@@ -238,7 +238,7 @@ static void print_plan(const redist_plan_t *plan, FILE *f)
 
 /* ------------------------------------------- independent plan replay */
 
-/* Recompute, from FORMATS.md section 2 alone, the exact received bytes of
+/* Recompute, from doc/spec-format.md section 2 alone, the exact received bytes of
  * the plan's steps (in units of 1/den, den a multiple of every axis size)
  * and its peak, from the step views.  Each view's local_bytes must be the
  * size of its `after` type and its recv_bytes the ceiling of the exact

@@ -144,6 +144,27 @@ REDIST_API const char *redist_reduce_name(redist_reduce_t op);
 /** As redist_dtype_from_name. */
 REDIST_API redist_status_t redist_reduce_from_name(const char *name, redist_reduce_t *out);
 
+/**
+ * How a dim of global size n split into k blocks (the product of the sizes
+ * of its axes; block index as for a type) assigns elements to blocks when
+ * k does not divide n (doc/spec-format.md section 7).  All rules agree when k
+ * divides n.
+ *  - CEIL (default; JAX / XLA): c = ceil(n/k), block b holds
+ *    [min(b c, n), min((b+1) c, n)): the last blocks may be short or empty;
+ *  - BALANCED (MPI / PETSc): the first n mod k blocks hold floor(n/k)+1;
+ *  - CHUNK (PyTorch DTensor Shard on a multi-dim mesh): torch.chunk axis
+ *    by axis, major axis first, each level ceil within its parent block.
+ */
+typedef enum redist_split {
+    REDIST_SPLIT_CEIL, REDIST_SPLIT_BALANCED, REDIST_SPLIT_CHUNK,
+    REDIST_SPLIT_COUNT
+} redist_split_t;
+
+/** "ceil", "balanced", "chunk".  Out of range: NULL. */
+const char *redist_split_name(redist_split_t split);
+/** As redist_dtype_from_name. */
+redist_status_t redist_split_from_name(const char *name, redist_split_t *out);
+
 /* ------------------------------------------------------------------ mesh */
 
 /** A device mesh: ordered named axes; ranks are row-major (first axis

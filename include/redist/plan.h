@@ -29,6 +29,16 @@
  * checker replays a plan by the same rule: drop the size-1 axes from
  * every type, and doc/spec-format.md section 2 applies as written.
  *
+ * UNEVEN DIMS (doc/spec-format.md section 7, doc/uneven.md).  For a spec whose
+ * source or target does not split evenly, every step has a layout (the
+ * plan JSON states it as "split" or "blocks" in the step's `after`),
+ * preconditions are locality checks on the devices' boxes, and figures
+ * are per device: a view's local_shape is the longest block of each dim,
+ * local_bytes and recv_bytes the most any device holds and receives;
+ * stats.recv_bytes is the most any device receives over the plan, and
+ * memory_efficient means every device d stays within max(src_d, dst_d).
+ * redist_plan_from_steps gives each step the ceil layout of its type.
+ *
  * OPTIMALITY.  The search has a budget (max_states).  When it runs out,
  * redist_plan_create does not fail: it returns a constructive plan (valid,
  * built without search) with stats.optimal 0 and lower bounds on what an

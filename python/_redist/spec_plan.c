@@ -237,8 +237,10 @@ static PyObject *spec_info(PyObject *self, PyObject *unused)
             PyTuple_SET_ITEM(axes, a, p);
     }
     int64_t sl[REDIST_MAX_DIMS], dl[REDIST_MAX_DIMS];
-    if (redist_type_local_shape(redist_spec_from(s), mesh, shape, sl) ||
-        redist_type_local_shape(redist_spec_to(s), mesh, shape, dl)) {
+    /* uneven dims: local shapes differ per device (None below) */
+    int uneven = redist_spec_is_uneven(s);
+    if (!uneven && (redist_type_local_shape(redist_spec_from(s), mesh, shape, sl) ||
+        redist_type_local_shape(redist_spec_to(s), mesh, shape, dl))) {
         Py_XDECREF(axes);
         PyErr_SetString(PyExc_RuntimeError, "redist: a loaded spec's type is invalid");
         return NULL;
@@ -246,7 +248,7 @@ static PyObject *spec_info(PyObject *self, PyObject *unused)
     static const char *const keys[] = {
         "name", "mesh", "shape", "dtype", "reduce", "src", "dst",
         "src_bytes", "dst_bytes", "src_local_shape", "dst_local_shape",
-        "expect"};
+        "expect", "src_split", "dst_split"};
     PyObject *vals[] = {
         PyUnicode_FromString(redist_spec_name(s)),
         axes,
@@ -257,9 +259,11 @@ static PyObject *spec_info(PyObject *self, PyObject *unused)
         rpy_type_to_py(redist_spec_to(s), mesh),
         PyLong_FromUnsignedLongLong(redist_spec_src_bytes(s)),
         PyLong_FromUnsignedLongLong(redist_spec_dst_bytes(s)),
-        shape_tuple(nd, sl),
-        shape_tuple(nd, dl),
-        expect_dict(s)};
+        uneven ? Py_NewRef(Py_None) : shape_tuple(nd, sl),
+        uneven ? Py_NewRef(Py_None) : shape_tuple(nd, dl),
+        expect_dict(s),
+        PyUnicode_FromString(redist_split_name(redist_spec_split(s, REDIST_SIDE_FROM))),
+        PyUnicode_FromString(redist_split_name(redist_spec_split(s, REDIST_SIDE_TO)))};
     return dict_of((int)(sizeof keys / sizeof keys[0]), keys, vals);
 }
 

@@ -31,7 +31,7 @@ from ._redist import SpecError, PlanError
 
 # Version-2 spec keys the linked C loader accepts (doc/spec-format.md sections 7-10).
 # Empty: libredist 0.1 reads version 1 only.
-_LOADER_KEYS = frozenset()
+_LOADER_KEYS = frozenset({"split", "blocks"})
 
 _SPLIT_RULES = ("ceil", "balanced", "chunk")
 
@@ -123,7 +123,7 @@ class Mesh:
                 devices = None
             elif "devices" not in _LOADER_KEYS:
                 raise NotImplementedError(
-                    "Mesh(devices=...): explicit device lists (FORMATS.md "
+                    "Mesh(devices=...): explicit device lists (doc/spec-format.md "
                     "section 8) are not supported by this libredist yet")
         object.__setattr__(self, "devices", devices)
         object.__setattr__(self, "name", name)
@@ -248,6 +248,9 @@ class Type:
             return self
         t = Type(self)
         object.__setattr__(t, "dims", self.dims + ((),) * (ndim - self.ndim))
+        if self.blocks is not None and len(self.blocks) < ndim:
+            object.__setattr__(t, "blocks", tuple(self.blocks) +
+                               (None,) * (ndim - len(self.blocks)))
         return t
 
     def partition_spec(self):
@@ -293,7 +296,7 @@ class Type:
         if self.blocks is not None:
             if "blocks" not in _LOADER_KEYS:
                 raise NotImplementedError(
-                    "Type(blocks=...): explicit block lengths (FORMATS.md "
+                    "Type(blocks=...): explicit block lengths (doc/spec-format.md "
                     "section 7) are not supported by this libredist yet")
             o["blocks"] = [None if b is None else list(b) for b in self.blocks]
         if self.mesh is not None:
@@ -490,7 +493,7 @@ class Spec(_redist.Spec):
 
     @classmethod
     def many(cls, *args, **kwargs):
-        """Several arrays on shared meshes with a scratch budget (FORMATS.md
+        """Several arrays on shared meshes with a scratch budget (doc/spec-format.md
         section 10): pending in the C library."""
         raise NotImplementedError("Spec.many: many arrays in one spec "
                                   "(doc/spec-format.md section 10) are not supported "
@@ -500,18 +503,26 @@ class Spec(_redist.Spec):
         info = self._info()
         self._fields = info
         self.mesh = mesh if mesh is not None else Mesh(info["mesh"])
-        self.src = src if src is not None else Type(*info["src"])
-        self.dst = dst if dst is not None else Type(*info["dst"])
+        # a loaded spec's rule comes back; explicit "blocks" of a loaded
+        # file are not visible through the public C API yet (the plan
+        # made from the loaded spec has them; a re-serialised Type has not)
+        self.src = src if src is not None else Type(
+            *info["src"], split=None if info["src_split"] == "ceil"
+            else info["src_split"])
+        self.dst = dst if dst is not None else Type(
+            *info["dst"], split=None if info["dst_split"] == "ceil"
+            else info["dst_split"])
 
     name = property(lambda self: self._fields["name"])
     shape = property(lambda self: self._fields["shape"])
     dtype = property(lambda self: self._fields["dtype"],
-                     doc="The FORMATS.md dtype name ('bf16', 'f32', ...).")
+                     doc="The doc/spec-format.md dtype name ('bf16', 'f32', ...).")
     reduce = property(lambda self: self._fields["reduce"])
     src_bytes = property(lambda self: self._fields["src_bytes"],
                          doc="Bytes of a device's source block.")
     dst_bytes = property(lambda self: self._fields["dst_bytes"],
                          doc="Bytes of a device's destination block.")
+    # None for a spec with uneven dims: each device's shape differs
     src_local_shape = property(lambda self: self._fields["src_local_shape"])
     dst_local_shape = property(lambda self: self._fields["dst_local_shape"])
     expect = property(lambda self: dict(self._fields["expect"]),

@@ -23,7 +23,7 @@
 
 #include "redist.h"
 
-/* Exit codes of every command (FORMATS.md section 5). */
+/* Exit codes of every command (doc/spec-format.md section 5). */
 enum cli_exit {
     CLI_OK = 0,
     CLI_FAIL = 1,     /* check: an expectation failed; verify: invalid plan */
@@ -80,6 +80,7 @@ typedef struct cli_spec_args {
     const char *path; /* spec file, or "-" / NULL for the inline options */
     const char *mesh, *shape, *dtype, *from, *from_partial, *to, *to_partial,
         *reduce, *name;
+    const char *from_split, *from_blocks, *to_split, *to_blocks;
 } cli_spec_args;
 
 /* Topology options (--xml FILE, --synthetic DESC, --rank-map FILE). */

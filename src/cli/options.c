@@ -19,7 +19,7 @@
 #include "cli.h"
 #include "../core/internal.h"
 
-#define CLI_SPEC_OPTS 9
+#define CLI_SPEC_OPTS 13
 #define CLI_COST_OPTS 6
 #define CLI_MAX_OPTS 64
 
@@ -47,10 +47,12 @@ static int spec_table(cli_spec_args *s, cli_opt *t)
 {
     static const char *const names[CLI_SPEC_OPTS] = {
         "--mesh", "--shape", "--dtype", "--from", "--from-partial", "--to",
-        "--to-partial", "--reduce", "--name"};
+        "--to-partial", "--reduce", "--name", "--from-split", "--from-blocks",
+        "--to-split", "--to-blocks"};
     const char **slots[CLI_SPEC_OPTS] = {
         &s->mesh, &s->shape,      &s->dtype,  &s->from, &s->from_partial,
-        &s->to,   &s->to_partial, &s->reduce, &s->name};
+        &s->to,   &s->to_partial, &s->reduce, &s->name, &s->from_split,
+        &s->from_blocks, &s->to_split, &s->to_blocks};
     for (int k = 0; k < CLI_SPEC_OPTS; k++)
         t[k] = (cli_opt){.name = names[k], .kind = CLI_STR, .out = slots[k]};
     return CLI_SPEC_OPTS;
@@ -234,15 +236,27 @@ redist_status_t cli_load_spec(const cli_spec_args *a, unsigned flags,
                               redist_spec_t **out, redist_error_t *err)
 {
     if (a->path && strcmp(a->path, "-") != 0) {
-        if (a->mesh || a->shape || a->from || a->to)
+        if (a->mesh || a->shape || a->from || a->to || a->from_split ||
+            a->from_blocks || a->to_split || a->to_blocks)
             return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                             "give either a spec file or the inline options "
                             "(with '-'), not both");
         return redist_spec_load_file(a->path, flags, out, err);
     }
-    return redist_spec_from_strings(a->mesh, a->shape, a->dtype, a->from,
-                                    a->from_partial, a->to, a->to_partial,
-                                    a->reduce, a->name, flags, out, err);
+    redist_spec_t *s = NULL, *u = NULL;
+    redist_status_t st = redist_spec_from_strings(
+        a->mesh, a->shape, a->dtype, a->from, a->from_partial, a->to,
+        a->to_partial, a->reduce, a->name, flags, &s, err);
+    if (st || !(a->from_split || a->from_blocks || a->to_split ||
+                a->to_blocks)) {
+        *out = s;
+        return st;
+    }
+    st = redist_spec_with_layout_strings(s, a->from_split, a->from_blocks,
+                                         a->to_split, a->to_blocks, &u, err);
+    redist_spec_free(s);
+    *out = u;
+    return st;
 }
 
 void rd_cli_source(redist_error_t *err, const char *path)

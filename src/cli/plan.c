@@ -1,6 +1,6 @@
 /*
  * `redistplan plan SPEC`: the optimal plan as a table (redist_plan_print)
- * or JSON (FORMATS.md section 4).  Exit 0 ok, 2 bad input, 3 no plan.
+ * or JSON (doc/spec-format.md section 4).  Exit 0 ok, 2 bad input, 3 no plan.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * The command table below is the one place that names the commands: each
  * row gives the handler (one file per command), the one-line summary of
  * `redistplan --help` and README's command table, the synopsis, the help
- * of `redistplan COMMAND --help` and the exit codes (FORMATS.md section
+ * of `redistplan COMMAND --help` and the exit codes (doc/spec-format.md section
  * 5).  tests/cli/test_docs.sh checks README's table against these texts.
  *
  * Under a launcher (OMPI_COMM_WORLD_SIZE / PMI_SIZE) with more than one
@@ -31,6 +31,11 @@
     "  --from-partial x,y         the partial axes of the source\n"          \
     "  --to-partial x             the partial axes of the target\n"          \
     "  --reduce sum               sum max min prod (sum)\n"                  \
+    "  --from-split chunk         how a dim that does not divide is split:\n"\
+    "                               ceil (default, JAX), balanced, chunk\n"  \
+    "                               (PyTorch DTensor); and --to-split\n"     \
+    "  --from-blocks '|3,3,2'     explicit block lengths, dims separated\n"  \
+    "                               by '|', empty: the rule; and --to-blocks\n"\
     "  --name NAME                the spec's name\n"
 
 #ifdef REDIST_HAVE_HWLOC
@@ -107,7 +112,7 @@ static const cli_command commands[] = {
      "SPEC [--json] [--no-grid] [--max-peak BYTES] [--max-states N]"
      COST_SYNOPSIS,
      "options:\n"
-     "  --json                     the plan as JSON (FORMATS.md section 4)\n"
+     "  --json                     the plan as JSON (doc/spec-format.md section 4)\n"
      "  --no-grid                  no block grid (shown for meshes of up to "
      "64\n"
      "                             devices)\n"
@@ -144,7 +149,7 @@ static const cli_command commands[] = {
     {"verify", cli_cmd_verify,
      "replay a plan step by step: valid or not, peak, bytes, optimality",
      "SPEC PLAN.json" COST_SYNOPSIS,
-     "PLAN.json is a plan object (FORMATS.md section 4): redistplan plan "
+     "PLAN.json is a plan object (doc/spec-format.md section 4): redistplan plan "
      "--json\n"
      "writes one; a plan written elsewhere needs only its steps.  The plan "
      "is\n"

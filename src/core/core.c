@@ -233,15 +233,44 @@ const char *redist_reduce_name(redist_reduce_t op)
     return reduce_names[op];
 }
 
-redist_status_t redist_reduce_from_name(const char *name, redist_reduce_t *out)
+/* *out = the index of `name` in names[0..count-1]; REDIST_ERR_INVALID
+ * (*out untouched) for an unknown or NULL name. */
+static redist_status_t name_index(const char *const names[], int count,
+                                  const char *name, int *out)
 {
-    if (!name)
-        return REDIST_ERR_INVALID;
-    for (int i = 0; i < REDIST_REDUCE_COUNT; i++)
-        if (strcmp(name, reduce_names[i]) == 0) {
-            if (out)
-                *out = (redist_reduce_t)i;
+    for (int i = 0; name && i < count; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = i;
             return REDIST_OK;
         }
     return REDIST_ERR_INVALID;
+}
+
+redist_status_t redist_reduce_from_name(const char *name, redist_reduce_t *out)
+{
+    int i = 0;
+    redist_status_t st = name_index(reduce_names, REDIST_REDUCE_COUNT, name, &i);
+    if (!st && out)
+        *out = (redist_reduce_t)i;
+    return st;
+}
+
+static const char *const split_names[REDIST_SPLIT_COUNT] = {
+    [REDIST_SPLIT_CEIL] = "ceil", [REDIST_SPLIT_BALANCED] = "balanced",
+    [REDIST_SPLIT_CHUNK] = "chunk"};
+
+const char *redist_split_name(redist_split_t split)
+{
+    if ((unsigned)split >= REDIST_SPLIT_COUNT)
+        return NULL;
+    return split_names[split];
+}
+
+redist_status_t redist_split_from_name(const char *name, redist_split_t *out)
+{
+    int i = 0;
+    redist_status_t st = name_index(split_names, REDIST_SPLIT_COUNT, name, &i);
+    if (!st && out)
+        *out = (redist_split_t)i;
+    return st;
 }

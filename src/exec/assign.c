@@ -313,6 +313,14 @@ static redist_status_t program_build(const redist_plan_t *plan,
 {
     const redist_spec_t *spec = redist_plan_spec(plan);
     memset(p, 0, sizeof *p);
+    /* Every execution path builds its program here.  Plans of uneven
+     * specs (doc/uneven.md) are planned and verified, not yet lowered to
+     * passes: refuse them rather than run them wrongly. */
+    if (redist_spec_is_uneven(spec))
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "the spec has uneven dims (a dim not split evenly); "
+                        "such plans can be planned and verified but not yet "
+                        "executed");
     p->src_bytes = redist_spec_src_bytes(spec);
     p->dst_bytes = redist_spec_dst_bytes(spec);
     redist_status_t st = rd_program_passes(plan, fused_ops, p, err);

@@ -88,7 +88,7 @@ typedef struct rd_xfer {
 } rd_xfer;
 
 /*
- * An exchange step (REDIST_OP_EXCHANGE, FORMATS.md extension) from type
+ * An exchange step (REDIST_OP_EXCHANGE, doc/spec-format.md extension) from type
  * `a` (local shape la) to type `b` (local shape lb), same partial set.
  * Device d needs its `b` block T(d); each piece of it comes from the
  * device e that holds it in `a` and agrees with d on every mesh axis `a`

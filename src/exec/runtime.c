@@ -174,7 +174,7 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
     default:
         break;
     }
-    /* logical traffic of the step (FORMATS.md section 2) */
+    /* logical traffic of the step (doc/spec-format.md section 2) */
     switch (x->op) {
     case REDIST_OP_ALL_GATHER:
         r->recv_bytes += (s - 1) * L;

@@ -37,8 +37,8 @@ for f in *.json; do
     case "$got" in "$f"*) ok ;; *) bad "$b: message does not name the file" ;; esac
 done
 # check reports bad input as ERROR and exits 2, still counting the rest.
-expect_rc 2 "check on an invalid spec" "$RP" check 33-non-divisible-dim.json "$ROOT/specs/megatron-col-to-row-parallel.json"
-grep -q '^ERROR 33-non-divisible-dim.json: ' "$T/out" && grep -q '^1 passed, 0 failed, 1 error (not checked: bad input)$' "$T/out" && ok || bad "check ERROR line / summary (errors apart from failures)"
+expect_rc 2 "check on an invalid spec" "$RP" check 33-blocks-wrong-sum.json "$ROOT/specs/megatron-col-to-row-parallel.json"
+grep -q '^ERROR 33-blocks-wrong-sum.json: ' "$T/out" && grep -q '^1 passed, 0 failed, 1 error (not checked: bad input)$' "$T/out" && ok || bad "check ERROR line / summary (errors apart from failures)"
 cd "$ROOT" || exit 1
 
 # 2. check on specs/: all pass, summary line, JUnit XML.
@@ -97,7 +97,7 @@ grep -q 'memory-efficient: yes' "$T/out" && grep -q 'all_to_all' "$T/out" && ok 
 grep -q 'after step 1' "$T/out" && ok || bad "plan grid"
 expect_rc 0 "plan unmeetable bound" "$RP" plan specs/vit-attention-heads-resplit.json --no-grid --objective bytes
 grep -q 'memory-efficient: no' "$T/out" && ok || bad "memory-efficient: no in summary"
-# The default objective is time (FORMATS.md section 9): the built-in cost
+# The default objective is time (doc/spec-format.md section 9): the built-in cost
 # model, named in the table and the JSON; --objective bytes is version 1.
 expect_rc 0 "plan, default objective" "$RP" plan specs/fsdp-rows-to-2d-columns.json --no-grid
 grep -q 'objective: time; built-in cost model' "$T/out" && grep -q ' exchange ' "$T/out" && ok || bad "default objective is time: $(cat "$T/out")"
@@ -132,8 +132,42 @@ grep -q '"op": "all_to_all"' "$T/out" && ok || bad "inline plan ops"
 expect_rc 2 "inline unknown axis" "$RP" plan - --mesh x=2,y=4 --shape 1024x512 --from 'x,z|' --to '|x,y'
 grep -q '<command line>: --from: axis "z" is not in the mesh (axes: x, y)' "$T/err" && ok || bad "inline error names the option: $(cat "$T/err")"
 expect_rc 2 "inline rank mismatch" "$RP" plan - --mesh x=2 --shape 8x8 --from 'x' --to '|x'
-expect_rc 2 "inline non-divisible" "$RP" plan - --mesh x=3 --shape 8x8 --from 'x|' --to '|'
-grep -q 'not divisible by 3' "$T/err" && ok || bad "inline divisibility message"
+expect_rc 0 "inline uneven plans" "$RP" plan - --mesh x=3 --shape 8x8 --from 'x|' --to '|' --json
+grep -q '"recv_bytes_per_device": \[' "$T/out" && ok || bad "uneven plan lists per-device figures"
+expect_rc 2 "inline bad blocks" "$RP" plan - --mesh x=2,y=2 --shape 5x3 --from 'x,y|' --from-blocks '1,1,1,3|' --to 'x,y|'
+grep -q '<command line>: --from-blocks: the block lengths sum to more' "$T/err" && ok || bad "inline blocks message: $(cat "$T/err")"
+expect_rc 2 "inline bad split" "$RP" plan - --mesh x=3 --shape 8 --from 'x' --from-split cyclic --to ''
+grep -q -- '--from-split: unknown split rule "cyclic"' "$T/err" && ok || bad "inline split message: $(cat "$T/err")"
+expect_rc 2 "layout options with a file" "$RP" plan specs/megatron-col-to-row-parallel.json --to-split chunk
+# the (5,3) ceil <-> chunk case: 2/1/1/1 rows under chunk, 2/2/1/0 under ceil
+expect_rc 0 "chunk to ceil" "$RP" plan - --mesh x=2,y=2 --shape 5x3 --from 'x,y|' --from-split chunk --to 'x,y|' --no-grid
+grep -q 'blocks dim 0: 2,1,1,1 (chunk)' "$T/out" && grep -q 'blocks dim 0: 2,2,1,0 (ceil)' "$T/out" && ok || bad "chunk/ceil blocks lines"
+# uneven plans round-trip: plan -> JSON -> verify, both objectives; a
+# tampered layout or a wrong memory claim is an invalid plan
+for s in dtensor-chunk-to-jax-ceil attention-32-heads-over-6 uneven-reduce-scatter chunk-to-ceil-5x3; do
+    for obj in bytes time; do
+        "$RP" plan "specs/$s.json" --json --objective $obj >"$T/u.json" || { bad "$s $obj: no plan"; continue; }
+        expect_rc 0 "$s $obj verifies" "$RP" verify "specs/$s.json" "$T/u.json"
+    done
+done
+"$RP" plan specs/chunk-to-ceil-5x3.json --json --objective bytes >"$T/u.json"
+python3 - "$T/u.json" "$T/u2.json" "$T/u3.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["steps"][0]["after"]["blocks"] = [[4, 1], [1, 2]]
+json.dump(d, open(sys.argv[2], "w"))
+d = json.load(open(sys.argv[1]))
+d["stats"]["memory_efficient"] = True
+json.dump(d, open(sys.argv[3], "w"))
+PY
+expect_rc 1 "tampered uneven blocks" "$RP" verify specs/chunk-to-ceil-5x3.json "$T/u2.json"
+grep -q 'would need elements it cannot get' "$T/err" && ok || bad "locality message: $(cat "$T/err")"
+expect_rc 1 "wrong memory claim" "$RP" verify specs/chunk-to-ceil-5x3.json "$T/u3.json"
+# n < k: 3 rows over 4 devices, the last one empty
+expect_rc 0 "fewer rows than blocks" "$RP" plan - --mesh x=4 --shape 3x2 --from '|' --to 'x|' --json
+python3 -c "import json,sys; d=json.load(open('$T/out')); sys.exit(0 if d['stats']['peak_bytes_per_device']==[24,24,24,24] and d['steps'][0]['op']=='slice' else 1)" && ok || bad "n < k plan"
+expect_rc 2 "run refuses an uneven plan" "$RP" run - --mesh x=3 --shape 8 --from 'x' --to ''
+grep -q 'uneven dims' "$T/err" && ok || bad "run uneven message: $(cat "$T/err")"
 expect_rc 2 "target partial not in source" "$RP" plan - --mesh x=2 --shape 8 --from '' --to '' --to-partial x
 grep -q 'partial in the target but not in the source' "$T/err" && ok || bad "partial message"
 expect_rc 0 "partial source" "$RP" plan - --mesh x=2,y=3 --shape 12x6 --from '|' --from-partial x,y --to 'x|y' --reduce max --json

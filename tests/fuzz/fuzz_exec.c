@@ -2,7 +2,7 @@
  * libFuzzer target for execution: a fuzzed spec, planned or walked, run
  * under the sim backend and checked exactly.
  *
- * Input: a spec document (JSON, FORMATS.md section 3), optionally followed
+ * Input: a spec document (JSON, doc/spec-format.md section 3), optionally followed
  * by a NUL byte and a tail that picks the plan:
  *   no tail        the solver's plan (objective bytes);
  *   tail[0] & 1    the time objective (default cost model, each axis on
@@ -189,8 +189,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             plan = NULL;
         }
     }
-    if (plan)
+    if (plan && redist_spec_is_uneven(spec)) {
+        /* Uneven plans are planned, not executed yet: every execution
+         * entry refuses them with a reason, never runs them. */
+        redist_exec_info_t info;
+        redist_error_clear(&err);
+        if (redist_plan_exec_info(plan, NULL, NULL, &info, &err) !=
+                REDIST_ERR_INVALID ||
+            err.text[0] == '\0')
+            failed("an uneven plan is not refused by the executor", NULL);
+    } else if (plan) {
         run(plan, &rng);
+    }
     redist_plan_free(plan);
     redist_spec_free(spec);
     return 0;

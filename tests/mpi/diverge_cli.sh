@@ -283,6 +283,15 @@ if [ "$mode" = mpi ]; then
     t --to-partial fp "the source type|the target type" -- "${I[@]}" -- \
         --from '|' --from-partial x --to '|' --to-partial x
     t --name fp "the spec name" -- "${I[@]}" -- --name other
+    # uneven-dims layout options: a bad value fails on rank 1 alone
+    t --from-split local "--from-split: unknown split rule" -- "${I[@]}" -- \
+        --from-split bogus
+    t --to-split local "--to-split: unknown split rule" -- "${I[@]}" -- \
+        --to-split bogus
+    t --from-blocks local "--from-blocks: dim 0 is split into 3 blocks" -- \
+        "${I[@]}" -- --from-blocks '1,1|'
+    t --to-blocks local "--to-blocks: dim 1 is split into 3 blocks" -- \
+        "${I[@]}" -- --to-blocks '|1,1'
     t SPEC fp "the spec's shape" -- "${F[@]}" -- = \
         run "$tmp/b.json" --backend mpi
     # rank 1 fails on its own, before MPI would have started
@@ -293,7 +302,9 @@ if [ "$mode" = mpi ]; then
     t --repeat local "--repeat: not a count" -- "${I[@]}" -- --repeat 0
     Q=1 t --bogus local "unknown option --bogus" -- "${I[@]}" -- --bogus
     t --backend local "unknown backend" -- "${I[@]}" -- --backend gpu
-    t --shape local "not divisible" -- "${I[@]}" -- --shape 7x12
+    # a dim that does not divide is a valid (uneven) spec: rank 1's shape
+    # differs from the others'
+    t --shape fp "the spec's shape" -- "${I[@]}" -- --shape 7x12
     Q=1 t --max-bytes local "over --max-bytes" -- "${I[@]}" -- --max-bytes 1
     t --axis-links local "--axis-links" -- "${I[@]}" -- --axis-links x=moon
     t --max-scratch local "--max-scratch: not a byte count" -- "${I[@]}" -- \

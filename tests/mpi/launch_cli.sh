@@ -2,9 +2,11 @@
 # redistplan under a launcher when the ranks do not all run the same
 # `run` (src/cli/launch.c: the agreement's deadline):
 #   1. `run --backend sim` under mpirun -np 2: refused (exit 2, the reason);
-#   2. one rank exits before MPI_Init: the others give up after
-#      REDIST_AGREE_TIMEOUT (2 s) naming what they waited for (MPI_Init),
-#      and the job ends;
+#   2. one rank is still outside MPI (it sleeps 20 s) when the others
+#      start: they give up after REDIST_AGREE_TIMEOUT (2 s) naming what
+#      they waited for (MPI_Init), and the job ends at once.  (A rank that
+#      exits before MPI_Init instead races Open MPI's own check, which may
+#      end the job first with its message.)
 #   3. one rank starts MPI but never joins (mpi_idle): the others give up
 #      on the agreement's first collective (after 20 s) and abort the job;
 #   4. one rank runs `plan` while the others `run`: every rank ends with
@@ -57,8 +59,8 @@ CMD=("$rp" run specs/megatron-col-to-row-parallel.json --backend sim --shrink)
 AGREE=30 case_ "sim under mpirun" 2 '^redistplan: run: --backend sim runs every device in one process, but a launcher started 2 ranks' 2 "$@"
 [ "$(grep -c 'backend sim runs' "$T/err")" -eq 1 ] && ok || bad "sim under mpirun: not one message"
 
-CMD=("$T/mixed.sh" true)
-case_ "a rank exits before MPI_Init" nonzero 'rank 0 waited 2 s for every rank to start \(MPI_Init\).*some rank never joined' 3 "$@"
+CMD=("$T/mixed.sh" sleep 20)
+case_ "a rank never reaches MPI_Init" nonzero 'rank 0 waited 2 s for every rank to start \(MPI_Init\).*some rank never joined' 3 "$@"
 
 # (20 s: MPI_Init itself, under the same deadline, takes seconds on a
 # loaded machine)

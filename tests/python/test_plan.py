@@ -130,9 +130,16 @@ def test_spec_forms_and_errors():
         redist.Spec(mesh, (64, 32), "f32", ("data", "zz"), ())
     assert e.value.path == "from.dims[1][0]" and e.value.file == "<redist.Spec>"
     assert e.value.line is None and 'axis "zz"' in e.value.message
+    # a dim that does not divide is planned (uneven dims, ceil by default)
+    u = redist.Spec(mesh, (63, 32), "f32", ("data", None), ())
+    assert u.src_local_shape is None and redist.plan(u).peak_bytes > 0
     with pytest.raises(redist.SpecError) as e:
-        redist.Spec(mesh, (63, 32), "f32", ("data", None), ())
-    assert e.value.path.startswith("from.dims[0]") and "divisible" in str(e.value)
+        redist.Spec.from_json({"mesh": [["data", 2], ["model", 4]],
+                               "shape": [63, 32], "dtype": "f32",
+                               "from": {"dims": [["data"], []],
+                                        "blocks": [[30, 30], None]},
+                               "to": {"dims": [[], []]}})
+    assert e.value.path.startswith("from.blocks[0]") and "63" in str(e.value)
     with pytest.raises(redist.SpecError) as e:
         redist.Spec(mesh, (64, 32), "f32", (), redist.Type((), partial=("data",)))
     with pytest.raises(ValueError):
@@ -153,8 +160,9 @@ def test_spec_forms_and_errors():
     assert e.value.status == redist.ERR_INFEASIBLE
     with pytest.raises(NotImplementedError):
         redist.Spec.many()
-    with pytest.raises(NotImplementedError):
-        redist.Spec(mesh, (64, 32), "f32", redist.Type(("data",), blocks=[[32, 32]]), ())
+    # explicit blocks: padded with the rule for the dims not named
+    eb = redist.Spec(mesh, (64, 32), "f32", redist.Type(("data", None), blocks=[[40, 24], None]), ())
+    assert redist.plan(eb).recv_bytes == 40 * 32 * 4  # the 24-row device lacks 40 rows
 
 
 def test_load_spec_errors(tmp_path):

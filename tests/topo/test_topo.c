@@ -181,7 +181,7 @@ static void test_links(void)
         CHECK(redist_placement_location(p, 9, &l) == REDIST_OK &&
               l.host == 0 && l.core == 9 && l.package == 1 && l.numa == 2);
         /* axes of 2: the last axis within an L3, then NUMA, package,
-         * host, network (FORMATS.md: the first axis varies slowest) */
+         * host, network (doc/spec-format.md: the first axis varies slowest) */
         const char *n5[] = {"h", "a", "b", "c", "d"};
         int64_t s5[] = {2, 2, 2, 2, 2};
         redist_mesh_t *m = mesh(5, n5, s5);
