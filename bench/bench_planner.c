@@ -3,6 +3,7 @@
  * redistributions, per (mesh axes, array dims) class; no devices needed.
  *
  *   bench_planner [--reps N] [--seed S] [--csv FILE] [--max-axes A]
+ *                 [--objective time|bytes]
  *
  * Each class draws N random specs (axis sizes 2, 4 or 8 -- realistic
  * meshes -- highly divisible power-of-two shapes, random source and
@@ -128,6 +129,8 @@ int main(int argc, char **argv)
 {
     int reps = 200, max_axes = 8;
     const char *csv = NULL;
+    redist_plan_options_t opts;
+    memset(&opts, 0, sizeof opts); /* the default objective: time */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
@@ -137,10 +140,16 @@ int main(int argc, char **argv)
             csv = argv[++i];
         else if (strcmp(argv[i], "--max-axes") == 0 && i + 1 < argc)
             max_axes = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--objective") == 0 && i + 1 < argc &&
+                 (strcmp(argv[i + 1], "time") == 0 ||
+                  strcmp(argv[i + 1], "bytes") == 0))
+            opts.objective = strcmp(argv[++i], "time") == 0
+                                 ? REDIST_OBJECTIVE_TIME
+                                 : REDIST_OBJECTIVE_BYTES;
         else {
             fprintf(stderr,
                     "usage: bench_planner [--reps N] [--seed S] [--csv FILE] "
-                    "[--max-axes A]\n");
+                    "[--max-axes A] [--objective time|bytes]\n");
             return 2;
         }
     }
@@ -180,11 +189,11 @@ int main(int argc, char **argv)
             redist_error_t err;
             redist_error_clear(&err);
             /* warm-up: page in code and allocator arenas */
-            if (redist_plan_create(spec, NULL, &plan, &err) == REDIST_OK)
+            if (redist_plan_create(spec, &opts, &plan, &err) == REDIST_OK)
                 redist_plan_free(plan);
             plan = NULL;
             double t0 = now();
-            redist_status_t st = redist_plan_create(spec, NULL, &plan, &err);
+            redist_status_t st = redist_plan_create(spec, &opts, &plan, &err);
             double t1 = now();
             redist_verify_result_t vr;
             if (st != REDIST_OK ||

@@ -2,7 +2,7 @@
  * A spec of specs/ scaled to a per-rank size (--sizes).
  *
  * The size of a case is the larger of a rank's source and target block.
- * Dims stay multiples of every split count on the default plan's path
+ * Dims stay multiples of every split count on the bytes objective's path
  * (rd_plan_path_multiples), so the same plan remains possible: shrinking
  * (rd_shrink_step) until the size is at most the target, then growing,
  * doubling the smallest dim while the size stays within it.
@@ -29,7 +29,9 @@ redist_status_t scale_spec(const redist_spec_t *spec, uint64_t target,
                            redist_spec_t **out, redist_error_t *err)
 {
     redist_plan_t *plan;
-    redist_status_t st = redist_plan_create(spec, NULL, &plan, err);
+    redist_plan_options_t pb = {0}; /* the bytes objective's steps */
+    pb.objective = REDIST_OBJECTIVE_BYTES;
+    redist_status_t st = redist_plan_create(spec, &pb, &plan, err);
     if (st)
         return st;
     const redist_mesh_t *m = redist_spec_mesh(spec);

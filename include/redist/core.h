@@ -45,9 +45,9 @@ extern "C" {
 #endif
 
 #define REDIST_VERSION_MAJOR 0
-#define REDIST_VERSION_MINOR 1
+#define REDIST_VERSION_MINOR 2
 #define REDIST_VERSION_PATCH 0
-#define REDIST_VERSION_STRING "0.1.0"
+#define REDIST_VERSION_STRING "0.2.0"
 
 /** Largest number of mesh axes and of array dims. */
 #define REDIST_MAX_AXES 16

@@ -139,6 +139,8 @@ static int add_constants(PyObject *m)
         {"SPEC_ALLOW_UNPLANNABLE", REDIST_SPEC_ALLOW_UNPLANNABLE},
         {"MAX_AXES", REDIST_MAX_AXES},
         {"MAX_DIMS", REDIST_MAX_DIMS},
+        {"OBJECTIVE_TIME", REDIST_OBJECTIVE_TIME},
+        {"OBJECTIVE_BYTES", REDIST_OBJECTIVE_BYTES},
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (PyModule_AddIntConstant(m, k[i].name, k[i].value) < 0)

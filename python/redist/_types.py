@@ -598,7 +598,7 @@ model)."""
 VerifyResult = namedtuple("VerifyResult", "valid peak_bytes recv_bytes "
                           "collectives steps memory_efficient failed_step")
 
-_OBJECTIVES = {"bytes": 0, "time": 1}
+_OBJECTIVES = {"time": _redist.OBJECTIVE_TIME, "bytes": _redist.OBJECTIVE_BYTES}
 
 
 def _cost_args(cost):
@@ -626,7 +626,7 @@ class Plan(_redist.Plan):
     Steps; .peak_bytes, .recv_bytes, .stats, .to_json(), .table(); str()
     is the table `redistplan plan` prints."""
 
-    def __init__(self, spec, *, objective="bytes", cost=None, topology=None,
+    def __init__(self, spec, *, objective="time", cost=None, topology=None,
                  max_peak_bytes=0, max_states=0):
         if not isinstance(spec, Spec):
             raise TypeError(f"plan: a redist.Spec, not {type(spec).__name__}")
@@ -683,12 +683,14 @@ class Plan(_redist.Plan):
                 f"{self.peak_bytes} B, recv {self.recv_bytes} B>")
 
 
-def plan(spec, *, objective="bytes", cost=None, topology=None,
+def plan(spec, *, objective="time", cost=None, topology=None,
          max_peak_bytes=0, max_states=0):
     """Plan a Spec (redist_plan_create).
 
-    objective: "bytes" (least peak, then received bytes, then collectives)
-    or "time" (least peak, then modelled time; may use exchange steps).
+    objective: "time", the default (least peak, then modelled time under
+    the built-in cost model unless cost or topology is given, then
+    collectives; may use exchange steps) or "bytes" (version 1: least
+    peak, then received bytes, then collectives).
     cost: a cost file path (`redistplan calibrate -o`) or its dict.
     topology: the link level of each mesh axis ({"data": "network"} or
     "data=network,model=numa"), as `--axis-links`.  max_peak_bytes,

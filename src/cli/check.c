@@ -96,17 +96,23 @@ static void judge_infeasible(redist_status_t st, const redist_plan_t *plan,
 
 /* A plan that meets the expect block: what it is. */
 static void passed(const redist_plan_t *plan, const redist_expect_t *ex,
-                   result_t *r)
+                   const cli_cost_args *cost, result_t *r)
 {
     redist_plan_stats_t s;
     redist_plan_stats(plan, &s);
-    snprintf(r->reason, sizeof r->reason,
-             "%s%d collective%s, recv %llu bytes, peak %llu bytes%s",
-             has_expect(ex) ? "" : "no expect: a plan exists: ",
-             s.collectives, s.collectives == 1 ? "" : "s",
-             (unsigned long long)s.recv_bytes,
-             (unsigned long long)s.peak_bytes,
-             s.memory_efficient ? "" : " (bound not met)");
+    int n = snprintf(r->reason, sizeof r->reason,
+                     "%s%d collective%s, recv %llu bytes, peak %llu bytes%s",
+                     has_expect(ex) ? "" : "no expect: a plan exists: ",
+                     s.collectives, s.collectives == 1 ? "" : "s",
+                     (unsigned long long)s.recv_bytes,
+                     (unsigned long long)s.peak_bytes,
+                     s.memory_efficient ? "" : " (bound not met)");
+    size_t pos = n > 0 && (size_t)n < sizeof r->reason ? (size_t)n : 0;
+    if (cost->objective == REDIST_OBJECTIVE_BYTES)
+        rd_appendf(r->reason, sizeof r->reason, &pos, "; objective bytes");
+    else
+        rd_appendf(r->reason, sizeof r->reason, &pos,
+                   "; objective time, %.2f us modelled", s.time_s * 1e6);
 }
 
 static void check_one(const char *path, const cli_cost_args *cost,
@@ -155,7 +161,7 @@ static void check_one(const char *path, const cli_cost_args *cost,
         if (r->reason[0])
             r->outcome = 1;
         else
-            passed(plan, &ex, r);
+            passed(plan, &ex, cost, r);
     }
     redist_plan_free(plan);
     redist_spec_free(spec);

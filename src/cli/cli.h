@@ -88,10 +88,10 @@ typedef struct cli_topo_args {
     const char *xml, *synthetic, *rank_map;
 } cli_topo_args;
 
-/* The cost and topology options: --objective bytes|time, --cost FILE,
+/* The cost and topology options: --objective time|bytes, --cost FILE,
  * --axis-links AXIS=LEVEL,..., and the topology ones. */
 typedef struct cli_cost_args {
-    int objective; /* -1: not given; else REDIST_OBJECTIVE_* */
+    int objective; /* -1: not given (time); else REDIST_OBJECTIVE_* */
     const char *file, *axis_links;
     cli_topo_args topo;
 } cli_cost_args;
@@ -121,7 +121,8 @@ redist_status_t cli_load_spec(const cli_spec_args *a, unsigned flags,
 /* 1 when the spec options name a spec (a path or --mesh). */
 int cli_spec_given(const cli_spec_args *a);
 
-/* 1 when a cost option asks for a cost model (or --objective time). */
+/* 1 when the options ask for a cost model: a cost option, or the time
+ * objective (the default: every case but --objective bytes alone). */
 int cli_cost_given(const cli_cost_args *c);
 /* Planner options of the cost options: the objective, and when
  * cli_cost_given *model for `mesh` (the defaults, then the --cost file, the

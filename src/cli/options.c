@@ -3,7 +3,7 @@
  * groups they share:
  *   spec    --mesh --shape --dtype --from --from-partial --to --to-partial
  *           --reduce --name: a spec given inline, with '-' for the file
- *   cost    --objective bytes|time --cost FILE --axis-links AXIS=LEVEL,...
+ *   cost    --objective time|bytes --cost FILE --axis-links AXIS=LEVEL,...
  *           --xml FILE --synthetic DESC --rank-map FILE
  * A command lists its own options in a table of cli_opt; cli_parse reads
  * the command line against that table and the groups the command takes,
@@ -23,7 +23,9 @@
 #define CLI_COST_OPTS 6
 #define CLI_MAX_OPTS 64
 
-static const char *const objectives[] = {"bytes", "time", NULL};
+/* In redist_objective_t order (a choice stores its index): time, the
+ * default, is 0. */
+static const char *const objectives[] = {"time", "bytes", NULL};
 
 int cli_parse_u64(const char *s, uint64_t *out)
 {
@@ -281,8 +283,10 @@ static int topo_given(const cli_cost_args *c)
 
 int cli_cost_given(const cli_cost_args *c)
 {
+    /* the time objective is the default: a model unless --objective
+     * bytes alone */
     return c->file || c->axis_links || topo_given(c) ||
-           c->objective == REDIST_OBJECTIVE_TIME;
+           c->objective != REDIST_OBJECTIVE_BYTES;
 }
 
 /* The model of the cost options for `mesh`: the defaults, then the --cost

@@ -53,15 +53,20 @@
 #endif
 
 #define COST_SYNOPSIS                                                        \
-    " [--objective bytes|time] [--cost FILE] [--axis-links AXIS=LEVEL,...]"  \
+    " [--objective time|bytes] [--cost FILE] [--axis-links AXIS=LEVEL,...]"  \
     TOPO_SYNOPSIS
 #define COST_HELP                                                            \
     "\ncost options:\n"                                                      \
-    "  --objective bytes|time     bytes (default): least peak, then bytes, " \
-    "then\n"                                                                \
-    "                             collectives; time: least peak, then the "  \
+    "  --objective time|bytes     time (default): least peak, then the "     \
     "modelled\n"                                                            \
-    "                             time (may use the exchange step)\n"        \
+    "                             time under the built-in cost model (or "   \
+    "the\n"                                                                 \
+    "                             options below), then collectives; every "  \
+    "step,\n"                                                               \
+    "                             exchange included.  bytes (version 1): "   \
+    "least\n"                                                               \
+    "                             peak, then bytes, then collectives, no "   \
+    "exchange\n"                                                            \
     "  --cost FILE                a cost model file (redistplan calibrate "  \
     "writes one)\n"                                                         \
     "  --axis-links AXIS=LEVEL,...  link levels of mesh axes: cache numa "   \
@@ -143,10 +148,17 @@ static const cli_command commands[] = {
      "0 all pass, 1 a failure, 2 bad input", 0},
     {"verify", cli_cmd_verify,
      "replay a plan step by step: valid or not, peak, bytes, optimality",
-     "SPEC PLAN.json",
+     "SPEC PLAN.json" COST_SYNOPSIS,
      "PLAN.json is a plan object (doc/spec-format.md section 4): redistplan plan "
      "--json\n"
-     "writes one; a plan written elsewhere needs only its steps.\n" SPEC_HELP
+     "writes one; a plan written elsewhere needs only its steps.  The plan "
+     "is\n"
+     "optimal or not for the objective of the cost options (time by "
+     "default),\n"
+     "whose optimum is quoted; \"not applicable\" for an exchange plan "
+     "under bytes,\n"
+     "\"not claimed\" for a plan that says it is not proven optimal.\n"
+     COST_HELP SPEC_HELP
      "\nexample:\n"
      "  redistplan plan specs/hsdp-grad-sync.json --json > plan.json\n"
      "  redistplan verify specs/hsdp-grad-sync.json plan.json\n",
@@ -155,12 +167,12 @@ static const cli_command commands[] = {
     {"topo", cli_cmd_topo,
      "the machine, how mesh axes map onto it, each step's modelled cost",
      "[SPEC] [--xml FILE | --synthetic DESC] [--rank-map FILE] [--cost FILE]"
-     " [--axis-links AXIS=LEVEL,...] [--objective bytes|time]",
+     " [--axis-links AXIS=LEVEL,...] [--objective time|bytes]",
      "Without a spec: the machine and where the ranks run.  With one: how "
      "each\n"
      "mesh axis maps onto the machine, and the modelled cost of each step "
      "of the\n"
-     "default and the time-objective plans.\n"
+     "plans of both objectives (time, the default, and bytes).\n"
      "\noptions:\n"
      "  --xml FILE                 an hwloc XML topology (default: this "
      "machine)\n"
@@ -170,7 +182,7 @@ static const cli_command commands[] = {
      "core)\n"
      "  --cost FILE                a cost model file\n"
      "  --axis-links AXIS=LEVEL,...  override the link levels of mesh axes\n"
-     "  --objective bytes|time     print only the plan of that objective\n"
+     "  --objective time|bytes     print only the plan of that objective\n"
      SPEC_HELP
      "\nexample:\n"
      "  redistplan topo specs/megatron-col-to-row-parallel.json --synthetic "
@@ -210,7 +222,11 @@ static const cli_command commands[] = {
      "before the\n"
      "                             check (tests the checker: exit 1)\n"
      "With a spec file, --shape, --dtype and --reduce override the spec's;\n"
-     "--objective time runs the plan of the time objective.\n"
+     "The cost options choose the plan (the time objective by default; the "
+     "shmem\n"
+     "backend, which runs no exchange step, runs the bytes objective's "
+     "plan\n"
+     "instead when no --objective is given and the time plan has one).\n"
      MPI_HELP SHMEM_HELP COST_HELP SPEC_HELP
      "\nexamples:\n"
      "  redistplan run specs/megatron-col-to-row-parallel.json --repeat 5\n"

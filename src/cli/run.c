@@ -260,6 +260,17 @@ static int load_spec(const run_args *a, run_state *st)
     return CLI_OK;
 }
 
+static int plan_has_exchange(const redist_plan_t *plan)
+{
+    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+        redist_step_view_t v;
+        if (redist_plan_step(plan, k, &v) == REDIST_OK &&
+            v.op == REDIST_OP_EXCHANGE)
+            return 1;
+    }
+    return 0;
+}
+
 static int make_plan(const run_args *a, run_state *st)
 {
     redist_error_t err;
@@ -273,6 +284,25 @@ static int make_plan(const run_args *a, run_state *st)
         cli_print_error(&err);
         fprintf(stderr, "redistplan: run: no plan to execute\n");
         return CLI_BAD_INPUT;
+    }
+    if (a->which == RUN_SHMEM && a->cost.objective < 0 &&
+        plan_has_exchange(st->plan)) {
+        /* The OpenSHMEM backend runs no exchange step: without an explicit
+         * --objective it runs the bytes objective's plan (every PE makes
+         * the same choice: planning is a pure function of the spec). */
+        redist_plan_free(st->plan);
+        st->plan = NULL;
+        popts.objective = REDIST_OBJECTIVE_BYTES;
+        if (redist_plan_create(st->spec, &popts, &st->plan, &err)) {
+            rd_cli_source(&err, a->spec.path);
+            cli_print_error(&err);
+            fprintf(stderr, "redistplan: run: no plan to execute\n");
+            return CLI_BAD_INPUT;
+        }
+        if (cli_env_long("OMPI_COMM_WORLD_RANK", "PMI_RANK") <= 0)
+            fprintf(stderr, "redistplan: run: the time objective's plan has "
+                            "an exchange step, which the shmem backend does "
+                            "not run: running the bytes objective's plan\n");
     }
     return CLI_OK;
 }
@@ -406,7 +436,7 @@ static void fingerprint(const run_args *a, const run_state *st,
     cli_fp_add(fp, "--repeat", "%llu", (unsigned long long)a->repeat);
     cli_fp_add(fp, "--corrupt-device", "%lld", (long long)r->corrupt);
     cli_fp_add(fp, "--objective", "%s",
-               a->cost.objective == REDIST_OBJECTIVE_TIME ? "time" : "bytes");
+               a->cost.objective == REDIST_OBJECTIVE_BYTES ? "bytes" : "time");
     const char *opt[4] = {"--axis-links", "--xml", "--synthetic",
                           "--rank-map"};
     const char *val[4] = {a->cost.axis_links, a->cost.topo.xml,

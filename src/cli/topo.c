@@ -1,12 +1,12 @@
 /*
  * `redistplan topo`: the machine, where the ranks run, how each mesh
- * axis maps onto it, and the modelled cost of each step of the default
- * and the time-objective plans.  Also the topology options of `plan`
+ * axis maps onto it, and the modelled cost of each step of the plans of
+ * both objectives (time, the default, and bytes).  Also the topology options of `plan`
  * (cli_topo_axis_links).  Built only with hwloc (libredist_topo).
  *
  *   redistplan topo [SPEC] [--xml FILE | --synthetic DESC]
  *                   [--rank-map FILE] [--cost FILE]
- *                   [--axis-links AXIS=LEVEL,...] [--objective bytes|time]
+ *                   [--axis-links AXIS=LEVEL,...] [--objective time|bytes]
  *
  * Exit codes: 0 ok; 2 bad input (or no plan for the spec).  The topology
  * options of the other commands come through cli_topo_axis_links
@@ -264,26 +264,27 @@ static int same_steps(const redist_plan_t *a, const redist_plan_t *b)
     return same;
 }
 
-/* How the time objective's plan compares with the default one. */
+/* How the time objective's plan compares with the bytes objective's. */
 static void print_comparison(const redist_plan_t *p0, const redist_plan_t *p1)
 {
     redist_plan_stats_t s0, s1;
     redist_plan_stats(p0, &s0);
     redist_plan_stats(p1, &s1);
     if (same_steps(p0, p1))
-        printf("\nthe time objective keeps the default plan (%.2f us)\n",
+        printf("\nthe time objective keeps the bytes objective's plan "
+               "(%.2f us)\n",
                s0.time_s * 1e6);
     else if (s1.peak_bytes < s0.peak_bytes)
         printf("\nthe time objective's plan: %.2f us modelled, the "
-               "default plan %.2f us; it needs less memory (peak %llu "
-               "bytes, the default plan's %llu: the time objective "
+               "bytes objective's plan %.2f us; it needs less memory "
+               "(peak %llu bytes, the other's %llu: the time objective "
                "minimises the peak first)\n",
                s1.time_s * 1e6, s0.time_s * 1e6,
                (unsigned long long)s1.peak_bytes,
                (unsigned long long)s0.peak_bytes);
     else
         printf("\nthe time objective's plan: %.2f us modelled, the "
-               "default plan %.2f us (%.2fx faster)\n",
+               "bytes objective's plan %.2f us (%.2fx faster)\n",
                s1.time_s * 1e6, s0.time_s * 1e6,
                s1.time_s > 0 ? s0.time_s / s1.time_s : 0.0);
 }
@@ -297,11 +298,11 @@ static int print_plans(const redist_spec_t *spec, const char *path,
     int rc = CLI_OK;
     redist_error_clear(&err);
     for (int o = 0; o < 2 && rc == CLI_OK; o++) {
-        if (only >= 0 && only != o)
-            continue;
         redist_plan_options_t po;
         memset(&po, 0, sizeof po);
         po.objective = o ? REDIST_OBJECTIVE_TIME : REDIST_OBJECTIVE_BYTES;
+        if (only >= 0 && only != (int)po.objective)
+            continue;
         po.cost = cm;
         if (redist_plan_create(spec, &po, &plans[o], &err)) {
             rd_cli_source(&err, path);
@@ -312,8 +313,9 @@ static int print_plans(const redist_spec_t *spec, const char *path,
             break;
         }
         print_plan(plans[o], cm,
-                   o ? "plan of the time objective"
-                     : "plan of the default objective (peak, bytes, "
+                   o ? "plan of the time objective (the default: peak, "
+                       "modelled time, collectives)"
+                     : "plan of the bytes objective (peak, bytes, "
                        "collectives)");
     }
     if (plans[0] && plans[1])

@@ -42,7 +42,7 @@ static redist_status_t check_backend(const rd_program *p,
             p->pass[k].x.op == REDIST_OP_EXCHANGE && !ops->exchange)
             return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                             "backend %s does not run exchange steps (step "
-                            "%d); plan with the default objective, or run "
+                            "%d); plan with --objective bytes, or run "
                             "on a backend that has them (sim)",
                             ops->name, p->pass[k].first + 1);
     return REDIST_OK;

@@ -280,6 +280,10 @@ static redist_status_t ureplay(const redist_spec_t *spec, const rd_step *steps,
             res->peak_bytes = ev.max_held;
         if (rd_step_kinds[s->op].collective)
             res->collectives++;
+        if (s->op == REDIST_OP_EXCHANGE)
+            res->exchange_steps++;
+        if (cm)
+            res->time_s += ev.max_time;
         if (views) {
             redist_step_view_t *v = &views[i];
             int ov = 0;
@@ -375,6 +379,8 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
         rd_ctype before = cur;
         if (k->collective)
             res->collectives++;
+        if (st_->op == REDIST_OP_EXCHANGE)
+            res->exchange_steps++;
         cur = next;
         int64_t local[REDIST_MAX_DIMS];
         rd_ctype_local(&cx, &cur, local);
@@ -400,6 +406,7 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
                                      &elems, &peers);
                 v->time_s = rd_step_time(&cx, cm, st_, &before, L_before, &cur,
                                          v->recv_bytes, peers);
+                res->time_s += v->time_s;
             }
         }
     }
@@ -470,7 +477,8 @@ redist_status_t redist_plan_create(const redist_spec_t *spec,
     redist_plan_t *p = NULL;
     redist_cost_model_t defaults;
     const redist_cost_model_t *cm = opts ? opts->cost : NULL;
-    if (!cm && opts && opts->objective == REDIST_OBJECTIVE_TIME) {
+    redist_objective_t objective = rd_objective(opts);
+    if (!cm && objective == REDIST_OBJECTIVE_TIME) {
         redist_cost_model_default(&defaults);
         cm = &defaults;
     }
@@ -480,7 +488,7 @@ redist_status_t redist_plan_create(const redist_spec_t *spec,
     if (st)
         return st;
     p->states = info.states;
-    p->objective = opts ? opts->objective : REDIST_OBJECTIVE_BYTES;
+    p->objective = objective;
     p->solved = 1;
     p->unproven = info.unproven;
     p->max_states = info.max_states;

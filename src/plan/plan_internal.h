@@ -29,6 +29,9 @@ struct redist_plan {
     rd_uplan u; /* uneven specs only (else zeroed) */
 };
 
+/* 1 when the plan's cost model is the built-in one (cost.c), axis links
+ * included. */
+int rd_cost_is_builtin(const redist_plan_t *plan);
 /* The layout after step i of an uneven plan (what the executor consumes
  * with rd_layout_box); NULL for an even plan or i out of range. */
 const rd_layout *rd_plan_step_layout(const redist_plan_t *plan, int i);

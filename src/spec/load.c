@@ -324,7 +324,7 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
     static const char *const opnames[] = {"slice",          "all_gather",
                                           "all_to_all",     "reduce_scatter",
                                           "all_reduce",     "permute",
-                                          NULL};
+                                          "exchange",       NULL};
     redist_status_t st;
     int64_t x = 0;
     if (!json_is_object(v))
@@ -384,7 +384,8 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
             if (!known)
                 return FAIL(c, REDIST_ERR_INVALID, path,
                             "unknown op \"%.60s\" (ops: slice, all_gather, "
-                            "all_to_all, reduce_scatter, all_reduce, permute)",
+                            "all_to_all, reduce_scatter, all_reduce, permute, "
+                            "exchange)",
                             nm);
             s->ops[k] = malloc(strlen(nm) + 1);
             if (!s->ops[k])

@@ -145,7 +145,7 @@ def self_test():
         "absolute path": "see `/work/notes/x.txt`\n",
         "../shared": "see `../shared/notes/a.txt`\n",
         "up path": "run ../../tool.py\n",
-        "named md": "the contract is FORMATS.md\n",
+        "named md": "the contract is doc/spec-format.md\n",
         "bad anchor": "[x](#no-such-heading)\n# Title\n",
     }
     failed = 0

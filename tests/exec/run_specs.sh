@@ -36,7 +36,7 @@ for f in "$dir"/*.json; do
     name=$(basename "$f" .json)
     want=0
     [ "$name" = partial-target-not-in-source ] && want=2
-    # uneven dims (FORMATS.md section 7) are planned, not executed yet: run
+    # uneven dims (doc/spec-format.md section 7) are planned, not executed yet: run
     # refuses them at their own shape (exit 2; --shrink may find an even
     # shape, which runs as any even spec does)
     if "$rp" plan "$f" --json 2>/dev/null | grep -q '"recv_bytes_per_device"'; then

@@ -257,7 +257,7 @@ if [ "$mode" = mpi ]; then
     t --corrupt-device fp "--corrupt-device" -- "${I[@]}" -- \
         --corrupt-device 1
     t --objective fp "the plan|--objective" -- "${I[@]}" -- \
-        --objective time
+        --objective bytes
     t --cost fp "the plan|--cost" -- "${I[@]}" -- --cost "$tmp/cost.json"
     t --axis-links fp "the plan|--cost|--axis-links" -- "${I[@]}" -- \
         --axis-links x=network

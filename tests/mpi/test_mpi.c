@@ -46,6 +46,11 @@
 #include "../../src/testing/pattern.h"
 #include "../common/random_plan.h"
 
+/* These tests cover the six steps of the bytes objective one by one
+ * (exchange: tests/mpi/run_specs_mpi.sh). */
+static const redist_plan_options_t bytes_opts = {
+    .objective = REDIST_OBJECTIVE_BYTES};
+
 static int rank, nranks;
 static int failures, checks, cases, skipped, sim_compared, pattern_checked;
 /* runs with steps in place, with streamed reductions, with in-place swaps */
@@ -501,7 +506,7 @@ static void dtype_op_cases(int quick)
                 if (redist_spec_create(m, 2, shape, (redist_dtype_t)dt, &from,
                                        &to, (redist_reduce_t)op, NULL, &spec,
                                        &err) ||
-                    redist_plan_create(spec, NULL, &plan, &err)) {
+                    redist_plan_create(spec, &bytes_opts, &plan, &err)) {
                     fail("dtype/op spec: %s", err.text);
                     redist_spec_free(spec);
                     continue;
@@ -555,7 +560,7 @@ static redist_plan_t *simple_plan(const redist_mesh_t *m, redist_dtype_t dt,
     redist_plan_t *plan = NULL;
     if (redist_spec_create(m, 2, shape, dt, &from, &to, REDIST_REDUCE_SUM,
                            NULL, &spec, NULL) ||
-        redist_plan_create(spec, NULL, &plan, NULL))
+        redist_plan_create(spec, &bytes_opts, &plan, NULL))
         fail("simple plan");
     redist_spec_free(spec);
     return plan;
@@ -679,7 +684,7 @@ static void test_agreement(void)
         redist_plan_t *pr = NULL;
         redist_spec_create(mesh, 1, shape, REDIST_F64, &from, &to,
                            REDIST_REDUCE_SUM, NULL, &spec, NULL);
-        redist_plan_create(spec, NULL, &pr, NULL);
+        redist_plan_create(spec, &bytes_opts, &pr, NULL);
         redist_mpi_info_t info;
         redist_mpi_exec_info(mx, pr, NULL, &info, NULL);
         if (nranks > 1 && info.min_scratch_bytes > 1) {
@@ -751,7 +756,7 @@ static int big_test(void)
     redist_error_clear(&err);
     if (redist_spec_create(m, 1, &N, REDIST_U8, &from, &to,
                            REDIST_REDUCE_SUM, NULL, &spec, &err) ||
-        redist_plan_create(spec, NULL, &plan, &err)) {
+        redist_plan_create(spec, &bytes_opts, &plan, &err)) {
         fail("big spec: %s", err.text);
         return 1;
     }
