@@ -2,7 +2,7 @@
  * redist/spec.h - a redistribution problem ("spec"): mesh, global shape,
  * dtype, source and target types, reduce op, and the optional `expect`
  * block of a spec file.  Built from C values or loaded from JSON
- * (FORMATS.md section 3) with jansson.
+ * (doc/spec-format.md section 3) with jansson.
  */
 #ifndef REDIST_SPEC_H
 #define REDIST_SPEC_H
@@ -80,7 +80,7 @@ REDIST_API redist_status_t redist_spec_from_strings(const char *mesh, const char
                                          redist_error_t *err);
 
 /**
- * Uneven dims (FORMATS.md section 7).  A dim of size n split into k blocks
+ * Uneven dims (doc/spec-format.md section 7).  A dim of size n split into k blocks
  * (k = product of the sizes of its axes) need not divide: `split` chooses
  * which elements each block holds (redist_split_t; REDIST_SPLIT_CEIL by
  * default), and blocks[i], when not NULL, gives dim i's nblocks[i] == k

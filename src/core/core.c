@@ -1,5 +1,6 @@
 /*
- * Status strings, error structs, dtypes and reduce ops.
+ * Status strings, error structs, dtypes and reduce ops; byte counts
+ * written and read as "64 MiB".
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +66,38 @@ void rd_format_bytes(uint64_t bytes, char *buf, size_t size)
         snprintf(buf, size, "%llu B", (unsigned long long)bytes);
     else
         snprintf(buf, size, "%.4g %s", v, unit[u]);
+}
+
+int rd_parse_bytes(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0, mul = 1;
+    size_t i = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+        uint64_t d = (uint64_t)(s[i++] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    if (i == 0)
+        return -1;
+    if (i < n) {
+        static const char units[] = "KMGT";
+        const char *p = memchr(units, s[i] & ~0x20, 4);
+        if (!p)
+            return -1;
+        mul = 1ULL << (10 * (p - units + 1));
+        i++;
+        if (i < n && s[i] == 'i')
+            i++;
+        if (i < n && (s[i] == 'B' || s[i] == 'b'))
+            i++;
+        if (i != n)
+            return -1;
+    }
+    if (v > UINT64_MAX / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
 }
 
 void redist_error_clear(redist_error_t *err)

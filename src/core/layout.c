@@ -1,6 +1,6 @@
 /*
  * Layouts: which elements each block of a sharding type holds, for dims
- * that need not divide (FORMATS.md section 7).
+ * that need not divide (doc/spec-format.md section 7).
  *
  * A type says which devices hold which block index (dim i is cut into k_i
  * = prod(sizes of dims[i]) blocks, the block index the mixed-radix number

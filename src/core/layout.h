@@ -1,5 +1,5 @@
 /*
- * Layouts of uneven dims (FORMATS.md section 7): which elements each block
+ * Layouts of uneven dims (doc/spec-format.md section 7): which elements each block
  * index of a sharding type holds.  Internal to the library; the algorithm
  * and the rules are described at the top of layout.c.
  */

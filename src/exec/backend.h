@@ -88,7 +88,7 @@ typedef struct rd_xfer {
 } rd_xfer;
 
 /*
- * An exchange step (REDIST_OP_EXCHANGE, FORMATS.md extension) from type
+ * An exchange step (REDIST_OP_EXCHANGE, doc/spec-format.md extension) from type
  * `a` (local shape la) to type `b` (local shape lb), same partial set.
  * Device d needs its `b` block T(d); each piece of it comes from the
  * device e that holds it in `a` and agrees with d on every mesh axis `a`
@@ -104,7 +104,7 @@ typedef struct rd_xchg {
      * device's; uneven: set by rd_xchg_bind) */
     int64_t la[REDIST_MAX_DIMS], lb[REDIST_MAX_DIMS];
     redist_type_t a, b;
-    /* uneven dims (FORMATS.md section 7): the layouts of `a` and `b`
+    /* uneven dims (doc/spec-format.md section 7): the layouts of `a` and `b`
      * (boundaries per dim, src/core/layout.h); NULL: even blocks of
      * shape ua / ub */
     const struct rd_layout *al, *bl;

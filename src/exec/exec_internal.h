@@ -118,7 +118,7 @@ redist_status_t rd_program_bind(rd_program *prog, const redist_plan_t *plan,
 /* program.c */
 void rd_program_free(rd_program *prog);
 
-/* permute.c: the permute pairing of FORMATS.md for device `rank` going
+/* permute.c: the permute pairing of doc/spec-format.md for device `rank` going
  * from type `before` to `after` (same local shape and partial set): the
  * rank it sends its block to and the rank it receives its new block
  * from. */

@@ -15,7 +15,7 @@
  * chunks along d are already contiguous and the pack / unpack is skipped.
  * A backend that runs whole steps (fused_ops) gets one FUSED pass instead.
  *
- * UNEVEN DIMS (FORMATS.md section 7, doc/uneven.md): blocks differ
+ * UNEVEN DIMS (doc/spec-format.md section 7, doc/uneven.md): blocks differ
  * between devices, so every step is lowered from the layouts before and
  * after it (the plan's), with pass sizes the most any device needs (the
  * same program everywhere) and each device's own boxes filled in by

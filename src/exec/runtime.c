@@ -42,7 +42,7 @@ static redist_status_t check_backend(const rd_program *p,
             p->pass[k].x.op == REDIST_OP_EXCHANGE && !ops->exchange)
             return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                             "backend %s does not run exchange steps (step "
-                            "%d); plan with the default objective, or run "
+                            "%d); plan with --objective bytes, or run "
                             "on a backend that has them (sim)",
                             ops->name, p->pass[k].first + 1);
     return REDIST_OK;
@@ -191,7 +191,7 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
     default:
         break;
     }
-    /* logical traffic of the step (FORMATS.md section 2) */
+    /* logical traffic of the step (doc/spec-format.md section 2) */
     switch (x->op) {
     case REDIST_OP_ALL_GATHER:
         r->recv_bytes += (s - 1) * L;

@@ -1,5 +1,5 @@
 /*
- * Plan JSON (FORMATS.md section 4): writer, and the reader behind
+ * Plan JSON (doc/spec-format.md section 4): writer, and the reader behind
  * `redistplan verify`.  Field names come from the step table.
  */
 #include <errno.h>
@@ -127,6 +127,33 @@ static void spec_fields(json_t *o, const redist_spec_t *s)
     json_object_set_new(o, "to", to);
 }
 
+/* The cost model behind a plan's times: "built-in" or "given", its link
+ * costs as a cost file writes them, and each mesh axis's link. */
+static json_t *cost_json(const redist_plan_t *plan)
+{
+    const redist_cost_model_t *m = &plan->cost;
+    const redist_mesh_t *mesh = &plan->spec->mesh;
+    int naxes = redist_mesh_num_axes(mesh);
+    int builtin = rd_cost_is_builtin(plan);
+    json_t *o = json_object(), *links = json_object(), *ax = json_object();
+    json_object_set_new(o, "source", json_string(builtin ? "built-in"
+                                                         : "given"));
+    for (int l = 0; l < REDIST_LINK_COUNT; l++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "alpha", json_real(m->alpha[l]));
+        json_object_set_new(x, "beta", json_real(m->beta[l]));
+        json_object_set_new(links, redist_link_name((redist_link_t)l), x);
+    }
+    json_object_set_new(o, "links", links);
+    json_object_set_new(o, "gamma", json_real(m->gamma));
+    for (int a = 0; a < naxes; a++)
+        json_object_set_new(
+            ax, redist_mesh_axis_name(mesh, a),
+            json_string(redist_link_name((redist_link_t)m->axis_link[a])));
+    json_object_set_new(o, "axis_links", ax);
+    return o;
+}
+
 char *redist_plan_to_json(const redist_plan_t *plan)
 {
     if (!plan)
@@ -185,6 +212,8 @@ char *redist_plan_to_json(const redist_plan_t *plan)
                         json_string(plan->objective == REDIST_OBJECTIVE_TIME
                                         ? "time"
                                         : "bytes"));
+    if (plan->has_cost)
+        json_object_set_new(stats, "cost_model", cost_json(plan));
     if (plan->solved && !x->optimal) {
         /* only when not proven: plans proven optimal keep the contract's
          * keys alone */
@@ -203,7 +232,7 @@ char *redist_plan_to_json(const redist_plan_t *plan)
                                 u64_json(x->bound_recv_bytes));
     }
     json_object_set_new(o, "stats", stats);
-    char *text = json_dumps(o, JSON_INDENT(2));
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
     json_decref(o);
     return text;
 }
@@ -700,6 +729,15 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
                                           redist_verify_result_t *out,
                                           redist_error_t *err)
 {
+    return redist_plan_verify_buffer_cost(spec, text, len, source, NULL, out,
+                                          err);
+}
+
+redist_status_t redist_plan_verify_buffer_cost(
+    const redist_spec_t *spec, const char *text, size_t len,
+    const char *source, const redist_cost_model_t *cost,
+    redist_verify_result_t *out, redist_error_t *err)
+{
     rctx c = {source ? source : "<string>", err, spec, -1, NULL, 0, NULL, 0};
     redist_verify_result_t res;
     memset(&res, 0, sizeof res);
@@ -708,7 +746,10 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
         return rd_error(err, REDIST_ERR_INVALID, c.source, NULL,
                         "NULL argument");
     json_t *root;
-    redist_status_t st = rd_json_parse(text, len, c.source, &root, err);
+    redist_status_t st;
+    if (cost && (st = redist_cost_model_validate(cost, &spec->mesh, err)))
+        return st;
+    st = rd_json_parse(text, len, c.source, &root, err);
     if (st)
         return st;
     rd_step *path = NULL;
@@ -730,12 +771,15 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
     if (c.bad_step >= 0)
         st = replay_to_bad_dim(&c, path, n, views, &res);
     else
-        st = rd_replay(spec, path, n, NULL, views, &res, NULL, err);
+        st = rd_replay(spec, path, n, cost, views, &res, NULL, err);
     rd_error_set_source(err, c.source);
     if (st == REDIST_OK) {
         st = check_claims(&c, root, views, n, &res);
         if (st)
             res.valid = 0;
+        json_t *stats = json_object_get(root, "stats");
+        res.stated_unproven =
+            json_is_false(json_object_get(stats, "optimal")) ? 1 : 0;
     }
     free(views);
     free(path);
@@ -755,6 +799,15 @@ redist_status_t redist_plan_verify_file(const redist_spec_t *spec,
                                         redist_verify_result_t *out,
                                         redist_error_t *err)
 {
+    return redist_plan_verify_file_cost(spec, path, NULL, out, err);
+}
+
+redist_status_t redist_plan_verify_file_cost(const redist_spec_t *spec,
+                                             const char *path,
+                                             const redist_cost_model_t *cost,
+                                             redist_verify_result_t *out,
+                                             redist_error_t *err)
+{
     char *buf;
     size_t len;
     if (!path)
@@ -763,7 +816,7 @@ redist_status_t redist_plan_verify_file(const redist_spec_t *spec,
         rd_read_file(path, RD_MAX_PLAN_BYTES, "a plan", &buf, &len, err);
     if (st)
         return st;
-    st = redist_plan_verify_buffer(spec, buf, len, path, out, err);
+    st = redist_plan_verify_buffer_cost(spec, buf, len, path, cost, out, err);
     free(buf);
     return st;
 }

@@ -20,6 +20,56 @@
 
 typedef unsigned __int128 u128;
 
+static int64_t split_count(const redist_type_t *t, const redist_mesh_t *m,
+                           int dim)
+{
+    int64_t p = 1;
+    for (int j = 0; j < t->dim_naxes[dim]; j++)
+        p *= m->size[t->dims[dim][j]];
+    return p;
+}
+
+void rd_plan_path_multiples(const redist_plan_t *plan,
+                            int64_t q[REDIST_MAX_DIMS])
+{
+    const redist_spec_t *s = plan->spec;
+    for (int i = 0; i < s->ndims; i++)
+        q[i] = 1;
+    for (int k = -1; k <= plan->nsteps; k++) {
+        const redist_type_t *t = k < 0                ? &s->from
+                                 : k == plan->nsteps ? &s->to
+                                                     : &plan->steps[k].after;
+        for (int i = 0; i < s->ndims; i++) {
+            int64_t p = split_count(t, &s->mesh, i);
+            q[i] = q[i] / (int64_t)rd_gcd_u64((uint64_t)q[i], (uint64_t)p) * p;
+        }
+    }
+}
+
+/* The smallest prime factor of r >= 2 (r itself when prime, or when it
+ * has none up to 10^6). */
+static int64_t smallest_factor(int64_t r)
+{
+    for (int64_t p = 2; p <= 1000000 && p * p <= r; p++)
+        if (r % p == 0)
+            return p;
+    return r;
+}
+
+int64_t rd_shrink_step(int64_t shape[], const int64_t q[], int ndims)
+{
+    int best = -1;
+    for (int i = 0; i < ndims; i++)
+        if (shape[i] / q[i] > 1 &&
+            (best < 0 || shape[i] / q[i] > shape[best] / q[best]))
+            best = i;
+    if (best < 0)
+        return 1;
+    int64_t f = smallest_factor(shape[best] / q[best]);
+    shape[best] /= f;
+    return f;
+}
+
 /* Exact sum of fractions num/den, den kept as an lcm of axis sizes. */
 typedef struct {
     u128 num;
@@ -230,6 +280,10 @@ static redist_status_t ureplay(const redist_spec_t *spec, const rd_step *steps,
             res->peak_bytes = ev.max_held;
         if (rd_step_kinds[s->op].collective)
             res->collectives++;
+        if (s->op == REDIST_OP_EXCHANGE)
+            res->exchange_steps++;
+        if (cm)
+            res->time_s += ev.max_time;
         if (views) {
             redist_step_view_t *v = &views[i];
             int ov = 0;
@@ -325,6 +379,8 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
         rd_ctype before = cur;
         if (k->collective)
             res->collectives++;
+        if (st_->op == REDIST_OP_EXCHANGE)
+            res->exchange_steps++;
         cur = next;
         int64_t local[REDIST_MAX_DIMS];
         rd_ctype_local(&cx, &cur, local);
@@ -350,6 +406,7 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
                                      &elems, &peers);
                 v->time_s = rd_step_time(&cx, cm, st_, &before, L_before, &cur,
                                          v->recv_bytes, peers);
+                res->time_s += v->time_s;
             }
         }
     }
@@ -420,7 +477,8 @@ redist_status_t redist_plan_create(const redist_spec_t *spec,
     redist_plan_t *p = NULL;
     redist_cost_model_t defaults;
     const redist_cost_model_t *cm = opts ? opts->cost : NULL;
-    if (!cm && opts && opts->objective == REDIST_OBJECTIVE_TIME) {
+    redist_objective_t objective = rd_objective(opts);
+    if (!cm && objective == REDIST_OBJECTIVE_TIME) {
         redist_cost_model_default(&defaults);
         cm = &defaults;
     }
@@ -430,7 +488,7 @@ redist_status_t redist_plan_create(const redist_spec_t *spec,
     if (st)
         return st;
     p->states = info.states;
-    p->objective = opts ? opts->objective : REDIST_OBJECTIVE_BYTES;
+    p->objective = objective;
     p->solved = 1;
     p->unproven = info.unproven;
     p->max_states = info.max_states;

@@ -29,6 +29,9 @@ struct redist_plan {
     rd_uplan u; /* uneven specs only (else zeroed) */
 };
 
+/* 1 when the plan's cost model is the built-in one (cost.c), axis links
+ * included. */
+int rd_cost_is_builtin(const redist_plan_t *plan);
 /* The layout after step i of an uneven plan (what the executor consumes
  * with rd_layout_box); NULL for an even plan or i out of range. */
 const rd_layout *rd_plan_step_layout(const redist_plan_t *plan, int i);
@@ -45,5 +48,16 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
 /* A step of the replay from a view; `mode` (RD_AFTER_*) says what the
  * view's `after` means for kinds that do not need one. */
 void rd_step_from_view(rd_step *s, const redist_step_view_t *v, int mode);
+
+/* Shrinking a spec's shape while its plan stays valid (`redistplan run
+ * --shrink`, the benchmarks' sizes).  rd_plan_path_multiples: per dim,
+ * the lcm q of the split counts of every type on the plan's path (source,
+ * each step's `after`, target); a shape keeps the plan valid iff each dim
+ * stays a multiple of it.  rd_shrink_step: divides the dim of `shape`
+ * with the largest ratio shape / q by that ratio's smallest prime factor
+ * and returns the factor; 1 (shape unchanged) when every ratio is 1. */
+void rd_plan_path_multiples(const redist_plan_t *plan,
+                            int64_t q[REDIST_MAX_DIMS]);
+int64_t rd_shrink_step(int64_t shape[], const int64_t q[], int ndims);
 
 #endif

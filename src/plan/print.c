@@ -215,9 +215,12 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
             x->steps == 1 ? "" : "s", (unsigned long long)x->recv_bytes, b1,
             (unsigned long long)x->peak_bytes, b2);
     if (plan->has_cost)
-        fprintf(out, "  modelled time %.2f us (objective: %s)\n",
+        fprintf(out, "  modelled time %.2f us (objective: %s; %s cost model)\n",
                 x->time_s * 1e6,
-                plan->objective == REDIST_OBJECTIVE_TIME ? "time" : "bytes");
+                plan->objective == REDIST_OBJECTIVE_TIME ? "time" : "bytes",
+                rd_cost_is_builtin(plan) ? "built-in" : "given");
+    else
+        fprintf(out, "  objective: bytes\n");
     rd_format_bytes(bound, b1, sizeof b1);
     if (s->uneven)
         fprintf(out,

@@ -1,5 +1,5 @@
 /*
- * The solver: the exact optimum of the default objective (FORMATS.md
+ * The solver: the exact optimum of the default objective (doc/spec-format.md
  * section 2) -- minimal peak local bytes, then minimal total received
  * bytes, then fewest collectives -- over the step table (and of the time
  * objective, with exchange).  doc/design.md has the argument.
@@ -37,6 +37,17 @@
  * search from above (relaxations beyond its cost are not made) and is the
  * answer, with lower bounds and stats.optimal 0, when max_states runs
  * out.
+ *
+ * Uneven specs (doc/spec-format.md section 7; doc/uneven.md).  A state is a type
+ * with anchor bits (rd_ctype.anchor: which dims take their layout from the
+ * source; src/core/layout.c), only where they change the layout.  The
+ * step kinds enumerate without divisibility; each edge is evaluated per
+ * device on the two layouts (rd_ustep_eval): locality decides whether it
+ * exists, its cost is the largest per-device recv (or the slowest
+ * device's modelled time), and pass 1 keeps every device within
+ * max(src_d, dst_d).  The search is plain Dijkstra (h = 0, no permute
+ * group dominance, no constructive plan: the budget running out is
+ * REDIST_ERR_LIMIT).  Even specs never take this path.
  *
  * Cost: O(V log V + E) per search, V the types visited under the cap.
  * Memory: O(V) nodes of ~80 bytes.  Ties are broken by generation order,
@@ -77,6 +88,9 @@ typedef struct {
     int32_t steps; /* collectives so far (staleness check) */
     uint32_t seq;
     int32_t node;
+    /* 1: the exchange from `node` into the target, keyed by a lower bound
+     * on its cost; its exact cost is computed only when it is popped */
+    int32_t lazy;
 } hent_t;
 
 typedef struct {
@@ -130,8 +144,10 @@ typedef struct {
     int32_t cur; /* node being expanded */
     rd_ctype here; /* its type (a copy: the node array may move) */
     const redist_cost_model_t *cm; /* time objective when non-NULL */
-    double beta_min;               /* cheapest byte over any link */
+    double beta_min; /* cheapest byte over the mesh axes' links */
+    u128 alpha_min;  /* cheapest message over them, femtoseconds, down */
     int restricted; /* a permute group was too large to enumerate */
+    int32_t dst_node; /* the target's node once created, else -1 */
     redist_status_t status;
     /* Uneven specs (cx->uneven): states are (type, anchor bits), edges are
      * evaluated per device on layouts (uneven_edge), h is 0. */
@@ -468,6 +484,8 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
     int32_t v = node_get(S, t, &created);
     if (v < 0)
         return;
+    if (created && S->dst_node < 0 && memcmp(t, &S->dst, sizeof *t) == 0)
+        S->dst_node = v;
     node_t *n = &S->nodes[v];
     if (!created) {
         if (n->closed)
@@ -490,7 +508,7 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
         sb = steps_bound(S, t);
     }
     hent_t e = {g + h, g, S->bottleneck ? 0 : steps + sb,
-                S->bottleneck ? 0 : steps, S->seq++, v};
+                S->bottleneck ? 0 : steps, S->seq++, v, 0};
     if (heap_push(S, e))
         S->status = REDIST_ERR_NOMEM;
 }
@@ -577,14 +595,21 @@ static void on_step(void *user, const rd_step *st, const rd_ctype *out)
           rd_step_kinds[st->op].collective);
 }
 
-/* Time objective: one exchange straight into the target. */
-static void expand_exchange(search_t *S)
+/* Time objective: one exchange straight into the target.  Its exact cost
+ * (rd_exchange_need enumerates the devices) is what the time objective
+ * spends most on, so the edge is relaxed lazily: the node's consistent
+ * bound h says the exchange costs at least h plus one message, so it is
+ * queued with that key and costed only when it comes first
+ * (exchange_exact).  Keys
+ * below the true one keep A* exact; an edge whose bound already loses to
+ * the target's path or to the known plan is never queued, and most queued
+ * ones are never costed: the target comes first. */
+static void expand_exchange(search_t *S, u128 h)
 {
-    uint64_t elems, peers;
     if (!S->cm || S->bottleneck || S->here.partial != S->dst.partial ||
         memcmp(&S->here, &S->dst, sizeof S->dst) == 0)
         return;
-    if (S->u) {
+    if (S->u) { /* uneven: costed at once (small searches) */
         rd_step ust;
         memset(&ust, 0, sizeof ust);
         ust.op = REDIST_OP_EXCHANGE;
@@ -594,6 +619,31 @@ static void expand_exchange(search_t *S)
                     S->dst.anchor[0] | S->dst.anchor[1] << 8);
         return;
     }
+    const node_t *cur = &S->nodes[S->cur];
+    /* two distinct types (size-1 axes are out of the search) give some
+     * device another block: at least one message */
+    u128 lb = cur->g + h + S->alpha_min;
+    if (S->dst_node >= 0) {
+        const node_t *d = &S->nodes[S->dst_node];
+        if (d->closed || lb > d->g ||
+            (lb == d->g && cur->steps + 1 >= d->steps))
+            return;
+    }
+    if (over_ub(S, lb, cur->steps + 1))
+        return;
+    hent_t e = {lb, lb, cur->steps + 1, cur->steps, S->seq++, S->cur, 1};
+    if (heap_push(S, e))
+        S->status = REDIST_ERR_NOMEM;
+}
+
+/* The queued exchange from node `from` comes first: cost it and relax. */
+static void exchange_exact(search_t *S, int32_t from)
+{
+    uint64_t elems, peers;
+    if (S->dst_node >= 0 && S->nodes[S->dst_node].closed)
+        return;
+    S->cur = from;
+    S->here = S->nodes[from].t;
     if (rd_exchange_need(S->cx, &S->here, &S->dst, RD_SOLVER_EXCHANGE_LIMIT,
                          &elems, &peers))
         return; /* too many devices to analyse: not offered */
@@ -602,7 +652,7 @@ static void expand_exchange(search_t *S)
     st.op = REDIST_OP_EXCHANGE;
     st.axis = -1;
     st.after = S->dst;
-    const node_t *u = &S->nodes[S->cur];
+    const node_t *u = &S->nodes[from];
     u128 cost = time_fs(rd_step_time(S->cx, S->cm, &st, &S->here, u->L,
                                      &S->dst, elems * S->cx->elem_size,
                                      peers));
@@ -826,11 +876,17 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
     S->nodes[s].g = S->bottleneck ? S->nodes[s].L : 0;
     S->nodes[s].op = -1;
     hent_t e = {S->nodes[s].g + heuristic(S, src, local), S->nodes[s].g,
-                steps_bound(S, src), 0, S->seq++, s};
+                steps_bound(S, src), 0, S->seq++, s, 0};
     if (heap_push(S, e))
         return REDIST_ERR_NOMEM;
     while (S->nheap > 0) {
         hent_t top = heap_pop(S);
+        if (top.lazy) {
+            exchange_exact(S, top.node);
+            if (S->status)
+                return S->status;
+            continue;
+        }
         node_t *u = &S->nodes[top.node];
         if (u->closed || u->g != top.g ||
             (!S->bottleneck && u->steps != top.steps))
@@ -863,7 +919,7 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
         if (!S->status)
             expand_permute(S);
         if (!S->status)
-            expand_exchange(S);
+            expand_exchange(S, top.f - top.g);
         if (S->status)
             return S->status;
     }
@@ -875,12 +931,28 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
                         const redist_cost_model_t *cm)
 {
     memset(S, 0, sizeof *S);
+    S->dst_node = -1;
     S->cm = cm;
     if (cm) {
+        /* Every step that moves bytes runs over the link of one of the
+         * mesh's axes (its own, or for permute and exchange the slowest
+         * whose placement changes): the cheapest byte among those links
+         * bounds them all, and is tighter than the cheapest of all levels
+         * (with the built-in model every axis is on `node`). */
         S->beta_min = cm->beta[0];
         for (int l = 1; l < REDIST_LINK_COUNT; l++)
             if (cm->beta[l] < S->beta_min)
                 S->beta_min = cm->beta[l];
+        double am = 0;
+        for (int a = 0; a < cx->naxes; a++) {
+            double b = cm->beta[cm->axis_link[a]];
+            double al = cm->alpha[cm->axis_link[a]];
+            if (a == 0 || b < S->beta_min)
+                S->beta_min = b;
+            if (a == 0 || al < am)
+                am = al;
+        }
+        S->alpha_min = (u128)(am * 1e15 * (1 - 1e-9));
     }
     S->cx = cx;
     S->dst = *dst;
@@ -1206,8 +1278,8 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     redist_cost_model_t model;
     const redist_cost_model_t *cm = NULL;
     memset(info, 0, sizeof *info);
-    if (opts && opts->objective != REDIST_OBJECTIVE_BYTES &&
-        opts->objective != REDIST_OBJECTIVE_TIME)
+    if (rd_objective(opts) != REDIST_OBJECTIVE_BYTES &&
+        rd_objective(opts) != REDIST_OBJECTIVE_TIME)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "objective",
                         "unknown objective %d", (int)opts->objective);
     if (opts && opts->cost &&
@@ -1235,8 +1307,8 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     rd_ctype_from_type(&fdst, &spec->to);
     ctype_map(&fsrc, map, &src);
     ctype_map(&fdst, map, &dst);
-    if (opts && opts->objective == REDIST_OBJECTIVE_TIME) {
-        if (opts->cost)
+    if (rd_objective(opts) == REDIST_OBJECTIVE_TIME) {
+        if (opts && opts->cost)
             model = *opts->cost;
         else
             redist_cost_model_default(&model);

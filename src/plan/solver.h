@@ -31,6 +31,12 @@ typedef struct rd_solve_info {
 
 void rd_solve_info_free(rd_solve_info *info);
 
+/* The objective of `opts` (NULL: the default, time). */
+static inline redist_objective_t rd_objective(const redist_plan_options_t *opts)
+{
+    return opts ? opts->objective : REDIST_OBJECTIVE_TIME;
+}
+
 /* The optimal path from spec->from to spec->to (see solver.c).  *path is
  * malloc'ed (free it); its steps carry `after`. */
 redist_status_t rd_solve(const redist_spec_t *spec,

@@ -1,5 +1,5 @@
 /*
- * The table of step kinds (FORMATS.md section 2).  One table feeds the
+ * The table of step kinds (doc/spec-format.md section 2).  One table feeds the
  * solver (which moves exist from a type), the verifier (precondition and
  * effect of a given step), the printer and the JSON reader and writer
  * (names and fields) and the byte accounting (recv formula).

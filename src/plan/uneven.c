@@ -1,10 +1,10 @@
 /*
  * Steps between layouts: the per-device semantics of the step table for
- * uneven specs (FORMATS.md section 7, doc/uneven.md).  Shared by the
+ * uneven specs (doc/spec-format.md section 7, doc/uneven.md).  Shared by the
  * solver (edge costs) and the replay (the verifier); it is the step
  * table's meaning, not a search.
  *
- * A step changes the type as in FORMATS.md section 2 (without its
+ * A step changes the type as in doc/spec-format.md section 2 (without its
  * divisibility preconditions) and moves the layout from `bl` to `al`.
  * Locality replaces divisibility: what device d holds after the step (its
  * box A_d) must be available where the step's data movement allows.

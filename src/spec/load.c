@@ -1,5 +1,5 @@
 /*
- * Spec files (FORMATS.md section 3) read with jansson, and the inline
+ * Spec files (doc/spec-format.md section 3) read with jansson, and the inline
  * command-line form.  Every error names the source and a place: line and
  * column for JSON syntax (jansson's json_error_t), a JSON path for meaning.
  */
@@ -154,7 +154,7 @@ static redist_status_t parse_axis_name(ctx_t *c, const redist_mesh_t *mesh,
 
 /* A type: {"dims": [[...], ...], "partial": [...]}.  A dim may also be
  * written as a single axis name or null (no axes). */
-/* The optional layout keys of a type (FORMATS.md section 7): "split" (a
+/* The optional layout keys of a type (doc/spec-format.md section 7): "split" (a
  * rule name) and "blocks" (per dim null or a list of lengths).  Counts and
  * sums are checked by rd_spec_finish, which knows the block counts. */
 static redist_status_t parse_layout(ctx_t *c, json_t *v, const char *what,
@@ -324,7 +324,7 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
     static const char *const opnames[] = {"slice",          "all_gather",
                                           "all_to_all",     "reduce_scatter",
                                           "all_reduce",     "permute",
-                                          NULL};
+                                          "exchange",       NULL};
     redist_status_t st;
     int64_t x = 0;
     if (!json_is_object(v))
@@ -384,7 +384,8 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
             if (!known)
                 return FAIL(c, REDIST_ERR_INVALID, path,
                             "unknown op \"%.60s\" (ops: slice, all_gather, "
-                            "all_to_all, reduce_scatter, all_reduce, permute)",
+                            "all_to_all, reduce_scatter, all_reduce, permute, "
+                            "exchange)",
                             nm);
             s->ops[k] = malloc(strlen(nm) + 1);
             if (!s->ops[k])

@@ -18,7 +18,7 @@ struct redist_spec {
     uint64_t src_bytes, dst_bytes;
     redist_expect_t expect;
     char **ops; /* expect.ops storage */
-    /* Layouts (FORMATS.md section 7), [0] source, [1] target: the rule,
+    /* Layouts (doc/spec-format.md section 7), [0] source, [1] target: the rule,
      * explicit lengths per dim (owned; NULL: the rule), and, when the spec
      * is uneven, the boundaries.  uneven: some dim of the source or target
      * is not the even split; then src_bytes and dst_bytes are the most

@@ -1,6 +1,6 @@
 /*
  * The exact test pattern (see pattern.h for the values).  Each device's
- * block is its box of the side's layout (uneven dims: FORMATS.md section
+ * block is its box of the side's layout (uneven dims: doc/spec-format.md section
  * 7), filled and checked by global index.
  */
 #include <inttypes.h>

@@ -696,6 +696,11 @@ UNUSED static void *const g_null_ptrs[8];
 UNUSED static const char *g_text = "{\"mesh\": 1}";
 UNUSED static char g_long[2048];
 
+/* The fixture plan: the bytes objective's steps (slice to permute) name
+ * dims and axes that the bad steps below can break. */
+static const redist_plan_options_t g_bytes_opts = {
+    .objective = REDIST_OBJECTIVE_BYTES};
+
 static int setup_core(void)
 {
     redist_error_t err;
@@ -705,7 +710,7 @@ static int setup_core(void)
         redist_spec_from_strings("x=2,y=4", "8x8", "f32", "x|y", NULL,
                                  "y|x", NULL, NULL, "fixture", 0, &g_spec,
                                  &err) ||
-        redist_plan_create(g_spec, NULL, &g_plan, &err) ||
+        redist_plan_create(g_spec, &g_bytes_opts, &g_plan, &err) ||
         redist_sim_create(1, 0, &g_sim, &err))
         return -1;
     g_be = redist_sim_backend(g_sim, 0);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent model of uneven dims (FORMATS.md section 7, doc/uneven.md).
+"""Independent model of uneven dims (doc/spec-format.md section 7, doc/uneven.md).
 
 Written from the contract and the documented layout model, not from the
 solver: every device's data is an explicit set of global element indices,
@@ -8,9 +8,12 @@ plain Dijkstra over every (type, layout) state of the model.
 
   uneven_model.py verify SPEC.json PLAN.json   replay a plan; compare it
                                                with the exhaustive optimum
+                                               of the bytes objective
+  uneven_model.py verify SPEC PLAN replay      replay only (a plan of the
+                                               time objective)
   uneven_model.py random N SEED REDISTPLAN     N random small specs: plan
-                                               each with REDISTPLAN and
-                                               verify it
+                                               each with REDISTPLAN (both
+                                               objectives) and verify it
 
 The model (doc/uneven.md): a layout gives each dim's block boundaries.
 Source and target layouts come from the spec (ceil, balanced, chunk,
@@ -192,6 +195,11 @@ def step_eval(S, op, axis, bt, bhold, at, ahold):
                              if all(dd[q] == d[q] for q in part)):
                 return None
             recv.append(Fraction(0 if A == B else len(A) * S.es))
+        elif op == "exchange":
+            # every element a device lacks comes from some holder
+            if bt[1] != at[1] or not A <= frozenset().union(*bhold):
+                return None
+            recv.append(Fraction(len(A - B) * S.es))
         else:
             raise ValueError(op)
     return recv
@@ -374,7 +382,10 @@ def replay(S, plan):
             "peak_dev": peak_dev}
 
 
-def check(spec_d, plan):
+def check(spec_d, plan, optimal=True):
+    """The plan replayed: valid, its stats exact; with `optimal`, also
+    optimal for the bytes objective (the model's exhaustive search; a plan
+    of the time objective is only replayed)."""
     S = Spec(spec_d)
     r = replay(S, plan)
     if not r["valid"]:
@@ -384,6 +395,8 @@ def check(spec_d, plan):
             st["memory_efficient"] != r["within"] or \
             st.get("peak_bytes_per_device") != r["peak_dev"]:
         return False, "stats differ: plan %s, model %s" % (st, r)
+    if not optimal:
+        return True, "ok"
     o = optimum(S)
     if o["efficient"] != r["within"]:
         return False, "memory efficiency: model %s, plan %s" % (
@@ -437,11 +450,13 @@ def random_spec(rng):
 
 
 def main(argv):
-    if len(argv) == 4 and argv[1] == "verify":
+    if len(argv) in (4, 5) and argv[1] == "verify":
         spec = json.load(open(argv[2]))
         plan = json.load(open(argv[3]))
-        ok, why = check(spec, plan)
-        print(("valid and optimal: " if ok else "FAIL: ") + why)
+        opt = len(argv) == 4 or argv[4] != "replay"
+        ok, why = check(spec, plan, opt)
+        print(("valid and optimal: " if ok and opt else
+               "valid: " if ok else "FAIL: ") + why)
         return 0 if ok else 1
     if len(argv) == 5 and argv[1] == "random":
         n, seed, rp = int(argv[2]), int(argv[3]), argv[4]
@@ -452,21 +467,32 @@ def main(argv):
             while done < n:
                 spec = random_spec(rng)
                 json.dump(spec, open(path, "w"))
-                p = subprocess.run([rp, "plan", path, "--json"],
-                                   capture_output=True, text=True)
-                if p.returncode != 0:
+                # the bytes objective's plan: valid and optimal; the
+                # default (time) plan: valid, its stats exact
+                plans = []
+                for obj in (["--objective", "bytes"], []):
+                    p = subprocess.run([rp, "plan", path, "--json"] + obj,
+                                       capture_output=True, text=True)
+                    if p.returncode != 0:
+                        plans = "FAIL: no plan (%s) for %s: %s" % (
+                            " ".join(obj) or "default", json.dumps(spec),
+                            p.stderr.strip())
+                        break
+                    plans.append(json.loads(p.stdout))
+                if isinstance(plans, str):
                     fails += 1
-                    print("FAIL: no plan for %s: %s" % (json.dumps(spec),
-                                                        p.stderr.strip()))
+                    print(plans)
                     done += 1
                     continue
-                plan = json.loads(p.stdout)
-                if "recv_bytes_per_device" not in plan["stats"]:
+                if "recv_bytes_per_device" not in plans[0]["stats"]:
                     continue  # even: the v1 model covers it
-                ok, why = check(spec, plan)
-                if not ok:
-                    fails += 1
-                    print("FAIL %s: %s" % (json.dumps(spec), why))
+                for plan, opt in zip(plans, (True, False)):
+                    ok, why = check(spec, plan, opt)
+                    if not ok:
+                        fails += 1
+                        print("FAIL %s%s: %s" % (
+                            "" if opt else "(time) ", json.dumps(spec), why))
+                        break
                 done += 1
         print("uneven model: %d passed, %d failed" % (n - fails, fails))
         return 1 if fails else 0
