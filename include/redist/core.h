@@ -161,9 +161,9 @@ typedef enum redist_split {
 } redist_split_t;
 
 /** "ceil", "balanced", "chunk".  Out of range: NULL. */
-const char *redist_split_name(redist_split_t split);
+REDIST_API const char *redist_split_name(redist_split_t split);
 /** As redist_dtype_from_name. */
-redist_status_t redist_split_from_name(const char *name, redist_split_t *out);
+REDIST_API redist_status_t redist_split_from_name(const char *name, redist_split_t *out);
 
 /* ------------------------------------------------------------------ mesh */
 

@@ -212,7 +212,9 @@ typedef struct redist_mpi_info {
     uint64_t bound_bytes;       /**< the bound in force (max_scratch or the
                                      default) */
     uint64_t min_scratch_bytes; /**< the least max_scratch that runs it */
-    int64_t exchanges;          /**< MPI exchange calls (rounds included) */
+    int64_t exchanges;          /**< MPI exchange calls (rounds included;
+                                     uneven dims: at most, rounds being
+                                     counted for the largest device) */
 } redist_mpi_info_t;
 
 /**

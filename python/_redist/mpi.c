@@ -303,7 +303,14 @@ static PyObject *ctx_execute(PyObject *self, PyObject *const *args,
     const redist_plan_t *plan = rpy_plan_of(v[0]);
     Py_buffer sv, dv;
     int have_src = 0, have_dst = 0;
-    if (plan) {
+    if (plan && redist_spec_is_uneven(redist_plan_spec(plan))) {
+        /* each rank's block shape differs: not described by this binding
+         * yet (the C API runs such plans) */
+        PyErr_SetString(PyExc_ValueError,
+                        "the spec has uneven dims: executing such plans "
+                        "from Python is not supported yet (the C API and "
+                        "redistplan run them)");
+    } else if (plan) {
         const redist_spec_t *spec = redist_plan_spec(plan);
         const redist_mesh_t *mesh = redist_spec_mesh(spec);
         const int64_t *shape = redist_spec_shape(spec);

@@ -305,6 +305,13 @@ if [ "$mode" = mpi ]; then
     # a dim that does not divide is a valid (uneven) spec: rank 1's shape
     # differs from the others'
     t --shape fp "the spec's shape" -- "${I[@]}" -- --shape 7x12
+    t --shape local "not a positive integer" -- "${I[@]}" -- --shape 7x0
+    # uneven layouts (the plan hash covers them)
+    U=(run - --mesh x=3 --shape 7x13 --from 'x|' --to '|x' --backend mpi)
+    t --from-split fp "the plan" -- "${U[@]}" -- --from-split balanced
+    t --to-split fp "the plan" -- "${U[@]}" -- --to-split balanced
+    t --from-blocks fp "the plan" -- "${U[@]}" -- --from-blocks '0,3,4|'
+    t --to-blocks fp "the plan" -- "${U[@]}" -- --to-blocks '|5,4,4'
     Q=1 t --max-bytes local "over --max-bytes" -- "${I[@]}" -- --max-bytes 1
     t --axis-links local "--axis-links" -- "${I[@]}" -- --axis-links x=moon
     t --max-scratch local "--max-scratch: not a byte count" -- "${I[@]}" -- \
@@ -357,6 +364,8 @@ else
     t --repeat fp "--repeat" -- "${I[@]}" -- --repeat 2
     t --preserve-src fp "--preserve-src" -- "${I[@]}" -- --preserve-src
     t --mesh fp "the mesh" -- "${I[@]}" -- --mesh x=2
+    t --from-split fp "the plan" -- run - --mesh x=3 --shape 7x13 \
+        --from 'x|' --to '|x' --backend shmem -- --from-split balanced
     Q=1 t --repeat local "--repeat: not a count" -- "${I[@]}" -- --repeat x
     shmem_opts=()
     for o in "${run_opts[@]}"; do

@@ -188,15 +188,6 @@ for run in "${runs[@]}"; do
         else bad "$name: $why, expected exit 2 and its reason"; echo "$out" | sed 's/^/    /'; fi
         continue
     fi
-    # uneven dims (even --shrink may leave them) are planned, not
-    # executed yet: where the simulator refuses, every rank must too
-    if "$rp" run "$file" --backend sim --shrink 2>&1 | grep -q 'uneven dims.*not yet executed'; then
-        job "$name" "$per" "$np" "$rp" run "$file" --backend mpi --shrink
-        if [ "$rc" -eq 2 ] && [[ $out == *"uneven dims"*"not yet executed"* ]]; then
-            ok; printf '  %-58s %d hosts x %d  %5d ms\n' "$name (uneven: refused, exit 2)" "$hosts" "$per" "$ms"
-        else bad "$name: $why, expected exit 2 refusing uneven dims"; echo "$out" | sed 's/^/    /'; fi
-        continue
-    fi
     # shellcheck disable=SC2086
     expect_ok "$name $mesh $mode" "$per" "$np" "$file" --shrink --max-bytes 2000000 $mode
 done

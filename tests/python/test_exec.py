@@ -276,3 +276,28 @@ def test_executor_and_wrong_comm():
     sub.Free()
     redist.execute(plan, comm, src, dst)
     agree(np.array_equal(dst, block(spec, rank, "dst")), "after free_contexts")
+
+
+def test_uneven_refused_together():
+    """A dim that does not divide (4*size+1 rows): the binding does not
+    describe per-rank block shapes yet, so every rank refuses with the
+    same ValueError (one device: every dim divides, the plan runs)."""
+    spec = redist.Spec({"x": size}, (4 * size + 1, 2 * size), "f64", ("x", None), (None, "x"))
+    plan = redist.plan(spec)
+    if size == 1:
+        agree(spec.src_local_shape is not None, "one device: an even spec")
+        return
+    agree(spec.src_local_shape is None, "uneven: no single local shape")
+    src = np.zeros(spec.src_bytes // 8)
+    dst = np.zeros(spec.dst_bytes // 8)
+    try:
+        redist.execute(plan, comm, src, dst)
+        got = None
+    except ValueError as e:
+        got = str(e)
+    agree(got is not None and "uneven dims" in got, f"uneven refused: {got!r}")
+    # the communicator still works: an even plan runs afterwards
+    spec2, plan2 = simple_plan()
+    dst2 = np.empty(spec2.dst_local_shape)
+    redist.execute(plan2, comm, block(spec2, rank, "src"), dst2)
+    agree(np.array_equal(dst2, block(spec2, rank, "dst")), "even plan after the refusal")
