@@ -10,7 +10,9 @@
  *   tail[0] & 2    instead, a random walk of legal steps from the spec's
  *                  source (tests/common: every step kind and permute
  *                  target; with tail[0] & 4 exchanges to random types),
- *                  which becomes the target.
+ *                  which becomes the target.  The walk's legality is
+ *                  that of even dims, so an uneven spec is planned
+ *                  instead (by the time objective, default costs).
  * The rest of the tail seeds the random choices (walk, options).
  *
  * Sizes are bounded before planning so that an input runs in
@@ -153,6 +155,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rng.s |= 1;
 
     redist_plan_t *plan = NULL;
+    if ((mode & 2) && redist_spec_is_uneven(spec))
+        mode = 1; /* walks are even-only: plan it (see the header) */
     if (mode & 2) {
         rp_problem p;
         memset(&p, 0, sizeof p);

@@ -5,7 +5,12 @@
  * test suite, in the plain and the sanitizer builds.  A target reports a
  * failure by aborting, as under libFuzzer.
  *
- *   fuzz_TARGET_replay PATH...   (a file, or a directory of files)
+ *   fuzz_TARGET_replay [--tails=T1,T2,...] PATH...
+ *
+ * PATH is a file or a directory of files.  With --tails (decimal bytes),
+ * each later file is also replayed with a NUL byte and each tail byte
+ * appended: the same inputs scripts/fuzz.sh seeds libFuzzer with (for
+ * fuzz_exec: 1 time objective, 2 walk, 6 walk with exchanges).
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -17,12 +22,20 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int count;
+static int ntails;
+static uint8_t tails[8];
+
+static void run_one(const uint8_t *data, size_t size)
+{
+    LLVMFuzzerTestOneInput(data, size);
+    count++;
+}
 
 /* A regular file of `size` bytes, read whole. */
 static int replay_file(const char *path, off_t size)
 {
     FILE *f = fopen(path, "rb");
-    uint8_t *buf = malloc(size > 0 ? (size_t)size : 1);
+    uint8_t *buf = malloc((size_t)size + 2);
     size_t n = f && buf ? fread(buf, 1, (size_t)size, f) : 0;
     if (!f || !buf || n != (size_t)size) {
         fprintf(stderr, "replay: cannot read %s\n", path);
@@ -32,9 +45,13 @@ static int replay_file(const char *path, off_t size)
         return -1;
     }
     fclose(f);
-    LLVMFuzzerTestOneInput(buf, n);
+    run_one(buf, n);
+    for (int t = 0; t < ntails; t++) {
+        buf[n] = 0;
+        buf[n + 1] = tails[t];
+        run_one(buf, n + 2);
+    }
     free(buf);
-    count++;
     return 0;
 }
 
@@ -100,8 +117,23 @@ int main(int argc, char **argv)
         return 2;
     }
     int rc = 0;
-    for (int i = 1; i < argc && rc == 0; i++)
+    for (int i = 1; i < argc && rc == 0; i++) {
+        if (strncmp(argv[i], "--tails=", 8) == 0) {
+            char *p = argv[i] + 8, *end;
+            ntails = 0;
+            while (*p && ntails < (int)sizeof tails) {
+                long v = strtol(p, &end, 10);
+                if (end == p || v < 0 || v > 255) {
+                    fprintf(stderr, "replay: bad %s\n", argv[i]);
+                    return 2;
+                }
+                tails[ntails++] = (uint8_t)v;
+                p = *end == ',' ? end + 1 : end;
+            }
+            continue;
+        }
         rc = replay_path(argv[i]);
+    }
     printf("replayed %d inputs\n", count);
     return rc ? 1 : 0;
 }
