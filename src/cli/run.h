@@ -35,17 +35,20 @@ int cli_sim_run(const cli_run *r, redist_sim_t *world);
 typedef struct cli_rank_result {
     double seconds;
     uint64_t high, allocs, recv, sent;
+    uint64_t promise; /* the scratch this rank's call promised */
     int64_t exchanges;
     int32_t bad, src_bad, writes_src, pad;
     rd_mismatch mm;
 } cli_rank_result;
 
 /* The maxima over the ranks: time (and the slowest rank), scratch
- * high-water, received bytes; whether any wrote its source. */
+ * high-water and promise (uneven dims: each rank promises for its own
+ * blocks), received bytes; whether any wrote its source; the first rank
+ * whose high-water passed its own promise (-1: none). */
 typedef struct cli_run_max {
     double seconds;
-    uint64_t high, recv;
-    int worst, writes;
+    uint64_t high, promise, recv;
+    int worst, writes, over;
 } cli_run_max;
 
 /* "run NAME: backend BACKEND, N WHAT, DTYPE[SHAPE], reduce OP", the
@@ -54,6 +57,9 @@ void cli_run_head(const cli_run *r, const char *backend, long long n,
                   const char *what);
 /* "  buffers   src S, dst T per UNIT" */
 void cli_run_buffers(const redist_spec_t *s, const char *unit);
+/* cli_rank_result.bad of a rank whose data is exact but whose scratch
+ * high-water passed the promise of its call (a failed run, exit 1). */
+#define CLI_OVER_PROMISE 2
 /* This rank's figures from its best run, and the check of its blocks
  * (the source too with `preserve`). */
 void cli_rank_result_fill(cli_rank_result *r, const redist_exec_report_t *best,

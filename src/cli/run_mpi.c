@@ -152,12 +152,16 @@ static void scratch(void *self, const cli_run_max *mx)
     mpi_run *m = self;
     char b1[64], b2[64], b3[64];
     cli_fmt_bytes(mx->high, b1, sizeof b1);
-    cli_fmt_bytes(m->info.scratch_bytes, b2, sizeof b2);
+    cli_fmt_bytes(mx->promise, b2, sizeof b2);
     cli_fmt_bytes(m->info.bound_bytes, b3, sizeof b3);
-    printf("  scratch   high-water %s per rank, max over ranks (promised %s "
-           "= executor %llu + work %llu; bound %s)\n",
-           b1, b2, (unsigned long long)m->info.exec.scratch_bytes,
-           (unsigned long long)m->info.work_bytes, b3);
+    if (mx->promise == m->info.scratch_bytes)
+        printf("  scratch   high-water %s per rank, max over ranks (promised "
+               "%s = executor %llu + work %llu; bound %s)\n",
+               b1, b2, (unsigned long long)m->info.exec.scratch_bytes,
+               (unsigned long long)m->info.work_bytes, b3);
+    else /* uneven blocks: each rank promises for its own */
+        printf("  scratch   high-water %s per rank, max over ranks (promised "
+               "%s, the most of any rank; bound %s)\n", b1, b2, b3);
     if (m->info.exec.inplace_passes)
         printf("  in place  %d exchange%s run in place (send buffer = "
                "receive buffer) to stay within --max-scratch\n",

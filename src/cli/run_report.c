@@ -59,16 +59,24 @@ void cli_rank_result_fill(cli_rank_result *r, const redist_exec_report_t *best,
     r->allocs = best->scratch_allocations;
     r->recv = best->recv_bytes;
     r->sent = best->sent_bytes;
+    r->promise = best->scratch_bytes;
     r->writes_src = best->writes_src;
     r->bad = rd_pattern_check(s, rank, dst, &r->mm);
     if (!r->bad && preserve)
         r->src_bad = r->bad = rd_pattern_check_src(s, rank, src, &r->mm);
+    if (!r->bad && r->high > r->promise)
+        r->bad = CLI_OVER_PROMISE;
 }
 
 void cli_run_maxima(const cli_rank_result *all, int n, cli_run_max *m)
 {
     memset(m, 0, sizeof *m);
+    m->over = -1;
     for (int r = 0; r < n; r++) {
+        if (all[r].promise > m->promise)
+            m->promise = all[r].promise;
+        if (all[r].high > all[r].promise && m->over < 0)
+            m->over = r;
         if (all[r].seconds > m->seconds) {
             m->seconds = all[r].seconds;
             m->worst = r;
@@ -146,7 +154,15 @@ void cli_run_result(const redist_spec_t *s, const cli_rank_result *all, int n,
                     const char *units)
 {
     for (int r = 0; r < n; r++)
-        if (all[r].bad) {
+        if (all[r].bad == CLI_OVER_PROMISE) {
+            char where[256];
+            cli_fmt_coords(redist_spec_mesh(s), r, where, sizeof where);
+            printf("  result    SCRATCH OVER ITS PROMISE on device %d (%s): "
+                   "high-water %llu B, promised %llu B\n",
+                   r, where, (unsigned long long)all[r].high,
+                   (unsigned long long)all[r].promise);
+            return;
+        } else if (all[r].bad) {
             cli_run_mismatch(s, r, &all[r].mm, all[r].src_bad);
             return;
         }

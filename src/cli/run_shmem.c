@@ -259,13 +259,18 @@ static void scratch(void *self, const cli_run_max *mx)
     shmem_run *m = self;
     char b1[64], b2[64], b3[64];
     cli_fmt_bytes(mx->high, b1, sizeof b1);
-    cli_fmt_bytes(m->info.scratch_bytes, b2, sizeof b2);
+    cli_fmt_bytes(mx->promise, b2, sizeof b2);
     cli_fmt_bytes(m->info.exec.bound_bytes, b3, sizeof b3);
-    printf("  scratch   high-water %s per PE, max over PEs, in symmetric "
-           "memory (promised %s = executor %llu + work area %llu; max(src, "
-           "dst) %s)\n",
-           b1, b2, (unsigned long long)m->info.exec.scratch_bytes,
-           (unsigned long long)m->info.work_bytes, b3);
+    if (mx->promise == m->info.scratch_bytes)
+        printf("  scratch   high-water %s per PE, max over PEs, in symmetric "
+               "memory (promised %s = executor %llu + work area %llu; "
+               "max(src, dst) %s)\n",
+               b1, b2, (unsigned long long)m->info.exec.scratch_bytes,
+               (unsigned long long)m->info.work_bytes, b3);
+    else /* uneven blocks: each PE promises for its own */
+        printf("  scratch   high-water %s per PE, max over PEs, in symmetric "
+               "memory (promised %s, the most of any PE; max(src, dst) "
+               "%s)\n", b1, b2, b3);
     if (m->info.exec.inplace_passes)
         printf("  in place  %d exchange%s run in place in the symmetric "
                "scratch (input staged in a free buffer)\n",

@@ -2,7 +2,8 @@
 # `redistplan run --backend shmem` end to end under oshrun: every spec of
 # specs/ whose mesh has at most 8 devices (at a shrunk shape, one PE per
 # device), the backend's modes on a few of them, inline specs at 1, 2, 4
-# and 6 PEs, a few dtypes and ops, and the exit codes of a wrong -np (2,
+# and 6 PEs, a few dtypes and ops, uneven reductions with an empty
+# block, and the exit codes of a wrong -np (2,
 # one message), a corrupted result (1) and shmem options without the
 # shmem backend (2).  (Every dtype x op and random plans are test_shmem's.)
 # RUN_SHMEM_QUICK=1 (sanitizer builds): five of the specs only.
@@ -115,6 +116,18 @@ for c in "sum c128" "max u8 --shmem-packed" "min f32 --shmem-no-ptr" \
         --from-partial x,y --to '' --to-partial y --reduce "$op" \
         --dtype "$dt" "$@"
     expect_text "exact: 4 PEs, 4 elements checked" "scalar $op: exact"
+done
+
+# uneven dims, a reduce_scatter whose last block is empty (its buffer
+# NULL: shmem_ptr(NULL) once aborted the job) and whose pushed reduction
+# needs work space only on the PEs of the smaller block (once past the
+# promise made from the largest): each protocol, the promise checked per
+# PE by run
+for extra in "" "--shmem-no-ptr" "--shmem-private" "--shmem-packed"; do
+    oshrun_run 0 8 "uneven reduce_scatter, empty block ${extra:-default}" - \
+        --mesh a=1,b=2,c=2,d=2 --shape 3 --dtype c64 --from a \
+        --from-partial c --to d,c --to-split balanced $extra
+    expect_text "exact: 8 PEs" "uneven reduce_scatter ${extra:-default}: exact"
 done
 
 # failures

@@ -26,7 +26,7 @@ static int sym_range(const redist_shmem_t *c, const void *p, uint64_t n)
 /* The context's work area, if executing the plan may use it: a
  * reduction over more than one PE that cannot read its inputs in place
  * (pull) and has no free scratch to push into (reduce_push).  The same
- * program the executor builds, so the same decisions. */
+ * program the executor builds and binds, so the same decisions. */
 static uint64_t work_promise(const redist_shmem_t *c, const redist_plan_t *plan,
                              const redist_exec_options_t *opts, int symmetric,
                              uint64_t *cap, uint64_t *bound_free)
@@ -40,6 +40,16 @@ static uint64_t work_promise(const redist_shmem_t *c, const redist_plan_t *plan,
         rd_program_free(&p);
         return c->work_bytes; /* the executor fails the plan anyway */
     }
+    /* uneven dims: the reductions run on this PE's blocks (step.c sizes
+     * them from the bound shapes), which may choose another protocol
+     * than the largest device's */
+    if (!p.uneven) {
+        for (int k = 0; k < p.npasses; k++)
+            p.pass[k].dev_in = p.pass[k].in_bytes;
+    } else if (rd_program_bind(&p, plan, c->me, NULL)) {
+        rd_program_free(&p);
+        return c->work_bytes;
+    }
     uint64_t E = p.scratch[0] + p.scratch[1];
     uint64_t M = p.src_bytes > p.dst_bytes ? p.src_bytes : p.dst_bytes;
     *bound_free = M > E ? M - E : 0;
@@ -51,10 +61,18 @@ static uint64_t work_promise(const redist_shmem_t *c, const redist_plan_t *plan,
              x->op != REDIST_OP_ALL_REDUCE) ||
             x->group.size <= 1)
             continue;
+        /* as the run sizes it: this PE's bound block (runtime.c for a
+         * collective pass, its shape in step.c for a fused one) */
+        uint64_t in_bytes = ps->dev_in;
+        if (ps->kind == RD_PASS_FUSED) {
+            in_bytes = x->elem;
+            for (int d = 0; d < x->ndims; d++)
+                in_bytes *= (uint64_t)x->in_shape[d];
+        }
         int scratch_in = ps->in_buf == RD_BUF_SA || ps->in_buf == RD_BUF_SB;
         int scratch_out = ps->out_buf == RD_BUF_SA || ps->out_buf == RD_BUF_SB;
         red_facts f = {x->group.size, x->elem,
-                       x->op == REDIST_OP_ALL_REDUCE, ps->in_bytes,
+                       x->op == REDIST_OP_ALL_REDUCE, in_bytes,
                        symmetric || scratch_in, ps->in_buf == ps->out_buf,
                        symmetric || scratch_out,
                        scratch_out ? p.scratch[ps->out_buf - RD_BUF_SA] : 0,

@@ -108,6 +108,9 @@ void rd_shm_write_box(const redist_shmem_t *c, int pe, char *dst,
                       const int64_t soff[], const int64_t box[], int nd,
                       size_t elem)
 {
+    for (int i = 0; i < nd; i++)
+        if (box[i] == 0)
+            return; /* empty (an uneven block may be NULL: no shmem_ptr) */
     char *direct = c->ptr_ok ? shmem_ptr(dst, pe) : NULL;
     if (direct)
         rd_kernel_box(direct, dshape, doff, src, sshape, soff, box, nd,
@@ -119,9 +122,9 @@ void rd_shm_write_box(const redist_shmem_t *c, int pe, char *dst,
 void rd_shm_write_bytes(const redist_shmem_t *c, int pe, char *dst,
                         const char *src, uint64_t n)
 {
-    char *direct = c->ptr_ok ? shmem_ptr(dst, pe) : NULL;
     if (n == 0)
-        return;
+        return; /* before shmem_ptr: an empty block may be NULL */
+    char *direct = c->ptr_ok ? shmem_ptr(dst, pe) : NULL;
     if (direct)
         memcpy(direct, src, (size_t)n);
     else

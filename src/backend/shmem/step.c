@@ -191,6 +191,9 @@ static redist_status_t run_step(redist_backend_t *be, const rd_xstep *x,
     int mode = RED_PUSH, pull = 0;
     int reduction = x->op == REDIST_OP_REDUCE_SCATTER ||
                     x->op == REDIST_OP_ALL_REDUCE;
+    if (reduction && in_bytes == 0)
+        return REDIST_OK; /* an empty uneven block, empty on every member
+                             (they reduce the same box); maybe NULL */
     if (reduction) {
         red_facts f = {g->size,
                        x->elem,
