@@ -110,6 +110,29 @@ void rd_xchg_unbind(rd_xchg *x);
 void rd_xchg_pack(const rd_xchg *x, const void *in, void *out);
 void rd_xchg_unpack(const rd_xchg *x, const void *in, void *out);
 
+/* runtime.c: a run prepared once, run many times (redist_plan_execute is
+ * prepare + run + release).  prepare: every check, the program bound to
+ * this device, both agreements (backend `agree`) and the scratch
+ * (touched once when `touch`); on failure it has released everything.
+ * run: the passes only (no agreement, no allocation); `r` gets the
+ * traffic, steps and scratch figures (not `seconds`).  release: the
+ * scratch (backend `free`, collective where that is) and the program. */
+typedef struct rd_exec_prep {
+    redist_backend_t *be;
+    rd_program p;
+    void *buf[RD_NBUF]; /* src, dst and the scratch */
+    int nsteps;
+    uint64_t cur, high, count; /* the counting allocator */
+} rd_exec_prep;
+
+redist_status_t rd_exec_prepare(const redist_plan_t *plan,
+                                redist_backend_t *be, void *src, void *dst,
+                                unsigned flags, int touch, rd_exec_prep *xp,
+                                redist_exec_report_t *r, redist_error_t *err);
+redist_status_t rd_exec_run(rd_exec_prep *xp, redist_exec_report_t *r,
+                            redist_error_t *err);
+void rd_exec_release(rd_exec_prep *xp);
+
 /* hash.c: a hash of everything about a plan that all ranks must agree
  * on. */
 uint64_t rd_plan_hash(const redist_plan_t *plan, unsigned flags);
