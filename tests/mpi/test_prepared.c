@@ -223,6 +223,7 @@ static void misuse(int async)
         /* freeing an object whose run is in flight waits for it */
         CHECK(!redist_mpi_start(pr, &err), "start: %s", err.text);
     } else {
+        redist_error_clear(&err);
         st = redist_mpi_start(pr, &err);
         CHECK(st == REDIST_ERR_INVALID &&
                   strstr(err.text, "MPI_THREAD_MULTIPLE"),

@@ -51,8 +51,6 @@
  * the passes; memory: the executor's scratch and work buffer held for
  * the object's life, O(passes + peers) handles, one thread.
  */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,23 +58,13 @@
 #include "mpi_impl.h"
 #include "../../core/internal.h"
 
-enum { PREP_IDLE, PREP_POSTED, PREP_RUNNING, PREP_DONE, PREP_QUIT };
-
 struct redist_mpi_prepared {
     redist_mpi_t x; /* the clone: own communicators, requests, work */
     rd_exec_prep xp;
     int have_xp;
     uint64_t promise;
-    int level;   /* the lowest thread level of the ranks */
-    int thread;  /* the progress thread runs */
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int state; /* PREP_*, under mu */
-    atomic_int done;
-    redist_status_t st; /* of the last non-blocking run */
-    redist_error_t err;
-    redist_exec_report_t rep;
+    int level;      /* the lowest thread level of the ranks */
+    rd_async async; /* the progress thread (exec/async.c) */
 };
 
 static double now_seconds(void)
@@ -165,45 +153,10 @@ static redist_status_t do_run(redist_mpi_prepared_t *p,
     return st;
 }
 
-static void *progress(void *arg)
+static redist_status_t run_fn(void *arg, redist_exec_report_t *r,
+                              redist_error_t *err)
 {
-    redist_mpi_prepared_t *p = arg;
-    pthread_mutex_lock(&p->mu);
-    for (;;) {
-        while (p->state != PREP_POSTED && p->state != PREP_QUIT)
-            pthread_cond_wait(&p->cv, &p->mu);
-        if (p->state == PREP_QUIT)
-            break;
-        p->state = PREP_RUNNING;
-        pthread_mutex_unlock(&p->mu);
-        redist_error_t e;
-        redist_exec_report_t r;
-        redist_error_clear(&e);
-        redist_status_t st = do_run(p, &r, &e);
-        pthread_mutex_lock(&p->mu);
-        p->st = st;
-        p->err = e;
-        p->rep = r;
-        p->state = PREP_DONE;
-        atomic_store(&p->done, 1);
-        pthread_cond_broadcast(&p->cv);
-    }
-    pthread_mutex_unlock(&p->mu);
-    return NULL;
-}
-
-static void stop_thread(redist_mpi_prepared_t *p)
-{
-    if (!p->thread)
-        return;
-    pthread_mutex_lock(&p->mu);
-    while (p->state == PREP_POSTED || p->state == PREP_RUNNING)
-        pthread_cond_wait(&p->cv, &p->mu); /* a run in flight ends first */
-    p->state = PREP_QUIT;
-    pthread_cond_broadcast(&p->cv);
-    pthread_mutex_unlock(&p->mu);
-    pthread_join(p->th, NULL);
-    p->thread = 0;
+    return do_run(arg, r, err);
 }
 
 /* Everything but the thread and the mutex; collective (communicators,
@@ -278,8 +231,7 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
         return st;
     }
     memset(p, 0, sizeof *p);
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv, NULL);
+    rd_async_init(&p->async, run_fn, p);
     int rc = clone_ctx(p, ctx);
     if (rc != MPI_SUCCESS)
         st = rc == MPI_ERR_NO_MEM
@@ -297,8 +249,7 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
             p->promise = r.scratch_bytes;
     } else {
         release(p);
-        pthread_mutex_destroy(&p->mu);
-        pthread_cond_destroy(&p->cv);
+        rd_async_destroy(&p->async);
         free(p);
         return st;
     }
@@ -326,11 +277,9 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
         x->be.pass = -1;
         MPI_Query_thread(&level);
         if (!st && level >= MPI_THREAD_MULTIPLE) {
-            if (pthread_create(&p->th, NULL, progress, p))
+            if (rd_async_spawn(&p->async))
                 st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                               "cannot create the progress thread");
-            else
-                p->thread = 1;
         }
         st = rd_mpi_agree_comm(x->comm, x->rank, st, 0, "", err);
     }
@@ -340,25 +289,13 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
             st = rd_mpi_fail(err, rc, "MPI_Allreduce (thread level)");
     }
     if (st) {
-        stop_thread(p);
+        rd_async_destroy(&p->async);
         release(p);
-        pthread_mutex_destroy(&p->mu);
-        pthread_cond_destroy(&p->cv);
         free(p);
         return st;
     }
-    if (p->level < MPI_THREAD_MULTIPLE)
-        stop_thread(p);
     *out = p;
     return REDIST_OK;
-}
-
-static redist_status_t busy(redist_error_t *err, const char *call)
-{
-    return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                    "%s: a non-blocking run of this prepared object is in "
-                    "flight (redist_mpi_wait first)",
-                    call);
 }
 
 static void empty_report(redist_exec_report_t *report)
@@ -378,11 +315,11 @@ redist_status_t redist_mpi_run(redist_mpi_prepared_t *p,
     if (!p)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL prepared object");
-    pthread_mutex_lock(&p->mu);
-    int state = p->state;
-    pthread_mutex_unlock(&p->mu);
-    if (state == PREP_POSTED || state == PREP_RUNNING || state == PREP_DONE)
-        return busy(err, "redist_mpi_run");
+    if (rd_async_busy(&p->async))
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "redist_mpi_run: a non-blocking run of this "
+                        "prepared object is in flight (redist_mpi_wait "
+                        "first)");
     redist_status_t st = do_run(p, &r, err);
     if (report)
         *report = r;
@@ -400,16 +337,7 @@ redist_status_t redist_mpi_start(redist_mpi_prepared_t *p, redist_error_t *err)
                         "rank (MPI_Init_thread); the lowest level provided "
                         "here is %d: use redist_mpi_run",
                         p->level);
-    pthread_mutex_lock(&p->mu);
-    if (p->state != PREP_IDLE) {
-        pthread_mutex_unlock(&p->mu);
-        return busy(err, "redist_mpi_start");
-    }
-    atomic_store(&p->done, 0);
-    p->state = PREP_POSTED;
-    pthread_cond_broadcast(&p->cv);
-    pthread_mutex_unlock(&p->mu);
-    return REDIST_OK;
+    return rd_async_start(&p->async, "redist_mpi_start", err);
 }
 
 redist_status_t redist_mpi_test(redist_mpi_prepared_t *p, int *done,
@@ -418,39 +346,20 @@ redist_status_t redist_mpi_test(redist_mpi_prepared_t *p, int *done,
     if (!p || !done)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL prepared object or flag");
-    pthread_mutex_lock(&p->mu);
-    int state = p->state;
-    pthread_mutex_unlock(&p->mu);
-    if (state == PREP_IDLE)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "redist_mpi_test: no run started");
-    *done = atomic_load(&p->done);
-    return REDIST_OK;
+    return rd_async_test(&p->async, done, "redist_mpi_test", err);
 }
 
 redist_status_t redist_mpi_wait(redist_mpi_prepared_t *p,
                                 redist_exec_report_t *report,
                                 redist_error_t *err)
 {
+    redist_exec_report_t r;
     empty_report(report);
     if (!p)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL prepared object");
-    pthread_mutex_lock(&p->mu);
-    if (p->state == PREP_IDLE) {
-        pthread_mutex_unlock(&p->mu);
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "redist_mpi_wait: no run started");
-    }
-    while (p->state != PREP_DONE)
-        pthread_cond_wait(&p->cv, &p->mu);
-    redist_status_t st = p->st;
-    redist_exec_report_t r = p->rep;
-    if (st && err)
-        *err = p->err;
-    p->state = PREP_IDLE;
-    pthread_mutex_unlock(&p->mu);
-    if (report)
+    redist_status_t st = rd_async_wait(&p->async, &r, "redist_mpi_wait", err);
+    if (report && st != REDIST_ERR_INVALID)
         *report = r;
     return st;
 }
@@ -469,9 +378,7 @@ void redist_mpi_prepared_free(redist_mpi_prepared_t *p)
 {
     if (!p)
         return;
-    stop_thread(p);
+    rd_async_destroy(&p->async);
     release(p);
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->cv);
     free(p);
 }
