@@ -136,3 +136,11 @@ void rd_async_destroy(rd_async *a)
     pthread_mutex_destroy(&a->mu);
     pthread_cond_destroy(&a->cv);
 }
+
+void rd_report_empty(redist_exec_report_t *r)
+{
+    if (r) {
+        memset(r, 0, sizeof *r);
+        r->failed_step = -1;
+    }
+}

@@ -167,6 +167,8 @@ redist_status_t rd_async_test(rd_async *a, int *done, const char *who,
 redist_status_t rd_async_wait(rd_async *a, redist_exec_report_t *r,
                               const char *who, redist_error_t *err);
 void rd_async_destroy(rd_async *a);
+/* A report of a call that did nothing (NULL: nothing). */
+void rd_report_empty(redist_exec_report_t *r);
 
 /* hash.c: a hash of everything about a plan that all ranks must agree
  * on. */

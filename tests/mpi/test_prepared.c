@@ -28,6 +28,7 @@
 #include "redist.h"
 #include "redist/mpi.h"
 #include "../../src/backend/mpi/mpi_internal.h"
+#include "../common/overlap.h"
 #include "../common/random_plan.h"
 
 static int rank, nranks, failures, checks, runs, started;
@@ -142,31 +143,10 @@ static void random_cases(int n, int async)
     }
 }
 
-static redist_plan_t *a2a_plan(int64_t rows, int64_t cols, int sliced)
-{
-    const char *names[] = {"x"};
-    int64_t sizes[] = {nranks}, shape[] = {rows, cols};
-    redist_mesh_t *m = NULL;
-    redist_spec_t *s = NULL;
-    redist_plan_t *plan = NULL;
-    redist_type_t from, to;
-    redist_mesh_create(1, names, sizes, &m, NULL);
-    redist_type_init(&from, 2);
-    redist_type_init(&to, 2);
-    redist_type_push_axis(&from, 0, 0);
-    redist_type_push_axis(&to, sliced ? 0 : 1, 0);
-    if (!redist_spec_create(m, 2, shape, REDIST_F32, &from, &to,
-                            REDIST_REDUCE_SUM, "a2a", &s, NULL))
-        redist_plan_create(s, NULL, &plan, NULL);
-    redist_spec_free(s);
-    redist_mesh_free(m);
-    return plan;
-}
-
 static void misuse(int async)
 {
-    redist_plan_t *plan = a2a_plan(8 * nranks, 8 * nranks, 0);
-    redist_plan_t *other = a2a_plan(16 * nranks, 8 * nranks, 0);
+    redist_plan_t *plan = ov_a2a_plan(nranks, 8 * nranks, 8 * nranks, 0);
+    redist_plan_t *other = ov_a2a_plan(nranks, 16 * nranks, 8 * nranks, 0);
     const redist_spec_t *s = redist_plan_spec(plan);
     redist_mpi_t *mx = NULL;
     redist_error_t err;
@@ -238,43 +218,12 @@ static void misuse(int async)
     redist_plan_free(other);
 }
 
-static double now(void) { return MPI_Wtime(); }
-
-static void sleep_for(double sec)
-{
-    struct timespec ts = {(time_t)sec, (long)((sec - (time_t)sec) * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
-static volatile double sink;
-
-static void spin_for(double sec)
-{
-    double t0 = now(), x = 1;
-    while (now() - t0 < sec)
-        for (int i = 0; i < 1000; i++)
-            x = x * 1.0000001 + 1e-9;
-    sink = x;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
-}
-
 /* start; compute; wait against run + compute (the slowest rank's time). */
 static void overlap(void)
 {
     enum { REPS = 7 };
     /* 32 MiB per rank: a run of tens of milliseconds */
-    redist_plan_t *plan = a2a_plan(4096, 2048 * nranks, 0);
+    redist_plan_t *plan = ov_a2a_plan(nranks, 4096, 2048 * nranks, 0);
     const redist_spec_t *s = redist_plan_spec(plan);
     redist_mpi_t *mx = NULL;
     redist_error_t err;
@@ -291,39 +240,39 @@ static void overlap(void)
     redist_mpi_run(pr, NULL, NULL); /* warm */
     for (int k = 0; k < REPS; k++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        t = now();
+        t = ov_now();
         redist_mpi_run(pr, NULL, NULL);
-        t_run[k] = now() - t;
+        t_run[k] = ov_now() - t;
     }
-    double run = median(t_run, REPS);
+    double run = ov_median(t_run, REPS);
     MPI_Allreduce(MPI_IN_PLACE, &run, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     for (int k = 0; k < REPS; k++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        t = now();
-        sleep_for(run);
-        t_sleep[k] = now() - t;
+        t = ov_now();
+        ov_sleep(run);
+        t_sleep[k] = ov_now() - t;
         MPI_Barrier(MPI_COMM_WORLD);
-        t = now();
+        t = ov_now();
         redist_mpi_start(pr, NULL);
-        sleep_for(run);
+        ov_sleep(run);
         redist_mpi_wait(pr, NULL, NULL);
-        t_both[k] = now() - t;
+        t_both[k] = ov_now() - t;
         MPI_Barrier(MPI_COMM_WORLD);
-        t = now();
-        spin_for(run);
-        t_spin[k] = now() - t;
+        t = ov_now();
+        ov_spin(run);
+        t_spin[k] = ov_now() - t;
         MPI_Barrier(MPI_COMM_WORLD);
-        t = now();
+        t = ov_now();
         redist_mpi_start(pr, NULL);
-        spin_for(run);
+        ov_spin(run);
         redist_mpi_wait(pr, NULL, NULL);
-        t_both_spin[k] = now() - t;
+        t_both_spin[k] = ov_now() - t;
     }
-    double v[5] = {run, median(t_sleep, REPS), median(t_both, REPS),
-                   median(t_spin, REPS), median(t_both_spin, REPS)};
+    double v[5] = {run, ov_median(t_sleep, REPS), ov_median(t_both, REPS),
+                   ov_median(t_spin, REPS), ov_median(t_both_spin, REPS)};
     MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    double hidden = (v[0] + v[1] - v[2]) / (v[0] < v[1] ? v[0] : v[1]);
-    double hidden_cpu = (v[0] + v[3] - v[4]) / (v[0] < v[3] ? v[0] : v[3]);
+    double hidden = ov_hidden(v[0], v[1], v[2]);
+    double hidden_cpu = ov_hidden(v[0], v[3], v[4]);
     if (rank == 0)
         printf("overlap, %d ranks, all_to_all 32 MiB per rank (medians of "
                "%d): run %.2f ms; sleep %.2f ms; start+sleep+wait %.2f ms: "

@@ -21,6 +21,7 @@
 #include "redist.h"
 #include "redist/shmem.h"
 #include "../../src/backend/shmem/shmem_internal.h"
+#include "../common/overlap.h"
 #include "../common/random_plan.h"
 
 static int rank, nranks, failures, checks, runs, started;
@@ -175,31 +176,10 @@ static void random_cases(int n, int async)
     }
 }
 
-static redist_plan_t *a2a_plan(int64_t rows, int64_t cols, int sliced)
-{
-    const char *names[] = {"x"};
-    int64_t sizes[] = {nranks}, shape[] = {rows, cols};
-    redist_mesh_t *m = NULL;
-    redist_spec_t *s = NULL;
-    redist_plan_t *plan = NULL;
-    redist_type_t from, to;
-    redist_mesh_create(1, names, sizes, &m, NULL);
-    redist_type_init(&from, 2);
-    redist_type_init(&to, 2);
-    redist_type_push_axis(&from, 0, 0);
-    redist_type_push_axis(&to, sliced ? 0 : 1, 0);
-    if (!redist_spec_create(m, 2, shape, REDIST_F32, &from, &to,
-                            REDIST_REDUCE_SUM, "a2a", &s, NULL))
-        redist_plan_create(s, NULL, &plan, NULL);
-    redist_spec_free(s);
-    redist_mesh_free(m);
-    return plan;
-}
-
 static void misuse(int async)
 {
-    redist_plan_t *plan = a2a_plan(8 * nranks, 8 * nranks, 0);
-    redist_plan_t *other = a2a_plan(16 * nranks, 8 * nranks, 0);
+    redist_plan_t *plan = ov_a2a_plan(nranks, 8 * nranks, 8 * nranks, 0);
+    redist_plan_t *other = ov_a2a_plan(nranks, 16 * nranks, 8 * nranks, 0);
     const redist_spec_t *s = redist_plan_spec(plan);
     redist_shmem_t *mx = NULL;
     redist_error_t err;
@@ -279,48 +259,12 @@ static void misuse(int async)
     redist_plan_free(other);
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void sleep_for(double sec)
-{
-    struct timespec ts = {(time_t)sec, (long)((sec - (time_t)sec) * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
-static volatile double sink;
-
-static void spin_for(double sec)
-{
-    double t0 = now(), x = 1;
-    while (now() - t0 < sec)
-        for (int i = 0; i < 1000; i++)
-            x = x * 1.0000001 + 1e-9;
-    sink = x;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
-}
-
 /* start; compute; wait against run + compute (the slowest rank's time). */
 static void overlap(void)
 {
     enum { REPS = 7 };
     /* 32 MiB per rank: a run of tens of milliseconds */
-    redist_plan_t *plan = a2a_plan(4096, 2048 * nranks, 0);
+    redist_plan_t *plan = ov_a2a_plan(nranks, 4096, 2048 * nranks, 0);
     const redist_spec_t *s = redist_plan_spec(plan);
     redist_shmem_t *mx = NULL;
     redist_error_t err;
@@ -337,39 +281,39 @@ static void overlap(void)
     redist_shmem_run(pr, NULL, NULL); /* warm */
     for (int k = 0; k < REPS; k++) {
         shmem_barrier_all();
-        t = now();
+        t = ov_now();
         redist_shmem_run(pr, NULL, NULL);
-        t_run[k] = now() - t;
+        t_run[k] = ov_now() - t;
     }
-    double run = median(t_run, REPS);
+    double run = ov_median(t_run, REPS);
     max_doubles(&run, 1);
     for (int k = 0; k < REPS; k++) {
         shmem_barrier_all();
-        t = now();
-        sleep_for(run);
-        t_sleep[k] = now() - t;
+        t = ov_now();
+        ov_sleep(run);
+        t_sleep[k] = ov_now() - t;
         shmem_barrier_all();
-        t = now();
+        t = ov_now();
         redist_shmem_start(pr, NULL);
-        sleep_for(run);
+        ov_sleep(run);
         redist_shmem_wait(pr, NULL, NULL);
-        t_both[k] = now() - t;
+        t_both[k] = ov_now() - t;
         shmem_barrier_all();
-        t = now();
-        spin_for(run);
-        t_spin[k] = now() - t;
+        t = ov_now();
+        ov_spin(run);
+        t_spin[k] = ov_now() - t;
         shmem_barrier_all();
-        t = now();
+        t = ov_now();
         redist_shmem_start(pr, NULL);
-        spin_for(run);
+        ov_spin(run);
         redist_shmem_wait(pr, NULL, NULL);
-        t_both_spin[k] = now() - t;
+        t_both_spin[k] = ov_now() - t;
     }
-    double v[5] = {run, median(t_sleep, REPS), median(t_both, REPS),
-                   median(t_spin, REPS), median(t_both_spin, REPS)};
+    double v[5] = {run, ov_median(t_sleep, REPS), ov_median(t_both, REPS),
+                   ov_median(t_spin, REPS), ov_median(t_both_spin, REPS)};
     max_doubles(v, 5);
-    double hidden = (v[0] + v[1] - v[2]) / (v[0] < v[1] ? v[0] : v[1]);
-    double hidden_cpu = (v[0] + v[3] - v[4]) / (v[0] < v[3] ? v[0] : v[3]);
+    double hidden = ov_hidden(v[0], v[1], v[2]);
+    double hidden_cpu = ov_hidden(v[0], v[3], v[4]);
     if (rank == 0)
         printf("overlap, %d ranks, all_to_all 32 MiB per rank (medians of "
                "%d): run %.2f ms; sleep %.2f ms; start+sleep+wait %.2f ms: "
@@ -401,7 +345,7 @@ int main(int argc, char **argv)
     shmem_barrier_all();
     rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)nranks);
     int async = !single && provided >= SHMEM_THREAD_MULTIPLE;
-    double t0 = now();
+    double t0 = ov_now();
     misuse(async);
     random_cases(argc > 1 ? atoi(argv[1]) : 20, async);
     if (argc > 3 && !strcmp(argv[3], "overlap") && async)
@@ -412,7 +356,7 @@ int main(int argc, char **argv)
                "checks, %ld failed (max per PE); %.2f s\n",
                nranks, nranks == 1 ? "" : "s",
                single ? " (shmem_init)" : "", runs, started, checks, total,
-               now() - t0);
+               ov_now() - t0);
     shmem_finalize();
     return total ? 1 : 0;
 }

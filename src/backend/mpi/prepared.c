@@ -298,20 +298,12 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
     return REDIST_OK;
 }
 
-static void empty_report(redist_exec_report_t *report)
-{
-    if (report) {
-        memset(report, 0, sizeof *report);
-        report->failed_step = -1;
-    }
-}
-
 redist_status_t redist_mpi_run(redist_mpi_prepared_t *p,
                                redist_exec_report_t *report,
                                redist_error_t *err)
 {
     redist_exec_report_t r;
-    empty_report(report);
+    rd_report_empty(report);
     if (!p)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL prepared object");
@@ -354,7 +346,7 @@ redist_status_t redist_mpi_wait(redist_mpi_prepared_t *p,
                                 redist_error_t *err)
 {
     redist_exec_report_t r;
-    empty_report(report);
+    rd_report_empty(report);
     if (!p)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL prepared object");

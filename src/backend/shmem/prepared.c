@@ -166,20 +166,12 @@ redist_status_t redist_shmem_prepare(redist_shmem_t *c,
     return REDIST_OK;
 }
 
-static void empty_report(redist_exec_report_t *report)
-{
-    if (report) {
-        memset(report, 0, sizeof *report);
-        report->failed_step = -1;
-    }
-}
-
 redist_status_t redist_shmem_run(redist_shmem_prepared_t *p,
                                  redist_exec_report_t *report,
                                  redist_error_t *err)
 {
     redist_exec_report_t r;
-    empty_report(report);
+    rd_report_empty(report);
     if (!p)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL prepared object");
@@ -231,7 +223,7 @@ redist_status_t redist_shmem_wait(redist_shmem_prepared_t *p,
                                   redist_error_t *err)
 {
     redist_exec_report_t r;
-    empty_report(report);
+    rd_report_empty(report);
     if (!p)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL prepared object");
