@@ -3,6 +3,7 @@
  * redistributions, per (mesh axes, array dims) class; no devices needed.
  *
  *   bench_planner [--reps N] [--seed S] [--csv FILE] [--max-axes A]
+ *                 [--objective time|bytes]
  *
  * Each class draws N random specs (axis sizes 2, 4 or 8 -- realistic
  * meshes -- highly divisible power-of-two shapes, random source and
@@ -99,10 +100,37 @@ static redist_spec_t *random_spec(int naxes, int ndims)
     return spec;
 }
 
+/* BENCH_SLOW_US: one line on stderr for a plan slower than that. */
+static void report_slow(const redist_spec_t *spec, const redist_plan_t *plan,
+                        double us, double states)
+{
+    char a[256], b[256];
+    const redist_mesh_t *m = redist_spec_mesh(spec);
+    fprintf(stderr, "slow %.0f us, %.0f states: mesh", us, states);
+    for (int x = 0; x < redist_mesh_num_axes(m); x++)
+        fprintf(stderr, "%s%s=%lld", x ? "," : " ", redist_mesh_axis_name(m, x),
+                (long long)redist_mesh_axis_size(m, x));
+    fprintf(stderr, " shape");
+    for (int x = 0; x < redist_spec_ndims(spec); x++)
+        fprintf(stderr, "%s%lld", x ? "x" : " ",
+                (long long)redist_spec_shape(spec)[x]);
+    fprintf(stderr, ": %s -> %s:",
+            redist_type_format(redist_spec_from(spec), m, a, sizeof a),
+            redist_type_format(redist_spec_to(spec), m, b, sizeof b));
+    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, k, &v);
+        fprintf(stderr, " %s", redist_op_name(v.op));
+    }
+    fprintf(stderr, "\n");
+}
+
 int main(int argc, char **argv)
 {
     int reps = 200, max_axes = 8;
     const char *csv = NULL;
+    redist_plan_options_t opts;
+    memset(&opts, 0, sizeof opts); /* the default objective: time */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
@@ -112,10 +140,16 @@ int main(int argc, char **argv)
             csv = argv[++i];
         else if (strcmp(argv[i], "--max-axes") == 0 && i + 1 < argc)
             max_axes = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--objective") == 0 && i + 1 < argc &&
+                 (strcmp(argv[i + 1], "time") == 0 ||
+                  strcmp(argv[i + 1], "bytes") == 0))
+            opts.objective = strcmp(argv[++i], "time") == 0
+                                 ? REDIST_OBJECTIVE_TIME
+                                 : REDIST_OBJECTIVE_BYTES;
         else {
             fprintf(stderr,
                     "usage: bench_planner [--reps N] [--seed S] [--csv FILE] "
-                    "[--max-axes A]\n");
+                    "[--max-axes A] [--objective time|bytes]\n");
             return 2;
         }
     }
@@ -155,11 +189,11 @@ int main(int argc, char **argv)
             redist_error_t err;
             redist_error_clear(&err);
             /* warm-up: page in code and allocator arenas */
-            if (redist_plan_create(spec, NULL, &plan, &err) == REDIST_OK)
+            if (redist_plan_create(spec, &opts, &plan, &err) == REDIST_OK)
                 redist_plan_free(plan);
             plan = NULL;
             double t0 = now();
-            redist_status_t st = redist_plan_create(spec, NULL, &plan, &err);
+            redist_status_t st = redist_plan_create(spec, &opts, &plan, &err);
             double t1 = now();
             redist_verify_result_t vr;
             if (st != REDIST_OK ||
@@ -172,31 +206,8 @@ int main(int argc, char **argv)
                 lat[n] = (t1 - t0) * 1e6;
                 states[n] = (double)redist_plan_states_visited(plan);
                 if (getenv("BENCH_SLOW_US") &&
-                    lat[n] > atof(getenv("BENCH_SLOW_US"))) {
-                    char a[256], b[256];
-                    const redist_mesh_t *m = redist_spec_mesh(spec);
-                    fprintf(stderr, "slow %.0f us, %.0f states: mesh",
-                            lat[n], states[n]);
-                    for (int x = 0; x < redist_mesh_num_axes(m); x++)
-                        fprintf(stderr, "%s%s=%lld", x ? "," : " ",
-                                redist_mesh_axis_name(m, x),
-                                (long long)redist_mesh_axis_size(m, x));
-                    fprintf(stderr, " shape");
-                    for (int x = 0; x < redist_spec_ndims(spec); x++)
-                        fprintf(stderr, "%s%lld", x ? "x" : " ",
-                                (long long)redist_spec_shape(spec)[x]);
-                    fprintf(stderr, ": %s -> %s:",
-                            redist_type_format(redist_spec_from(spec), m, a,
-                                               sizeof a),
-                            redist_type_format(redist_spec_to(spec), m, b,
-                                               sizeof b));
-                    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
-                        redist_step_view_t v;
-                        redist_plan_step(plan, k, &v);
-                        fprintf(stderr, " %s", redist_op_name(v.op));
-                    }
-                    fprintf(stderr, "\n");
-                }
+                    lat[n] > atof(getenv("BENCH_SLOW_US")))
+                    report_slow(spec, plan, lat[n], states[n]);
                 total += t1 - t0;
                 n++;
             }

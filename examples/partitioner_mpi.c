@@ -65,7 +65,7 @@ static redist_plan_t *plan_for(const redist_mesh_t *mesh,
     redist_type_t a, b;
     redist_spec_t *spec = NULL;
     redist_plan_t *plan = NULL;
-    redist_error_t err;
+    redist_error_t err = REDIST_ERROR_INIT;
     char msg[512];
     if (to_type(from, mesh, &a) || to_type(to, mesh, &b)) {
         fprintf(stderr, "%s: bad layout\n", name);
@@ -154,7 +154,7 @@ int main(int argc, char **argv)
     int64_t sizes[2] = {size % 2 == 0 ? 2 : 1, size % 2 == 0 ? size / 2 : size};
     int64_t shape[2] = {96 * size, 64 * size}; /* tokens x hidden */
     redist_mesh_t *mesh = NULL;
-    redist_error_t err;
+    redist_error_t err = REDIST_ERROR_INIT;
     char msg[512];
     if (redist_mesh_create(2, names, sizes, &mesh, &err)) {
         fprintf(stderr, "%s\n", redist_error_format(&err, msg, sizeof msg));

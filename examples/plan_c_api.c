@@ -15,7 +15,7 @@ int main(void)
     redist_mesh_t *mesh = NULL;
     redist_spec_t *spec = NULL;
     redist_plan_t *plan = NULL;
-    redist_error_t err;
+    redist_error_t err = REDIST_ERROR_INIT;
     char msg[512];
     int rc = 1;
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Every test from a fresh Debian 12 machine: install what is missing, build
-# warning-free (-Werror), run the suite, run it again under
+# warning-free (-Werror), run the suite (the multihost suite too, which
+# needs root and network namespaces: one line says whether it ran or why
+# it was skipped), run it again under
 # AddressSanitizer + UndefinedBehaviorSanitizer (leaks included), check
 # every spec of specs/, and fuzz the spec loader, the plan reader and the
 # executor for a bounded time.  Ends with one line "tests: N passed, M
@@ -22,6 +24,17 @@ count() { # count BUILD_DIR: add up meson's per-test results
     failed=$((failed + f))
 }
 step() { echo; echo "== $*"; }
+multihost() { # BUILD_DIR: did the multihost suite run (tests/multihost)?
+    local line
+    line=$(grep '"name": "[^"]*multihost / multihost"' "$1/meson-logs/testlog.json" 2>/dev/null)
+    case $line in
+    '') echo "multihost: skipped: not registered (no MPI or mpirun found)" ;;
+    *'"result": "SKIP"'*)
+        echo "$line" | grep -o 'multihost: skipped: [^"\\]*' | head -n 1 | grep . ||
+            echo "multihost: skipped: (no reason printed)" ;;
+    *) echo "multihost: ran, $(echo "$line" | grep -o '"result": "[A-Z]*"' | cut -d'"' -f4)" ;;
+    esac
+}
 
 step "build (-Werror) and test"
 if meson setup build-ci --wipe -Dwerror=true --buildtype=debugoptimized >/dev/null 2>&1 ||
@@ -29,6 +42,7 @@ if meson setup build-ci --wipe -Dwerror=true --buildtype=debugoptimized >/dev/nu
     if ninja -C build-ci; then
         meson test -C build-ci --print-errorlogs
         count build-ci
+        multihost build-ci
     else
         echo "build failed"; failed=$((failed + 1))
     fi

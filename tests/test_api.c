@@ -424,7 +424,8 @@ static void test_spec_create(void)
     redist_spec_free(s);
     s = NULL;
 
-    /* a bad type names its place ("to.dims[1]") */
+    /* a dim that does not divide is uneven (ceil: 2,2,2,0 for 6 over 4);
+     * bad explicit lengths name their place ("to.blocks[1]") */
     redist_type_init(&f, 2);
     redist_type_init(&t, 2);
     redist_type_push_axis(&t, 1, 1); /* 6 % 4 != 0 */
@@ -432,12 +433,37 @@ static void test_spec_create(void)
     redist_error_clear(&err);
     CHECK_INT(redist_spec_create(m, 2, shape86, REDIST_F32, &f, &t,
                                  REDIST_REDUCE_SUM, NULL, &s, &err),
+              REDIST_OK);
+    CHECK_INT(redist_spec_is_uneven(s), 1);
+    CHECK_INT(redist_spec_dst_bytes(s), 8 * 2 * 4);
+    CHECK_INT(redist_spec_device_bytes(s, REDIST_SIDE_TO, 3), 0);
+    int64_t lens[4] = {0};
+    CHECK_INT(redist_spec_block_lengths(s, REDIST_SIDE_TO, 1, lens, 4), 4);
+    CHECK(lens[0] == 2 && lens[1] == 2 && lens[2] == 2 && lens[3] == 0);
+    redist_layout_t lf, lt;
+    memset(&lf, 0, sizeof lf);
+    memset(&lt, 0, sizeof lt);
+    lt.split = REDIST_SPLIT_BALANCED;
+    redist_spec_t *s2 = NULL;
+    CHECK_INT(redist_spec_with_layouts(s, &lf, &lt, &s2, &err), REDIST_OK);
+    CHECK_INT(redist_spec_block_lengths(s2, REDIST_SIDE_TO, 1, lens, 4), 4);
+    CHECK(lens[0] == 2 && lens[1] == 2 && lens[2] == 1 && lens[3] == 1);
+    CHECK_INT(redist_spec_split(s2, REDIST_SIDE_TO), REDIST_SPLIT_BALANCED);
+    redist_spec_free(s2);
+    s2 = NULL;
+    const int64_t three[3] = {2, 2, 2};
+    lt.blocks[1] = three;
+    lt.nblocks[1] = 3;
+    redist_error_clear(&err);
+    CHECK_INT(redist_spec_with_layouts(s, &lf, &lt, &s2, &err),
               REDIST_ERR_INVALID);
-    CHECK_STR(err.path, "to.dims[1]");
+    CHECK_STR(err.path, "to.blocks[1]");
     char buf[512];
     redist_error_format(&err, buf, sizeof buf);
-    CHECK(strncmp(buf, "to.dims[1]: ", 12) == 0);
-    CHECK(s == NULL);
+    CHECK(strncmp(buf, "to.blocks[1]: ", 14) == 0);
+    CHECK(s2 == NULL);
+    redist_spec_free(s);
+    s = NULL;
 
     /* bad shape, dtype, reduce, rank */
     int64_t zero[2] = {8, 0};
@@ -846,7 +872,12 @@ static void test_memory_inefficient(void)
     redist_plan_t *p = NULL;
     redist_error_t err;
     redist_plan_stats_t st;
-    CHECK_INT(redist_plan_create(s, NULL, &p, NULL), REDIST_OK);
+    /* the bytes objective: no exchange, so the gather's peak is forced
+     * (the time objective's exchange meets the bound: test_objective.c) */
+    redist_plan_options_t ob;
+    memset(&ob, 0, sizeof ob);
+    ob.objective = REDIST_OBJECTIVE_BYTES;
+    CHECK_INT(redist_plan_create(s, &ob, &p, NULL), REDIST_OK);
     if (p) {
         redist_plan_stats(p, &st);
         CHECK_INT(st.src_bytes, 8);
@@ -863,8 +894,7 @@ static void test_memory_inefficient(void)
         p = NULL;
     }
     /* max_peak_bytes below the forced peak, and below the endpoints */
-    redist_plan_options_t o;
-    memset(&o, 0, sizeof o);
+    redist_plan_options_t o = ob;
     o.max_peak_bytes = 8;
     redist_error_clear(&err);
     CHECK_INT(redist_plan_create(s, &o, &p, &err), REDIST_ERR_INFEASIBLE);
@@ -917,7 +947,8 @@ static void test_plan_errors(void)
     redist_plan_options_t o;
     redist_plan_stats_t best, fb;
     memset(&o, 0, sizeof o);
-    CHECK_INT(redist_plan_create(s, &o, &p, NULL), REDIST_OK); /* default */
+    o.objective = REDIST_OBJECTIVE_BYTES; /* its bounds are in bytes */
+    CHECK_INT(redist_plan_create(s, &o, &p, NULL), REDIST_OK);
     redist_plan_stats(p, &best);
     CHECK_INT(best.optimal, 1);
     CHECK_INT(best.bound_peak_bytes, best.peak_bytes);
@@ -1210,7 +1241,7 @@ static void test_size1_axes_cost_nothing(void)
 }
 
 /* A permute on a mesh of size-1 axes moves nothing: 0 bytes received
- * (FORMATS.md section 2: 0 for a device that keeps its block), and the
+ * (doc/spec-format.md section 2: 0 for a device that keeps its block), and the
  * solver needs no step at all. */
 static void test_permute_recv_on_1_device_mesh(void)
 {

@@ -58,6 +58,7 @@ int main(void)
         CHECK(st.collectives == 1 && st.peak_bytes == 32);
         redist_verify_result_t vr;
         CHECK(redist_plan_verify(plan, &vr, &err) == REDIST_OK && vr.valid);
+        CHECK(vr.exchange_steps == 1);
         char *json = redist_plan_to_json(plan);
         CHECK(json && strstr(json, "\"op\": \"exchange\""));
         CHECK(json && redist_plan_verify_buffer(s, json, strlen(json), "p",
@@ -111,9 +112,67 @@ int main(void)
         redist_plan_free(plan);
         plan = NULL;
     }
-    /* The default objective never uses exchange and carries no times. */
-    CHECK(redist_plan_create(s, NULL, &plan, &err) == REDIST_OK);
+    /* The default is the time objective, with the built-in model: NULL
+     * options and zeroed options alike (TIME is the zero value).  Here it
+     * is one permute (same local shape), within the memory bound. */
+    CHECK(REDIST_OBJECTIVE_TIME == 0);
+    for (int k = 0; k < 2; k++) {
+        redist_plan_options_t zero;
+        memset(&zero, 0, sizeof zero);
+        redist_error_clear(&err);
+        CHECK(redist_plan_create(s, k ? &zero : NULL, &plan, &err) ==
+              REDIST_OK);
+        if (!plan)
+            continue;
+        redist_step_view_t v;
+        redist_plan_stats(plan, &st);
+        CHECK(st.time_s > 0 && st.optimal == 1);
+        CHECK(st.bound_time_s == st.time_s && st.bound_recv_bytes == 0);
+        CHECK(redist_plan_num_steps(plan) == 1);
+        CHECK(redist_plan_step(plan, 0, &v) == REDIST_OK &&
+              v.op == REDIST_OP_PERMUTE);
+        CHECK(st.memory_efficient == 1 && st.peak_bytes == 32);
+        char *json = redist_plan_to_json(plan);
+        CHECK(json && strstr(json, "\"objective\": \"time\""));
+        CHECK(json && strstr(json, "\"source\": \"built-in\""));
+        /* the reader with a model gives the same modelled time */
+        redist_verify_result_t vr;
+        redist_cost_model_t def;
+        redist_cost_model_default(&def);
+        memset(&vr, 0, sizeof vr);
+        CHECK(json && redist_plan_verify_buffer_cost(
+                          s, json, strlen(json), "p", &def, &vr, &err) ==
+                          REDIST_OK);
+        CHECK(vr.time_s == st.time_s && vr.exchange_steps == 0 &&
+              vr.stated_unproven == 0);
+        /* without one: no time */
+        CHECK(json && redist_plan_verify_buffer(s, json, strlen(json), "p",
+                                                &vr, &err) == REDIST_OK);
+        CHECK(vr.time_s == 0 && vr.steps == 1);
+        free(json);
+        redist_plan_free(plan);
+        plan = NULL;
+    }
+    /* A plan that says it is not proven optimal: the reader says so. */
+    {
+        const char *doc = "{\"steps\": [], \"stats\": {\"optimal\": false}}";
+        redist_spec_t *same = inline_spec("x=2,y=2", "16", "x", NULL, "x");
+        redist_verify_result_t vr;
+        CHECK(same && redist_plan_verify_buffer(same, doc, strlen(doc), "p",
+                                                &vr, &err) == REDIST_OK);
+        CHECK(vr.stated_unproven == 1 && vr.exchange_steps == 0);
+        redist_spec_free(same);
+    }
+    /* The bytes objective (version 1) never uses exchange and carries no
+     * times; its plan here gathers, above the memory bound. */
+    o.objective = REDIST_OBJECTIVE_BYTES;
+    CHECK(REDIST_OBJECTIVE_BYTES != REDIST_OBJECTIVE_TIME);
+    CHECK(redist_plan_create(s, &o, &plan, &err) == REDIST_OK);
     if (plan) {
+        char *json = redist_plan_to_json(plan);
+        CHECK(json && strstr(json, "\"objective\": \"bytes\""));
+        CHECK(json && !strstr(json, "cost_model"));
+        free(json);
         redist_step_view_t v;
         redist_plan_stats(plan, &st);
         CHECK(st.time_s == 0);

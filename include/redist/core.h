@@ -45,9 +45,9 @@ extern "C" {
 #endif
 
 #define REDIST_VERSION_MAJOR 0
-#define REDIST_VERSION_MINOR 1
+#define REDIST_VERSION_MINOR 2
 #define REDIST_VERSION_PATCH 0
-#define REDIST_VERSION_STRING "0.1.0"
+#define REDIST_VERSION_STRING "0.2.0"
 
 /** Largest number of mesh axes and of array dims. */
 #define REDIST_MAX_AXES 16
@@ -95,6 +95,14 @@ typedef struct redist_error {
     char text[REDIST_ERROR_TEXT_LENGTH];
 } redist_error_t;
 
+/**
+ * "No error", for a declaration: `redist_error_t err = REDIST_ERROR_INIT;`
+ * (the same as redist_error_clear).  An error struct is written only when
+ * a call fails, so one read after a call that succeeded must start out
+ * initialised.
+ */
+#define REDIST_ERROR_INIT {REDIST_OK, 0, 0, {0}, {0}, {0}}
+
 /** Reset an error struct to "no error" (status REDIST_OK, empty strings). */
 REDIST_API void redist_error_clear(redist_error_t *err);
 
@@ -119,7 +127,8 @@ typedef enum redist_dtype {
 
 /** Element size in bytes.  Out of range: 0. */
 REDIST_API size_t redist_dtype_size(redist_dtype_t dtype);
-/** The FORMATS.md name ("bf16").  Out of range: NULL. */
+/** The name in spec files ("bf16"; doc/spec-format.md section 3).  Out
+ *  of range: NULL. */
 REDIST_API const char *redist_dtype_name(redist_dtype_t dtype);
 /** Look a dtype up by name; REDIST_ERR_INVALID if unknown (`out` may be
  *  NULL to only check the name). */
@@ -134,6 +143,27 @@ typedef enum redist_reduce {
 REDIST_API const char *redist_reduce_name(redist_reduce_t op);
 /** As redist_dtype_from_name. */
 REDIST_API redist_status_t redist_reduce_from_name(const char *name, redist_reduce_t *out);
+
+/**
+ * How a dim of global size n split into k blocks (the product of the sizes
+ * of its axes; block index as for a type) assigns elements to blocks when
+ * k does not divide n (doc/spec-format.md section 7).  All rules agree when k
+ * divides n.
+ *  - CEIL (default; JAX / XLA): c = ceil(n/k), block b holds
+ *    [min(b c, n), min((b+1) c, n)): the last blocks may be short or empty;
+ *  - BALANCED (MPI / PETSc): the first n mod k blocks hold floor(n/k)+1;
+ *  - CHUNK (PyTorch DTensor Shard on a multi-dim mesh): torch.chunk axis
+ *    by axis, major axis first, each level ceil within its parent block.
+ */
+typedef enum redist_split {
+    REDIST_SPLIT_CEIL, REDIST_SPLIT_BALANCED, REDIST_SPLIT_CHUNK,
+    REDIST_SPLIT_COUNT
+} redist_split_t;
+
+/** "ceil", "balanced", "chunk".  Out of range: NULL. */
+REDIST_API const char *redist_split_name(redist_split_t split);
+/** As redist_dtype_from_name. */
+REDIST_API redist_status_t redist_split_from_name(const char *name, redist_split_t *out);
 
 /* ------------------------------------------------------------------ mesh */
 

@@ -56,20 +56,19 @@
  * allocator, and reports the high-water mark.  redist_plan_scratch_bytes
  * gives the exact figure before running; it depends only on the plan, the
  * options and the backend's capabilities, so it is the same on every rank.
- * With the default options and a memory-efficient plan
- * (peak <= max(src bytes, dst bytes), FORMATS.md section 2) it is at most
- * max(src bytes, dst bytes) per device; a plan of slices only (or of no
- * steps) needs none.  To keep that bound the executor may use the source
- * buffer as work space once its data has been consumed (like FFTW's
- * "destroy input"): after a call without REDIST_EXEC_PRESERVE_SRC the
- * source contents are UNSPECIFIED.  redist_plan_exec_info says whether a
- * given plan will write the source.  With REDIST_EXEC_PRESERVE_SRC the
- * source is never written, at the price of up to one more buffer of at
- * most max(src, dst) bytes (for a memory-efficient plan, at most
- * 2 * max(src, dst) in all).  For any plan the figure is at most
- * 2 * peak.  Using less scratch can cost one extra local copy pass (the
- * default mode prefers memory to that copy).  Besides the scratch the
- * executor keeps O(steps) bytes of bookkeeping.
+ * With the default options and a memory-efficient plan (peak <= max(src
+ * bytes, dst bytes), doc/spec-format.md section 2) it is at most max(src
+ * bytes, dst bytes) per device; a plan of slices only (or of no steps) needs
+ * none.  To keep that bound the executor may use the source buffer as work
+ * space once its data has been consumed (like FFTW's "destroy input"): after
+ * a call without REDIST_EXEC_PRESERVE_SRC the source contents are
+ * UNSPECIFIED.  redist_plan_exec_info says whether a given plan will write
+ * the source.  With REDIST_EXEC_PRESERVE_SRC the source is never written, at
+ * the price of up to one more buffer of at most max(src, dst) bytes (for a
+ * memory-efficient plan, at most 2 * max(src, dst) in all).  For any plan the
+ * figure is at most 2 * peak.  Using less scratch can cost one extra local
+ * copy pass (the default mode prefers memory to that copy).  Besides the
+ * scratch the executor keeps O(steps) bytes of bookkeeping.
  *
  * Buffers: src and dst must not overlap; they are only used during the
  * call (never retained).  The library never prints and never aborts on

@@ -6,14 +6,13 @@
  * does, and libredist never links MPI.  Programs that use it link
  * libredist_mpi (pkg-config redist-mpi), which links libredist and MPI.
  *
- * MODEL.  One MPI rank is one device of the mesh: rank r of the
- * communicator is mesh device r, whose coordinates are row-major over the
- * mesh axes, the first axis varying slowest (FORMATS.md section 1).  If
- * your devices are numbered differently, reorder the communicator first
- * (MPI_Comm_split with the mesh rank as the key).  Each rank holds its own
- * source block and receives its own destination block, row-major local
- * arrays of the spec's dtype, exactly as with the sim backend
- * (redist/exec.h).
+ * MODEL.  One MPI rank is one device of the mesh: rank r of the communicator
+ * is mesh device r, whose coordinates are row-major over the mesh axes, the
+ * first axis varying slowest (doc/spec-format.md section 1).  If your devices
+ * are numbered differently, reorder the communicator first (MPI_Comm_split
+ * with the mesh rank as the key).  Each rank holds its own source block and
+ * receives its own destination block, row-major local arrays of the spec's
+ * dtype, exactly as with the sim backend (redist/exec.h).
  *
  *   redist_mpi_t *mx;
  *   redist_mpi_create(comm, mesh, NULL, &mx, &err);      collective on comm
@@ -59,21 +58,21 @@
  *
  * REDUCTIONS (reduce_scatter, all_reduce).  By default they combine the
  * members' values in member order (coordinate 0 first) with the executor's
- * own reduction kernels, so every dtype and op gives the sim backend's
- * result bit for bit (f16 / bf16 accumulate in f32 and round once;
- * NaN-propagating max / min; lexicographic complex max / min): the
- * contributions are exchanged with MPI_Alltoall and reduced locally
- * (reduce_scatter), followed by an in-place MPI_Allgather (all_reduce);
- * the traffic is that of FORMATS.md.  This runs in rounds through a
- * bounded work buffer (see MEMORY).  REDIST_MPI_NATIVE_REDUCE calls
- * MPI_Reduce_scatter_block and MPI_Allreduce instead, with the predefined
- * MPI ops where they compute the same function and user-defined MPI_Ops
- * built on the same kernels otherwise (f16, bf16, complex prod / max /
- * min, floating max / min).  MPI then chooses the order of the
- * combination: integer results and max / min are still identical to the
- * sim's; floating sums and products may differ in the last bits, and f16 /
- * bf16 are rounded after every pairwise step.  MPI's own temporary buffers
- * are then outside redist's accounting.
+ * own reduction kernels, so every dtype and op gives the sim backend's result
+ * bit for bit (f16 / bf16 accumulate in f32 and round once; NaN-propagating
+ * max / min; lexicographic complex max / min): the contributions are
+ * exchanged with MPI_Alltoall and reduced locally (reduce_scatter), followed
+ * by an in-place MPI_Allgather (all_reduce); the traffic is that of
+ * doc/spec-format.md section 2.  This runs in rounds through a bounded work
+ * buffer (see MEMORY).  REDIST_MPI_NATIVE_REDUCE calls
+ * MPI_Reduce_scatter_block and MPI_Allreduce instead, with the predefined MPI
+ * ops where they compute the same function and user-defined MPI_Ops built on
+ * the same kernels otherwise (f16, bf16, complex prod / max / min, floating
+ * max / min).  MPI then chooses the order of the combination: integer results
+ * and max / min are still identical to the sim's; floating sums and products
+ * may differ in the last bits, and f16 / bf16 are rounded after every
+ * pairwise step.  MPI's own temporary buffers are then outside redist's
+ * accounting.
  *
  * MEMORY.  Beyond the caller's src and dst, a rank uses the executor's
  * scratch buffers (redist/exec.h; usually none here, since whole steps
@@ -230,7 +229,9 @@ typedef struct redist_mpi_info {
     uint64_t bound_bytes;       /**< the bound in force (max_scratch or the
                                      default) */
     uint64_t min_scratch_bytes; /**< the least max_scratch that runs it */
-    int64_t exchanges;          /**< MPI exchange calls (rounds included) */
+    int64_t exchanges;          /**< MPI exchange calls (rounds included;
+                                     uneven dims: at most, rounds being
+                                     counted for the largest device) */
 } redist_mpi_info_t;
 
 /**

@@ -3,11 +3,17 @@
  * independent verifier and the JSON / text writers.  Depends on jansson
  * only; never on MPI or OpenSHMEM.
  *
- * A plan is a sequence of typed steps (FORMATS.md section 2) from the
+ * A plan is a sequence of typed steps (doc/spec-format.md section 2) from the
  * spec's source type to its target type.  redist_plan_create returns the
- * optimum of the default objective: minimal peak local bytes, then minimal
- * total received bytes, then fewest collectives.  Planning is a pure
- * function of the spec and options: every rank computes the same plan.
+ * optimum of its objective (redist_objective_t; doc/spec-format.md section 9).
+ * The default, REDIST_OBJECTIVE_TIME: minimal peak local bytes, then
+ * minimal modelled time under the built-in cost model (every step,
+ * exchange included), then fewest collectives.
+ * REDIST_OBJECTIVE_BYTES (version 1's default): minimal peak, then minimal
+ * total received bytes, then fewest collectives, over the six steps
+ * slice to permute.  Planning is a pure function of the spec and options
+ * (nothing is probed: the built-in model unless a cost model is given):
+ * every rank computes the same plan.
  *
  * SIZE-1 AXES.  Types are compared up to their size-1 mesh axes
  * (redist_type_equivalent): such an axis never changes a local shape or a
@@ -21,7 +27,17 @@
  * the effect; a step on a size-1 axis only relabels (legal from any type,
  * 0 bytes; it still counts as the collective it names).  An outside
  * checker replays a plan by the same rule: drop the size-1 axes from
- * every type, and FORMATS.md section 2 applies as written.
+ * every type, and doc/spec-format.md section 2 applies as written.
+ *
+ * UNEVEN DIMS (doc/spec-format.md section 7, doc/uneven.md).  For a spec whose
+ * source or target does not split evenly, every step has a layout (the
+ * plan JSON states it as "split" or "blocks" in the step's `after`),
+ * preconditions are locality checks on the devices' boxes, and figures
+ * are per device: a view's local_shape is the longest block of each dim,
+ * local_bytes and recv_bytes the most any device holds and receives;
+ * stats.recv_bytes is the most any device receives over the plan, and
+ * memory_efficient means every device d stays within max(src_d, dst_d).
+ * redist_plan_from_steps gives each step the ceil layout of its type.
  *
  * OPTIMALITY.  The search has a budget (max_states).  When it runs out,
  * redist_plan_create does not fail: it returns a constructive plan (valid,
@@ -48,8 +64,8 @@ typedef enum redist_op {
     REDIST_OP_PERMUTE,
     /** Direct point-to-point redistribution to any type with the same
      *  partial set: each device receives exactly what it lacks.  Only the
-     *  time objective uses it (the default objective's vocabulary is the
-     *  six ops above). */
+     *  time objective (the default) uses it; the bytes objective's
+     *  vocabulary is the six ops above. */
     REDIST_OP_EXCHANGE,
     REDIST_OP_COUNT
 } redist_op_t;
@@ -139,8 +155,9 @@ typedef struct redist_cost_model {
     uint8_t axis_link[REDIST_MAX_AXES];
 } redist_cost_model_t;
 
-/** The documented defaults (README "Cost model"): roughly a two-socket
- *  host on a 100 Gb/s network.  NULL: nothing. */
+/** The built-in model, what the time objective uses when no model is
+ *  given: the numbers and the measurements behind them are at the top of
+ *  src/plan/cost.c.  Every axis on REDIST_LINK_NODE.  NULL: nothing. */
 REDIST_API void redist_cost_model_default(redist_cost_model_t *model);
 
 /**
@@ -176,12 +193,21 @@ REDIST_API redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t 
                                                  const char *text,
                                                  redist_error_t *err);
 
+/** The objective (doc/spec-format.md section 9).  Changed in 0.2: the default is
+ *  now TIME, and it is the zero value, so options zeroed with `= {0}` or
+ *  memset (and NULL options) plan for time.  Earlier versions numbered
+ *  BYTES 0 and TIME 1: code that relied on zeroed options for the
+ *  version-1 plans must now set REDIST_OBJECTIVE_BYTES; code that named
+ *  the enumerators needs no change (recompile: the values moved). */
 typedef enum redist_objective {
-    /** FORMATS.md section 2: least peak, then bytes, then collectives. */
-    REDIST_OBJECTIVE_BYTES = 0,
-    /** Least peak, then least modelled time (needs a cost model; may use
-     *  the exchange step), then collectives. */
-    REDIST_OBJECTIVE_TIME = 1
+    /** The default: least peak, then least modelled time (the options'
+     *  cost model, else the built-in one), then collectives; every step,
+     *  exchange included. */
+    REDIST_OBJECTIVE_TIME = 0,
+    /** doc/spec-format.md section 2 (version 1's default): least peak, then least
+     *  received bytes, then fewest collectives, over the six steps slice
+     *  to permute (no exchange). */
+    REDIST_OBJECTIVE_BYTES = 1
 } redist_objective_t;
 
 typedef struct redist_plan_options {
@@ -193,10 +219,11 @@ typedef struct redist_plan_options {
      *  (stats.optimal 0), or REDIST_ERR_LIMIT if that one exceeds
      *  max_peak_bytes. */
     uint64_t max_states;
-    /** REDIST_OBJECTIVE_BYTES (0, the default) or REDIST_OBJECTIVE_TIME. */
+    /** REDIST_OBJECTIVE_TIME (0, the default) or REDIST_OBJECTIVE_BYTES. */
     redist_objective_t objective;
     /** Cost model (copied, checked by redist_cost_model_validate); NULL:
-     *  none for the bytes objective, the defaults for the time objective.
+     *  the built-in one for the time objective, none for the bytes
+     *  objective.
      *  With a model, steps and stats carry modelled times. */
     const redist_cost_model_t *cost;
 } redist_plan_options_t;
@@ -204,7 +231,8 @@ typedef struct redist_plan_options {
 typedef struct redist_plan redist_plan_t;
 
 /**
- * Plan `spec` (opts may be NULL).  The plan keeps its own copy of the spec;
+ * Plan `spec` (opts may be NULL: the time objective, built-in cost model,
+ * default budget).  The plan keeps its own copy of the spec;
  * the caller may free `spec` afterwards.  Errors: REDIST_ERR_INVALID (an
  * unknown objective, a cost model out of range), REDIST_ERR_INFEASIBLE
  * when no plan exists (a target partial axis the source lacks, or
@@ -261,6 +289,14 @@ typedef struct redist_verify_result {
     int steps;
     int memory_efficient;
     int failed_step;      /**< index of the first bad step, -1 if none */
+    /** modelled time (seconds) under the plan's cost model
+     *  (redist_plan_verify) or the one given to the *_cost readers; 0
+     *  without one */
+    double time_s;
+    /** 1: the plan document's stats say "optimal": false (its planner's
+     *  search budget ran out); 0 otherwise */
+    int stated_unproven;
+    int exchange_steps; /**< how many steps are exchanges */
 } redist_verify_result_t;
 
 /**
@@ -276,8 +312,8 @@ REDIST_API redist_status_t redist_plan_verify(const redist_plan_t *plan,
                                    redist_error_t *err);
 
 /**
- * Read a plan JSON document (FORMATS.md section 4; only "steps" is
- * required, each step's "after" only for permute) for `spec` and verify
+ * Read a plan JSON document (doc/spec-format.md section 4; only "steps"
+ * is required, each step's "after" only for permute) for `spec` and verify
  * it.  Structural problems (not JSON, steps not an array, a field of the
  * wrong JSON type, wherever it is) are REDIST_ERR_PARSE /
  * REDIST_ERR_INVALID; an illegal step (a dim out of range is named as
@@ -296,14 +332,26 @@ REDIST_API redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
                                           const char *source,
                                           redist_verify_result_t *out,
                                           redist_error_t *err);
+/** As the two above, and with a cost model (NULL: none; else checked by
+ *  redist_cost_model_validate) out->time_s is the plan's modelled time
+ *  under it: what `redistplan verify` compares with the time objective's
+ *  optimum. */
+REDIST_API redist_status_t redist_plan_verify_file_cost(
+    const redist_spec_t *spec, const char *path,
+    const redist_cost_model_t *cost, redist_verify_result_t *out,
+    redist_error_t *err);
+REDIST_API redist_status_t redist_plan_verify_buffer_cost(
+    const redist_spec_t *spec, const char *text, size_t len,
+    const char *source, const redist_cost_model_t *cost,
+    redist_verify_result_t *out, redist_error_t *err);
 
 /* ---------------------------------------------------------- writers */
 
-/** The FORMATS.md section 4 object as a NUL-terminated string, to be freed
- *  with free(); NULL on allocation failure.  Its "stats" add "objective",
- *  "memory_efficient", "time_s" with a cost model and, only for a plan not
- *  proven optimal, "optimal": false, "unproven" ("max_states" or
- *  "permute_group") and "bound_peak_bytes" with "bound_recv_bytes" or
+/** The plan object of doc/spec-format.md section 4 as a NUL-terminated
+ *  string, to be freed with free(); NULL on allocation failure.  Its "stats"
+ *  add "objective", "memory_efficient", "time_s" with a cost model and, only
+ *  for a plan not proven optimal, "optimal": false, "unproven" ("max_states"
+ *  or "permute_group") and "bound_peak_bytes" with "bound_recv_bytes" or
  *  "bound_time_s".  NULL: NULL. */
 REDIST_API char *redist_plan_to_json(const redist_plan_t *plan);
 /** Print the readable table (and, for meshes of up to 64 devices when

@@ -7,11 +7,11 @@
  * libredist_shmem (pkg-config redist-shmem), which links libredist and
  * OpenSHMEM (Open MPI's liboshmem; OpenSHMEM 1.4, no teams).
  *
- * MODEL.  PE r is mesh device r (row-major over the mesh axes, the first
- * axis varying slowest, FORMATS.md section 1); the job must have exactly
+ * MODEL.  PE r is mesh device r (row-major over the mesh axes, the first axis
+ * varying slowest, doc/spec-format.md section 1); the job must have exactly
  * the mesh's device count of PEs.  Each PE holds its own source block and
- * receives its own destination block, row-major local arrays of the
- * spec's dtype, exactly as with the sim backend (redist/exec.h).
+ * receives its own destination block, row-major local arrays of the spec's
+ * dtype, exactly as with the sim backend (redist/exec.h).
  *
  *   shmem_init();
  *   redist_shmem_t *sx;

@@ -2,7 +2,7 @@
  * redist/spec.h - a redistribution problem ("spec"): mesh, global shape,
  * dtype, source and target types, reduce op, and the optional `expect`
  * block of a spec file.  Built from C values or loaded from JSON
- * (FORMATS.md section 3) with jansson.
+ * (doc/spec-format.md section 3) with jansson.
  */
 #ifndef REDIST_SPEC_H
 #define REDIST_SPEC_H
@@ -79,6 +79,50 @@ REDIST_API redist_status_t redist_spec_from_strings(const char *mesh, const char
                                          unsigned flags, redist_spec_t **out,
                                          redist_error_t *err);
 
+/**
+ * Uneven dims (doc/spec-format.md section 7).  A dim of size n split into k blocks
+ * (k = product of the sizes of its axes) need not divide: `split` chooses
+ * which elements each block holds (redist_split_t; REDIST_SPLIT_CEIL by
+ * default), and blocks[i], when not NULL, gives dim i's nblocks[i] == k
+ * lengths explicitly (each >= 0, summing to n).  A layout where every dim
+ * divides evenly is the version-1 spec exactly.
+ */
+typedef struct redist_layout {
+    redist_split_t split;
+    const int64_t *blocks[REDIST_MAX_DIMS];
+    int64_t nblocks[REDIST_MAX_DIMS];
+} redist_layout_t;
+
+/** Sides of a spec, for the layout accessors. */
+enum { REDIST_SIDE_FROM = 0, REDIST_SIDE_TO = 1 };
+
+/**
+ * A copy of `spec` whose source and target have the given layouts (NULL:
+ * REDIST_SPLIT_CEIL with no explicit lengths).  The lengths are copied.
+ * Errors name "from.split", "to.blocks[1]" (wrong count, a negative
+ * length, a sum other than n) as their path.
+ */
+REDIST_API redist_status_t redist_spec_with_layouts(const redist_spec_t *spec,
+                                         const redist_layout_t *from,
+                                         const redist_layout_t *to,
+                                         redist_spec_t **out,
+                                         redist_error_t *err);
+
+/**
+ * The inline form of layouts: `split` a rule name (NULL or "": ceil);
+ * `blocks` the dims separated by '|', each empty (the rule) or its
+ * lengths separated by ',' ("|300,300,250,174"; NULL or "": none).  As
+ * redist_spec_with_layouts; errors name the options ("--from-split",
+ * "--to-blocks") as their path.
+ */
+REDIST_API redist_status_t redist_spec_with_layout_strings(const redist_spec_t *spec,
+                                                const char *from_split,
+                                                const char *from_blocks,
+                                                const char *to_split,
+                                                const char *to_blocks,
+                                                redist_spec_t **out,
+                                                redist_error_t *err);
+
 REDIST_API void redist_spec_free(redist_spec_t *spec);
 
 /* Accessors: the spec's fields, views valid as long as it lives. */
@@ -97,7 +141,22 @@ REDIST_API redist_reduce_t redist_spec_reduce(const redist_spec_t *spec);
 /** The source and target types.  NULL: NULL. */
 REDIST_API const redist_type_t *redist_spec_from(const redist_spec_t *spec);
 REDIST_API const redist_type_t *redist_spec_to(const redist_spec_t *spec);
-/** Bytes per device of the source and target local blocks.  NULL: 0. */
+/** 1 when some dim of the source or target is not split evenly (the
+ *  plan then takes the uneven path).  NULL: 0. */
+REDIST_API int redist_spec_is_uneven(const redist_spec_t *spec);
+/** The rule of side `side` (REDIST_SIDE_FROM or REDIST_SIDE_TO).  NULL or
+ *  out of range: REDIST_SPLIT_COUNT. */
+REDIST_API redist_split_t redist_spec_split(const redist_spec_t *spec, int side);
+/** The block lengths of dim `dim` of side `side` (whatever the rule):
+ *  returns their number k and writes the first min(k, n) into lengths
+ *  (which may be NULL when n is 0).  NULL or out of range: -1. */
+REDIST_API int64_t redist_spec_block_lengths(const redist_spec_t *spec, int side,
+                                  int dim, int64_t lengths[], int64_t n);
+/** Bytes device `rank` holds of side `side`.  NULL or out of range: 0. */
+REDIST_API uint64_t redist_spec_device_bytes(const redist_spec_t *spec, int side,
+                                  int64_t rank);
+/** Bytes per device of the source and target local blocks; for an uneven
+ *  spec the most any device holds.  NULL: 0. */
 REDIST_API uint64_t redist_spec_src_bytes(const redist_spec_t *spec);
 REDIST_API uint64_t redist_spec_dst_bytes(const redist_spec_t *spec);
 /** The expect block; all has_* are 0 when the spec had none (and for a

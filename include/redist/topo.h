@@ -25,7 +25,7 @@
  * member to the others.
  *
  * A mesh axis's groups are the devices that differ only in their
- * coordinate on that axis (ranks row-major, FORMATS.md section 1: the
+ * coordinate on that axis (ranks row-major, doc/spec-format.md section 1: the
  * first axis varies slowest).  redist_topo_axis_links sets, for each
  * axis, the slowest level any of its groups spans.
  *

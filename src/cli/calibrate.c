@@ -46,171 +46,64 @@
  * 0 alone when every rank failed alike).  Exit codes: 0 ok, 2 bad input
  * or failure.
  */
-#include <errno.h>
 #include <float.h>
 #include <hwloc.h>
-#include <jansson.h>
-#include <math.h>
-#include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "calibrate.h"
 #include "launch.h"
-#include "redist/topo.h"
-#include "run_mpi.h"
 #include "../core/internal.h"
-
-#define CAL_SMALL 8                 /* default small message, bytes */
-#define CAL_LARGE (4u << 20)        /* default large message, bytes */
-#define CAL_REPS 20                 /* default timed repetitions */
-#define CAL_WARMUP 3                /* untimed round trips per size */
-#define CAL_MAX_LARGE (1u << 30)    /* largest --sizes LARGE */
-#define CAL_MAX_REPS 1000000
-#define CAL_GAMMA_MIN (64u << 10)   /* smallest reduction buffer */
-#define CAL_MAX_BW 1e12             /* a pair above 1 TB/s is noise */
-#define CAL_TAG 7301
-#define CAL_DEFAULT_FILE "redist-cost.json"
-#define NL REDIST_LINK_COUNT
-
-typedef struct cal_opts {
-    const char *out;      /* -o: a file, "-" for standard output */
-    const char *rank_map; /* --rank-map-out */
-    uint64_t small, large;
-    int reps, quiet, help;
-} cal_opts;
-
-/* What each rank tells rank 0. */
-typedef struct cal_rank {
-    char host[MPI_MAX_PROCESSOR_NAME + 1];
-    int32_t pu;    /* logical PU index; -1 when hwloc failed */
-    int32_t bound; /* 1: bound within one core; 0: last location */
-    char error[200];
-} cal_rank;
 
 static int cal_mpi; /* MPI started (under a launcher) */
 
 /* ------------------------------------------------------------ options */
 
-/* 0: go on (o->help: --help was given); 2: a bad option (message
- * printed). */
-static int parse_options(int argc, char **argv, cal_opts *o)
+/* 0, or CLI_BAD_INPUT after the message. */
+static int parse_options(const cli_command *self, int argc, char **argv,
+                         cal_opts *o)
 {
+    const char *sizes = NULL;
+    memset(o, 0, sizeof *o);
     o->out = CAL_DEFAULT_FILE;
-    o->rank_map = NULL;
     o->small = CAL_SMALL;
     o->large = CAL_LARGE;
     o->reps = CAL_REPS;
-    o->quiet = 0;
-    o->help = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (!has || argv[i + 1][0] == '\0') {
-                fprintf(stderr, "redistplan: calibrate: %s needs a file name "
-                                "('-' for standard output)\n",
-                        a);
-                return 2;
-            }
-            o->out = argv[++i];
-        } else if (strcmp(a, "--rank-map-out") == 0) {
-            if (!has || argv[i + 1][0] == '\0') {
-                fprintf(stderr, "redistplan: calibrate: --rank-map-out needs "
-                                "a file name\n");
-                return 2;
-            }
-            o->rank_map = argv[++i];
-        } else if (strcmp(a, "--sizes") == 0) {
-            const char *v = has ? argv[i + 1] : "", *c = strchr(v, ',');
-            if (!c || cli_parse_size_n(v, (size_t)(c - v), &o->small) ||
-                cli_parse_size_n(c + 1, strlen(c + 1), &o->large) ||
-                o->small < 1 || o->small >= o->large ||
-                o->large > CAL_MAX_LARGE) {
-                fprintf(stderr,
-                        "redistplan: calibrate: --sizes: expected "
+    const cli_opt own[] = {
+        {.name = "--output", .alias = "-o", .kind = CLI_STR, .out = &o->out},
+        {.name = "--rank-map-out", .kind = CLI_STR, .out = &o->rank_map},
+        {.name = "--sizes", .kind = CLI_STR, .out = &sizes},
+        {.name = "--reps", .kind = CLI_COUNT, .out = &o->reps, .lo = 1,
+         .hi = CAL_MAX_REPS, .what = "a count"},
+        {.name = "--quiet", .alias = "-q", .kind = CLI_FLAG, .out = &o->quiet},
+        {.name = NULL}};
+    cli_cmdline c = {.cmd = self->name, .own = own,
+                     .pos_words = "no spec; run it under mpirun -np N"};
+    if (cli_parse(&c, argc, argv))
+        return CLI_BAD_INPUT;
+    if (!o->out[0] || (o->rank_map && !o->rank_map[0])) {
+        fprintf(stderr, "redistplan: calibrate: %s needs a file name%s\n",
+                o->out[0] ? "--rank-map-out" : "-o",
+                o->out[0] ? "" : " ('-' for standard output)");
+        return CLI_BAD_INPUT;
+    }
+    const char *comma = sizes ? strchr(sizes, ',') : NULL;
+    if (sizes && (!comma ||
+                  cli_parse_size_n(sizes, (size_t)(comma - sizes),
+                                   &o->small) ||
+                  cli_parse_size_n(comma + 1, strlen(comma + 1), &o->large) ||
+                  o->small < 1 || o->small >= o->large ||
+                  o->large > CAL_MAX_LARGE)) {
+        fprintf(stderr, "redistplan: calibrate: --sizes: expected "
                         "SMALL,LARGE in bytes, 1 <= SMALL < LARGE <= 1G "
                         "(e.g. 8,4M), got %s\n",
-                        has ? v : "(missing)");
-                return 2;
-            }
-            i++;
-        } else if (strcmp(a, "--reps") == 0) {
-            uint64_t r = 0;
-            if (!has || cli_parse_u64(argv[i + 1], &r) || r < 1 ||
-                r > CAL_MAX_REPS) {
-                fprintf(stderr,
-                        "redistplan: calibrate: --reps: expected a count "
-                        "from 1 to %d, got %s\n",
-                        CAL_MAX_REPS, has ? argv[i + 1] : "(missing)");
-                return 2;
-            }
-            o->reps = (int)r;
-            i++;
-        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            o->quiet = 1;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            o->help = 1;
-            return 0;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr,
-                    "redistplan: calibrate: unknown option %s (options: -o "
-                    "FILE, --sizes SMALL,LARGE, --reps R, --rank-map-out "
-                    "FILE, --quiet)\n",
-                    a);
-            return 2;
-        } else {
-            fprintf(stderr,
-                    "redistplan: calibrate: unexpected argument \"%s\" "
-                    "(calibrate takes no spec; run it under mpirun -np N)\n",
-                    a);
-            return 2;
-        }
+                sizes);
+        return CLI_BAD_INPUT;
     }
-    return 0;
-}
-
-/* 0 when `path` can probably be written (checked before measuring, so a
- * bad path fails at once; the write itself is checked again). */
-static int check_writable(const char *path, char *why, size_t n)
-{
-    struct stat st;
-    if (strcmp(path, "-") == 0)
-        return 0;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            snprintf(why, n, "%s", strerror(EISDIR));
-            return -1;
-        }
-        if (access(path, W_OK)) {
-            snprintf(why, n, "%s", strerror(errno));
-            return -1;
-        }
-        return 0;
-    }
-    if (errno != ENOENT) {
-        snprintf(why, n, "%s", strerror(errno));
-        return -1;
-    }
-    char dir[4096];
-    rd_strlcpy(dir, path, sizeof dir);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    if (access(dir, W_OK | X_OK)) {
-        snprintf(why, n, "%s", strerror(errno));
-        return -1;
-    }
-    return 0;
+    return CLI_OK;
 }
 
 /* ------------------------------------------------------------ location */
@@ -357,101 +250,7 @@ static int finish(int rc)
     return cli_launch_end(rc); /* MPI_Finalize under a launcher */
 }
 
-/* ------------------------------------------------------------- output */
-
-/* JSON strings must be UTF-8: keep printable ASCII only. */
-static void ascii(char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
-            *s = '?';
-}
-
-/* One JSON value on one line (steals v); NULL on failure. */
-static char *dump_any(json_t *v)
-{
-    char *t = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_PRESERVE_ORDER |
-                                    JSON_REAL_PRECISION(6))
-                : NULL;
-    json_decref(v);
-    return t;
-}
-
-static void fmt_size(uint64_t b, char *buf, size_t n)
-{
-    if (b >= 1024 && b % 1024 == 0)
-        rd_format_bytes(b, buf, n);
-    else
-        snprintf(buf, n, "%llu B", (unsigned long long)b);
-}
-
-/* Write `text` to `path` ("-": standard output). */
-static int write_text(const char *path, const char *text, char *why,
-                      size_t n)
-{
-    if (strcmp(path, "-") == 0) {
-        fputs(text, stdout);
-        fflush(stdout);
-        return 0;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(why, n, "%s", strerror(errno));
-        return -1;
-    }
-    int bad = fputs(text, f) < 0;
-    if (fclose(f) || bad) {
-        snprintf(why, n, "%s", strerror(errno ? errno : EIO));
-        return -1;
-    }
-    return 0;
-}
-
-/* The rank map of where the ranks ran (doc/topology.md, one entry per
- * rank), for `redistplan topo/plan --rank-map`. */
-static char *rank_map_json(char **names, int nhosts, const int64_t *hosts,
-                           const int *pus, int n)
-{
-    size_t cap = 256 + (size_t)n * 48, pos = 0;
-    for (int k = 0; k < nhosts; k++)
-        cap += 2 * strlen(names[k]) + 8;
-    char *t = malloc(cap);
-    if (!t)
-        return NULL;
-    rd_appendf(t, cap, &pos,
-               "{\n  \"comment\": \"written by redistplan calibrate: where "
-               "each rank of the job ran (logical PU indexes)\",\n"
-               "  \"hosts\": [");
-    for (int k = 0; k < nhosts; k++) {
-        char *nm = dump_any(json_string(names[k]));
-        if (!nm) {
-            free(t);
-            return NULL;
-        }
-        rd_appendf(t, cap, &pos, "%s%s", k ? ", " : "", nm);
-        free(nm);
-    }
-    rd_appendf(t, cap, &pos, "],\n  \"ranks\": [");
-    for (int k = 0; k < n; k++)
-        rd_appendf(t, cap, &pos, "%s\n    {\"host\": %lld, \"pu\": %d}",
-                   k ? "," : "", (long long)hosts[k], pus[k]);
-    rd_appendf(t, cap, &pos, "\n  ]\n}\n");
-    return t;
-}
-
 /* ----------------------------------------------------- rank 0's part */
-
-typedef struct cal_setup {
-    redist_topo_t *topo;
-    redist_placement_t *pl;
-    char **names; /* distinct host names, in rank order of appearance */
-    int nhosts;
-    int64_t *hosts;
-    int *pus;
-    int all_bound;
-    char model[128];
-    int npkg;
-} cal_setup;
 
 static void setup_free(cal_setup *s)
 {
@@ -476,7 +275,7 @@ static int plan_pairs(cal_rank *all, int n, cal_setup *s,
         if (all[r].pu < 0) {
             fprintf(stderr, "redistplan: calibrate: rank %d (%s): %s\n", r,
                     all[r].host, all[r].error);
-            return 2;
+            return CLI_BAD_INPUT;
         }
     s->names = calloc((size_t)n, sizeof *s->names);
     s->hosts = calloc((size_t)n, sizeof *s->hosts);
@@ -486,7 +285,7 @@ static int plan_pairs(cal_rank *all, int n, cal_setup *s,
     s->all_bound = 1;
     for (int r = 0; r < n; r++) {
         int h = 0;
-        ascii(all[r].host);
+        cal_ascii(all[r].host);
         while (h < s->nhosts && strcmp(s->names[h], all[r].host))
             h++;
         if (h == s->nhosts) {
@@ -505,7 +304,7 @@ static int plan_pairs(cal_rank *all, int n, cal_setup *s,
         fprintf(stderr, "redistplan: calibrate: cannot place the ranks on "
                         "this machine's topology (every host must look "
                         "like rank 0's)\n");
-        return 2;
+        return CLI_BAD_INPUT;
     }
     /* the lowest pair at each level, preferring two distinct PUs (two
      * ranks time-sharing one PU measure the scheduler, not a link) */
@@ -533,321 +332,15 @@ static int plan_pairs(cal_rank *all, int n, cal_setup *s,
     return 0;
 oom:
     fprintf(stderr, "redistplan: calibrate: out of memory\n");
-    return 2;
-}
-
-static void print_ranks(const cal_setup *s, const cal_rank *all, int n)
-{
-    printf("  %4s  %-16s %7s %5s %6s %5s %5s  %s\n", "rank", "host",
-           "package", "numa", "cache", "core", "pu", "location");
-    for (int r = 0; r < n; r++) {
-        redist_topo_location_t l;
-        if (redist_placement_location(s->pl, r, &l))
-            break;
-        printf("  %4d  %-16.64s %7d %5d %6d %5d %5d  %s\n", r,
-               s->names[l.host], l.package, l.numa, l.cache, l.core, l.pu,
-               all[r].bound ? "bound" : "not bound: last PU");
-    }
-}
-
-/* Measured values -> model; warnings on stderr. */
-static void fit(const double t[NL][2], const int pairs[NL][2],
-                uint64_t large, redist_cost_model_t *m, int measured[NL])
-{
-    redist_cost_model_t def;
-    redist_cost_model_default(&def);
-    for (int l = 0; l < NL; l++) {
-        measured[l] = pairs[l][0] >= 0;
-        if (!measured[l])
-            continue;
-        const char *name = redist_link_name((redist_link_t)l);
-        double ts = t[l][0], tl = t[l][1], L = (double)large;
-        double alpha = ts, beta;
-        if (!(alpha > 0) || !(alpha <= 1e3)) {
-            fprintf(stderr,
-                    "redistplan: calibrate: %s: the small message took %g "
-                    "s, not a usable latency; alpha keeps its default "
-                    "(%g s)\n",
-                    name, ts, def.alpha[l]);
-            alpha = def.alpha[l];
-        }
-        beta = (tl - alpha) / L;
-        if (!(tl > alpha) || !(L / (tl - alpha) <= CAL_MAX_BW)) {
-            if (tl > 0 && tl / L <= 1e3 && L / tl <= CAL_MAX_BW) {
-                beta = tl / L;
-                fprintf(stderr,
-                        "redistplan: calibrate: %s: the %.0f B message "
-                        "(%.3f us one way) is not measurably slower than "
-                        "the small one (%.3f us): beta is its whole one-way "
-                        "time per byte, %.4g s/B (%.2f GB/s); use a larger "
-                        "--sizes LARGE\n",
-                        name, L, tl * 1e6, ts * 1e6, beta, 1e-9 / beta);
-            } else {
-                beta = def.beta[l];
-                fprintf(stderr,
-                        "redistplan: calibrate: %s: the %.0f B message "
-                        "took %g s, not a usable bandwidth; beta keeps its "
-                        "default (%g s/B)\n",
-                        name, L, tl, beta);
-            }
-        }
-        if (!(beta <= 1e3))
-            beta = def.beta[l];
-        m->alpha[l] = alpha;
-        m->beta[l] = beta;
-    }
-}
-
-static int close_enough(double a, double b)
-{
-    return fabs(a - b) <= 1e-5 * fabs(b);
-}
-
-/* Rank 0 after the measurements: fit, write, check, print.  0 or 2. */
-static int report(const cal_opts *o, const cal_setup *s, const cal_rank *all,
-                  int n, const int pairs[NL][2], const int same_pu[NL],
-                  const double t[NL][2], double gamma_s, uint64_t gbytes)
-{
-    redist_cost_model_t def, m;
-    int measured[NL], nmeasured = 0;
-    redist_cost_model_default(&def);
-    m = def;
-    fit(t, pairs, o->large, &m, measured);
-    for (int l = 0; l < NL; l++)
-        nmeasured += measured[l];
-    if (gamma_s > 0 && gamma_s <= 1e3)
-        m.gamma = gamma_s;
-    else
-        fprintf(stderr,
-                "redistplan: calibrate: the reduction could not be timed "
-                "(%s); gamma keeps its default (%g s/B)\n",
-                gamma_s < 0 ? "out of memory" : "no measurable time",
-                def.gamma);
-
-    /* machine: host names and CPU model */
-    char machine[512], method[2048], sb[32], lb[32], gb[32];
-    size_t pos = 0;
-    for (int h = 0; h < s->nhosts && h < 4; h++)
-        rd_appendf(machine, sizeof machine, &pos, "%s%.64s", h ? ", " : "",
-                   s->names[h]);
-    if (s->nhosts > 4)
-        rd_appendf(machine, sizeof machine, &pos, ", ... (%d hosts)",
-                   s->nhosts);
-    if (s->model[0])
-        rd_appendf(machine, sizeof machine, &pos, " (%s%dx %s)",
-                   s->nhosts > 1 ? "each " : "", s->npkg, s->model);
-    ascii(machine);
-
-    fmt_size(o->small, sb, sizeof sb);
-    fmt_size(o->large, lb, sizeof lb);
-    fmt_size(gbytes, gb, sizeof gb);
-    pos = 0;
-    rd_appendf(method, sizeof method, &pos,
-               "MPI ping-pong (MPI_Send/MPI_Recv) between one pair of ranks "
-               "per link level (");
-    if (!nmeasured)
-        rd_appendf(method, sizeof method, &pos, "none: %d rank%s", n,
-                   n == 1 ? "" : "s");
-    for (int l = 0, k = 0; l < NL; l++)
-        if (measured[l])
-            rd_appendf(method, sizeof method, &pos, "%s%s: ranks %d-%d",
-                       k++ ? "; " : "", redist_link_name((redist_link_t)l),
-                       pairs[l][0], pairs[l][1]);
-    rd_appendf(method, sizeof method, &pos,
-               "), %s and %s messages, minimum of %d round trips after %d "
-               "warm-up ones; alpha = one-way time of the small message, "
-               "beta = (one-way time of the large message - alpha) / its "
-               "bytes; gamma: f64 sum of two %s buffers with the executor's "
-               "reduction kernel on rank 0, minimum of %d; %d rank%s on %d "
-               "host%s, %s",
-               sb, lb, o->reps, CAL_WARMUP, gb, o->reps, n, n == 1 ? "" : "s",
-               s->nhosts, s->nhosts == 1 ? "" : "s",
-               s->all_bound ? (n == 1 ? "bound within one core"
-                                      : "each bound within one core")
-                            : (n == 1 ? "not bound to one core"
-                                      : "not all bound to one core (their "
-                                        "PU is where they last ran)"));
-
-    /* one level per line, as in doc/topology.md */
-    char *full = NULL, *mj = dump_any(json_string(machine)),
-         *tj = dump_any(json_string(method)),
-         *gj = dump_any(json_real(m.gamma)), *lj[NL];
-    int ok = mj && tj && gj;
-    for (int l = 0; l < NL; l++) {
-        lj[l] = measured[l] ? dump_any(json_pack("{s:f,s:f}", "alpha",
-                                                 m.alpha[l], "beta",
-                                                 m.beta[l]))
-                            : NULL;
-        ok &= !measured[l] || lj[l] != NULL;
-    }
-    size_t cap = 4096 + strlen(method) + strlen(machine) * 2;
-    if (ok && (full = malloc(cap))) {
-        pos = 0;
-        rd_appendf(full, cap, &pos, "{\n  \"machine\": %s,\n  \"method\": %s,\n"
-                                    "  \"links\": {",
-                   mj, tj);
-        for (int l = 0, k = 0; l < NL; l++)
-            if (measured[l])
-                rd_appendf(full, cap, &pos, "%s\n    \"%s\": %s",
-                           k++ ? "," : "",
-                           redist_link_name((redist_link_t)l), lj[l]);
-        rd_appendf(full, cap, &pos, "%s},\n  \"gamma\": %s\n}\n",
-                   nmeasured ? "\n  " : "", gj);
-    }
-    free(mj);
-    free(tj);
-    free(gj);
-    for (int l = 0; l < NL; l++)
-        free(lj[l]);
-    if (!full) {
-        fprintf(stderr, "redistplan: calibrate: out of memory\n");
-        return 2;
-    }
-
-    char why[256];
-    int rc = 0;
-    if (write_text(o->out, full, why, sizeof why)) {
-        fprintf(stderr, "redistplan: calibrate: cannot write %s: %s\n",
-                o->out, why);
-        rc = 2;
-        goto out;
-    }
-    /* self-check: the file loads and holds what was measured */
-    redist_cost_model_t back = def;
-    redist_error_t err;
-    redist_error_clear(&err);
-    redist_status_t st =
-        strcmp(o->out, "-") == 0
-            ? redist_cost_model_load_buffer(full, strlen(full), "<stdout>",
-                                            &back, &err)
-            : redist_cost_model_load_file(o->out, &back, &err);
-    int same = !st && close_enough(back.gamma, m.gamma);
-    for (int l = 0; l < NL && same; l++)
-        same = close_enough(back.alpha[l], m.alpha[l]) &&
-               close_enough(back.beta[l], m.beta[l]);
-    if (!same) {
-        if (st)
-            cli_print_error(&err);
-        fprintf(stderr, "redistplan: calibrate: %s does not load back as "
-                        "written (a bug)\n",
-                o->out);
-        rc = 2;
-        goto out;
-    }
-    if (o->rank_map) {
-        char *rm = rank_map_json(s->names, s->nhosts, s->hosts, s->pus, n);
-        if (!rm || write_text(o->rank_map, rm, why, sizeof why)) {
-            fprintf(stderr, "redistplan: calibrate: cannot write %s: %s\n",
-                    o->rank_map, rm ? why : "out of memory");
-            rc = 2;
-        }
-        free(rm);
-        if (rc)
-            goto out;
-    }
-
-    for (int l = 0; l < NL; l++)
-        if (measured[l] && same_pu[l])
-            fprintf(stderr,
-                    "redistplan: calibrate: %s: ranks %d and %d ran on the "
-                    "same PU (no two ranks at this level on distinct ones): "
-                    "the figures measure time-sharing, not a link; bind "
-                    "one rank per core (mpirun --bind-to core)\n",
-                    redist_link_name((redist_link_t)l), pairs[l][0],
-                    pairs[l][1]);
-    if (n > 1 && !s->all_bound)
-        fprintf(stderr,
-                "redistplan: calibrate: not every rank is bound to one core "
-                "(mpirun binds none when oversubscribed, and to a socket "
-                "above 2 ranks): a rank's PU is where it last ran, so the "
-                "levels may not be the ones the pairs used while measuring; "
-                "run with mpirun --bind-to core\n");
-    if (n == 1)
-        fprintf(stderr,
-                "redistplan: calibrate: no link level could be measured "
-                "with one rank (run it under mpirun -np 2 or more, e.g. "
-                "mpirun -np 4 --bind-to core redistplan calibrate); %s "
-                "holds gamma only, every level keeps its default\n",
-                strcmp(o->out, "-") ? o->out : "the output");
-
-    if (o->quiet || strcmp(o->out, "-") == 0)
-        goto out;
-    printf("calibrate: %d rank%s on %d host%s: %s\n", n, n == 1 ? "" : "s",
-           s->nhosts, s->nhosts == 1 ? "" : "s", machine);
-    if (n <= 16)
-        print_ranks(s, all, n);
-    printf("  %s and %s messages, minimum of %d round trips (one-way time "
-           "= half)\n",
-           sb, lb, o->reps);
-    printf("  %-8s %-9s %11s %17s\n", "level", "pair", "alpha (us)",
-           "bandwidth (GB/s)");
-    for (int l = 0; l < NL; l++) {
-        const char *name = redist_link_name((redist_link_t)l);
-        if (measured[l]) {
-            char pair[32];
-            snprintf(pair, sizeof pair, "%d-%d", pairs[l][0], pairs[l][1]);
-            printf("  %-8s %-9s %11.2f %17.2f\n", name, pair,
-                   m.alpha[l] * 1e6, 1e-9 / m.beta[l]);
-        } else {
-            printf("  %-8s %-9s %11.2f %17.2f  (no pair: default)\n", name,
-                   "-", def.alpha[l] * 1e6, 1e-9 / def.beta[l]);
-        }
-    }
-    printf("  reductions %.2f GB/s (f64 sum of two %s buffers)\n",
-           1e-9 / m.gamma, gb);
-    printf("wrote %s; plan with it: redistplan plan SPEC --objective time "
-           "--cost %s\n",
-           o->out, o->out);
-    if (o->rank_map)
-        printf("wrote %s (where the ranks ran): redistplan topo SPEC "
-               "--rank-map %s --cost %s\n",
-               o->rank_map, o->rank_map, o->out);
-out:
-    free(full);
-    return rc;
+    return CLI_BAD_INPUT;
 }
 
 /* ------------------------------------------------------------ command */
 
-int cli_cmd_calibrate(int argc, char **argv)
+/* Where every rank runs, gathered on rank 0 (*all, *s). */
+static int gather_locations(int rank, int size, cal_rank **all, cal_setup *s)
 {
-    cal_opts o;
-    cli_launch_begin("calibrate");
-    int rc = parse_options(argc, argv, &o);
-    if (rc)
-        return cli_launch_end(rc); /* joins the agreement with the error */
-    cli_fp fp = {0};
-    cli_fp_add(&fp, "--help", "%s", o.help ? "on" : "off");
-    cli_fp_add(&fp, "-o", "%s", o.out);
-    cli_fp_add(&fp, "--rank-map-out", "%s", o.rank_map ? o.rank_map : "-");
-    cli_fp_add(&fp, "--sizes", "%llu,%llu", (unsigned long long)o.small,
-               (unsigned long long)o.large);
-    cli_fp_add(&fp, "--reps", "%d", o.reps);
-    cli_fp_add(&fp, "--quiet", "%s", o.quiet ? "on" : "off");
-    if ((rc = cli_launch_agree(&fp, 0)) != 0)
-        return cli_launch_end(rc);
-
-    int rank = 0, size = 1;
-    cal_mpi = cli_launched();
-    if (o.help) {
-        if (!cal_mpi || (MPI_Comm_rank(MPI_COMM_WORLD, &rank), rank == 0))
-            printf("usage: mpirun -np N redistplan calibrate [OPTIONS]\n%s",
-                   CLI_CALIBRATE_USAGE);
-        return finish(0);
-    }
-    if (cal_mpi) {
-        int init = 0;
-        MPI_Initialized(&init);
-        if (!init && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
-            fprintf(stderr, "redistplan: calibrate: MPI_Init failed\n");
-            return 2;
-        }
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &size);
-    }
-
-    /* where every rank runs */
-    cal_rank me, *all = NULL;
+    cal_rank me;
     memset(&me, 0, sizeof me);
     if (cal_mpi) {
         int len = 0;
@@ -856,55 +349,58 @@ int cli_cmd_calibrate(int argc, char **argv)
         snprintf(me.host, sizeof me.host, "localhost");
     }
     me.host[sizeof me.host - 1] = '\0';
-    cal_setup s;
-    memset(&s, 0, sizeof s);
-    locate(&me, rank == 0 ? s.model : NULL, sizeof s.model, &s.npkg);
-    if (rank == 0 && !(all = calloc((size_t)size, sizeof *all))) {
+    locate(&me, rank == 0 ? s->model : NULL, sizeof s->model, &s->npkg);
+    if (rank == 0 && !(*all = calloc((size_t)size, sizeof **all))) {
         fprintf(stderr, "redistplan: calibrate: out of memory\n");
         if (cal_mpi)
             MPI_Abort(MPI_COMM_WORLD, 2); /* the others wait in the gather */
-        return 2;
+        return CLI_BAD_INPUT;
     }
     if (cal_mpi)
-        MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me,
+        MPI_Gather(&me, (int)sizeof me, MPI_BYTE, *all, (int)sizeof me,
                    MPI_BYTE, 0, MPI_COMM_WORLD);
     else
-        all[0] = me;
+        (*all)[0] = me;
+    return CLI_OK;
+}
 
-    /* rank 0: the placement, the pairs, the output paths; then everyone
-     * learns the status and the pairs */
-    int msg[1 + 2 * NL], pairs[NL][2], same_pu[NL];
+/* Rank 0: the placement, the pairs, the output paths; then every rank
+ * learns the status and the pairs.  0, or the exit code of every rank. */
+static int decide(const cal_opts *o, int rank, int size, cal_rank *all,
+                  cal_setup *s, cal_result *res)
+{
+    int msg[1 + 2 * NL];
     memset(msg, 0, sizeof msg);
     if (rank == 0) {
         char why[256];
-        msg[0] = plan_pairs(all, size, &s, pairs, same_pu);
-        const char *paths[2] = {o.out, o.rank_map};
+        msg[0] = plan_pairs(all, size, s, res->pairs, res->same_pu);
+        const char *paths[2] = {o->out, o->rank_map};
         for (int k = 0; k < 2 && !msg[0]; k++)
-            if (paths[k] && check_writable(paths[k], why, sizeof why)) {
+            if (paths[k] && cli_check_writable(paths[k], why, sizeof why)) {
                 fprintf(stderr, "redistplan: calibrate: cannot write %s: "
                                 "%s\n",
                         paths[k], why);
-                msg[0] = 2;
+                msg[0] = CLI_BAD_INPUT;
             }
         if (!msg[0])
-            memcpy(msg + 1, pairs, sizeof pairs);
+            memcpy(msg + 1, res->pairs, sizeof res->pairs);
     }
     bcast_ints(msg, 1 + 2 * NL);
-    if (msg[0]) {
-        free(all);
-        setup_free(&s);
-        return finish(msg[0]);
-    }
-    memcpy(pairs, msg + 1, sizeof pairs);
+    memcpy(res->pairs, msg + 1, sizeof res->pairs);
+    return msg[0];
+}
 
-    /* buffers on the ranks of some pair; everyone agrees they exist */
+/* One pair per level measures (the other ranks wait in the barrier);
+ * rank 0 gets the times.  0, or the exit code of every rank. */
+static int measure(const cal_opts *o, int rank, cal_result *res)
+{
     char *buf = NULL;
     int in_pair = 0, nomem = 0, any_nomem = 0;
     for (int l = 0; l < NL; l++)
-        in_pair |= pairs[l][0] == rank || pairs[l][1] == rank;
+        in_pair |= res->pairs[l][0] == rank || res->pairs[l][1] == rank;
     if (in_pair) {
-        if ((buf = malloc((size_t)o.large)))
-            memset(buf, 0x5a, (size_t)o.large);
+        if ((buf = malloc((size_t)o->large)))
+            memset(buf, 0x5a, (size_t)o->large);
         nomem = !buf;
     }
     if (cal_mpi)
@@ -914,26 +410,21 @@ int cli_cmd_calibrate(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr, "redistplan: calibrate: out of memory for the "
                             "%llu-byte messages (a smaller --sizes LARGE)\n",
-                    (unsigned long long)o.large);
+                    (unsigned long long)o->large);
         free(buf);
-        free(all);
-        setup_free(&s);
-        return finish(2);
+        return CLI_BAD_INPUT;
     }
-
-    /* one pair per level; the other ranks wait in the barrier */
-    double t[NL][2], tsum[NL][2];
+    double t[NL][2];
     memset(t, 0, sizeof t);
-    memset(tsum, 0, sizeof tsum);
     for (int l = 0; l < NL; l++) {
-        int a = pairs[l][0], b = pairs[l][1];
+        int a = res->pairs[l][0], b = res->pairs[l][1];
         if (a < 0)
             continue;
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == a || rank == b) {
-            int peer = rank == a ? b : a;
-            double ts = pingpong(peer, rank == a, buf, (int)o.small, o.reps);
-            double tl = pingpong(peer, rank == a, buf, (int)o.large, o.reps);
+            int peer = rank == a ? b : a, reps = (int)o->reps;
+            double ts = pingpong(peer, rank == a, buf, (int)o->small, reps);
+            double tl = pingpong(peer, rank == a, buf, (int)o->large, reps);
             if (rank == a) {
                 t[l][0] = ts;
                 t[l][1] = tl;
@@ -942,21 +433,65 @@ int cli_cmd_calibrate(int argc, char **argv)
     }
     free(buf);
     if (cal_mpi)
-        MPI_Reduce(t, tsum, 2 * NL, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(t, res->t, 2 * NL, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     else
-        memcpy(tsum, t, sizeof t);
+        memcpy(res->t, t, sizeof t);
+    return CLI_OK;
+}
 
-    /* rank 0: the reduction speed, the file, the table */
-    int status = 0;
-    if (rank == 0) {
-        uint64_t gbytes = o.large < CAL_GAMMA_MIN ? CAL_GAMMA_MIN : o.large;
-        gbytes -= gbytes % sizeof(double);
-        double gamma_s = measure_gamma(gbytes, o.reps);
-        status = report(&o, &s, all, size, pairs, same_pu, tsum, gamma_s,
-                        gbytes);
+/* After the agreement: measure, and on rank 0 report. */
+static int calibrate(const cal_opts *o)
+{
+    int rank = 0, size = 1, status = CLI_OK;
+    cal_rank *all = NULL;
+    cal_setup s;
+    cal_result res;
+    memset(&s, 0, sizeof s);
+    memset(&res, 0, sizeof res);
+    cal_mpi = cli_launched();
+    if (cal_mpi) {
+        int init = 0;
+        MPI_Initialized(&init);
+        if (!init && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+            fprintf(stderr, "redistplan: calibrate: MPI_Init failed\n");
+            return CLI_BAD_INPUT;
+        }
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+    }
+    if (gather_locations(rank, size, &all, &s) ||
+        (status = decide(o, rank, size, all, &s, &res)) ||
+        (status = measure(o, rank, &res)))
+        goto out;
+    if (rank == 0) { /* the reduction speed, the file, the table */
+        res.gbytes = o->large < CAL_GAMMA_MIN ? CAL_GAMMA_MIN : o->large;
+        res.gbytes -= res.gbytes % sizeof(double);
+        res.gamma_s = measure_gamma(res.gbytes, (int)o->reps);
+        status = cal_report(o, &s, all, size, &res);
     }
     bcast_ints(&status, 1);
+out:
     free(all);
     setup_free(&s);
-    return finish(status);
+    return status;
+}
+
+int cli_cmd_calibrate(const cli_command *self, int argc, char **argv)
+{
+    cal_opts o;
+    cli_fp fp;
+    cli_launch_begin(self->name);
+    int rc = parse_options(self, argc, argv, &o);
+    if (rc)
+        return cli_launch_end(rc); /* joins the agreement with the error */
+    cli_fp_init(&fp, self->name, 0);
+    cli_fp_add(&fp, "-o", "%s", o.out);
+    cli_fp_add(&fp, "--rank-map-out", "%s", o.rank_map ? o.rank_map : "-");
+    cli_fp_add(&fp, "--sizes", "%llu,%llu", (unsigned long long)o.small,
+               (unsigned long long)o.large);
+    cli_fp_add(&fp, "--reps", "%llu", (unsigned long long)o.reps);
+    cli_fp_add(&fp, "--quiet", "%s", o.quiet ? "on" : "off");
+    if ((rc = cli_launch_agree(&fp, 0)) != 0)
+        return cli_launch_end(rc);
+    return finish(calibrate(&o));
 }

@@ -1,8 +1,14 @@
 /*
- * redistplan check SPEC... [--junit FILE]: validate spec files and their
- * `expect` blocks.  One PASS/FAIL/ERROR line per spec, then
- * "N passed, M failed".  Exit 0 all pass, 1 a failure, 2 bad input.
+ * redistplan check SPEC... [--junit FILE] [cost options]: validate spec
+ * files and their `expect` blocks against the plan of the objective the
+ * cost options choose (--objective, as `plan` has it).  One PASS/FAIL/ERROR
+ * line per spec (a spec without `expect` passes when a plan exists, and
+ * says so), then "N passed, M failed", with ", E errors" when specs could
+ * not be checked (bad input).  Exit 0 all pass, 1 a failure, 2 bad input.
+ * --junit: one testcase per spec, named by the spec's name, with its time;
+ * the file is checked for writing before any spec is.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,112 +19,150 @@
 
 typedef struct {
     const char *path;
-    const char *name;
-    int outcome; /* 0 pass, 1 fail, 2 error */
+    char name[256]; /* the spec's name; its path when it has none */
+    int outcome;    /* 0 pass, 1 fail, 2 error */
+    double seconds;
     char reason[1024];
 } result_t;
 
-static void check_one(const char *path, result_t *r)
+static int has_expect(const redist_expect_t *ex)
+{
+    return ex->has_max_collectives || ex->has_max_recv_bytes ||
+           ex->has_max_peak_bytes || ex->has_ops || ex->has_infeasible;
+}
+
+/* The expectations the plan misses, "; "-separated (empty: none). */
+static void judge(const redist_plan_t *plan, const redist_expect_t *ex,
+                  char *out, size_t size)
+{
+    size_t pos = 0;
+    redist_plan_stats_t s;
+    redist_plan_stats(plan, &s);
+    out[0] = '\0';
+    if (ex->has_max_collectives && s.collectives > ex->max_collectives)
+        rd_appendf(out, size, &pos, "%s%d collectives > max_collectives %lld",
+                   pos ? "; " : "", s.collectives,
+                   (long long)ex->max_collectives);
+    if (ex->has_max_recv_bytes && s.recv_bytes > ex->max_recv_bytes)
+        rd_appendf(out, size, &pos, "%srecv %llu bytes > max_recv_bytes %llu",
+                   pos ? "; " : "", (unsigned long long)s.recv_bytes,
+                   (unsigned long long)ex->max_recv_bytes);
+    if (ex->has_max_peak_bytes && s.peak_bytes > ex->max_peak_bytes)
+        rd_appendf(out, size, &pos, "%speak %llu bytes > max_peak_bytes %llu",
+                   pos ? "; " : "", (unsigned long long)s.peak_bytes,
+                   (unsigned long long)ex->max_peak_bytes);
+    if (!ex->has_ops)
+        return;
+    int n = redist_plan_num_steps(plan), same = n == ex->nops;
+    for (int i = 0; same && i < n; i++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, i, &v);
+        same = strcmp(redist_op_name(v.op), ex->ops[i]) == 0;
+    }
+    if (same)
+        return;
+    rd_appendf(out, size, &pos, "%sops are [", pos ? "; " : "");
+    for (int i = 0; i < n; i++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, i, &v);
+        rd_appendf(out, size, &pos, "%s%s", i ? ", " : "",
+                   redist_op_name(v.op));
+    }
+    rd_appendf(out, size, &pos, "], expected [");
+    for (int i = 0; i < ex->nops; i++)
+        rd_appendf(out, size, &pos, "%s%s", i ? ", " : "", ex->ops[i]);
+    rd_appendf(out, size, &pos, "]");
+}
+
+/* The outcome of a spec whose expect block says no plan exists. */
+static void judge_infeasible(redist_status_t st, const redist_plan_t *plan,
+                             const redist_error_t *err, result_t *r)
+{
+    char buf[1024];
+    if (st == REDIST_ERR_INFEASIBLE) {
+        snprintf(r->reason, sizeof r->reason, "no plan, as expected (%s)",
+                 err->text);
+        return;
+    }
+    r->outcome = 1;
+    if (st == REDIST_OK)
+        snprintf(r->reason, sizeof r->reason,
+                 "expected no plan, but a plan of %d steps exists",
+                 redist_plan_num_steps(plan));
+    else
+        snprintf(r->reason, sizeof r->reason, "planning failed: %s",
+                 redist_error_format(err, buf, sizeof buf));
+}
+
+/* A plan that meets the expect block: what it is. */
+static void passed(const redist_plan_t *plan, const redist_expect_t *ex,
+                   const cli_cost_args *cost, result_t *r)
+{
+    redist_plan_stats_t s;
+    redist_plan_stats(plan, &s);
+    int n = snprintf(r->reason, sizeof r->reason,
+                     "%s%d collective%s, recv %llu bytes, peak %llu bytes%s",
+                     has_expect(ex) ? "" : "no expect: a plan exists: ",
+                     s.collectives, s.collectives == 1 ? "" : "s",
+                     (unsigned long long)s.recv_bytes,
+                     (unsigned long long)s.peak_bytes,
+                     s.memory_efficient ? "" : " (bound not met)");
+    size_t pos = n > 0 && (size_t)n < sizeof r->reason ? (size_t)n : 0;
+    if (cost->objective == REDIST_OBJECTIVE_BYTES)
+        rd_appendf(r->reason, sizeof r->reason, &pos, "; objective bytes");
+    else
+        rd_appendf(r->reason, sizeof r->reason, &pos,
+                   "; objective time, %.2f us modelled", s.time_s * 1e6);
+}
+
+static void check_one(const char *path, const cli_cost_args *cost,
+                      result_t *r)
 {
     redist_error_t err;
     redist_spec_t *spec = NULL;
     redist_plan_t *plan = NULL;
     redist_expect_t ex;
     char buf[1024];
-    size_t pos = 0;
+    redist_plan_options_t opts = {0};
+    redist_cost_model_t model;
     r->path = path;
     r->outcome = 0;
     r->reason[0] = '\0';
+    rd_strlcpy(r->name, path, sizeof r->name);
     redist_error_clear(&err);
-    if (redist_spec_load_file(path, 0, &spec, &err)) {
+    redist_status_t st = redist_spec_load_file(path, 0, &spec, &err);
+    if (!st && redist_spec_name(spec)[0])
+        rd_strlcpy(r->name, redist_spec_name(spec), sizeof r->name);
+    if (st || cli_plan_options_err("check", cost, redist_spec_mesh(spec),
+                                   &model, &opts, &err)) {
         r->outcome = 2;
         snprintf(r->reason, sizeof r->reason, "%s",
                  redist_error_format(&err, buf, sizeof buf));
+        redist_spec_free(spec);
         return;
     }
     redist_spec_expect(spec, &ex);
-    redist_status_t st = redist_plan_create(spec, NULL, &plan, &err);
+    st = redist_plan_create(spec, &opts, &plan, &err);
+    redist_verify_result_t vr;
     if (ex.has_infeasible && ex.infeasible) {
-        if (st == REDIST_ERR_INFEASIBLE)
-            snprintf(r->reason, sizeof r->reason, "no plan, as expected (%s)",
-                     err.text);
-        else if (st == REDIST_OK) {
-            r->outcome = 1;
-            snprintf(r->reason, sizeof r->reason,
-                     "expected no plan, but a plan of %d steps exists",
-                     redist_plan_num_steps(plan));
-        } else {
-            r->outcome = 1;
-            snprintf(r->reason, sizeof r->reason, "planning failed: %s",
-                     redist_error_format(&err, buf, sizeof buf));
-        }
-        goto done;
-    }
-    if (st) {
+        judge_infeasible(st, plan, &err, r);
+    } else if (st) {
         r->outcome = 1;
         rd_cli_source(&err, path);
         snprintf(r->reason, sizeof r->reason, "no plan: %s",
                  redist_error_format(&err, buf, sizeof buf));
-        goto done;
-    }
-    redist_verify_result_t vr;
-    if (redist_plan_verify(plan, &vr, &err)) {
+    } else if (redist_plan_verify(plan, &vr, &err)) {
         r->outcome = 1;
         snprintf(r->reason, sizeof r->reason, "the verifier rejects the "
                  "plan: %s",
                  redist_error_format(&err, buf, sizeof buf));
-        goto done;
+    } else {
+        judge(plan, &ex, r->reason, sizeof r->reason);
+        if (r->reason[0])
+            r->outcome = 1;
+        else
+            passed(plan, &ex, cost, r);
     }
-    redist_plan_stats_t s;
-    redist_plan_stats(plan, &s);
-    if (ex.has_max_collectives && s.collectives > ex.max_collectives)
-        rd_appendf(r->reason, sizeof r->reason, &pos,
-                   "%s%d collectives > max_collectives %lld",
-                   pos ? "; " : "", s.collectives,
-                   (long long)ex.max_collectives);
-    if (ex.has_max_recv_bytes && s.recv_bytes > ex.max_recv_bytes)
-        rd_appendf(r->reason, sizeof r->reason, &pos,
-                   "%srecv %llu bytes > max_recv_bytes %llu",
-                   pos ? "; " : "", (unsigned long long)s.recv_bytes,
-                   (unsigned long long)ex.max_recv_bytes);
-    if (ex.has_max_peak_bytes && s.peak_bytes > ex.max_peak_bytes)
-        rd_appendf(r->reason, sizeof r->reason, &pos,
-                   "%speak %llu bytes > max_peak_bytes %llu",
-                   pos ? "; " : "", (unsigned long long)s.peak_bytes,
-                   (unsigned long long)ex.max_peak_bytes);
-    if (ex.has_ops) {
-        int n = redist_plan_num_steps(plan), same = n == ex.nops;
-        for (int i = 0; same && i < n; i++) {
-            redist_step_view_t v;
-            redist_plan_step(plan, i, &v);
-            same = strcmp(redist_op_name(v.op), ex.ops[i]) == 0;
-        }
-        if (!same) {
-            rd_appendf(r->reason, sizeof r->reason, &pos,
-                       "%sops are [", pos ? "; " : "");
-            for (int i = 0; i < n; i++) {
-                redist_step_view_t v;
-                redist_plan_step(plan, i, &v);
-                rd_appendf(r->reason, sizeof r->reason, &pos, "%s%s",
-                           i ? ", " : "", redist_op_name(v.op));
-            }
-            rd_appendf(r->reason, sizeof r->reason, &pos, "], expected [");
-            for (int i = 0; i < ex.nops; i++)
-                rd_appendf(r->reason, sizeof r->reason, &pos, "%s%s",
-                           i ? ", " : "", ex.ops[i]);
-            rd_appendf(r->reason, sizeof r->reason, &pos, "]");
-        }
-    }
-    if (pos)
-        r->outcome = 1;
-    else
-        snprintf(r->reason, sizeof r->reason,
-                 "%d collective%s, recv %llu bytes, peak %llu bytes%s",
-                 s.collectives, s.collectives == 1 ? "" : "s",
-                 (unsigned long long)s.recv_bytes,
-                 (unsigned long long)s.peak_bytes,
-                 s.memory_efficient ? "" : " (bound not met)");
-done:
     redist_plan_free(plan);
     redist_spec_free(spec);
 }
@@ -145,24 +189,26 @@ static void xml_escape(FILE *f, const char *text)
 static int write_junit(const char *file, const result_t *res, int n)
 {
     FILE *f = fopen(file, "w");
-    if (!f) {
-        perror(file);
+    if (!f)
         return -1;
-    }
     int fails = 0, errors = 0;
+    double total = 0;
     for (int i = 0; i < n; i++) {
         fails += res[i].outcome == 1;
         errors += res[i].outcome == 2;
+        total += res[i].seconds;
     }
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f,
             "<testsuites><testsuite name=\"redistplan check\" tests=\"%d\" "
-            "failures=\"%d\" errors=\"%d\">\n",
-            n, fails, errors);
+            "failures=\"%d\" errors=\"%d\" time=\"%.6f\">\n",
+            n, fails, errors, total);
     for (int i = 0; i < n; i++) {
         fprintf(f, "  <testcase classname=\"redistplan.check\" name=\"");
+        xml_escape(f, res[i].name);
+        fprintf(f, "\" file=\"");
         xml_escape(f, res[i].path);
-        fprintf(f, "\">");
+        fprintf(f, "\" time=\"%.6f\">", res[i].seconds);
         if (res[i].outcome) {
             fprintf(f, "<%s message=\"",
                     res[i].outcome == 1 ? "failure" : "error");
@@ -176,56 +222,29 @@ static int write_junit(const char *file, const result_t *res, int n)
         fprintf(f, "</testcase>\n");
     }
     fprintf(f, "</testsuite></testsuites>\n");
-    if (fclose(f)) {
-        perror(file);
-        return -1;
-    }
-    return 0;
+    return fclose(f) ? -1 : 0;
 }
 
-int cli_cmd_check(int argc, char **argv)
+static int junit_error(const char *junit, const char *why)
 {
-    const char *junit = NULL;
-    int n = 0;
-    result_t *res = calloc((size_t)argc, sizeof *res);
-    if (!res) {
-        fprintf(stderr, "redistplan: out of memory\n");
-        return 2;
-    }
-    const char **paths = calloc((size_t)argc, sizeof *paths);
-    if (!paths) {
-        free(res);
-        fprintf(stderr, "redistplan: out of memory\n");
-        return 2;
-    }
-    int np = 0;
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--junit") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "redistplan: --junit needs a file\n");
-                free(res);
-                free(paths);
-                return 2;
-            }
-            junit = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "redistplan: check: unknown option %s\n", argv[i]);
-            free(res);
-            free(paths);
-            return 2;
-        } else
-            paths[np++] = argv[i];
-    }
-    if (np == 0) {
-        fprintf(stderr, "redistplan: check: no spec files given\n");
-        free(res);
-        free(paths);
-        return 2;
-    }
+    char safe[1024];
+    cli_sanitize(junit, safe, sizeof safe);
+    fprintf(stderr, "redistplan: check: --junit %s: cannot write: %s\n", safe,
+            why);
+    return CLI_BAD_INPUT;
+}
+
+/* Check every spec, print a line each and the summary, write the JUnit
+ * report; the exit code. */
+static int check_all(const char **paths, int np, result_t *res,
+                     const char *junit, const cli_cost_args *cost)
+{
     int passed = 0, failed = 0, errors = 0;
     for (int i = 0; i < np; i++) {
-        check_one(paths[i], &res[n]);
-        const result_t *r = &res[n++];
+        const result_t *r = &res[i];
+        double t0 = cli_now();
+        check_one(paths[i], cost, &res[i]);
+        res[i].seconds = cli_now() - t0;
         const char *tag = r->outcome == 0 ? "PASS" : r->outcome == 1 ? "FAIL"
                                                                      : "ERROR";
         char path[1024], reason[4 * sizeof r->reason];
@@ -233,13 +252,43 @@ int cli_cmd_check(int argc, char **argv)
         cli_sanitize(r->reason, reason, sizeof reason);
         printf("%s %s: %s\n", tag, path, reason);
         passed += r->outcome == 0;
-        failed += r->outcome != 0;
+        failed += r->outcome == 1;
         errors += r->outcome == 2;
     }
-    printf("%d passed, %d failed\n", passed, failed);
-    int rc = errors ? 2 : failed ? 1 : 0;
-    if (junit && write_junit(junit, res, n))
-        rc = 2;
+    printf("%d passed, %d failed", passed, failed);
+    if (errors)
+        printf(", %d error%s (not checked: bad input)", errors,
+               errors == 1 ? "" : "s");
+    printf("\n");
+    int rc = errors ? CLI_BAD_INPUT : failed ? CLI_FAIL : CLI_OK;
+    if (junit && write_junit(junit, res, np))
+        rc = junit_error(junit, strerror(errno));
+    return rc;
+}
+
+int cli_cmd_check(const cli_command *self, int argc, char **argv)
+{
+    const char *junit = NULL;
+    cli_cost_args cost;
+    char why[256];
+    const cli_opt own[] = {{.name = "--junit", .kind = CLI_STR, .out = &junit},
+                           {.name = NULL}};
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    result_t *res = calloc((size_t)argc, sizeof *res);
+    int rc = CLI_BAD_INPUT;
+    cli_cmdline c = {.cmd = self->name, .own = own, .cost = &cost,
+                     .pos = paths, .maxpos = argc,
+                     .pos_words = "SPEC files"};
+    if (!paths || !res)
+        fprintf(stderr, "redistplan: out of memory\n");
+    else if (cli_parse(&c, argc, argv) != CLI_OK)
+        rc = CLI_BAD_INPUT;
+    else if (c.npos == 0)
+        fprintf(stderr, "redistplan: check: no spec files given\n");
+    else if (junit && cli_check_writable(junit, why, sizeof why))
+        rc = junit_error(junit, why);
+    else
+        rc = check_all(paths, c.npos, res, junit, &cost);
     free(res);
     free(paths);
     return rc;

@@ -1,14 +1,17 @@
 /*
  * Helpers shared by the commands of redistplan (cli.h): formatting of
- * sizes, shapes and mesh coordinates, byte counts with binary suffixes,
- * text made safe for terminals and XML,
- * the clock, and the launcher environment of `run --backend mpi|shmem`
- * and `calibrate` (rank detection; their agreement is launch.c).
+ * sizes, shapes, meshes and mesh coordinates, byte counts with binary
+ * suffixes, text made safe for terminals and XML, the clock, the launcher
+ * environment (rank and size; the agreement is launch.c), and whether an
+ * output file can be written.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "../core/internal.h"
@@ -51,6 +54,16 @@ void cli_fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
         pos += (size_t)snprintf(buf + pos, size - pos, "%s%s=%lld",
                                 a ? "," : "", redist_mesh_axis_name(m, a),
                                 (long long)c[a]);
+}
+
+void cli_fmt_mesh(const redist_mesh_t *m, char *buf, size_t size)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < redist_mesh_num_axes(m); a++)
+        rd_appendf(buf, size, &pos, "%s%s=%lld", a ? "," : "",
+                   redist_mesh_axis_name(m, a),
+                   (long long)redist_mesh_axis_size(m, a));
 }
 
 /* The length of the UTF-8 sequence at s (1 to 4) and its code point, or 0
@@ -105,34 +118,7 @@ void cli_sanitize(const char *s, char *out, size_t size)
 
 int cli_parse_size_n(const char *s, size_t n, uint64_t *out)
 {
-    uint64_t v = 0, mul = 1;
-    size_t i = 0;
-    while (i < n && s[i] >= '0' && s[i] <= '9') {
-        uint64_t d = (uint64_t)(s[i++] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    if (i == 0)
-        return -1;
-    if (i < n) {
-        static const char units[] = "KMGT";
-        const char *p = memchr(units, s[i] & ~0x20, 4);
-        if (!p)
-            return -1;
-        mul = 1ULL << (10 * (p - units + 1));
-        i++;
-        if (i < n && s[i] == 'i')
-            i++;
-        if (i < n && (s[i] == 'B' || s[i] == 'b'))
-            i++;
-        if (i != n)
-            return -1;
-    }
-    if (v > UINT64_MAX / mul)
-        return -1;
-    *out = v * mul;
-    return 0;
+    return rd_parse_bytes(s, n, out);
 }
 
 int cli_parse_size(const char *s, uint64_t *out)
@@ -146,4 +132,45 @@ long cli_env_long(const char *a, const char *b)
     if (!v)
         v = getenv(b);
     return v ? strtol(v, NULL, 10) : -1;
+}
+
+long cli_launch_size(void)
+{
+    return cli_env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
+}
+
+int cli_check_writable(const char *path, char *why, size_t n)
+{
+    struct stat st;
+    if (strcmp(path, "-") == 0)
+        return 0;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(why, n, "%s", strerror(EISDIR));
+            return -1;
+        }
+        if (access(path, W_OK)) {
+            snprintf(why, n, "%s", strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {
+        snprintf(why, n, "%s", strerror(errno));
+        return -1;
+    }
+    char dir[4096];
+    rd_strlcpy(dir, path, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (access(dir, W_OK | X_OK)) {
+        snprintf(why, n, "%s", strerror(errno));
+        return -1;
+    }
+    return 0;
 }

@@ -29,6 +29,17 @@
  *      broadcast in turn; every rank prints the first field in which R
  *      and rank 0 differ ("the ranks disagree on --repeat: rank 1 has
  *      3, rank 0 has 1") and exits 2.
+ * DEADLINE: a rank that never joins (one running another program, or
+ * exiting before MPI_Init) must not hang the others.  Each wait of the
+ * agreement is bounded by REDIST_AGREE_TIMEOUT seconds (default 60): the
+ * start of the transport by a watchdog thread (MPI_Init cannot be
+ * polled; the watchdog prints what was waited for and ends the process,
+ * which ends the job), each collective of the agreement by polling a
+ * non-blocking one (MPI_Iallreduce, MPI_Ibcast) against the deadline, then
+ * MPI_Abort with what was waited for.  (The OpenSHMEM transport of a
+ * build without MPI has no non-blocking collectives: only its start is
+ * bounded.)
+ *
  * The transport is MPI (MPI_COMM_WORLD) when MPI is built in: a rank
  * knows whether the others use the mpi or the shmem backend only after
  * the agreement, and Open MPI's OpenSHMEM starts after MPI_Init (its
@@ -41,7 +52,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <pthread.h>
 
 #include "cli.h"
 #include "launch.h"
@@ -55,6 +69,7 @@
 #endif
 
 #define NRED 5 /* longs of a reduction */
+#define AGREE_TIMEOUT 60.0 /* seconds, unless REDIST_AGREE_TIMEOUT */
 
 static struct {
     const char *cmd;
@@ -64,7 +79,86 @@ static struct {
     int started;   /* the transport */
     int agreed;    /* cli_launch_agree ran (successfully or not) */
     int rank, size;
-} L = {"run", 0, -1, NULL, 0, 0, 0, 1};
+    double timeout; /* seconds a wait of the agreement may take */
+} L = {"run", 0, -1, NULL, 0, 0, 0, 1, AGREE_TIMEOUT};
+
+/* ----------------------------------------------------------- deadline */
+
+/* REDIST_AGREE_TIMEOUT: seconds (a positive number), else the default. */
+static void read_timeout(void)
+{
+    const char *v = getenv("REDIST_AGREE_TIMEOUT");
+    char *end;
+    L.timeout = AGREE_TIMEOUT;
+    if (cli_launch_rank() >= 0) /* for messages before the transport's */
+        L.rank = (int)cli_launch_rank();
+    if (!v)
+        return;
+    double t = strtod(v, &end);
+    if (end != v && *end == '\0' && t > 0 && t <= 1e6)
+        L.timeout = t;
+    else
+        fprintf(stderr, "redistplan: %s: REDIST_AGREE_TIMEOUT: not a number "
+                        "of seconds (> 0): \"%.40s\"; waiting %.0f s\n",
+                L.cmd, v, AGREE_TIMEOUT);
+}
+
+/* The message of a rank that gave up waiting for `what`. */
+static void gave_up(const char *what)
+{
+    fprintf(stderr,
+            "redistplan: %s: rank %d waited %g s for every rank to %s; some "
+            "rank never joined (every rank must run the same redistplan "
+            "command; REDIST_AGREE_TIMEOUT sets the wait): aborting the "
+            "job\n",
+            L.cmd, L.rank, L.timeout, what);
+    fflush(stderr);
+}
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    const char *what;
+} W = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL};
+
+static void *watchdog(void *arg)
+{
+    struct timespec until;
+    (void)arg;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double s = (double)until.tv_sec + until.tv_nsec * 1e-9 + L.timeout;
+    until.tv_sec = (time_t)s;
+    until.tv_nsec = (long)((s - (double)until.tv_sec) * 1e9);
+    pthread_mutex_lock(&W.mu);
+    int rc = 0;
+    while (!W.done && rc == 0)
+        rc = pthread_cond_timedwait(&W.cv, &W.mu, &until);
+    if (!W.done) { /* MPI_Init still waits: end this process, hence the job */
+        gave_up(W.what);
+        _exit(CLI_BAD_INPUT);
+    }
+    pthread_mutex_unlock(&W.mu);
+    return NULL;
+}
+
+/* f() under the watchdog: `what` is printed if it outlasts the deadline. */
+static int watched(int (*f)(void), const char *what)
+{
+    pthread_t th;
+    W.done = 0;
+    W.what = what;
+    int armed = pthread_create(&th, NULL, watchdog, NULL) == 0;
+    int rc = f();
+    if (armed) {
+        pthread_mutex_lock(&W.mu);
+        W.done = 1;
+        pthread_cond_signal(&W.cv);
+        pthread_mutex_unlock(&W.mu);
+        pthread_join(th, NULL);
+    }
+    return rc;
+}
 
 /* ---------------------------------------------------------- transport */
 
@@ -82,16 +176,39 @@ static int t_start(void)
     return 0;
 }
 
-static void t_max(long v[NRED])
+/* Wait for rq until the deadline; past it, abort the job. */
+static void t_wait(MPI_Request *rq, const char *what)
+{
+    double end = MPI_Wtime() + L.timeout;
+    struct timespec nap = {0, 200000}; /* 0.2 ms between polls */
+    for (int k = 0;; k++) {
+        int done = 0;
+        MPI_Test(rq, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        if (MPI_Wtime() > end) {
+            gave_up(what);
+            MPI_Abort(MPI_COMM_WORLD, CLI_BAD_INPUT);
+        }
+        if (k > 1000)
+            nanosleep(&nap, NULL);
+    }
+}
+
+static void t_max(long v[NRED], const char *what)
 {
     long r[NRED];
-    MPI_Allreduce(v, r, NRED, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Request rq;
+    MPI_Iallreduce(v, r, NRED, MPI_LONG, MPI_MAX, MPI_COMM_WORLD, &rq);
+    t_wait(&rq, what);
     memcpy(v, r, sizeof r);
 }
 
-static void t_bcast(void *buf, size_t n, int root)
+static void t_bcast(void *buf, size_t n, int root, const char *what)
 {
-    MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD);
+    MPI_Request rq;
+    MPI_Ibcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD, &rq);
+    t_wait(&rq, what);
 }
 
 static void t_stop(void)
@@ -125,8 +242,9 @@ static int t_start(void)
     return 0;
 }
 
-static void t_max(long v[NRED])
+static void t_max(long v[NRED], const char *what)
 {
+    (void)what;
     memcpy(t_src, v, sizeof t_src);
     shmem_long_max_to_all(t_dst, t_src, NRED, 0, 0, L.size, t_wrk,
                           t_sync[t_turn]);
@@ -134,8 +252,9 @@ static void t_max(long v[NRED])
     memcpy(v, t_dst, sizeof t_dst);
 }
 
-static void t_bcast(void *buf, size_t n, int root)
+static void t_bcast(void *buf, size_t n, int root, const char *what)
 {
+    (void)what;
     if (L.rank == root)
         memcpy(t_buf, buf, n < sizeof t_buf ? n : sizeof t_buf);
     shmem_barrier_all();
@@ -149,12 +268,17 @@ static void t_stop(void) { shmem_finalize(); }
 #else
 
 static int t_start(void) { return 0; }
-static void t_max(long v[NRED]) { (void)v; }
-static void t_bcast(void *buf, size_t n, int root)
+static void t_max(long v[NRED], const char *what)
+{
+    (void)v;
+    (void)what;
+}
+static void t_bcast(void *buf, size_t n, int root, const char *what)
 {
     (void)buf;
     (void)n;
     (void)root;
+    (void)what;
 }
 static void t_stop(void) {}
 
@@ -172,6 +296,13 @@ void cli_fp_add(cli_fp *fp, const char *name, const char *fmt, ...)
     vsnprintf(fp->value[fp->n], CLI_FP_VALUE, fmt, ap);
     va_end(ap);
     fp->n++;
+}
+
+void cli_fp_init(cli_fp *fp, const char *cmd, int help)
+{
+    fp->n = 0;
+    cli_fp_add(fp, "the command", "%s", cmd);
+    cli_fp_add(fp, "--help", "%s", help ? "on" : "off");
 }
 
 uint64_t cli_fp_hash(uint64_t h, const void *p, size_t n)
@@ -192,11 +323,7 @@ void cli_fp_plan(cli_fp *fp, const redist_plan_t *plan, const int64_t *orig)
     char buf[CLI_FP_VALUE];
     size_t pos = 0;
     cli_fp_add(fp, "the spec name", "%s", redist_spec_name(s));
-    buf[0] = '\0';
-    for (int a = 0; a < redist_mesh_num_axes(m); a++)
-        rd_appendf(buf, sizeof buf, &pos, "%s%s=%lld", a ? "," : "",
-                   redist_mesh_axis_name(m, a),
-                   (long long)redist_mesh_axis_size(m, a));
+    cli_fmt_mesh(m, buf, sizeof buf);
     cli_fp_add(fp, "the mesh", "%s", buf);
     cli_fmt_shape(orig, nd, buf, sizeof buf);
     cli_fp_add(fp, "the spec's shape", "%s", buf);
@@ -233,6 +360,11 @@ int cli_launched(void)
 #else
     return 0;
 #endif
+}
+
+long cli_launch_rank(void)
+{
+    return cli_env_long("OMPI_COMM_WORLD_RANK", "PMI_RANK");
 }
 
 void cli_launch_begin(const char *cmd)
@@ -323,7 +455,7 @@ static int agree_status(int rc, const char *msg)
 {
     long v[NRED] = {rc ? L.size - L.rank : 0, rc ? 0 : 1,
                     rc ? hash63(msg) : -1, rc ? ~hash63(msg) : -1, rc};
-    t_max(v);
+    t_max(v, "report whether it failed (the agreement's first step)");
     if (!v[0])
         return 0;
     int first = (int)(L.size - v[0]);
@@ -332,7 +464,7 @@ static int agree_status(int rc, const char *msg)
     memset(text, 0, sizeof text);
     if (L.rank == first)
         rd_strlcpy(text, msg, sizeof text);
-    t_bcast(text, sizeof text, first);
+    t_bcast(text, sizeof text, first, "receive the failed rank's message");
     text[sizeof text - 1] = '\0';
     if (alike) {
         if (L.rank == 0)
@@ -342,7 +474,7 @@ static int agree_status(int rc, const char *msg)
     else
         print_for(first, text);
     fflush(stderr);
-    return v[4] ? (int)v[4] : 2;
+    return v[4] ? (int)v[4] : CLI_BAD_INPUT;
 }
 
 /* The fingerprint as text: "name\tvalue\n" per field. */
@@ -397,15 +529,15 @@ static int agree_fp(const cli_fp *fp)
         zero[sizeof mine];
     fp_text(fp, mine, sizeof mine);
     memcpy(zero, mine, sizeof zero);
-    t_bcast(zero, sizeof zero, 0);
+    t_bcast(zero, sizeof zero, 0, "receive rank 0's arguments");
     long v[NRED] = {strcmp(mine, zero) ? L.size - L.rank : 0, 0, 0, 0, 0};
-    t_max(v);
+    t_max(v, "compare its arguments with rank 0's");
     if (!v[0])
         return 0;
     int who = (int)(L.size - v[0]);
     static char theirs[sizeof mine];
     memcpy(theirs, mine, sizeof theirs);
-    t_bcast(theirs, sizeof theirs, who);
+    t_bcast(theirs, sizeof theirs, who, "receive the differing arguments");
     char name[CLI_FP_NAME + 8], va[CLI_FP_VALUE], vb[CLI_FP_VALUE];
     if (!first_diff(theirs, zero, name, sizeof name, va, vb, sizeof va))
         snprintf(name, sizeof name, "(unknown)");
@@ -414,14 +546,15 @@ static int agree_fp(const cli_fp *fp)
             "0 has %s (every rank must run the same command)\n",
             L.cmd, name, who, va, vb);
     fflush(stderr);
-    return 2;
+    return CLI_BAD_INPUT;
 }
 
 static int start(void)
 {
     if (L.started)
         return 0;
-    if (t_start())
+    read_timeout();
+    if (watched(t_start, "start (MPI_Init), to join the agreement"))
         return -1;
     L.started = 1;
     return 0;
@@ -438,7 +571,7 @@ int cli_launch_agree(const cli_fp *fp, int shmem)
         setenv("OMPI_MCA_osc", "^rdma", 0);
     if (start()) {
         fprintf(stderr, "redistplan: %s: cannot start MPI\n", L.cmd);
-        return 2;
+        return CLI_BAD_INPUT;
     }
     int rc = agree_status(0, msg);
     if (!rc)
@@ -458,10 +591,10 @@ int cli_launch_end(int rc)
         release(msg, sizeof msg);
         if (start()) {
             fputs(msg, stderr);
-            return rc ? rc : 2;
+            return rc ? rc : CLI_BAD_INPUT;
         }
-        int r = agree_status(rc ? rc : 2, msg);
-        rc = r ? r : 2;
+        int r = agree_status(rc ? rc : CLI_BAD_INPUT, msg);
+        rc = r ? r : CLI_BAD_INPUT;
     }
     fflush(stdout);
     fflush(stderr);
@@ -489,7 +622,7 @@ int cli_launch_report(int failed, const char *text)
             fputs(msg, stderr);
         return failed;
     }
-    return agree_status(failed ? 2 : 0, msg) != 0;
+    return agree_status(failed ? CLI_BAD_INPUT : CLI_OK, msg) != 0;
 }
 
 int cli_launch_failed(int bad, const redist_error_t *err, const char *what)

@@ -24,6 +24,11 @@ typedef struct cli_fp {
 void cli_fp_add(cli_fp *fp, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* An empty fingerprint, then its first fields: the command and whether
+ * --help was given (so that ranks running different commands, or one
+ * asking for help, disagree on them first). */
+void cli_fp_init(cli_fp *fp, const char *cmd, int help);
+
 /* The spec and plan a rank runs: name, mesh, shapes (`orig`: the spec's,
  * before --shape / --shrink), dtype, reduce, types, the steps (and the
  * executor's hash of them). */
@@ -34,6 +39,9 @@ uint64_t cli_fp_hash(uint64_t h, const void *p, size_t n);
 /* 1 under a launcher (OMPI_COMM_WORLD_SIZE / PMI_SIZE set) in a build
  * that can agree (MPI or OpenSHMEM built in). */
 int cli_launched(void);
+
+/* This rank under a launcher (the environment's), or -1. */
+long cli_launch_rank(void);
 
 /* Start `cmd` (its name in messages): under a launcher, this rank's
  * standard error is held back until the agreement, which prints it. */

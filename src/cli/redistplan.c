@@ -1,396 +1,371 @@
 /*
- * redistplan - plan, check and verify array redistributions.
+ * redistplan - plan, check, verify, run and measure array redistributions.
  *
- *   redistplan plan SPEC [--json] [--no-grid] [--max-peak BYTES]
- *   redistplan check SPEC... [--junit FILE]
- *   redistplan verify SPEC PLAN.json
+ * The command table below is the one place that names the commands: each
+ * row gives the handler (one file per command), the one-line summary of
+ * `redistplan --help` and README's command table, the synopsis, the help
+ * of `redistplan COMMAND --help` and the exit codes (doc/spec-format.md section
+ * 5).  tests/cli/test_docs.sh checks README's table against these texts.
  *
- * Exit codes follow FORMATS.md section 5.
+ * Under a launcher (OMPI_COMM_WORLD_SIZE / PMI_SIZE) with more than one
+ * rank, every command goes through the agreement of launch.c, so that a
+ * command line mixing commands ends with an error on every rank, never a
+ * hang: `run` and `calibrate` agree on their arguments; --help agrees and
+ * rank 0 prints it; the others refuse (they run in one process).
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "redist.h"
 #include "cli.h"
+#include "launch.h"
 
-static const char *usage_text =
-    "usage: redistplan COMMAND [ARGS]\n"
-    "\n"
-    "commands:\n"
-    "  plan SPEC [--json] [--no-grid] [--max-peak BYTES] [--max-states N]\n"
-    "            [--objective bytes|time] [--cost FILE] [--axis-links "
-    "AXIS=LEVEL,...]\n"
-    CLI_TOPO_PLAN_OPTIONS
-    "      print the optimal plan (minimal peak, then bytes, then "
-    "collectives;\n"
-    "      with --objective time: minimal peak, then modelled time, which may "
-    "use\n"
-    "      the direct exchange step); LEVEL: cache numa package node "
-    "network\n"
-    CLI_TOPO_PLAN_USAGE
-    "  check SPEC... [--junit FILE]\n"
-    "      validate specs and their expect blocks; 'N passed, M failed'\n"
-    "  verify SPEC PLAN.json\n"
-    "      replay a plan step by step; report peak, bytes, memory "
-    "efficiency\n"
-    "%s"
-    CLI_TOPO_USAGE
-    CLI_CALIBRATE_USAGE
-    "\n"
-    "a SPEC is a JSON file (see README), or '-' with the inline options:\n"
-    "  --mesh data=2,model=4      axes in order (ranks are row-major)\n"
-    "  --shape 4096x16384         global shape\n"
-    "  --dtype bf16               f16 bf16 f32 f64 i8..i64 u8..u64 c64 c128 "
-    "(default f32)\n"
-    "  --from 'data|model'        dims separated by '|', axes of a dim\n"
-    "  --to 'data,model|'           major first separated by ','\n"
-    "  --from-partial x,y         partial axes of the source (and "
-    "--to-partial)\n"
-    "  --reduce sum               sum max min prod (default sum)\n"
-    "  --name NAME\n"
-    "example:\n"
-    "  redistplan plan - --mesh x=2,y=4 --shape 1024x512 --from 'x,y|' "
-    "--to '|x,y'\n"
-    "\n"
-    "exit codes: 0 ok; 1 check/verify failure or data mismatch; 2 bad "
-    "input;\n"
-    "            3 no plan exists (plan)\n";
+#define SPEC_HELP                                                            \
+    "\nspec options (SPEC is a JSON file, or '-' with these options):\n"    \
+    "  --mesh data=2,model=4      axes in order (ranks are row-major)\n"     \
+    "  --shape 4096x16384         the global shape\n"                        \
+    "  --dtype bf16               f16 bf16 f32 f64 i8..i64 u8..u64 c64 "     \
+    "c128 (f32)\n"                                                          \
+    "  --from 'data|model'        dims separated by '|', the axes of a "     \
+    "dim\n"                                                                 \
+    "  --to 'data,model|'           major first, separated by ','\n"         \
+    "  --from-partial x,y         the partial axes of the source\n"          \
+    "  --to-partial x             the partial axes of the target\n"          \
+    "  --reduce sum               sum max min prod (sum)\n"                  \
+    "  --from-split chunk         how a dim that does not divide is split:\n"\
+    "                               ceil (default, JAX), balanced, chunk\n"  \
+    "                               (PyTorch DTensor); and --to-split\n"     \
+    "  --from-blocks '|3,3,2'     explicit block lengths, dims separated\n"  \
+    "                               by '|', empty: the rule; and --to-blocks\n"\
+    "  --name NAME                the spec's name\n"
 
-static const char *extra_usage = "";
-
-void cli_set_extra_usage(const char *text) { extra_usage = text; }
-
-void cli_usage(FILE *f) { fprintf(f, usage_text, extra_usage); }
-
-void cli_print_error(const redist_error_t *err)
-{
-    char buf[1024], safe[2048];
-    cli_sanitize(redist_error_format(err, buf, sizeof buf), safe,
-                 sizeof safe);
-    fprintf(stderr, "redistplan: %s\n", safe);
-}
-
-int cli_parse_u64(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (!s || !*s)
-        return -1;
-    for (; *s; s++) { /* digits only: strtoull takes " -1" for 2^64-1 */
-        uint64_t d = (uint64_t)(*s - '0');
-        if (*s < '0' || *s > '9' || v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
-}
-
-/* An unsigned option value, or a message naming the option. */
-static int u64_option(const char *opt, const char *what, const char *s,
-                      uint64_t *out)
-{
-    char safe[128];
-    if (!cli_parse_u64(s, out))
-        return 0;
-    cli_sanitize(s, safe, sizeof safe);
-    fprintf(stderr, "redistplan: %s: \"%s\" is not %s (digits only, no "
-                    "sign, space or suffix; at most 18446744073709551615)\n",
-            opt, safe, what);
-    return -1;
-}
-
-/* Options shared by the commands that read one spec. */
-int cli_spec_option(cli_spec_args *a, int argc, char **argv, int *i)
-{
-    static const char *const names[] = {"--mesh",  "--shape",        "--dtype",
-                                        "--from",  "--from-partial", "--to",
-                                        "--to-partial", "--reduce", "--name"};
-    const char **slots[] = {&a->mesh,    &a->shape,        &a->dtype,
-                            &a->from,    &a->from_partial, &a->to,
-                            &a->to_partial, &a->reduce,    &a->name};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-        size_t n = strlen(names[k]);
-        if (strncmp(argv[*i], names[k], n) != 0)
-            continue;
-        if (argv[*i][n] == '=') {
-            *slots[k] = argv[*i] + n + 1;
-            return 1;
-        }
-        if (argv[*i][n] != '\0')
-            continue;
-        if (*i + 1 >= argc) {
-            fprintf(stderr, "redistplan: %s needs a value\n", names[k]);
-            return -1;
-        }
-        *slots[k] = argv[++*i];
-        return 1;
-    }
-    return 0;
-}
-
-redist_status_t cli_load_spec(const cli_spec_args *a, unsigned flags,
-                              redist_spec_t **out, redist_error_t *err)
-{
-    if (a->path && strcmp(a->path, "-") != 0) {
-        if (a->mesh || a->shape || a->from || a->to) {
-            redist_error_clear(err);
-            err->status = REDIST_ERR_INVALID;
-            snprintf(err->text, sizeof err->text,
-                     "give either a spec file or the inline options "
-                     "(with '-'), not both");
-            return REDIST_ERR_INVALID;
-        }
-        return redist_spec_load_file(a->path, flags, out, err);
-    }
-    return redist_spec_from_strings(a->mesh, a->shape, a->dtype, a->from,
-                                    a->from_partial, a->to, a->to_partial,
-                                    a->reduce, a->name, flags, out, err);
-}
-
-static int cmd_plan(int argc, char **argv)
-{
-    cli_spec_args sa;
-    redist_plan_options_t opts;
-    int json = 0, grid = 1;
-    const char *cost_file = NULL, *axis_links = NULL;
-    redist_cost_model_t cost;
-    cli_topo_args ta = {NULL, NULL, NULL};
-    memset(&sa, 0, sizeof sa);
-    memset(&opts, 0, sizeof opts);
-    for (int i = 2; i < argc; i++) {
-        int r = cli_spec_option(&sa, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r)
-            continue;
-        if (strcmp(argv[i], "--json") == 0)
-            json = 1;
-        else if (strcmp(argv[i], "--no-grid") == 0)
-            grid = 0;
-        else if (strcmp(argv[i], "--max-peak") == 0 && i + 1 < argc) {
-            if (u64_option("--max-peak", "a byte count", argv[++i],
-                           &opts.max_peak_bytes))
-                return 2;
-        } else if (strcmp(argv[i], "--max-states") == 0 && i + 1 < argc) {
-            if (u64_option("--max-states", "a count", argv[++i],
-                           &opts.max_states))
-                return 2;
-        } else if (strcmp(argv[i], "--objective") == 0 && i + 1 < argc) {
-            i++;
-            if (strcmp(argv[i], "time") == 0)
-                opts.objective = REDIST_OBJECTIVE_TIME;
-            else if (strcmp(argv[i], "bytes") == 0)
-                opts.objective = REDIST_OBJECTIVE_BYTES;
-            else {
-                fprintf(stderr, "redistplan: --objective: bytes or time, not "
-                                "%s\n",
-                        argv[i]);
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--cost") == 0 && i + 1 < argc) {
-            cost_file = argv[++i];
-        } else if (strcmp(argv[i], "--axis-links") == 0 && i + 1 < argc) {
-            axis_links = argv[++i];
-        } else if (strcmp(argv[i], "--xml") == 0 && i + 1 < argc) {
-            ta.xml = argv[++i];
-        } else if (strcmp(argv[i], "--synthetic") == 0 && i + 1 < argc) {
-            ta.synthetic = argv[++i];
-        } else if (strcmp(argv[i], "--rank-map") == 0 && i + 1 < argc) {
-            ta.rank_map = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "redistplan: plan: unknown option %s\n", argv[i]);
-            return 2;
-        } else if (!sa.path)
-            sa.path = argv[i];
-        else {
-            fprintf(stderr, "redistplan: plan takes one spec\n");
-            return 2;
-        }
-    }
-    if (!sa.path && !sa.mesh) {
-        fprintf(stderr, "redistplan: plan: missing SPEC (a file, or '-' with "
-                        "--mesh ...)\n");
-        return 2;
-    }
-    redist_error_t err;
-    redist_error_clear(&err);
-    redist_spec_t *spec = NULL;
-    if (cli_load_spec(&sa, 0, &spec, &err)) {
-        cli_print_error(&err);
-        return 2;
-    }
-    int topo = ta.xml || ta.synthetic || ta.rank_map;
-    if (cost_file || axis_links || topo ||
-        opts.objective == REDIST_OBJECTIVE_TIME) {
-        redist_cost_model_default(&cost);
-#ifndef REDIST_HAVE_HWLOC
-        if (topo) {
-            fprintf(stderr, "redistplan: plan: --xml, --synthetic and "
-                            "--rank-map need a redistplan built with hwloc "
-                            "(libhwloc-dev); use --axis-links\n");
-            redist_spec_free(spec);
-            return 2;
-        }
-#endif
-        if ((cost_file &&
-             redist_cost_model_load_file(cost_file, &cost, &err)) ||
 #ifdef REDIST_HAVE_HWLOC
-            (topo && cli_topo_axis_links(&ta, redist_spec_mesh(spec), &cost,
-                                         &err)) ||
+#define TOPO_SYNOPSIS " [--xml FILE | --synthetic DESC] [--rank-map FILE]"
+#define TOPO_HELP                                                            \
+    "  --xml FILE                 axis links from an hwloc XML topology\n"   \
+    "  --synthetic DESC           axis links from a synthetic one (\"pack:2 " \
+    "core:4\")\n"                                                           \
+    "  --rank-map FILE            where the ranks run (a JSON list or rule; " \
+    "alone:\n"                                                              \
+    "                             on this machine)\n"
+#else
+#define TOPO_SYNOPSIS ""
+#define TOPO_HELP ""
 #endif
-            (axis_links &&
-             redist_cost_model_set_axis_links(&cost, redist_spec_mesh(spec),
-                                              axis_links, &err))) {
-            cli_print_error(&err);
-            redist_spec_free(spec);
-            return 2;
-        }
-        opts.cost = &cost;
-    }
-    redist_plan_t *plan = NULL;
-    redist_status_t st = redist_plan_create(spec, &opts, &plan, &err);
-    if (st) {
-        rd_cli_source(&err, sa.path);
-        cli_print_error(&err);
-        redist_spec_free(spec);
-        return st == REDIST_ERR_INFEASIBLE || st == REDIST_ERR_LIMIT ? 3 : 2;
-    }
-    int rc = 0;
-    if (json) {
-        char *text = redist_plan_to_json(plan);
-        if (!text) {
-            fprintf(stderr, "redistplan: out of memory\n");
-            rc = 2;
-        } else {
-            puts(text);
-            free(text);
-        }
-    } else {
-        redist_plan_print(plan, stdout, grid);
-    }
-    redist_plan_free(plan);
-    redist_spec_free(spec);
-    return rc;
+
+#define COST_SYNOPSIS                                                        \
+    " [--objective time|bytes] [--cost FILE] [--axis-links AXIS=LEVEL,...]"  \
+    TOPO_SYNOPSIS
+#define COST_HELP                                                            \
+    "\ncost options:\n"                                                      \
+    "  --objective time|bytes     time (default): least peak, then the "     \
+    "modelled\n"                                                            \
+    "                             time under the built-in cost model (or "   \
+    "the\n"                                                                 \
+    "                             options below), then collectives; every "  \
+    "step,\n"                                                               \
+    "                             exchange included.  bytes (version 1): "   \
+    "least\n"                                                               \
+    "                             peak, then bytes, then collectives, no "   \
+    "exchange\n"                                                            \
+    "  --cost FILE                a cost model file (redistplan calibrate "  \
+    "writes one)\n"                                                         \
+    "  --axis-links AXIS=LEVEL,...  link levels of mesh axes: cache numa "   \
+    "package\n"                                                             \
+    "                             node network (default node)\n" TOPO_HELP
+
+#ifdef REDIST_HAVE_MPI
+#define MPI_HELP                                                             \
+    "\nmpi backend (under mpirun -np DEVICES, one rank per device; "         \
+    "doc/mpi.md):\n"                                                        \
+    "  --max-scratch BYTES        bound the scratch per rank (reductions "   \
+    "run in\n"                                                              \
+    "                             rounds, exchanges in place)\n"             \
+    "  --mpi-packed               pack with the kernels, contiguous "        \
+    "exchanges\n"                                                           \
+    "  --mpi-native-reduce        reductions by MPI_Reduce_scatter_block /\n" \
+    "                             MPI_Allreduce\n"
+#else
+#define MPI_HELP ""
+#endif
+#ifdef REDIST_HAVE_SHMEM
+#define SHMEM_HELP                                                           \
+    "\nshmem backend (under oshrun -np DEVICES, one PE per device; "         \
+    "doc/shmem.md):\n"                                                      \
+    "  --shmem-packed             pack with the kernels, contiguous puts\n"  \
+    "  --shmem-no-ptr             no direct loads from peers (shmem_ptr)\n"  \
+    "  --shmem-private            source and destination from malloc, not "  \
+    "the\n"                                                                 \
+    "                             symmetric heap\n"                          \
+    "  --shmem-work BYTES         the work area of pushed reductions\n"
+#else
+#define SHMEM_HELP ""
+#endif
+#ifdef REDIST_HAVE_CALIBRATE
+#define CALIBRATE_BUILT ""
+#else
+#define CALIBRATE_BUILT                                                      \
+    "\n(not in this build: needs a redistplan built with MPI and hwloc)\n"
+#endif
+
+static const cli_command commands[] = {
+    {"plan", cli_cmd_plan, "the optimal plan of a spec, as a table or JSON",
+     "SPEC [--json] [--no-grid] [--max-peak BYTES] [--max-states N]"
+     COST_SYNOPSIS,
+     "options:\n"
+     "  --json                     the plan as JSON (doc/spec-format.md section 4)\n"
+     "  --no-grid                  no block grid (shown for meshes of up to "
+     "64\n"
+     "                             devices)\n"
+     "  --max-peak BYTES           refuse plans that peak above BYTES per "
+     "device\n"
+     "  --max-states N             the search budget in visited types (4 "
+     "million);\n"
+     "                             past it, a valid plan not proven optimal, "
+     "with\n"
+     "                             lower bounds\n" COST_HELP SPEC_HELP
+     "\nexamples:\n"
+     "  redistplan plan specs/fsdp-rows-to-2d-columns.json --no-grid\n"
+     "  redistplan plan - --mesh x=2,y=4 --shape 1024x512 --from 'x,y|' "
+     "--to '|x,y'\n",
+     "0 ok, 2 bad input, 3 no plan", 0},
+    {"check", cli_cmd_check,
+     "check specs and their expect blocks: PASS, FAIL or ERROR each",
+     "SPEC... [--junit FILE]" COST_SYNOPSIS,
+     "Each spec is planned (by the objective of the cost options) and its "
+     "plan\n"
+     "checked against the spec's expect block; a spec without one passes "
+     "when a\n"
+     "plan exists (\"no expect: a plan exists\").  The summary counts "
+     "passes,\n"
+     "failures and errors (specs that are bad input) apart.\n"
+     "\noptions:\n"
+     "  --junit FILE               also write a JUnit XML report (a "
+     "testcase per\n"
+     "                             spec, named by its name, with its time)\n"
+     COST_HELP
+     "\nexample:\n"
+     "  redistplan check specs/*.json --junit check.xml\n",
+     "0 all pass, 1 a failure, 2 bad input", 0},
+    {"verify", cli_cmd_verify,
+     "replay a plan step by step: valid or not, peak, bytes, optimality",
+     "SPEC PLAN.json" COST_SYNOPSIS,
+     "PLAN.json is a plan object (doc/spec-format.md section 4): redistplan plan "
+     "--json\n"
+     "writes one; a plan written elsewhere needs only its steps.  The plan "
+     "is\n"
+     "optimal or not for the objective of the cost options (time by "
+     "default),\n"
+     "whose optimum is quoted; \"not applicable\" for an exchange plan "
+     "under bytes,\n"
+     "\"not claimed\" for a plan that says it is not proven optimal.\n"
+     COST_HELP SPEC_HELP
+     "\nexample:\n"
+     "  redistplan plan specs/hsdp-grad-sync.json --json > plan.json\n"
+     "  redistplan verify specs/hsdp-grad-sync.json plan.json\n",
+     "0 valid, 1 invalid plan, 2 bad input", 0},
+#ifdef REDIST_HAVE_HWLOC
+    {"topo", cli_cmd_topo,
+     "the machine, how mesh axes map onto it, each step's modelled cost",
+     "[SPEC] [--xml FILE | --synthetic DESC] [--rank-map FILE] [--cost FILE]"
+     " [--axis-links AXIS=LEVEL,...] [--objective time|bytes]",
+     "Without a spec: the machine and where the ranks run.  With one: how "
+     "each\n"
+     "mesh axis maps onto the machine, and the modelled cost of each step "
+     "of the\n"
+     "plans of both objectives (time, the default, and bytes).\n"
+     "\noptions:\n"
+     "  --xml FILE                 an hwloc XML topology (default: this "
+     "machine)\n"
+     "  --synthetic DESC           a synthetic one (\"pack:2 numa:2 "
+     "core:8\")\n"
+     "  --rank-map FILE            where the ranks run (default: one per "
+     "core)\n"
+     "  --cost FILE                a cost model file\n"
+     "  --axis-links AXIS=LEVEL,...  override the link levels of mesh axes\n"
+     "  --objective time|bytes     print only the plan of that objective\n"
+     SPEC_HELP
+     "\nexample:\n"
+     "  redistplan topo specs/megatron-col-to-row-parallel.json --synthetic "
+     "\"pack:2 core:4\"\n",
+     "0 ok, 2 bad input", 0},
+#else
+    {"topo", cli_cmd_topo,
+     "the machine, how mesh axes map onto it, each step's modelled cost",
+     "[SPEC] [OPTIONS]",
+     "(not in this build: needs a redistplan built with hwloc)\n",
+     "0 ok, 2 bad input", 0},
+#endif
+    {"run", cli_cmd_run,
+     "execute the plan on exact data, check every element, time it",
+     "SPEC [--backend sim|mpi|shmem] [--shrink] [--max-bytes BYTES] "
+     "[OPTIONS]",
+     "Each value of the source identifies its global index; every element "
+     "of every\n"
+     "device is checked.  The report: time, scratch high-water mark, "
+     "traffic.\n"
+     "\noptions:\n"
+     "  --backend sim|mpi|shmem    sim: every device in this process (the "
+     "default);\n"
+     "                             mpi (the default under a launcher): under "
+     "mpirun\n"
+     "                             -np DEVICES; shmem: under oshrun -np "
+     "DEVICES\n"
+     "  --shrink                   divide the dims (same steps, every type "
+     "divisible)\n"
+     "                             until the memory fits --max-bytes\n"
+     "  --max-bytes BYTES          the memory of all devices together,\n"
+     "                             devices x (src + dst + scratch): 1G\n"
+     "  --preserve-src             never write the source (more scratch)\n"
+     "  --fused                    sim: whole steps into their final places\n"
+     "  --repeat N                 run N times, report the best\n"
+     "  --corrupt-device R         flip bits of device R's last element "
+     "before the\n"
+     "                             check (tests the checker: exit 1)\n"
+     "With a spec file, --shape, --dtype and --reduce override the spec's;\n"
+     "The cost options choose the plan (the time objective by default; the "
+     "shmem\n"
+     "backend, which runs no exchange step, runs the bytes objective's "
+     "plan\n"
+     "instead when no --objective is given and the time plan has one).\n"
+     MPI_HELP SHMEM_HELP COST_HELP SPEC_HELP
+     "\nexamples:\n"
+     "  redistplan run specs/megatron-col-to-row-parallel.json --repeat 5\n"
+     "  mpirun -np 8 redistplan run specs/megatron-col-to-row-parallel.json "
+     "--shrink\n",
+     "0 exact, 1 mismatch, 2 bad input", 1},
+    {"calibrate", cli_cmd_calibrate,
+     "measure this machine's cost model under mpirun, write a --cost file",
+     "[-o FILE|-] [--sizes SMALL,LARGE] [--reps R] [--rank-map-out FILE] "
+     "[--quiet]",
+     "Run it under mpirun -np N with the ranks placed as in the real job: "
+     "one pair\n"
+     "of ranks per link level they span measures latency and bandwidth "
+     "(ping-pong),\n"
+     "rank 0 the reduction speed.\n"
+     "\noptions:\n"
+     "  -o FILE, --output FILE     the cost model file (redist-cost.json; "
+     "'-': stdout)\n"
+     "  --sizes SMALL,LARGE        the two message sizes (8,4M)\n"
+     "  --reps R                   timed round trips, the best counts (20)\n"
+     "  --rank-map-out FILE        where the ranks ran, as a rank map "
+     "(--rank-map)\n"
+     "  --quiet, -q                no table on stdout\n" CALIBRATE_BUILT
+     "\nexample:\n"
+     "  mpirun --bind-to core -np 8 redistplan calibrate -o cost.json\n",
+     "0 ok, 2 bad input or cannot write", 1},
+};
+
+#define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static void list_commands(FILE *f)
+{
+    fprintf(f, "usage: redistplan COMMAND [ARGS]      (redistplan COMMAND "
+               "--help: its options)\n\ncommands:\n");
+    for (int k = 0; k < NCOMMANDS; k++)
+        fprintf(f, "  %-10s %s\n", commands[k].name, commands[k].summary);
+    fprintf(f, "\nexit codes: 0 ok; 1 check or verify failure, data "
+               "mismatch; 2 bad input;\n"
+               "            3 no plan exists (plan)\n");
 }
 
-void rd_cli_source(redist_error_t *err, const char *path)
+/* "usage: redistplan NAME SYNOPSIS", wrapped before a " [" at 79
+ * columns, continued under the synopsis. */
+static void print_usage(const cli_command *c)
 {
-    if (err->source[0] == '\0')
-        snprintf(err->source, sizeof err->source, "%s",
-                 path && strcmp(path, "-") ? path : "<command line>");
+    int indent = printf("usage: redistplan %s ", c->name), col = indent;
+    const char *s = c->synopsis;
+    while (*s) {
+        const char *end = s + 1; /* up to the next " [" */
+        while (*end && !(end[0] == ' ' && end[1] == '['))
+            end++;
+        if (col > indent && col + (end - s) > 79) {
+            printf("\n%*s", indent, "");
+            col = indent;
+            s += *s == ' ';
+        }
+        col += printf("%.*s", (int)(end - s), s);
+        s = end;
+    }
+    printf("\n");
 }
 
-static int cmd_verify(int argc, char **argv)
+static void print_help(const cli_command *c)
 {
-    cli_spec_args sa;
-    const char *plan_path = NULL;
-    memset(&sa, 0, sizeof sa);
-    for (int i = 2; i < argc; i++) {
-        int r = cli_spec_option(&sa, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r)
-            continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "redistplan: verify: unknown option %s\n",
-                    argv[i]);
-            return 2;
-        }
-        if (!sa.path)
-            sa.path = argv[i];
-        else if (!plan_path)
-            plan_path = argv[i];
-        else {
-            fprintf(stderr, "redistplan: verify takes SPEC PLAN.json\n");
-            return 2;
-        }
+    print_usage(c);
+    printf("\n%s\n\n%s\nexit codes: %s\n", c->summary, c->help, c->exits);
+}
+
+static const cli_command *find(const char *name)
+{
+    for (int k = 0; k < NCOMMANDS; k++)
+        if (strcmp(commands[k].name, name) == 0)
+            return &commands[k];
+    return NULL;
+}
+
+/* `COMMAND --help`: under a launcher of several ranks, every rank agrees
+ * (one given --help and the others not is an error) and rank 0 prints. */
+static int help(const cli_command *c)
+{
+    if (cli_launch_size() <= 1) {
+        print_help(c);
+        return CLI_OK;
     }
-    if (!sa.path || !plan_path) {
-        fprintf(stderr, "redistplan: verify: usage: redistplan verify SPEC "
-                        "PLAN.json\n");
-        return 2;
-    }
-    redist_error_t err;
-    redist_error_clear(&err);
-    redist_spec_t *spec = NULL;
-    if (cli_load_spec(&sa, REDIST_SPEC_ALLOW_UNPLANNABLE, &spec, &err)) {
-        cli_print_error(&err);
-        return 2;
-    }
-    redist_verify_result_t res;
-    redist_status_t st = redist_plan_verify_file(spec, plan_path, &res, &err);
-    int rc;
-    if (st == REDIST_OK) {
-        printf("valid plan: %d step%s, %d collective%s\n", res.steps,
-               res.steps == 1 ? "" : "s", res.collectives,
-               res.collectives == 1 ? "" : "s");
-        printf("  peak %llu bytes per device; received %llu bytes per "
-               "device\n",
-               (unsigned long long)res.peak_bytes,
-               (unsigned long long)res.recv_bytes);
-        uint64_t bound = redist_spec_src_bytes(spec) >
-                                 redist_spec_dst_bytes(spec)
-                             ? redist_spec_src_bytes(spec)
-                             : redist_spec_dst_bytes(spec);
-        printf("  memory-efficient: %s (max(src, dst) = %llu bytes)\n",
-               res.memory_efficient ? "yes" : "no",
-               (unsigned long long)bound);
-        redist_plan_t *best = NULL;
-        redist_error_t e2;
-        redist_error_clear(&e2);
-        if (redist_plan_create(spec, NULL, &best, &e2) == REDIST_OK) {
-            redist_plan_stats_t o;
-            redist_plan_stats(best, &o);
-            /* no worse than the optimum of the default objective (a plan
-             * with exchange steps may even beat it) */
-            int opt = res.peak_bytes < o.peak_bytes ||
-                      (res.peak_bytes == o.peak_bytes &&
-                       (res.recv_bytes < o.recv_bytes ||
-                        (res.recv_bytes == o.recv_bytes &&
-                         res.collectives <= o.collectives)));
-            printf("  optimal: %s (optimum: peak %llu, received %llu, %d "
-                   "collective%s)\n",
-                   opt ? "yes" : "no", (unsigned long long)o.peak_bytes,
-                   (unsigned long long)o.recv_bytes, o.collectives,
-                   o.collectives == 1 ? "" : "s");
-            redist_plan_free(best);
-        }
-        rc = 0;
-    } else if (st == REDIST_ERR_PLAN) {
-        cli_print_error(&err);
-        printf("invalid plan\n");
-        rc = 1;
-    } else {
-        cli_print_error(&err);
-        rc = 2;
-    }
-    redist_spec_free(spec);
-    return rc;
+    cli_fp fp;
+    cli_launch_begin(c->name);
+    cli_fp_init(&fp, c->name, 1);
+    int rc = cli_launch_agree(&fp, 0);
+    if (rc == CLI_OK && cli_launch_rank() <= 0)
+        print_help(c);
+    return cli_launch_end(rc);
+}
+
+/* A command of one process under a launcher of several ranks: refused on
+ * every rank (through the agreement, so a rank running `run` meanwhile
+ * learns why instead of waiting). */
+static int refuse(const cli_command *c)
+{
+    long n = cli_launch_size();
+    cli_launch_begin(c->name);
+    fprintf(stderr,
+            "redistplan: %s: runs in one process, not under a launcher of "
+            "%ld ranks (each would do the same work); run it without "
+            "mpirun or oshrun (only run and calibrate run under one)\n",
+            c->name, n);
+    return cli_launch_end(CLI_BAD_INPUT);
 }
 
 int main(int argc, char **argv)
 {
-    cli_register_extensions();
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
-        strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-        cli_usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        list_commands(stderr);
+        return CLI_BAD_INPUT;
     }
-    if (strcmp(argv[1], "--version") == 0) {
+    const char *a = argv[1];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 ||
+        strcmp(a, "help") == 0) {
+        const cli_command *c = argc > 2 ? find(argv[2]) : NULL;
+        if (c)
+            print_help(c);
+        else
+            list_commands(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(a, "--version") == 0) {
         printf("redistplan %s\n", REDIST_VERSION_STRING);
-        return 0;
+        return CLI_OK;
     }
-    if (strcmp(argv[1], "plan") == 0)
-        return cmd_plan(argc, argv);
-    if (strcmp(argv[1], "check") == 0)
-        return cli_cmd_check(argc, argv);
-    if (strcmp(argv[1], "verify") == 0)
-        return cmd_verify(argc, argv);
-    int rc = cli_dispatch_extension(argc, argv);
-    if (rc >= 0)
-        return rc;
-    fprintf(stderr, "redistplan: unknown command \"%s\"\n", argv[1]);
-    cli_usage(stderr);
-    return 2;
+    const cli_command *c = find(a);
+    if (!c) {
+        char safe[128];
+        cli_sanitize(a, safe, sizeof safe);
+        fprintf(stderr, "redistplan: unknown command \"%s\"\n", safe);
+        list_commands(stderr);
+        return CLI_BAD_INPUT;
+    }
+    if (cli_wants_help(argc, argv))
+        return help(c);
+    if (!c->launched && cli_launch_size() > 1 && cli_launched())
+        return refuse(c);
+    return c->run(c, argc, argv);
 }

@@ -1,52 +1,28 @@
 /*
  * `redistplan run SPEC --backend mpi`, under `mpirun -np D` (D = the
- * mesh's device count): every rank fills its source block with the exact
- * pattern of src/testing/pattern.h, executes the plan through the MPI
- * backend (redist/mpi.h) on MPI_COMM_WORLD, checks every element of its
- * destination block, and sends its figures to rank 0, which prints one
- * line per rank and a summary (max time, max scratch).  The checks and the
- * report are those of the sim backend (ext.c).
- *
- * Before this, every rank agreed (launch.c) that every rank parsed,
- * loaded and planned alike, the options of this backend included
- * (cli_mpi_fingerprint).  A failure here is reported by
- * cli_launch_report: once by rank 0 when every rank failed alike (a wrong
- * rank count), else by every rank.  Without a launcher
- * (OMPI_COMM_WORLD_SIZE / PMI_SIZE unset) a mesh of more than one device
- * is refused before MPI starts.
+ * mesh's device count): the hooks of the launched driver
+ * (run_launched.c) over the MPI backend (redist/mpi.h) on MPI_COMM_WORLD,
+ * and the options of the backend.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "redist/mpi.h"
-#include "cli.h"
-#include "launch.h"
-#include "run_mpi.h"
-#include "run_report.h"
+#include "run.h"
 
 /* ------------------------------------------------------------ options */
 
-int cli_mpi_option(cli_mpi_args *m, int argc, char **argv, int *i)
+int cli_mpi_options(cli_mpi_args *m, cli_opt *t)
 {
-    const char *a = argv[*i];
-    if (strcmp(a, "--max-scratch") == 0) {
-        if (*i + 1 >= argc || cli_parse_size(argv[*i + 1], &m->max_scratch) ||
-            m->max_scratch == 0) {
-            fprintf(stderr, "redistplan: --max-scratch: not a byte count "
-                            "(> 0): %s\n",
-                    *i + 1 < argc ? argv[*i + 1] : "(missing)");
-            return -1;
-        }
-        ++*i;
-    } else if (strcmp(a, "--mpi-packed") == 0)
-        m->flags |= REDIST_MPI_PACKED;
-    else if (strcmp(a, "--mpi-native-reduce") == 0)
-        m->flags |= REDIST_MPI_NATIVE_REDUCE;
-    else
-        return 0;
-    m->given = 1;
-    return 1;
+    memset(m, 0, sizeof *m);
+    t[0] = (cli_opt){.name = "--max-scratch", .kind = CLI_BYTES,
+                     .out = &m->max_scratch, .lo = 1};
+    t[1] = (cli_opt){.name = "--mpi-packed", .kind = CLI_BIT,
+                     .out = &m->flags, .lo = REDIST_MPI_PACKED};
+    t[2] = (cli_opt){.name = "--mpi-native-reduce", .kind = CLI_BIT,
+                     .out = &m->flags, .lo = REDIST_MPI_NATIVE_REDUCE};
+    return 3;
 }
 
 void cli_mpi_fingerprint(const cli_mpi_args *m, cli_fp *fp)
@@ -59,167 +35,163 @@ void cli_mpi_fingerprint(const cli_mpi_args *m, cli_fp *fp)
                m->flags & REDIST_MPI_NATIVE_REDUCE ? "on" : "off");
 }
 
-/* ------------------------------------------------------------- run */
+/* -------------------------------------------------------------- hooks */
 
-/* 1 on every rank if `bad` on any. */
-static int any(int bad)
+typedef struct mpi_run {
+    const cli_mpi_args *args;
+    redist_mpi_t *mx;
+    redist_mpi_info_t info;
+    void *src, *dst;
+    cli_rank_result *all;
+    int rank, size;
+} mpi_run;
+
+static int start(void *self, const cli_run *r, int *rank, int *size)
 {
-    int all = 0;
-    MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return all;
+    mpi_run *m = self;
+    int init = 0;
+    (void)r;
+    MPI_Initialized(&init);
+    if (!init && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+        fprintf(stderr, "redistplan: run: MPI_Init failed\n");
+        return -1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+    *rank = m->rank;
+    *size = m->size;
+    return 0;
 }
 
-static int finish(int rc, redist_mpi_t *mx, void *src, void *dst)
+static int setup(void *self, const cli_run *r, void **src, void **dst,
+                 cli_rank_result **all)
 {
-    free(src);
-    free(dst);
-    redist_mpi_free(mx);
+    mpi_run *m = self;
+    const redist_spec_t *s = redist_plan_spec(r->plan);
+    redist_mpi_options_t mo = {m->args->flags, m->args->max_scratch};
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_status_t st = redist_mpi_create(MPI_COMM_WORLD, redist_spec_mesh(s),
+                                           &mo, &m->mx, &err);
+    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
+        return -1;
+    st = redist_mpi_exec_info(m->mx, r->plan, &r->opts, &m->info, &err);
+    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
+        return -1;
+    uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+    m->src = malloc(S ? (size_t)S : 1);
+    m->dst = malloc(T ? (size_t)T : 1);
+    if (m->rank == 0)
+        m->all = calloc((size_t)m->size, sizeof *m->all);
+    char what[96];
+    snprintf(what, sizeof what, "rank %d: out of memory for the buffers",
+             m->rank);
+    if (cli_launch_failed(!m->src || !m->dst || (m->rank == 0 && !m->all),
+                          NULL, what))
+        return -1;
+    *src = m->src;
+    *dst = m->dst;
+    *all = m->all;
+    return 0;
+}
+
+static void describe(void *self, const cli_run *r)
+{
+    mpi_run *m = self;
+    (void)r;
+    printf("  mpi       %s; reductions %s; %lld exchange%s per rank\n",
+           m->args->flags & REDIST_MPI_PACKED
+               ? "packed (kernels + contiguous exchanges)"
+               : "whole steps with derived datatypes",
+           m->args->flags & REDIST_MPI_NATIVE_REDUCE
+               ? "by MPI_Reduce_scatter_block / MPI_Allreduce"
+               : "in member order (bit-identical to sim)",
+           (long long)m->info.exchanges, m->info.exchanges == 1 ? "" : "s");
+}
+
+static redist_status_t execute(void *self, const cli_run *r, void *src,
+                               void *dst, redist_exec_report_t *rep,
+                               redist_error_t *err)
+{
+    mpi_run *m = self;
+    return redist_mpi_execute(m->mx, r->plan, src, dst, &r->opts, rep, err);
+}
+
+static void barrier(void *self)
+{
+    (void)self;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static double max_all(void *self, double v)
+{
+    double mx = 0;
+    (void)self;
+    MPI_Allreduce(&v, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return mx;
+}
+
+static int64_t exchanges(void *self)
+{
+    mpi_run *m = self;
+    return redist_mpi_last_stats(m->mx).exchanges;
+}
+
+static int gather(void *self, const cli_rank_result *me, cli_rank_result *all)
+{
+    int bad = me->bad, any = 0;
+    (void)self;
+    MPI_Gather(me, (int)sizeof *me, MPI_BYTE, all, (int)sizeof *me, MPI_BYTE,
+               0, MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
+}
+
+static void scratch(void *self, const cli_run_max *mx)
+{
+    mpi_run *m = self;
+    char b1[64], b2[64], b3[64];
+    cli_fmt_bytes(mx->high, b1, sizeof b1);
+    cli_fmt_bytes(m->info.scratch_bytes, b2, sizeof b2);
+    cli_fmt_bytes(m->info.bound_bytes, b3, sizeof b3);
+    printf("  scratch   high-water %s per rank, max over ranks (promised %s "
+           "= executor %llu + work %llu; bound %s)\n",
+           b1, b2, (unsigned long long)m->info.exec.scratch_bytes,
+           (unsigned long long)m->info.work_bytes, b3);
+    if (m->info.exec.inplace_passes)
+        printf("  in place  %d exchange%s run in place (send buffer = "
+               "receive buffer) to stay within --max-scratch\n",
+               m->info.exec.inplace_passes,
+               m->info.exec.inplace_passes == 1 ? "" : "s");
+}
+
+static int finish(void *self, int rc)
+{
+    mpi_run *m = self;
+    free(m->all);
+    free(m->src);
+    free(m->dst);
+    redist_mpi_free(m->mx);
     fflush(stdout);
     fflush(stderr);
     MPI_Finalize();
     return rc;
 }
 
-int cli_mpi_run(const cli_mpi_args *m, const redist_plan_t *plan,
-                const int64_t *orig, int shrink,
-                const redist_exec_options_t *opts, uint64_t repeat,
-                int64_t corrupt)
+int cli_mpi_run(const cli_mpi_args *args, const cli_run *r)
 {
-    const redist_spec_t *s = redist_plan_spec(plan);
-    const redist_mesh_t *mesh = redist_spec_mesh(s);
-    int64_t D = redist_mesh_num_devices(mesh);
-    char b1[64], b2[64], b3[64];
-    long launched = cli_env_long("OMPI_COMM_WORLD_SIZE", "PMI_SIZE");
-    if (launched < 0 && D != 1) {
-        fprintf(stderr,
-                "redistplan: run: the mesh has %lld devices; run the mpi "
-                "backend under an MPI launcher with one rank per device: "
-                "mpirun -np %lld redistplan run ...\n",
-                (long long)D, (long long)D);
-        return 2;
-    }
-    int init = 0, rank = 0, size = 0;
-    MPI_Initialized(&init);
-    if (!init && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
-        fprintf(stderr, "redistplan: run: MPI_Init failed\n");
-        return 2;
-    }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != D) {
-        if (rank == 0) {
-            char mm[256];
-            size_t pos = 0;
-            for (int a = 0; a < redist_mesh_num_axes(mesh); a++)
-                pos += (size_t)snprintf(
-                    mm + pos, sizeof mm - pos, "%s%s=%lld", a ? "," : "",
-                    redist_mesh_axis_name(mesh, a),
-                    (long long)redist_mesh_axis_size(mesh, a));
-            fprintf(stderr,
-                    "redistplan: run: the mesh (%s) has %lld devices but %d "
-                    "MPI rank%s started: run it with mpirun -np %lld\n",
-                    mm, (long long)D, size, size == 1 ? " was" : "s were",
-                    (long long)D);
-        }
-        return finish(2, NULL, NULL, NULL);
-    }
-
-    redist_error_t err;
-    redist_error_clear(&err);
-    redist_mpi_t *mx = NULL;
-    redist_mpi_options_t mo = {m->flags, m->max_scratch};
-    redist_status_t st = redist_mpi_create(MPI_COMM_WORLD, mesh, &mo, &mx,
-                                           &err);
-    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
-        return finish(2, NULL, NULL, NULL);
-    redist_mpi_info_t info;
-    st = redist_mpi_exec_info(mx, plan, opts, &info, &err);
-    if (cli_launch_failed(st != REDIST_OK, &err, NULL))
-        return finish(2, mx, NULL, NULL);
-    uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
-    void *src = malloc(S ? (size_t)S : 1), *dst = malloc(T ? (size_t)T : 1);
-    char what[96];
-    snprintf(what, sizeof what, "rank %d: out of memory for the buffers",
-             rank);
-    if (cli_launch_failed(!src || !dst, NULL, what))
-        return finish(2, mx, src, dst);
-
-    if (rank == 0) {
-        cli_run_head(plan, "mpi", (long long)D, "ranks", orig, shrink);
-        printf("  mpi       %s; reductions %s; %lld exchange%s per rank\n",
-               m->flags & REDIST_MPI_PACKED
-                   ? "packed (kernels + contiguous exchanges)"
-                   : "whole steps with derived datatypes",
-               m->flags & REDIST_MPI_NATIVE_REDUCE
-                   ? "by MPI_Reduce_scatter_block / MPI_Allreduce"
-                   : "in member order (bit-identical to sim)",
-               (long long)info.exchanges, info.exchanges == 1 ? "" : "s");
-    }
-
-    /* run, best of `repeat` by the slowest rank's time */
-    redist_exec_report_t rep, best;
-    memset(&best, 0, sizeof best);
-    double best_max = 0, best_wall = 0;
-    int64_t best_ex = 0;
-    st = REDIST_OK;
-    for (uint64_t it = 0; it < repeat; it++) {
-        rd_pattern_fill(s, rank, src);
-        memset(dst, 0xA5, (size_t)T);
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        st = redist_mpi_execute(mx, plan, src, dst, opts, &rep, &err);
-        double wall = MPI_Wtime() - t0, mx_t = 0, mx_wall = 0;
-        if (st)
-            break;
-        MPI_Allreduce(&rep.seconds, &mx_t, 1, MPI_DOUBLE, MPI_MAX,
-                      MPI_COMM_WORLD);
-        MPI_Allreduce(&wall, &mx_wall, 1, MPI_DOUBLE, MPI_MAX,
-                      MPI_COMM_WORLD);
-        if (it == 0 || mx_t < best_max) {
-            best = rep;
-            best_max = mx_t;
-            best_wall = mx_wall;
-            best_ex = redist_mpi_last_stats(mx).exchanges;
-        }
-    }
-    /* collective: every rank failed, the others' messages name the
-     * device that failed first */
-    if (cli_launch_failed(st != REDIST_OK, &err, "execution failed"))
-        return finish(2, mx, src, dst);
-
-    if (corrupt == rank) /* testing aid: break one element */
-        ((unsigned char *)dst)[T - 1] ^= 0x5a;
-    cli_rank_result me, *all = NULL;
-    cli_rank_result_fill(&me, &best, s, rank, src, dst,
-                         (opts->flags & REDIST_EXEC_PRESERVE_SRC) != 0);
-    me.exchanges = best_ex;
-    if (rank == 0 && !(all = calloc((size_t)size, sizeof *all)))
-        fprintf(stderr, "redistplan: run: out of memory for the report\n");
-    MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE,
-               0, MPI_COMM_WORLD);
-    int bad = any(me.bad);
-    if (rank == 0 && all) {
-        cli_run_max mxr;
-        cli_run_maxima(all, size, &mxr);
-        cli_run_buffers(s, "rank");
-        cli_run_rank_table(mesh, all, size, "rank");
-        cli_fmt_bytes(mxr.high, b1, sizeof b1);
-        cli_fmt_bytes(info.scratch_bytes, b2, sizeof b2);
-        cli_fmt_bytes(info.bound_bytes, b3, sizeof b3);
-        printf("  scratch   high-water %s per rank, max over ranks "
-               "(promised %s = executor %llu + work %llu; bound %s)\n",
-               b1, b2, (unsigned long long)info.exec.scratch_bytes,
-               (unsigned long long)info.work_bytes, b3);
-        if (info.exec.inplace_passes)
-            printf("  in place  %d exchange%s run in place (send buffer = "
-                   "receive buffer) to stay within --max-scratch\n",
-                   info.exec.inplace_passes,
-                   info.exec.inplace_passes == 1 ? "" : "s");
-        cli_run_source((opts->flags & REDIST_EXEC_PRESERVE_SRC) != 0,
-                       mxr.writes);
-        cli_run_traffic_time(&mxr, "rank", best_max, best_wall, repeat > 1);
-        cli_run_result(s, all, size, "ranks");
-    }
-    free(all);
-    return finish(bad ? 1 : 0, mx, src, dst);
+    mpi_run m;
+    memset(&m, 0, sizeof m);
+    m.args = args;
+    cli_backend b = {
+        .name = "mpi", .unit = "rank", .units = "ranks", .proc = "MPI rank",
+        .launcher = "mpirun -np",
+        .no_launcher = "redistplan: run: the mesh has %lld devices; run the "
+                       "mpi backend under an MPI launcher with one rank per "
+                       "device: mpirun -np %lld redistplan run ...\n",
+        .self = &m, .start = start, .setup = setup, .describe = describe,
+        .execute = execute, .barrier = barrier, .max = max_all,
+        .exchanges = exchanges, .gather = gather, .scratch = scratch,
+        .finish = finish};
+    return cli_launched_run(r, &b);
 }

@@ -1,13 +1,14 @@
-/* The report of `redistplan run` (run_report.h). */
+/* The report of `redistplan run` (run.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "run_report.h"
+#include "run.h"
 
-void cli_run_head(const redist_plan_t *plan, const char *backend, long long n,
-                  const char *what, const int64_t *orig, int shrink)
+void cli_run_head(const cli_run *r, const char *backend, long long n,
+                  const char *what)
 {
+    const redist_plan_t *plan = r->plan;
+    const int64_t *orig = r->orig;
     const redist_spec_t *s = redist_plan_spec(plan);
     const char *name = redist_spec_name(s);
     int nd = redist_spec_ndims(s);
@@ -20,7 +21,7 @@ void cli_run_head(const redist_plan_t *plan, const char *backend, long long n,
     if (memcmp(orig, redist_spec_shape(s), sizeof(int64_t) * (size_t)nd)) {
         cli_fmt_shape(orig, nd, sh0, sizeof sh0);
         printf("  shape     %s of the spec runs as %s%s\n", sh0, sh,
-               shrink ? " (--shrink: same steps, every type divisible)" : "");
+               r->shrink ? " (--shrink: same steps, every type divisible)" : "");
     }
     size_t pos = 0;
     int steps = redist_plan_num_steps(plan);

@@ -1,14 +1,16 @@
 /*
  * `redistplan topo`: the machine, where the ranks run, how each mesh
- * axis maps onto it, and the modelled cost of each step of the default
- * and the time-objective plans.  Also the topology options of `plan`
+ * axis maps onto it, and the modelled cost of each step of the plans of
+ * both objectives (time, the default, and bytes).  Also the topology options of `plan`
  * (cli_topo_axis_links).  Built only with hwloc (libredist_topo).
  *
  *   redistplan topo [SPEC] [--xml FILE | --synthetic DESC]
  *                   [--rank-map FILE] [--cost FILE]
- *                   [--axis-links AXIS=LEVEL,...] [--objective bytes|time]
+ *                   [--axis-links AXIS=LEVEL,...] [--objective time|bytes]
  *
- * Exit codes: 0 ok; 2 bad input (or no plan for the spec).
+ * Exit codes: 0 ok; 2 bad input (or no plan for the spec).  The topology
+ * options of the other commands come through cli_topo_axis_links
+ * (options.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,109 +210,13 @@ static void print_cost(const redist_cost_model_t *cm, const char *file)
 
 /* ------------------------------------------------------------- command */
 
-int cli_cmd_topo(int argc, char **argv)
+/* One line per mesh axis: its size, stride, link, groups, an example. */
+static int print_axes(const redist_placement_t *pl, const redist_mesh_t *m,
+                      const redist_cost_model_t *cm,
+                      const redist_cost_model_t *from_topo)
 {
-    cli_spec_args sa;
-    cli_topo_args ta = {NULL, NULL, NULL};
-    const char *cost_file = NULL, *axis_links = NULL;
-    int only = -1; /* --objective: print only that plan */
-    memset(&sa, 0, sizeof sa);
-    for (int i = 2; i < argc; i++) {
-        int r = cli_spec_option(&sa, argc, argv, &i);
-        if (r < 0)
-            return 2;
-        if (r)
-            continue;
-        const char *a = argv[i];
-        if (strcmp(a, "--xml") == 0 && i + 1 < argc)
-            ta.xml = argv[++i];
-        else if (strcmp(a, "--synthetic") == 0 && i + 1 < argc)
-            ta.synthetic = argv[++i];
-        else if (strcmp(a, "--rank-map") == 0 && i + 1 < argc)
-            ta.rank_map = argv[++i];
-        else if (strcmp(a, "--cost") == 0 && i + 1 < argc)
-            cost_file = argv[++i];
-        else if (strcmp(a, "--axis-links") == 0 && i + 1 < argc)
-            axis_links = argv[++i];
-        else if (strcmp(a, "--objective") == 0 && i + 1 < argc) {
-            i++;
-            if (strcmp(argv[i], "time") == 0)
-                only = REDIST_OBJECTIVE_TIME;
-            else if (strcmp(argv[i], "bytes") == 0)
-                only = REDIST_OBJECTIVE_BYTES;
-            else {
-                fprintf(stderr, "redistplan: --objective: bytes or time, not "
-                                "%s\n",
-                        argv[i]);
-                return 2;
-            }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "redistplan: topo: unknown option %s (or missing "
-                            "value)\n",
-                    a);
-            return 2;
-        } else if (!sa.path)
-            sa.path = a;
-        else {
-            fprintf(stderr, "redistplan: topo takes at most one spec\n");
-            return 2;
-        }
-    }
     redist_error_t err;
     redist_error_clear(&err);
-    redist_topo_t *topo = NULL;
-    redist_placement_t *pl = NULL;
-    redist_spec_t *spec = NULL;
-    redist_plan_t *plans[2] = {NULL, NULL};
-    int rc = 2;
-    if (load_topo(&ta, &topo, &pl, &err)) {
-        cli_print_error(&err);
-        return 2;
-    }
-    /* a spec (file, or '-' with inline options) */
-    if ((sa.path || sa.mesh) && cli_load_spec(&sa, 0, &spec, &err)) {
-        cli_print_error(&err);
-        goto out;
-    }
-    if (!spec) {
-        redist_topo_info_t in;
-        redist_topo_get_info(topo, &in);
-        int64_t n = redist_placement_num_ranks(pl);
-        if (n > in.cores)
-            n = in.cores;
-        if (n > 64)
-            n = 64;
-        print_machine(topo, pl);
-        print_ranks(pl, n);
-        rc = 0;
-        goto out;
-    }
-
-    const redist_mesh_t *m = redist_spec_mesh(spec);
-    int64_t D = redist_mesh_num_devices(m);
-    redist_cost_model_t cm;
-    redist_cost_model_default(&cm);
-    if ((cost_file && redist_cost_model_load_file(cost_file, &cm, &err)) ||
-        redist_topo_axis_links(pl, m, &cm, &err)) {
-        if (err.source[0] == '\0' && ta.rank_map)
-            rd_error_set_source(&err, ta.rank_map);
-        cli_print_error(&err);
-        goto out;
-    }
-    redist_cost_model_t from_topo = cm;
-    if (axis_links &&
-        redist_cost_model_set_axis_links(&cm, m, axis_links, &err)) {
-        cli_print_error(&err);
-        goto out;
-    }
-    print_machine(topo, pl);
-    const char *name = redist_spec_name(spec);
-    printf("\nspec      %s: mesh", name[0] ? name : "(unnamed)");
-    for (int a = 0; a < redist_mesh_num_axes(m); a++)
-        printf(" %s=%lld", redist_mesh_axis_name(m, a),
-               (long long)redist_mesh_axis_size(m, a));
-    printf(" (%lld device%s, ranks row-major)\n", (long long)D,
-           D == 1 ? "" : "s");
     printf("  %-10s %5s %7s  %-8s %-28s %s\n", "axis", "size", "stride",
            "link", "groups by slowest link", "example group: rank (host "
            "package numa core)");
@@ -321,18 +227,16 @@ int cli_cmd_topo(int argc, char **argv)
         if (redist_topo_axis_info(pl, m, a, &ax, &err)) {
             fflush(stdout);
             cli_print_error(&err);
-            goto out;
+            return CLI_BAD_INPUT;
         }
         for (int l = REDIST_LINK_COUNT - 1; l >= 0; l--)
             if (ax.groups_at[l])
                 rd_appendf(groups, sizeof groups, &pos, "%s%lld %s",
                            pos ? ", " : "", (long long)ax.groups_at[l],
                            redist_link_name((redist_link_t)l));
-        snprintf(linkname, sizeof linkname, "%s",
-                 redist_link_name((redist_link_t)cm.axis_link[a]));
-        if (cm.axis_link[a] != from_topo.axis_link[a])
-            snprintf(linkname, sizeof linkname, "%s*",
-                     redist_link_name((redist_link_t)cm.axis_link[a]));
+        snprintf(linkname, sizeof linkname, "%s%s",
+                 redist_link_name((redist_link_t)cm->axis_link[a]),
+                 cm->axis_link[a] != from_topo->axis_link[a] ? "*" : "");
         printf("  %-10s %5lld %7lld  %-8s %-28s ", redist_mesh_axis_name(m, a),
                (long long)ax.size, (long long)ax.stride, linkname, groups);
         for (int64_t k = 0; k < ax.size && k < 6; k++) {
@@ -342,66 +246,170 @@ int cli_cmd_topo(int argc, char **argv)
         }
         printf("%s\n", ax.size > 6 ? ", ..." : "");
     }
-    if (axis_links)
-        printf("  (* set by --axis-links)\n");
-    if (D <= 16)
-        print_ranks(pl, D);
-    print_cost(&cm, cost_file);
+    return CLI_OK;
+}
 
-    for (int o = 0; o < 2; o++) {
-        if (only >= 0 && only != o)
-            continue;
+/* 1 when plans a and b have the same steps. */
+static int same_steps(const redist_plan_t *a, const redist_plan_t *b)
+{
+    int same = redist_plan_num_steps(a) == redist_plan_num_steps(b);
+    for (int k = 0; same && k < redist_plan_num_steps(a); k++) {
+        redist_step_view_t v0, v1;
+        redist_plan_step(a, k, &v0);
+        redist_plan_step(b, k, &v1);
+        same = v0.op == v1.op && v0.dim == v1.dim &&
+               v0.from_dim == v1.from_dim && v0.to_dim == v1.to_dim &&
+               v0.axis == v1.axis && redist_type_equal(&v0.after, &v1.after);
+    }
+    return same;
+}
+
+/* How the time objective's plan compares with the bytes objective's. */
+static void print_comparison(const redist_plan_t *p0, const redist_plan_t *p1)
+{
+    redist_plan_stats_t s0, s1;
+    redist_plan_stats(p0, &s0);
+    redist_plan_stats(p1, &s1);
+    if (same_steps(p0, p1))
+        printf("\nthe time objective keeps the bytes objective's plan "
+               "(%.2f us)\n",
+               s0.time_s * 1e6);
+    else if (s1.peak_bytes < s0.peak_bytes)
+        printf("\nthe time objective's plan: %.2f us modelled, the "
+               "bytes objective's plan %.2f us; it needs less memory "
+               "(peak %llu bytes, the other's %llu: the time objective "
+               "minimises the peak first)\n",
+               s1.time_s * 1e6, s0.time_s * 1e6,
+               (unsigned long long)s1.peak_bytes,
+               (unsigned long long)s0.peak_bytes);
+    else
+        printf("\nthe time objective's plan: %.2f us modelled, the "
+               "bytes objective's plan %.2f us (%.2fx faster)\n",
+               s1.time_s * 1e6, s0.time_s * 1e6,
+               s1.time_s > 0 ? s0.time_s / s1.time_s : 0.0);
+}
+
+/* The plans of both objectives (or of `only`) under cm, compared. */
+static int print_plans(const redist_spec_t *spec, const char *path,
+                       const redist_cost_model_t *cm, int only)
+{
+    redist_plan_t *plans[2] = {NULL, NULL};
+    redist_error_t err;
+    int rc = CLI_OK;
+    redist_error_clear(&err);
+    for (int o = 0; o < 2 && rc == CLI_OK; o++) {
         redist_plan_options_t po;
         memset(&po, 0, sizeof po);
         po.objective = o ? REDIST_OBJECTIVE_TIME : REDIST_OBJECTIVE_BYTES;
-        po.cost = &cm;
+        if (only >= 0 && only != (int)po.objective)
+            continue;
+        po.cost = cm;
         if (redist_plan_create(spec, &po, &plans[o], &err)) {
-            rd_cli_source(&err, sa.path);
+            rd_cli_source(&err, path);
             fflush(stdout);
             cli_print_error(&err);
             fprintf(stderr, "redistplan: topo: no plan for this spec\n");
-            goto out;
+            rc = CLI_BAD_INPUT;
+            break;
         }
-        print_plan(plans[o], &cm,
-                   o ? "plan of the time objective"
-                     : "plan of the default objective (peak, bytes, "
+        print_plan(plans[o], cm,
+                   o ? "plan of the time objective (the default: peak, "
+                       "modelled time, collectives)"
+                     : "plan of the bytes objective (peak, bytes, "
                        "collectives)");
     }
-    if (plans[0] && plans[1]) {
-        redist_plan_stats_t s0, s1;
-        redist_plan_stats(plans[0], &s0);
-        redist_plan_stats(plans[1], &s1);
-        int same = redist_plan_num_steps(plans[0]) ==
-                   redist_plan_num_steps(plans[1]);
-        for (int k = 0; same && k < redist_plan_num_steps(plans[0]); k++) {
-            redist_step_view_t v0, v1;
-            redist_plan_step(plans[0], k, &v0);
-            redist_plan_step(plans[1], k, &v1);
-            same = v0.op == v1.op && v0.dim == v1.dim &&
-                   v0.from_dim == v1.from_dim && v0.to_dim == v1.to_dim &&
-                   v0.axis == v1.axis && redist_type_equal(&v0.after, &v1.after);
-        }
-        if (same)
-            printf("\nthe time objective keeps the default plan (%.2f us)\n",
-                   s0.time_s * 1e6);
-        else if (s1.peak_bytes < s0.peak_bytes)
-            printf("\nthe time objective's plan: %.2f us modelled, the "
-                   "default plan %.2f us; it needs less memory (peak %llu "
-                   "bytes, the default plan's %llu: the time objective "
-                   "minimises the peak first)\n",
-                   s1.time_s * 1e6, s0.time_s * 1e6,
-                   (unsigned long long)s1.peak_bytes,
-                   (unsigned long long)s0.peak_bytes);
-        else
-            printf("\nthe time objective's plan: %.2f us modelled, the "
-                   "default plan %.2f us (%.2fx faster)\n",
-                   s1.time_s * 1e6, s0.time_s * 1e6,
-                   s1.time_s > 0 ? s0.time_s / s1.time_s : 0.0);
-    }
-    rc = 0;
-out:
+    if (plans[0] && plans[1])
+        print_comparison(plans[0], plans[1]);
     redist_plan_free(plans[0]);
     redist_plan_free(plans[1]);
+    return rc;
+}
+
+/* The machine alone: its levels and the first ranks. */
+static void print_machine_only(const redist_topo_t *topo,
+                               const redist_placement_t *pl)
+{
+    redist_topo_info_t in;
+    redist_topo_get_info(topo, &in);
+    int64_t n = redist_placement_num_ranks(pl);
+    if (n > in.cores)
+        n = in.cores;
+    if (n > 64)
+        n = 64;
+    print_machine(topo, pl);
+    print_ranks(pl, n);
+}
+
+/* The machine, the spec's axes on it, the cost model, the plans. */
+static int print_spec(const redist_topo_t *topo, const redist_placement_t *pl,
+                      const redist_spec_t *spec, const char *path,
+                      const cli_cost_args *ca)
+{
+    const redist_mesh_t *m = redist_spec_mesh(spec);
+    int64_t D = redist_mesh_num_devices(m);
+    redist_cost_model_t cm;
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_cost_model_default(&cm);
+    if ((ca->file && redist_cost_model_load_file(ca->file, &cm, &err)) ||
+        redist_topo_axis_links(pl, m, &cm, &err)) {
+        if (err.source[0] == '\0' && ca->topo.rank_map)
+            rd_error_set_source(&err, ca->topo.rank_map);
+        cli_print_error(&err);
+        return CLI_BAD_INPUT;
+    }
+    redist_cost_model_t from_topo = cm;
+    if (ca->axis_links &&
+        redist_cost_model_set_axis_links(&cm, m, ca->axis_links, &err)) {
+        cli_print_error(&err);
+        return CLI_BAD_INPUT;
+    }
+    print_machine(topo, pl);
+    const char *name = redist_spec_name(spec);
+    char mesh[512];
+    cli_fmt_mesh(m, mesh, sizeof mesh);
+    for (char *c = mesh; *c; c++)
+        *c = *c == ',' ? ' ' : *c;
+    printf("\nspec      %s: mesh %s (%lld device%s, ranks row-major)\n",
+           name[0] ? name : "(unnamed)", mesh, (long long)D,
+           D == 1 ? "" : "s");
+    if (print_axes(pl, m, &cm, &from_topo))
+        return CLI_BAD_INPUT;
+    if (ca->axis_links)
+        printf("  (* set by --axis-links)\n");
+    if (D <= 16)
+        print_ranks(pl, D);
+    print_cost(&cm, ca->file);
+    return print_plans(spec, path, &cm, ca->objective);
+}
+
+int cli_cmd_topo(const cli_command *self, int argc, char **argv)
+{
+    cli_spec_args sa;
+    cli_cost_args ca;
+    cli_cmdline c = {.cmd = self->name, .spec = &sa, .cost = &ca,
+                     .pos = &sa.path, .maxpos = 1,
+                     .pos_words = "at most one SPEC"};
+    if (cli_parse(&c, argc, argv))
+        return CLI_BAD_INPUT;
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_topo_t *topo = NULL;
+    redist_placement_t *pl = NULL;
+    redist_spec_t *spec = NULL;
+    int rc = CLI_BAD_INPUT;
+    if (load_topo(&ca.topo, &topo, &pl, &err)) {
+        cli_print_error(&err);
+        return CLI_BAD_INPUT;
+    }
+    if (cli_spec_given(&sa) && cli_load_spec(&sa, 0, &spec, &err))
+        cli_print_error(&err);
+    else if (!spec) {
+        print_machine_only(topo, pl);
+        rc = CLI_OK;
+    } else {
+        rc = print_spec(topo, pl, spec, sa.path, &ca);
+    }
     redist_spec_free(spec);
     redist_placement_free(pl);
     redist_topo_free(topo);

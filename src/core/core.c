@@ -1,5 +1,6 @@
 /*
- * Status strings, error structs, dtypes and reduce ops.
+ * Status strings, error structs, dtypes and reduce ops; byte counts
+ * written and read as "64 MiB".
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +66,38 @@ void rd_format_bytes(uint64_t bytes, char *buf, size_t size)
         snprintf(buf, size, "%llu B", (unsigned long long)bytes);
     else
         snprintf(buf, size, "%.4g %s", v, unit[u]);
+}
+
+int rd_parse_bytes(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0, mul = 1;
+    size_t i = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+        uint64_t d = (uint64_t)(s[i++] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    if (i == 0)
+        return -1;
+    if (i < n) {
+        static const char units[] = "KMGT";
+        const char *p = memchr(units, s[i] & ~0x20, 4);
+        if (!p)
+            return -1;
+        mul = 1ULL << (10 * (p - units + 1));
+        i++;
+        if (i < n && s[i] == 'i')
+            i++;
+        if (i < n && (s[i] == 'B' || s[i] == 'b'))
+            i++;
+        if (i != n)
+            return -1;
+    }
+    if (v > UINT64_MAX / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
 }
 
 void redist_error_clear(redist_error_t *err)
@@ -200,15 +233,44 @@ const char *redist_reduce_name(redist_reduce_t op)
     return reduce_names[op];
 }
 
-redist_status_t redist_reduce_from_name(const char *name, redist_reduce_t *out)
+/* *out = the index of `name` in names[0..count-1]; REDIST_ERR_INVALID
+ * (*out untouched) for an unknown or NULL name. */
+static redist_status_t name_index(const char *const names[], int count,
+                                  const char *name, int *out)
 {
-    if (!name)
-        return REDIST_ERR_INVALID;
-    for (int i = 0; i < REDIST_REDUCE_COUNT; i++)
-        if (strcmp(name, reduce_names[i]) == 0) {
-            if (out)
-                *out = (redist_reduce_t)i;
+    for (int i = 0; name && i < count; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *out = i;
             return REDIST_OK;
         }
     return REDIST_ERR_INVALID;
+}
+
+redist_status_t redist_reduce_from_name(const char *name, redist_reduce_t *out)
+{
+    int i = 0;
+    redist_status_t st = name_index(reduce_names, REDIST_REDUCE_COUNT, name, &i);
+    if (!st && out)
+        *out = (redist_reduce_t)i;
+    return st;
+}
+
+static const char *const split_names[REDIST_SPLIT_COUNT] = {
+    [REDIST_SPLIT_CEIL] = "ceil", [REDIST_SPLIT_BALANCED] = "balanced",
+    [REDIST_SPLIT_CHUNK] = "chunk"};
+
+const char *redist_split_name(redist_split_t split)
+{
+    if ((unsigned)split >= REDIST_SPLIT_COUNT)
+        return NULL;
+    return split_names[split];
+}
+
+redist_status_t redist_split_from_name(const char *name, redist_split_t *out)
+{
+    int i = 0;
+    redist_status_t st = name_index(split_names, REDIST_SPLIT_COUNT, name, &i);
+    if (!st && out)
+        *out = (redist_split_t)i;
+    return st;
 }

@@ -93,6 +93,11 @@ redist_status_t rd_type_check(const redist_type_t *type,
 
 /* "12 MiB"-style size (binary units, 4 significant digits; "512 B"). */
 void rd_format_bytes(uint64_t bytes, char *buf, size_t size);
+/* The n characters at s as a byte count: digits with an optional binary
+ * suffix, any case, optional "iB" / "B" (8, 4096, 64K, 4MiB, 1G, 2T).
+ * 0, or -1 when malformed or over 64 bits (*out untouched).  The option
+ * parser of redistplan and of the benchmarks. */
+int rd_parse_bytes(const char *s, size_t n, uint64_t *out);
 
 /* Read the whole regular file `path` (file.c): at most `max` bytes, into
  * a malloc'd buffer (*out, NUL-terminated; *len bytes).  A FIFO, device

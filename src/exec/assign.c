@@ -52,8 +52,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdint.h>
+
 #include "exec_internal.h"
 #include "../core/internal.h"
+#include "../core/layout.h"
 
 /* The largest region that holds no live data while a pass reads buffer
  * `in` and writes `out`: a buffer it does not touch (SRC only when it may
@@ -98,6 +101,22 @@ static void spare_region(const rd_pass *ps, const uint64_t cap[RD_NBUF],
     }
 }
 
+/* The least bytes any device holds in layout l: its dims are independent
+ * (a type's dims use disjoint axes), so the product of the shortest
+ * blocks. */
+static uint64_t least_bytes(const rd_layout *l, uint64_t elem)
+{
+    uint64_t e = elem;
+    for (int i = 0; i < l->ndims; i++) {
+        int64_t m = INT64_MAX;
+        for (int64_t j = 0; j < l->k[i]; j++)
+            if (l->b[i][j + 1] - l->b[i][j] < m)
+                m = l->b[i][j + 1] - l->b[i][j];
+        e *= (uint64_t)m;
+    }
+    return e;
+}
+
 static int backend_pass(const rd_pass *ps)
 {
     return ps->kind == RD_PASS_XCHG || ps->kind == RD_PASS_FUSED;
@@ -137,7 +156,8 @@ static int assign(rd_program *p, const uint64_t cap[RD_NBUF], int allow_src,
                 }
                 if (b == RD_BUF_SRC && !allow_src)
                     continue;
-                if (cap[b] < ps->out_bytes)
+                if (cap[b] < ps->out_bytes &&
+                    !(b == RD_BUF_DST && ps->final))
                     continue;
                 if (xchg && recv_scratch && b != RD_BUF_SA && b != RD_BUF_SB)
                     continue;
@@ -237,8 +257,8 @@ static redist_status_t search(rd_program *p, unsigned caps, int inplace,
     }
     int recv_scratch = (caps & RD_CAP_RECV_IN_SCRATCH) != 0;
     for (int q = 0; q < np && !found; q++) {
-        cap[RD_BUF_SRC] = p->src_bytes;
-        cap[RD_BUF_DST] = p->dst_bytes;
+        cap[RD_BUF_SRC] = p->src_min;
+        cap[RD_BUF_DST] = p->dst_min;
         cap[RD_BUF_SA] = pairs[2 * q];
         cap[RD_BUF_SB] = pairs[2 * q + 1];
         for (int ip = 0; ip <= (inplace != 0) && !found; ip++)
@@ -313,11 +333,32 @@ static redist_status_t program_build(const redist_plan_t *plan,
 {
     const redist_spec_t *spec = redist_plan_spec(plan);
     memset(p, 0, sizeof *p);
+    /* Uneven dims: one program for every device, its pass sizes the most
+     * any device needs (program.c); the caller's buffers count with the
+     * least any device has, except that the last pass's output is the
+     * target block, which fits DST everywhere.  No fused steps but the
+     * exchange and no in-place passes (their needs differ by device). */
+    p->uneven = redist_spec_is_uneven(spec);
+    if (p->uneven) {
+        fused_ops &= 1u << REDIST_OP_EXCHANGE;
+        inplace = 0;
+    }
     p->src_bytes = redist_spec_src_bytes(spec);
     p->dst_bytes = redist_spec_dst_bytes(spec);
     redist_status_t st = rd_program_passes(plan, fused_ops, p, err);
     if (st)
         return st;
+    p->src_min = p->src_bytes;
+    p->dst_min = p->dst_bytes;
+    if (p->uneven) {
+        uint64_t elem = redist_dtype_size(redist_spec_dtype(spec));
+        int n = redist_plan_num_steps(plan);
+        p->src_min = least_bytes(rd_plan_layout_before(plan, 0), elem);
+        p->dst_min = n ? least_bytes(rd_plan_layout_after(plan, n - 1), elem)
+                       : p->src_min;
+        if (p->npasses)
+            p->pass[p->npasses - 1].final = 1;
+    }
     if (inplace)
         for (int k = 0; k < p->npasses; k++) {
             rd_pass *ps = &p->pass[k];
@@ -335,6 +376,7 @@ static redist_status_t program_build(const redist_plan_t *plan,
         int last = n ? p->pass[n - 1].out_buf : RD_BUF_SRC;
         rd_pass *ps = rd_program_add_pass(p, RD_PASS_COPY, -1, p->dst_bytes,
                                           p->dst_bytes);
+        ps->umode = p->uneven ? RD_U_DST : RD_U_NONE;
         ps->in_buf = last;
         ps->out_buf = RD_BUF_DST;
     }

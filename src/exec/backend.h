@@ -88,7 +88,7 @@ typedef struct rd_xfer {
 } rd_xfer;
 
 /*
- * An exchange step (REDIST_OP_EXCHANGE, FORMATS.md extension) from type
+ * An exchange step (REDIST_OP_EXCHANGE, doc/spec-format.md extension) from type
  * `a` (local shape la) to type `b` (local shape lb), same partial set.
  * Device d needs its `b` block T(d); each piece of it comes from the
  * device e that holds it in `a` and agrees with d on every mesh axis `a`
@@ -96,11 +96,19 @@ typedef struct rd_xfer {
  * B(e) & T(d), a box.  Built by exchange.c: the geometry once per
  * program, the transfers per device (rd_program_bind).
  */
+struct rd_layout;
 typedef struct rd_xchg {
     int ndims, naxes;
     int64_t size[REDIST_MAX_AXES], stride[REDIST_MAX_AXES];
+    /* this device's block shapes in `a` and `b` (even blocks: every
+     * device's; uneven: set by rd_xchg_bind) */
     int64_t la[REDIST_MAX_DIMS], lb[REDIST_MAX_DIMS];
     redist_type_t a, b;
+    /* uneven dims (doc/spec-format.md section 7): the layouts of `a` and `b`
+     * (boundaries per dim, src/core/layout.h); NULL: even blocks of
+     * shape ua / ub */
+    const struct rd_layout *al, *bl;
+    int64_t ua[REDIST_MAX_DIMS], ub[REDIST_MAX_DIMS];
     size_t elem;
     /* 1: the send pieces are packed into a buffer first (else each is a
      * contiguous range of the source block); 1: the received pieces are
@@ -120,6 +128,10 @@ typedef struct rd_xchg {
  * block.  Returns 0 when the box is empty. */
 int rd_xchg_box(const rd_xchg *x, int64_t sender, int64_t receiver,
                 int64_t box[], int64_t off_in_a[], int64_t off_in_b[]);
+/* The shape of device `rank`'s block in `a` (side 0) or `b` (side 1):
+ * what a sender needs to place a piece in a receiver's block when blocks
+ * differ between devices (uneven dims). */
+void rd_xchg_extent(const rd_xchg *x, int side, int64_t rank, int64_t ext[]);
 
 typedef struct rd_backend_ops {
     const char *name;

@@ -8,8 +8,140 @@
  */
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "exec_internal.h"
 #include "../core/internal.h"
+#include "../core/layout.h"
+
+/* This device's group on `axis`. */
+static void bind_group(rd_group *g, const redist_mesh_t *mesh,
+                       const int64_t c[], int64_t rank)
+{
+    int a = g->axis;
+    int64_t stride = 1;
+    for (int b = a + 1; b < redist_mesh_num_axes(mesh); b++)
+        stride *= redist_mesh_axis_size(mesh, b);
+    g->index = c[a];
+    g->stride = stride;
+    g->base = rank - c[a] * stride;
+}
+
+/* Device `rank`'s box before step k (after: after step k). */
+static void box_at(const redist_plan_t *plan, int k, int after, int64_t rank,
+                   int64_t lo[], int64_t hi[])
+{
+    const redist_mesh_t *mesh = redist_spec_mesh(redist_plan_spec(plan));
+    redist_type_t t;
+    if (after) {
+        redist_step_view_t v;
+        redist_plan_step(plan, k, &v);
+        t = v.after;
+        rd_layout_box(rd_plan_layout_after(plan, k), &t, mesh, rank, lo, hi);
+    } else {
+        rd_plan_type_before(plan, k, &t);
+        rd_layout_box(rd_plan_layout_before(plan, k), &t, mesh, rank, lo,
+                      hi);
+    }
+}
+
+static uint64_t elems_of(int nd, const int64_t ext[])
+{
+    uint64_t e = 1;
+    for (int i = 0; i < nd; i++)
+        e *= (uint64_t)ext[i];
+    return e;
+}
+
+/* The uneven parts of pass ps for device `rank` (its group bound). */
+static redist_status_t bind_uneven(rd_pass *ps, const redist_plan_t *plan,
+                                   int64_t rank, redist_error_t *err)
+{
+    int nd = redist_spec_ndims(redist_plan_spec(plan));
+    uint64_t elem = redist_dtype_size(redist_spec_dtype(redist_plan_spec(plan)));
+    int64_t blo[REDIST_MAX_DIMS], bhi[REDIST_MAX_DIMS];
+    int64_t alo[REDIST_MAX_DIMS], ahi[REDIST_MAX_DIMS];
+    rd_xstep *x = &ps->x;
+    switch (ps->umode) {
+    case RD_U_BOX:
+        box_at(plan, ps->first, 0, rank, blo, bhi);
+        box_at(plan, ps->last, 1, rank, alo, ahi);
+        for (int i = 0; i < nd; i++) {
+            x->in_shape[i] = bhi[i] - blo[i];
+            x->out_shape[i] = ahi[i] - alo[i];
+            ps->off[i] = alo[i] - blo[i];
+        }
+        ps->dev_in = elems_of(nd, x->in_shape) * elem;
+        ps->dev_out = elems_of(nd, x->out_shape) * elem;
+        return REDIST_OK;
+    case RD_U_COUNT:
+        box_at(plan, ps->first, 1, rank, alo, ahi);
+        for (int i = 0; i < nd; i++)
+            x->in_shape[i] = x->out_shape[i] = ahi[i] - alo[i];
+        ps->dev_in = ps->dev_out = elems_of(nd, x->out_shape) * elem;
+        return REDIST_OK;
+    case RD_U_VPACK:
+    case RD_U_SUM:
+    case RD_U_CHUNK: {
+        const rd_group *g = &x->group;
+        uint64_t before = 0, mine = 0, total = 0;
+        box_at(plan, ps->first, 0, rank, blo, bhi);
+        if (ps->umode == RD_U_VPACK && !ps->vbox &&
+            !(ps->vbox = malloc(sizeof *ps->vbox * 2 * (size_t)nd *
+                                (size_t)g->size)))
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+        ps->nvbox = ps->umode == RD_U_VPACK ? g->size : 0;
+        for (int64_t m = 0; m < g->size; m++) {
+            box_at(plan, ps->first, 1, rd_group_rank(g, m), alo, ahi);
+            uint64_t e = 1;
+            for (int i = 0; i < nd; i++) {
+                e *= (uint64_t)(ahi[i] - alo[i]);
+                if (ps->vbox) {
+                    ps->vbox[(2 * m) * nd + i] = alo[i] - blo[i];
+                    ps->vbox[(2 * m + 1) * nd + i] = ahi[i] - alo[i];
+                }
+            }
+            if (m < g->index)
+                before += e;
+            if (m == g->index)
+                mine = e;
+            total += e;
+        }
+        if (ps->umode == RD_U_VPACK) {
+            for (int i = 0; i < nd; i++)
+                x->in_shape[i] = bhi[i] - blo[i];
+            ps->dev_in = elems_of(nd, x->in_shape) * elem;
+            ps->dev_out = total * elem;
+        } else if (ps->umode == RD_U_SUM) {
+            ps->dev_in = ps->dev_out = total * elem;
+        } else { /* this member's chunk of the packed boxes, 1-d */
+            x->ndims = 1;
+            x->in_shape[0] = (int64_t)total;
+            x->out_shape[0] = (int64_t)mine;
+            ps->off[0] = (int64_t)before;
+            ps->dev_in = total * elem;
+            ps->dev_out = mine * elem;
+        }
+        return REDIST_OK;
+    }
+    case RD_U_DST: {
+        int n = redist_plan_num_steps(plan);
+        if (n) {
+            box_at(plan, n - 1, 1, rank, alo, ahi);
+        } else {
+            box_at(plan, 0, 0, rank, alo, ahi);
+        }
+        uint64_t e = 1;
+        for (int i = 0; i < nd; i++)
+            e *= (uint64_t)(ahi[i] - alo[i]);
+        ps->dev_in = ps->dev_out = e * elem;
+        return REDIST_OK;
+    }
+    default:
+        return REDIST_OK;
+    }
+}
 
 redist_status_t rd_program_bind(rd_program *p, const redist_plan_t *plan,
                                 int64_t rank, redist_error_t *err)
@@ -20,7 +152,11 @@ redist_status_t rd_program_bind(rd_program *p, const redist_plan_t *plan,
     redist_mesh_coords(mesh, rank, c);
     for (int k = 0; k < p->npasses; k++) {
         rd_pass *ps = &p->pass[k];
-        if (ps->kind == RD_PASS_BOX) {
+        ps->dev_in = ps->in_bytes;
+        ps->dev_out = ps->out_bytes;
+        if (ps->kind == RD_PASS_BOX && ps->umode != RD_U_NONE) {
+            /* uneven: below */
+        } else if (ps->kind == RD_PASS_BOX) {
             int64_t part[REDIST_MAX_DIMS];
             memcpy(part, ps->x.in_shape, sizeof part);
             memset(ps->off, 0, sizeof ps->off);
@@ -39,6 +175,10 @@ redist_status_t rd_program_bind(rd_program *p, const redist_plan_t *plan,
                     return st;
             }
             ps->x.xchg = xc;
+            if (p->uneven) {
+                memcpy(ps->x.in_shape, xc->la, sizeof ps->x.in_shape);
+                memcpy(ps->x.out_shape, xc->lb, sizeof ps->x.out_shape);
+            }
         } else if (ps->kind == RD_PASS_XCHG || ps->kind == RD_PASS_FUSED) {
             if (ps->x.op == REDIST_OP_PERMUTE) {
                 redist_type_t before;
@@ -55,14 +195,17 @@ redist_status_t rd_program_bind(rd_program *p, const redist_plan_t *plan,
                 ps->x.group.base = rank;
                 ps->x.group.stride = 1;
             } else {
-                int a = ps->x.group.axis;
-                int64_t stride = 1;
-                for (int b = a + 1; b < redist_mesh_num_axes(mesh); b++)
-                    stride *= redist_mesh_axis_size(mesh, b);
-                ps->x.group.index = c[a];
-                ps->x.group.stride = stride;
-                ps->x.group.base = rank - c[a] * stride;
+                bind_group(&ps->x.group, mesh, c, rank);
             }
+        } else if (ps->kind == RD_PASS_VPACK) {
+            bind_group(&ps->x.group, mesh, c, rank);
+        }
+        if (ps->umode == RD_U_CHUNK)
+            bind_group(&ps->x.group, mesh, c, rank);
+        if (ps->umode != RD_U_NONE) {
+            redist_status_t st = bind_uneven(ps, plan, rank, err);
+            if (st)
+                return st;
         }
     }
     return REDIST_OK;

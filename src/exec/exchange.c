@@ -41,20 +41,63 @@
 #include "exec_internal.h"
 #include "kernels.h"
 #include "../core/internal.h"
+#include "../core/layout.h"
 
-/* Start of the block of device `coord` in type t (local shape l). */
-static void block_start(const rd_xchg *x, const redist_type_t *t,
-                        const int64_t l[], const int64_t coord[],
-                        int64_t start[])
+/* The block of device `coord` in `a` (side 0) or `b` (side 1): its start
+ * and shape, from the even shape or the layout's boundaries. */
+static void block_of(const rd_xchg *x, int side, const int64_t coord[],
+                     int64_t start[], int64_t ext[])
 {
+    const redist_type_t *t = side ? &x->b : &x->a;
+    const rd_layout *lay = side ? x->bl : x->al;
+    const int64_t *l = side ? x->ub : x->ua;
     for (int i = 0; i < x->ndims; i++) {
         int64_t b = 0;
         for (int k = 0; k < t->dim_naxes[i]; k++) {
             int ax = t->dims[i][k];
             b = b * x->size[ax] + coord[ax];
         }
-        start[i] = b * l[i];
+        if (lay) {
+            start[i] = lay->b[i][b];
+            ext[i] = lay->b[i][b + 1] - start[i];
+        } else {
+            start[i] = b * l[i];
+            ext[i] = l[i];
+        }
     }
+}
+
+/* The blocks of `side` along dim i that meet [lo, lo + n), n > 0: indices
+ * *first..*last (empty blocks among them meet nothing). */
+static void blocks_meeting(const rd_xchg *x, int side, int i, int64_t lo,
+                           int64_t n, int64_t *first, int64_t *last)
+{
+    const rd_layout *lay = side ? x->bl : x->al;
+    if (!lay) {
+        int64_t l = side ? x->ub[i] : x->ua[i];
+        *first = lo / l;
+        *last = (lo + n - 1) / l;
+        return;
+    }
+    const int64_t *b = lay->b[i];
+    int64_t k = lay->k[i], p = 0, q = k - 1;
+    while (p < q) { /* the first block ending after lo */
+        int64_t m = p + (q - p) / 2;
+        if (b[m + 1] > lo)
+            q = m;
+        else
+            p = m + 1;
+    }
+    *first = p;
+    q = k - 1;
+    while (p < q) { /* the last block starting before lo + n */
+        int64_t m = p + (q - p + 1) / 2;
+        if (b[m] < lo + n)
+            p = m;
+        else
+            q = m - 1;
+    }
+    *last = p;
 }
 
 static void coords_of(const rd_xchg *x, int64_t rank, int64_t c[])
@@ -102,10 +145,29 @@ static int always_contiguous(int nd, const int64_t own[],
     return nd == 0;
 }
 
+/* The same for uneven blocks, for every device: the piece is one element
+ * along a dim where own or other blocks are at most one long everywhere,
+ * and the whole own block along a dim `other` does not split. */
+static int always_contiguous_uneven(int nd, const int64_t own_max[],
+                                    const int64_t other_max[],
+                                    const int64_t other_k[])
+{
+    for (int j = 0; j < nd; j++) {
+        int ok = 1;
+        for (int k = 0; k < j && ok; k++)
+            ok = own_max[k] <= 1 || other_max[k] <= 1;
+        for (int k = j + 1; k < nd && ok; k++)
+            ok = other_k[k] == 1;
+        if (ok)
+            return 1;
+    }
+    return nd == 0;
+}
+
 void rd_xchg_init(rd_xchg *x, const redist_mesh_t *mesh,
                   const redist_type_t *a, const redist_type_t *b,
                   const int64_t la[], const int64_t lb[], int ndims,
-                  size_t elem)
+                  size_t elem, const rd_layout *al, const rd_layout *bl)
 {
     memset(x, 0, sizeof *x);
     x->ndims = ndims;
@@ -117,15 +179,23 @@ void rd_xchg_init(rd_xchg *x, const redist_mesh_t *mesh,
         stride *= x->size[ax];
     }
     for (int i = 0; i < ndims; i++) {
-        x->la[i] = la[i];
-        x->lb[i] = lb[i];
+        x->la[i] = x->ua[i] = la[i];
+        x->lb[i] = x->ub[i] = lb[i];
     }
     x->a = *a;
     x->b = *b;
     x->elem = elem;
+    x->rank = -1;
+    if (al && bl) {
+        /* la, lb: the longest blocks (set per device by bind) */
+        x->al = al;
+        x->bl = bl;
+        x->pack = !always_contiguous_uneven(ndims, la, lb, bl->k);
+        x->unpack = !always_contiguous_uneven(ndims, lb, la, al->k);
+        return;
+    }
     x->pack = !always_contiguous(ndims, la, lb);
     x->unpack = !always_contiguous(ndims, lb, la);
-    x->rank = -1;
 }
 
 int rd_xchg_box(const rd_xchg *x, int64_t sender, int64_t receiver,
@@ -133,21 +203,29 @@ int rd_xchg_box(const rd_xchg *x, int64_t sender, int64_t receiver,
 {
     int64_t ce[REDIST_MAX_AXES], cd[REDIST_MAX_AXES];
     int64_t sa[REDIST_MAX_DIMS], sb[REDIST_MAX_DIMS];
+    int64_t ea[REDIST_MAX_DIMS], eb[REDIST_MAX_DIMS];
     coords_of(x, sender, ce);
     coords_of(x, receiver, cd);
-    block_start(x, &x->a, x->la, ce, sa);
-    block_start(x, &x->b, x->lb, cd, sb);
+    block_of(x, 0, ce, sa, ea);
+    block_of(x, 1, cd, sb, eb);
     int nonempty = 1;
     for (int i = 0; i < x->ndims; i++) {
         int64_t lo = sa[i] > sb[i] ? sa[i] : sb[i];
-        int64_t hi = sa[i] + x->la[i] < sb[i] + x->lb[i] ? sa[i] + x->la[i]
-                                                         : sb[i] + x->lb[i];
+        int64_t hi = sa[i] + ea[i] < sb[i] + eb[i] ? sa[i] + ea[i]
+                                                   : sb[i] + eb[i];
         box[i] = hi > lo ? hi - lo : 0;
         nonempty &= hi > lo;
         off_in_a[i] = lo - sa[i];
         off_in_b[i] = lo - sb[i];
     }
     return nonempty;
+}
+
+void rd_xchg_extent(const rd_xchg *x, int side, int64_t rank, int64_t ext[])
+{
+    int64_t c[REDIST_MAX_AXES], start[REDIST_MAX_DIMS];
+    coords_of(x, rank, c);
+    block_of(x, side, c, start, ext);
 }
 
 /* Byte offset of element `off` in a row-major block of shape l. */
@@ -246,16 +324,20 @@ redist_status_t rd_xchg_bind(rd_xchg *x, int64_t rank, redist_error_t *err)
 
     rd_xchg_unbind(x);
     coords_of(x, rank, me);
-    block_start(x, &x->a, x->la, me, sa);
-    block_start(x, &x->b, x->lb, me, sb);
+    block_of(x, 0, me, sa, x->la);
+    block_of(x, 1, me, sb, x->lb);
+    int empty_a = 0, empty_b = 0;
+    for (int i = 0; i < nd; i++) {
+        empty_a |= x->la[i] == 0;
+        empty_b |= x->lb[i] == 0;
+    }
 
     /* sends: the `b` blocks that B(me) meets */
-    for (int i = 0; i < nd; i++) {
-        lo[i] = sa[i] / x->lb[i];
-        hi[i] = (sa[i] + x->la[i] - 1) / x->lb[i];
+    for (int i = 0; i < nd && !empty_a; i++) {
+        blocks_meeting(x, 1, i, sa[i], x->la[i], &lo[i], &hi[i]);
         idx[i] = lo[i];
     }
-    do {
+    if (!empty_a) do {
         memcpy(c, me, sizeof c);
         int ok = 1;
         for (int i = 0; i < nd && ok; i++)
@@ -297,12 +379,11 @@ redist_status_t rd_xchg_bind(rd_xchg *x, int64_t rank, redist_error_t *err)
 
     /* receives: the `a` blocks that T(me) meets, each from its holder */
     pos = 0;
-    for (int i = 0; i < nd; i++) {
-        lo[i] = sb[i] / x->la[i];
-        hi[i] = (sb[i] + x->lb[i] - 1) / x->la[i];
+    for (int i = 0; i < nd && !empty_b; i++) {
+        blocks_meeting(x, 0, i, sb[i], x->lb[i], &lo[i], &hi[i]);
         idx[i] = lo[i];
     }
-    do {
+    if (!empty_b) do {
         memcpy(c, me, sizeof c);
         for (int i = 0; i < nd; i++)
             decompose(x, &x->a, i, idx[i], 0, c);

@@ -24,7 +24,19 @@ enum {
     RD_PASS_XCHG,  /* a backend exchange */
     RD_PASS_FUSED, /* a whole step run by the backend */
     RD_PASS_XPACK,  /* exchange: pack the send pieces */
-    RD_PASS_XUNPACK /* exchange: unpack the received pieces */
+    RD_PASS_XUNPACK, /* exchange: unpack the received pieces */
+    RD_PASS_VPACK   /* uneven reduce_scatter: the members' boxes, packed */
+};
+
+/* Uneven passes (rd_pass.umode): what bind.c fills per device. */
+enum {
+    RD_U_NONE,
+    RD_U_BOX,   /* BOX: the box before step `first` to the one after `last` */
+    RD_U_CHUNK, /* BOX: this member's chunk of a packed reduce_scatter */
+    RD_U_COUNT, /* XCHG all_reduce: this device's box after the step */
+    RD_U_SUM,   /* XCHG all_reduce: the packed members' boxes */
+    RD_U_VPACK, /* VPACK: the members' boxes after the step */
+    RD_U_DST    /* COPY: this device's target block */
 };
 
 typedef struct rd_pass {
@@ -48,6 +60,13 @@ typedef struct rd_pass {
      * in-place passes) */
     int sspare_buf;
     uint64_t sspare_off, sspare_bytes;
+    /* the bytes this device reads and writes (bind.c): in_bytes and
+     * out_bytes (the most any device does) unless the dims are uneven */
+    uint64_t dev_in, dev_out;
+    int umode;       /* RD_U_*: uneven, what bind fills */
+    int final;       /* its output is the target block (uneven) */
+    int64_t nvbox;   /* VPACK: boxes (member order), offset then shape */
+    int64_t *vbox;   /* 2 * ndims per box (bind.c; freed with the program) */
 } rd_pass;
 
 typedef struct rd_program {
@@ -60,6 +79,11 @@ typedef struct rd_program {
     int collectives;
     int nxchg;
     rd_xchg *xchg; /* one per exchange step (exchange.c) */
+    /* uneven dims: pass sizes are the most any device needs, the same
+     * program on every device; src_min / dst_min the least any device
+     * holds (the capacity the buffer assignment may count on) */
+    int uneven;
+    uint64_t src_min, dst_min;
 } rd_program;
 
 /* program.c: the passes of `plan` (buffers not yet assigned), one pass
@@ -70,6 +94,13 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
 rd_pass *rd_program_add_pass(rd_program *prog, int kind, int step,
                              uint64_t in, uint64_t out);
 void rd_plan_type_before(const redist_plan_t *plan, int k, redist_type_t *t);
+/* Uneven plans: the layout before step k (the source's for k == 0) and
+ * after it (src/core/layout.h); NULL for an even plan. */
+struct rd_layout;
+const struct rd_layout *rd_plan_layout_before(const redist_plan_t *plan,
+                                              int k);
+const struct rd_layout *rd_plan_layout_after(const redist_plan_t *plan,
+                                             int k);
 
 /* assign.c: build the device-independent program of `plan` for a backend
  * with the given capabilities and fused ops: passes and buffer
@@ -90,7 +121,7 @@ redist_status_t rd_program_bind(rd_program *prog, const redist_plan_t *plan,
 /* program.c */
 void rd_program_free(rd_program *prog);
 
-/* permute.c: the permute pairing of FORMATS.md for device `rank` going
+/* permute.c: the permute pairing of doc/spec-format.md for device `rank` going
  * from type `before` to `after` (same local shape and partial set): the
  * rank it sends its block to and the rank it receives its new block
  * from. */
@@ -107,7 +138,8 @@ redist_status_t rd_permute_peers(const redist_mesh_t *mesh,
 void rd_xchg_init(rd_xchg *x, const redist_mesh_t *mesh,
                   const redist_type_t *a, const redist_type_t *b,
                   const int64_t la[], const int64_t lb[], int ndims,
-                  size_t elem);
+                  size_t elem, const struct rd_layout *al,
+                  const struct rd_layout *bl);
 redist_status_t rd_xchg_bind(rd_xchg *x, int64_t rank, redist_error_t *err);
 void rd_xchg_unbind(rd_xchg *x);
 void rd_xchg_pack(const rd_xchg *x, const void *in, void *out);

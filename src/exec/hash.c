@@ -1,11 +1,13 @@
 /*
  * The plan hash every rank compares before any data moves (the backends'
  * `agree`): FNV-1a over everything about a plan that all ranks must
- * agree on (mesh sizes, shape, dtype, reduction, types, every step and
- * the execution flags).  Cost: O(steps * dims * axes); no memory.
+ * agree on (mesh sizes, shape, dtype, reduction, types, every step, the
+ * layouts of an uneven plan and the execution flags).  Cost: O(steps *
+ * dims * (axes + blocks)); no memory.
  */
 #include "exec_internal.h"
 #include "../core/internal.h"
+#include "../core/layout.h"
 
 static void fnv_i64(uint64_t *h, int64_t v)
 {
@@ -21,6 +23,16 @@ static void fnv_type(uint64_t *h, const redist_type_t *t)
             fnv_i64(h, t->dims[i][k]);
     }
     fnv_i64(h, (int64_t)t->partial);
+}
+
+/* Uneven dims: the boundaries of every dim (NULL: an even plan). */
+static void fnv_layout(uint64_t *h, const rd_layout *l)
+{
+    if (!l)
+        return;
+    for (int i = 0; i < l->ndims; i++)
+        for (int64_t j = 0; j <= l->k[i]; j++)
+            fnv_i64(h, l->b[i][j]);
 }
 
 uint64_t rd_plan_hash(const redist_plan_t *plan, unsigned flags)
@@ -40,6 +52,7 @@ uint64_t rd_plan_hash(const redist_plan_t *plan, unsigned flags)
     fnv_type(&h, redist_spec_from(spec));
     fnv_type(&h, redist_spec_to(spec));
     fnv_i64(&h, redist_plan_num_steps(plan));
+    fnv_layout(&h, rd_plan_layout_before(plan, 0));
     for (int k = 0; k < redist_plan_num_steps(plan); k++) {
         redist_step_view_t v;
         redist_plan_step(plan, k, &v);
@@ -49,6 +62,7 @@ uint64_t rd_plan_hash(const redist_plan_t *plan, unsigned flags)
         fnv_i64(&h, v.to_dim);
         fnv_i64(&h, v.axis);
         fnv_type(&h, &v.after);
+        fnv_layout(&h, rd_plan_layout_after(plan, k));
     }
     return h;
 }

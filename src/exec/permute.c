@@ -1,5 +1,5 @@
 /*
- * The permute pairing of FORMATS.md: for each block, the devices holding
+ * The permute pairing of doc/spec-format.md: for each block, the devices holding
  * it before a permute (same coordinates on the partial axes) are paired
  * with those needing it after: a device that keeps its block pairs with
  * itself, the others in rank order.  Each device sends one block and

@@ -14,6 +14,23 @@
  * pre_d is the product of the local dims before d: with pre_d == 1 the
  * chunks along d are already contiguous and the pack / unpack is skipped.
  * A backend that runs whole steps (fused_ops) gets one FUSED pass instead.
+ *
+ * UNEVEN DIMS (doc/spec-format.md section 7, doc/uneven.md): blocks differ
+ * between devices, so every step is lowered from the layouts before and
+ * after it (the plan's), with pass sizes the most any device needs (the
+ * same program everywhere) and each device's own boxes filled in by
+ * bind.c:
+ *   slices             BOX from the box before to the box after
+ *   all_gather, all_to_all, permute, exchange
+ *                      an exchange between the two layouts (exchange.c):
+ *                      each piece from its holder, within the group
+ *   all_reduce         [BOX to the box after, when it is smaller]; XCHG
+ *                      with this device's count (members hold one box)
+ *   reduce_scatter     VPACK (the members' boxes after the step, packed in
+ *                      member order); XCHG all_reduce of the packed boxes;
+ *                      BOX of this member's chunk.  Exact on every
+ *                      backend with the even ops; it receives 2(s-1)/s of
+ *                      the packed boxes instead of (s-1)/s.
  * Cost: O(steps) passes of O(dims) each; memory: 3 * steps + 2 passes
  * and one exchange geometry per exchange step.
  */
@@ -22,6 +39,8 @@
 
 #include "exec_internal.h"
 #include "../core/internal.h"
+#include "../plan/plan_internal.h"
+#include "../spec/spec_internal.h"
 
 static uint64_t prod_before(const int64_t *shape, int d)
 {
@@ -48,6 +67,20 @@ void rd_plan_type_before(const redist_plan_t *plan, int k, redist_type_t *t)
         redist_plan_step(plan, k - 1, &v);
         *t = v.after;
     }
+}
+
+const rd_layout *rd_plan_layout_before(const redist_plan_t *plan, int k)
+{
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    if (!spec->uneven)
+        return NULL;
+    return k == 0 ? &spec->lay[0] : rd_plan_step_layout(plan, k - 1);
+}
+
+const rd_layout *rd_plan_layout_after(const redist_plan_t *plan, int k)
+{
+    return redist_plan_spec(plan)->uneven ? rd_plan_step_layout(plan, k)
+                                          : NULL;
 }
 
 rd_pass *rd_program_add_pass(rd_program *p, int kind, int step, uint64_t in,
@@ -109,6 +142,8 @@ static int slice_pass(const redist_plan_t *plan, int k, int64_t cur[],
     const redist_spec_t *spec = redist_plan_spec(plan);
     ps->last = k;
     ps->inplace_ok = 1;
+    ps->umode = redist_spec_is_uneven(redist_plan_spec(plan)) ? RD_U_BOX
+                                                               : RD_U_NONE;
     ps->x.op = REDIST_OP_SLICE;
     ps->x.index = first;
     ps->x.ndims = redist_spec_ndims(spec);
@@ -186,6 +221,55 @@ static void unfused_passes(rd_program *p, const rd_xstep *x, int xi,
     }
 }
 
+/* The passes of one collective step of an uneven plan (see the top). */
+static void uneven_passes(rd_program *p, const redist_plan_t *plan,
+                          rd_xstep *x, int xi, unsigned fused_ops,
+                          const int64_t cur[], uint64_t L, uint64_t out)
+{
+    int k = x->index;
+    rd_pass *ps;
+    switch (x->op) {
+    case REDIST_OP_ALL_REDUCE:
+        if (!rd_layout_equal(rd_plan_layout_before(plan, k),
+                             rd_plan_layout_after(plan, k))) {
+            ps = rd_program_add_pass(p, RD_PASS_BOX, k, L, out);
+            ps->inplace_ok = 1;
+            ps->umode = RD_U_BOX;
+            ps->x = *x;
+            L = out;
+        }
+        ps = rd_program_add_pass(p, RD_PASS_XCHG, k, L, out);
+        ps->x = *x;
+        ps->umode = RD_U_COUNT;
+        return;
+    case REDIST_OP_REDUCE_SCATTER:
+        /* the packed boxes are disjoint parts of the box before: <= L */
+        ps = rd_program_add_pass(p, RD_PASS_VPACK, k, L, L);
+        ps->x = *x;
+        ps->umode = RD_U_VPACK;
+        ps = rd_program_add_pass(p, RD_PASS_XCHG, k, L, L);
+        ps->x = *x;
+        ps->x.op = REDIST_OP_ALL_REDUCE;
+        ps->umode = RD_U_SUM;
+        ps = rd_program_add_pass(p, RD_PASS_BOX, k, L, out);
+        ps->inplace_ok = 1;
+        ps->x = *x;
+        ps->umode = RD_U_CHUNK;
+        return;
+    default: /* all_gather, all_to_all, permute, exchange */
+        break;
+    }
+    x->op = REDIST_OP_EXCHANGE;
+    x->group.size = 1;
+    if (fused_ops >> REDIST_OP_EXCHANGE & 1u) {
+        ps = rd_program_add_pass(p, RD_PASS_FUSED, k, L, out);
+        ps->x = *x;
+        ps->xi = xi;
+        return;
+    }
+    unfused_passes(p, x, xi, cur, L, out);
+}
+
 redist_status_t rd_program_passes(const redist_plan_t *plan,
                                   unsigned fused_ops, rd_program *p,
                                   redist_error_t *err)
@@ -196,16 +280,23 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
     int64_t cur[REDIST_MAX_DIMS];
     redist_step_view_t v;
 
+    int uneven = redist_spec_is_uneven(spec);
     p->pass = calloc((size_t)(3 * n + 2), sizeof *p->pass);
     if (!p->pass)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    redist_type_local_shape(redist_spec_from(spec), mesh,
-                            redist_spec_shape(spec), cur);
+    if (uneven) /* the longest blocks: the sizes of the program */
+        rd_layout_max_elems(rd_plan_layout_before(plan, 0), cur);
+    else
+        redist_type_local_shape(redist_spec_from(spec), mesh,
+                                redist_spec_shape(spec), cur);
     uint64_t L = redist_spec_src_bytes(spec);
     int nx = 0;
     for (int k = 0; k < n; k++) {
         redist_plan_step(plan, k, &v);
-        nx += v.op == REDIST_OP_EXCHANGE;
+        nx += v.op == REDIST_OP_EXCHANGE ||
+              (uneven && v.op != REDIST_OP_SLICE &&
+               v.op != REDIST_OP_REDUCE_SCATTER &&
+               v.op != REDIST_OP_ALL_REDUCE);
     }
     if (nx && !(p->xchg = calloc((size_t)nx, sizeof *p->xchg)))
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -223,14 +314,28 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
         uint64_t out = v.local_bytes;
         p->collectives++;
         int xi = -1;
-        if (v.op == REDIST_OP_EXCHANGE) {
+        if (uneven) {
+            if (v.op != REDIST_OP_REDUCE_SCATTER &&
+                v.op != REDIST_OP_ALL_REDUCE) {
+                redist_type_t before;
+                rd_plan_type_before(plan, k, &before);
+                xi = p->nxchg++;
+                rd_xchg_init(&p->xchg[xi], mesh, &before, &v.after, cur,
+                             v.local_shape, nd, x.elem,
+                             rd_plan_layout_before(plan, k),
+                             rd_plan_layout_after(plan, k));
+            }
+            uneven_passes(p, plan, &x, xi, fused_ops, cur, L, out);
+        } else if (v.op == REDIST_OP_EXCHANGE) {
             redist_type_t before;
             rd_plan_type_before(plan, k, &before);
             xi = p->nxchg++;
             rd_xchg_init(&p->xchg[xi], mesh, &before, &v.after, cur,
-                         v.local_shape, nd, x.elem);
+                         v.local_shape, nd, x.elem, NULL, NULL);
         }
-        if (fused_ops >> v.op & 1u) {
+        if (uneven) {
+            /* passes added above */
+        } else if (fused_ops >> v.op & 1u) {
             rd_pass *ps = rd_program_add_pass(p, RD_PASS_FUSED, k, L, out);
             ps->x = x;
             ps->xi = xi;
@@ -254,6 +359,8 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
 void rd_program_free(rd_program *p)
 {
     if (p) {
+        for (int k = 0; p->pass && k < p->npasses; k++)
+            free(p->pass[k].vbox);
         free(p->pass);
         p->pass = NULL;
         for (int i = 0; i < p->nxchg; i++)

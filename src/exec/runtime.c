@@ -42,7 +42,7 @@ static redist_status_t check_backend(const rd_program *p,
             p->pass[k].x.op == REDIST_OP_EXCHANGE && !ops->exchange)
             return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                             "backend %s does not run exchange steps (step "
-                            "%d); plan with the default objective, or run "
+                            "%d); plan with --objective bytes, or run "
                             "on a backend that has them (sim)",
                             ops->name, p->pass[k].first + 1);
     return REDIST_OK;
@@ -144,10 +144,11 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
     const rd_backend_ops *ops = be->ops;
     void *in = buf[ps->in_buf], *out = buf[ps->out_buf];
     const rd_xstep *x = &ps->x;
-    uint64_t L = ps->in_bytes, s = (uint64_t)x->group.size;
+    uint64_t L = ps->dev_in, s = (uint64_t)x->group.size;
     switch (ps->kind) {
     case RD_PASS_COPY:
-        memcpy(out, in, (size_t)ps->out_bytes);
+        if (ps->dev_out) /* an empty block may be NULL */
+            memcpy(out, in, (size_t)ps->dev_out);
         return REDIST_OK;
     case RD_PASS_BOX: {
         int64_t zero[REDIST_MAX_DIMS] = {0};
@@ -167,10 +168,26 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
     case RD_PASS_XUNPACK:
         rd_xchg_unpack(x->xchg, in, out);
         return REDIST_OK;
+    case RD_PASS_VPACK: {
+        int64_t zero[REDIST_MAX_DIMS] = {0};
+        uint64_t pos = 0;
+        for (int64_t m = 0; m < ps->nvbox; m++) {
+            const int64_t *off = ps->vbox + 2 * m * x->ndims,
+                          *shape = off + x->ndims;
+            uint64_t e = x->elem;
+            for (int i = 0; i < x->ndims; i++)
+                e *= (uint64_t)shape[i];
+            if (e)
+                rd_kernel_box((char *)out + pos, shape, zero, in,
+                              x->in_shape, off, shape, x->ndims, x->elem);
+            pos += e;
+        }
+        return REDIST_OK;
+    }
     default:
         break;
     }
-    /* logical traffic of the step (FORMATS.md section 2) */
+    /* logical traffic of the step (doc/spec-format.md section 2) */
     switch (x->op) {
     case REDIST_OP_ALL_GATHER:
         r->recv_bytes += (s - 1) * L;
@@ -266,10 +283,11 @@ redist_status_t rd_exec_prepare(const redist_plan_t *plan,
     else if (be->rank < 0 || be->rank >= be->size)
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
                       "rank %lld out of range", (long long)be->rank);
-    else if (!src || !dst)
+    else if ((!src && redist_spec_device_bytes(redist_plan_spec(plan), 0, be->rank)) ||
+             (!dst && redist_spec_device_bytes(redist_plan_spec(plan), 1, be->rank)))
         st = rd_error(err, REDIST_ERR_INVALID, NULL, src ? "dst" : "src",
                       "NULL buffer");
-    else if (src == dst)
+    else if (src == dst && src)
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "dst",
                       "src and dst must be distinct buffers");
     if (!st) {

@@ -1,6 +1,48 @@
 /*
  * The alpha-beta cost model: defaults, link names, JSON link costs (as
  * `redistplan calibrate` writes them) and axis-to-link assignments.
+ *
+ * THE BUILT-IN MODEL (redist_cost_model_default; this is the numbers' one
+ * home).  The time objective, the default, plans with it whenever no cost
+ * file or topology is given, so its numbers decide the default plans.
+ * Only their ratios matter for a plan when every axis sits on one level
+ * (the default, `node`): alpha/beta, the message size worth one extra
+ * message, and gamma/beta, a reduced byte against a received one.
+ *
+ * Measured: `mpirun -np 2 redistplan calibrate` (8 B and 4 MiB ping-pong,
+ * minimum of 20 round trips; --mca osc ^rdma, --oversubscribe), 10 runs on
+ * the development machine: a 2-core VM ("Oxide Virtual Turin-like
+ * Processor", one package, one NUMA node, no shared cache between the two
+ * cores: the pair is at level `numa`), Open MPI 4.1, shared with other
+ * builds (load average 15 to 20 during the runs).  Medians and ranges:
+ *   numa alpha    0.33 us (0.15 to 0.92)
+ *   numa bw       3.9 GB/s at 4 MiB (0.45 to 7.0); the bench transport
+ *                 (ob1, vader, CMA), 7 runs: 3.6 GB/s; 64 MiB messages,
+ *                 7 runs: 0.52 GB/s (0.16 to 0.64: memory bandwidth shared
+ *                 with the load)
+ *   reduction     7.1 GB/s (3.7 to 8.5), f64 sum of 4 MiB buffers
+ * doc/bench.md agrees: a 2-rank all_to_all moves 8 MiB in 2.46 ms and
+ * 128 MiB in 34.2 ms per rank, 3.4 and 3.9 GB/s.
+ *
+ * Chosen (alpha us, GB/s per rank):
+ *   cache    0.30  4.0  not measurable here; a shared L3 saves the
+ *                       handshake, not the copy of multi-MiB messages
+ *   numa     0.35  4.0  measured (medians, rounded)
+ *   package  0.50  3.5  not measurable here (one NUMA node): remote
+ *                       memory, taken as 1.15x numa's time per byte
+ *   node     0.70  3.0  not measurable here (one package): across
+ *                       sockets, 1.3x numa's time per byte
+ *   network  3.00  2.5  a 100 Gb/s link (12.5 GB/s) shared by the 5 or so
+ *                       ranks of a node that send at once in a collective,
+ *                       and 1 to 2 us of switch and NIC latency plus MPI's
+ *                       software overhead; nothing here reaches a network
+ *   gamma           7.0 measured (median, rounded)
+ * So on `node`, a message costs as much as 2.1 KB, and a reduced byte a
+ * bit under half a received one.  With these numbers the time objective
+ * picks what the benchmark measured fastest: the single exchange for
+ * row2col at 4 ranks (2.58 against 8.60 ms for the three steps of the
+ * bytes objective), the single all_to_all at 2 ranks, all_reduce and
+ * reduce_scatter for partial sources (tests/cli/test_cli.sh checks it).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -9,6 +51,7 @@
 #include <string.h>
 
 #include "../spec/spec_internal.h"
+#include "plan_internal.h"
 #include "redist/plan.h"
 
 static const char *const link_names[REDIST_LINK_COUNT] = {
@@ -34,24 +77,35 @@ redist_status_t redist_link_from_name(const char *name, redist_link_t *out)
     return REDIST_ERR_INVALID;
 }
 
-/* Defaults, per message (alpha) and per byte (beta): shared-memory links
- * of a two-socket host measured at 6-16 GB/s per pair, a 100 Gb/s network
- * shared by the ranks of a node; reductions at 4 GB/s on one core. */
+/* The numbers and their measurements: the top of this file. */
 void redist_cost_model_default(redist_cost_model_t *m)
 {
     if (!m)
         return;
-    static const double alpha[REDIST_LINK_COUNT] = {0.3e-6, 0.5e-6, 0.7e-6,
-                                                    1.0e-6, 5.0e-6};
-    static const double gbps[REDIST_LINK_COUNT] = {16, 12, 10, 8, 5};
+    static const double alpha[REDIST_LINK_COUNT] = {0.30e-6, 0.35e-6,
+                                                    0.50e-6, 0.70e-6, 3.0e-6};
+    static const double gbps[REDIST_LINK_COUNT] = {4.0, 4.0, 3.5, 3.0, 2.5};
     memset(m, 0, sizeof *m);
     for (int l = 0; l < REDIST_LINK_COUNT; l++) {
         m->alpha[l] = alpha[l];
         m->beta[l] = 1.0 / (gbps[l] * 1e9);
     }
-    m->gamma = 1.0 / 4e9;
+    m->gamma = 1.0 / 7e9;
     for (int a = 0; a < REDIST_MAX_AXES; a++)
         m->axis_link[a] = REDIST_LINK_NODE;
+}
+
+int rd_cost_is_builtin(const redist_plan_t *plan)
+{
+    redist_cost_model_t def;
+    const redist_cost_model_t *m = &plan->cost;
+    redist_cost_model_default(&def);
+    int same = memcmp(def.alpha, m->alpha, sizeof def.alpha) == 0 &&
+               memcmp(def.beta, m->beta, sizeof def.beta) == 0 &&
+               def.gamma == m->gamma;
+    for (int a = 0; same && a < redist_mesh_num_axes(&plan->spec->mesh); a++)
+        same = m->axis_link[a] == def.axis_link[a];
+    return same;
 }
 
 /* The one range of a cost in seconds (alpha, beta, gamma), for the file

@@ -1,5 +1,5 @@
 /*
- * Plan JSON (FORMATS.md section 4): writer, and the reader behind
+ * Plan JSON (doc/spec-format.md section 4): writer, and the reader behind
  * `redistplan verify`.  Field names come from the step table.
  */
 #include <errno.h>
@@ -38,6 +38,71 @@ static json_t *shape_json(const int64_t *s, int n)
     return a;
 }
 
+/* The block lengths of dim i of l. */
+static json_t *lengths_json(const rd_layout *l, int i)
+{
+    json_t *a = json_array();
+    for (int64_t j = 0; j < l->k[i]; j++)
+        json_array_append_new(a, json_integer(l->b[i][j + 1] - l->b[i][j]));
+    return a;
+}
+
+/* A step's `after` layout: nothing for the default rule (ceil), "split"
+ * for another rule that gives it, else "blocks" (null: ceil's blocks). */
+static void layout_json(json_t *o, const rd_layout *l, const redist_type_t *t,
+                        const redist_spec_t *s)
+{
+    int r = rd_layout_named(l, t, &s->mesh, s->shape);
+    if (r == REDIST_SPLIT_CEIL)
+        return;
+    if (r > 0) {
+        json_object_set_new(o, "split",
+                            json_string(redist_split_name((redist_split_t)r)));
+        return;
+    }
+    json_t *b = json_array();
+    for (int i = 0; i < l->ndims; i++)
+        json_array_append_new(b, rd_layout_dim_is_rule(l, i, t, &s->mesh,
+                                                       s->shape,
+                                                       REDIST_SPLIT_CEIL)
+                                     ? json_null()
+                                     : lengths_json(l, i));
+    json_object_set_new(o, "blocks", b);
+}
+
+/* The source or target layout as the spec states it. */
+static void side_layout_json(json_t *o, const redist_spec_t *s, int side)
+{
+    int any = 0;
+    if (s->split[side] != REDIST_SPLIT_CEIL)
+        json_object_set_new(o, "split",
+                            json_string(redist_split_name(s->split[side])));
+    for (int i = 0; i < s->ndims; i++)
+        any |= s->blocks[side][i] != NULL;
+    if (!any)
+        return;
+    json_t *b = json_array();
+    for (int i = 0; i < s->ndims; i++) {
+        json_t *d = json_null();
+        if (s->blocks[side][i]) {
+            d = json_array();
+            for (int64_t j = 0; j < s->blocks[side][i][-1]; j++)
+                json_array_append_new(d, json_integer(s->blocks[side][i][j]));
+        }
+        json_array_append_new(b, d);
+    }
+    json_object_set_new(o, "blocks", b);
+}
+
+/* Per-device figures (rank order). */
+static json_t *devices_json(const uint64_t *v, int64_t n)
+{
+    json_t *a = json_array();
+    for (int64_t d = 0; d < n; d++)
+        json_array_append_new(a, u64_json(v[d]));
+    return a;
+}
+
 /* The spec part of a plan object (name, mesh, shape, dtype, from, to). */
 static void spec_fields(json_t *o, const redist_spec_t *s)
 {
@@ -54,8 +119,39 @@ static void spec_fields(json_t *o, const redist_spec_t *s)
     json_object_set_new(o, "dtype", json_string(redist_dtype_name(s->dtype)));
     json_object_set_new(o, "reduce",
                         json_string(redist_reduce_name(s->reduce)));
-    json_object_set_new(o, "from", type_json(&s->from, &s->mesh));
-    json_object_set_new(o, "to", type_json(&s->to, &s->mesh));
+    json_t *from = type_json(&s->from, &s->mesh), *to = type_json(&s->to,
+                                                                   &s->mesh);
+    side_layout_json(from, s, 0);
+    side_layout_json(to, s, 1);
+    json_object_set_new(o, "from", from);
+    json_object_set_new(o, "to", to);
+}
+
+/* The cost model behind a plan's times: "built-in" or "given", its link
+ * costs as a cost file writes them, and each mesh axis's link. */
+static json_t *cost_json(const redist_plan_t *plan)
+{
+    const redist_cost_model_t *m = &plan->cost;
+    const redist_mesh_t *mesh = &plan->spec->mesh;
+    int naxes = redist_mesh_num_axes(mesh);
+    int builtin = rd_cost_is_builtin(plan);
+    json_t *o = json_object(), *links = json_object(), *ax = json_object();
+    json_object_set_new(o, "source", json_string(builtin ? "built-in"
+                                                         : "given"));
+    for (int l = 0; l < REDIST_LINK_COUNT; l++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "alpha", json_real(m->alpha[l]));
+        json_object_set_new(x, "beta", json_real(m->beta[l]));
+        json_object_set_new(links, redist_link_name((redist_link_t)l), x);
+    }
+    json_object_set_new(o, "links", links);
+    json_object_set_new(o, "gamma", json_real(m->gamma));
+    for (int a = 0; a < naxes; a++)
+        json_object_set_new(
+            ax, redist_mesh_axis_name(mesh, a),
+            json_string(redist_link_name((redist_link_t)m->axis_link[a])));
+    json_object_set_new(o, "axis_links", ax);
+    return o;
 }
 
 char *redist_plan_to_json(const redist_plan_t *plan)
@@ -82,7 +178,10 @@ char *redist_plan_to_json(const redist_plan_t *plan)
         if (k->fields & RD_F_AXIS)
             json_object_set_new(st, "axis",
                                 json_string(s->mesh.name[v->axis]));
-        json_object_set_new(st, "after", type_json(&v->after, &s->mesh));
+        json_t *after = type_json(&v->after, &s->mesh);
+        if (rd_plan_step_layout(plan, i))
+            layout_json(after, rd_plan_step_layout(plan, i), &v->after, s);
+        json_object_set_new(st, "after", after);
         json_object_set_new(st, "local_shape",
                             shape_json(v->local_shape, s->ndims));
         json_object_set_new(st, "local_bytes", u64_json(v->local_bytes));
@@ -103,10 +202,18 @@ char *redist_plan_to_json(const redist_plan_t *plan)
                         json_boolean(x->memory_efficient));
     if (plan->has_cost)
         json_object_set_new(stats, "time_s", json_real(x->time_s));
+    if (plan->u.dev_recv) {
+        json_object_set_new(stats, "recv_bytes_per_device",
+                            devices_json(plan->u.dev_recv, plan->u.ndevices));
+        json_object_set_new(stats, "peak_bytes_per_device",
+                            devices_json(plan->u.dev_peak, plan->u.ndevices));
+    }
     json_object_set_new(stats, "objective",
                         json_string(plan->objective == REDIST_OBJECTIVE_TIME
                                         ? "time"
                                         : "bytes"));
+    if (plan->has_cost)
+        json_object_set_new(stats, "cost_model", cost_json(plan));
     if (plan->solved && !x->optimal) {
         /* only when not proven: plans proven optimal keep the contract's
          * keys alone */
@@ -125,7 +232,7 @@ char *redist_plan_to_json(const redist_plan_t *plan)
                                 u64_json(x->bound_recv_bytes));
     }
     json_object_set_new(o, "stats", stats);
-    char *text = json_dumps(o, JSON_INDENT(2));
+    char *text = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
     json_decref(o);
     return text;
 }
@@ -147,6 +254,8 @@ typedef struct {
     int bad_step;
     const char *bad_field;
     long long bad_value;
+    rd_layout *lays; /* uneven specs: the stated layout of each step */
+    int nlays;
 } rctx;
 
 static redist_status_t wrong_type(rctx *c, const char *path, const char *want,
@@ -279,6 +388,75 @@ static redist_status_t read_type(rctx *c, json_t *v, const char *path,
     return REDIST_OK;
 }
 
+/* The layout an uneven plan states in a step's `after` ("split",
+ * "blocks"; absent: ceil) for its stated type t. */
+static redist_status_t read_layout(rctx *c, json_t *v, const char *path,
+                                   const rd_ctype *ct, rd_layout *out)
+{
+    const redist_spec_t *s = c->spec;
+    redist_type_t t;
+    redist_split_t rule = REDIST_SPLIT_CEIL;
+    const int64_t *blocks[REDIST_MAX_DIMS] = {NULL};
+    int64_t *store[REDIST_MAX_DIMS] = {NULL};
+    char p[REDIST_ERROR_PATH_LENGTH];
+    redist_status_t st = REDIST_OK;
+    json_t *sp = json_object_get(v, "split"), *bl = json_object_get(v, "blocks");
+    rd_ctype_to_type(ct, &t);
+    snprintf(p, sizeof p, "%s.split", path);
+    if (sp && !json_is_string(sp))
+        return wrong_type(c, p, "a rule name (a string)", sp);
+    if (sp && redist_split_from_name(json_string_value(sp), &rule))
+        return rd_error(c->err, REDIST_ERR_INVALID, c->source, p,
+                        "unknown split rule \"%.40s\" (rules: ceil, "
+                        "balanced, chunk)",
+                        json_string_value(sp));
+    snprintf(p, sizeof p, "%s.blocks", path);
+    if (bl && !json_is_null(bl) && !json_is_array(bl))
+        return wrong_type(c, p, "an array (null or block lengths per dim)",
+                          bl);
+    if (bl && !json_is_null(bl) && (int)json_array_size(bl) != s->ndims)
+        return rd_error(c->err, REDIST_ERR_PLAN, c->source, p,
+                        "rank mismatch: %zu entries, the array has %d",
+                        json_array_size(bl), s->ndims);
+    for (int i = 0; bl && i < s->ndims && !st; i++) {
+        json_t *d = json_array_get(bl, (size_t)i);
+        char pi[REDIST_ERROR_PATH_LENGTH + 24];
+        snprintf(pi, sizeof pi, "%s[%d]", p, i);
+        if (json_is_null(d))
+            continue;
+        if ((st = check_array(c, d, pi, "null or an array of block lengths",
+                              is_integer, "a block length (an integer)")))
+            break;
+        int64_t k = 1, n = (int64_t)json_array_size(d);
+        for (int q = 0; q < t.dim_naxes[i]; q++)
+            k *= s->mesh.size[t.dims[i][q]];
+        if (!(store[i] = malloc((size_t)(n ? n : 1) * sizeof *store[i]))) {
+            st = rd_error(c->err, REDIST_ERR_NOMEM, c->source, NULL,
+                          "out of memory");
+            break;
+        }
+        for (int64_t j = 0; j < n; j++)
+            store[i][j] = (int64_t)json_integer_value(json_array_get(d, (size_t)j));
+        blocks[i] = store[i];
+        if (rd_layout_check_blocks(store[i], n, k, s->shape[i], i, c->source,
+                                   pi, c->err)) {
+            if (c->err)
+                c->err->status = REDIST_ERR_PLAN; /* a wrong plan */
+            st = REDIST_ERR_PLAN;
+        }
+    }
+    if (!st) {
+        int r = rd_layout_rule(out, &t, &s->mesh, s->ndims, s->shape, rule,
+                               blocks);
+        if (r)
+            st = rd_error(c->err, r == -2 ? REDIST_ERR_LIMIT : REDIST_ERR_NOMEM,
+                          c->source, path, "cannot build the stated layout");
+    }
+    for (int i = 0; i < REDIST_MAX_DIMS; i++)
+        free(store[i]);
+    return st;
+}
+
 /* A stated byte count or count: absent (0), an integer >= 0 (1), else a
  * bad-input error. */
 static redist_status_t read_count(rctx *c, json_t *o, const char *key,
@@ -332,9 +510,13 @@ static redist_status_t read_steps(rctx *c, json_t *root, rd_step **out,
         return rd_error(c->err, REDIST_ERR_LIMIT, c->source, "steps",
                         "%zu steps; at most 100000", n);
     rd_step *path = calloc(n ? n : 1, sizeof *path);
-    if (!path)
+    c->lays = calloc(n ? n : 1, sizeof *c->lays);
+    c->nlays = (int)n;
+    if (!path || !c->lays) {
+        free(path);
         return rd_error(c->err, REDIST_ERR_NOMEM, c->source, NULL,
                         "out of memory");
+    }
     for (size_t i = 0; i < n; i++) {
         json_t *st = json_array_get(steps, i);
         char p[64], pa[80];
@@ -380,6 +562,11 @@ static redist_status_t read_steps(rctx *c, json_t *root, rd_step **out,
             s = read_type(c, after, pa, &t);
             if (f & RD_F_AFTER)
                 r->after = t;
+            if (!s && c->spec->uneven) {
+                s = read_layout(c, after, pa, &t, &c->lays[i]);
+                if (!s)
+                    r->lay = &c->lays[i];
+            }
         }
         if (s) {
             free(path);
@@ -502,7 +689,7 @@ static redist_status_t replay_to_bad_dim(rctx *c, const rd_step *path,
     redist_error_t e;
     redist_error_clear(&e);
     redist_status_t st = rd_replay(c->spec, path, c->bad_step, NULL, views,
-                                   res, &e);
+                                   res, NULL, &e);
     /* a step before it fails: that is the first error; the end of the
      * prefix is not the target, and its totals do not matter */
     if (st && res->failed_step >= 0 && res->failed_step < c->bad_step) {
@@ -528,13 +715,30 @@ static redist_status_t replay_to_bad_dim(rctx *c, const rd_step *path,
                     c->bad_field, c->bad_value, c->spec->ndims - 1);
 }
 
+static void lays_free(rctx *c)
+{
+    for (int i = 0; c->lays && i < c->nlays; i++)
+        rd_layout_free(&c->lays[i]);
+    free(c->lays);
+    c->lays = NULL;
+}
+
 redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
                                           const char *text, size_t len,
                                           const char *source,
                                           redist_verify_result_t *out,
                                           redist_error_t *err)
 {
-    rctx c = {source ? source : "<string>", err, spec, -1, NULL, 0};
+    return redist_plan_verify_buffer_cost(spec, text, len, source, NULL, out,
+                                          err);
+}
+
+redist_status_t redist_plan_verify_buffer_cost(
+    const redist_spec_t *spec, const char *text, size_t len,
+    const char *source, const redist_cost_model_t *cost,
+    redist_verify_result_t *out, redist_error_t *err)
+{
+    rctx c = {source ? source : "<string>", err, spec, -1, NULL, 0, NULL, 0};
     redist_verify_result_t res;
     memset(&res, 0, sizeof res);
     res.failed_step = -1;
@@ -542,7 +746,10 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
         return rd_error(err, REDIST_ERR_INVALID, c.source, NULL,
                         "NULL argument");
     json_t *root;
-    redist_status_t st = rd_json_parse(text, len, c.source, &root, err);
+    redist_status_t st;
+    if (cost && (st = redist_cost_model_validate(cost, &spec->mesh, err)))
+        return st;
+    st = rd_json_parse(text, len, c.source, &root, err);
     if (st)
         return st;
     rd_step *path = NULL;
@@ -550,11 +757,13 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
     st = read_steps(&c, root, &path, &n);
     if (st) {
         json_decref(root);
+        lays_free(&c);
         return st;
     }
     redist_step_view_t *views = calloc((size_t)(n ? n : 1), sizeof *views);
     if (!views) {
         free(path);
+        lays_free(&c);
         json_decref(root);
         return rd_error(err, REDIST_ERR_NOMEM, c.source, NULL,
                         "out of memory");
@@ -562,15 +771,19 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
     if (c.bad_step >= 0)
         st = replay_to_bad_dim(&c, path, n, views, &res);
     else
-        st = rd_replay(spec, path, n, NULL, views, &res, err);
+        st = rd_replay(spec, path, n, cost, views, &res, NULL, err);
     rd_error_set_source(err, c.source);
     if (st == REDIST_OK) {
         st = check_claims(&c, root, views, n, &res);
         if (st)
             res.valid = 0;
+        json_t *stats = json_object_get(root, "stats");
+        res.stated_unproven =
+            json_is_false(json_object_get(stats, "optimal")) ? 1 : 0;
     }
     free(views);
     free(path);
+    lays_free(&c);
     json_decref(root);
     if (out)
         *out = res;
@@ -586,6 +799,15 @@ redist_status_t redist_plan_verify_file(const redist_spec_t *spec,
                                         redist_verify_result_t *out,
                                         redist_error_t *err)
 {
+    return redist_plan_verify_file_cost(spec, path, NULL, out, err);
+}
+
+redist_status_t redist_plan_verify_file_cost(const redist_spec_t *spec,
+                                             const char *path,
+                                             const redist_cost_model_t *cost,
+                                             redist_verify_result_t *out,
+                                             redist_error_t *err)
+{
     char *buf;
     size_t len;
     if (!path)
@@ -594,7 +816,7 @@ redist_status_t redist_plan_verify_file(const redist_spec_t *spec,
         rd_read_file(path, RD_MAX_PLAN_BYTES, "a plan", &buf, &len, err);
     if (st)
         return st;
-    st = redist_plan_verify_buffer(spec, buf, len, path, out, err);
+    st = redist_plan_verify_buffer_cost(spec, buf, len, path, cost, out, err);
     free(buf);
     return st;
 }

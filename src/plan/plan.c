@@ -20,6 +20,56 @@
 
 typedef unsigned __int128 u128;
 
+static int64_t split_count(const redist_type_t *t, const redist_mesh_t *m,
+                           int dim)
+{
+    int64_t p = 1;
+    for (int j = 0; j < t->dim_naxes[dim]; j++)
+        p *= m->size[t->dims[dim][j]];
+    return p;
+}
+
+void rd_plan_path_multiples(const redist_plan_t *plan,
+                            int64_t q[REDIST_MAX_DIMS])
+{
+    const redist_spec_t *s = plan->spec;
+    for (int i = 0; i < s->ndims; i++)
+        q[i] = 1;
+    for (int k = -1; k <= plan->nsteps; k++) {
+        const redist_type_t *t = k < 0                ? &s->from
+                                 : k == plan->nsteps ? &s->to
+                                                     : &plan->steps[k].after;
+        for (int i = 0; i < s->ndims; i++) {
+            int64_t p = split_count(t, &s->mesh, i);
+            q[i] = q[i] / (int64_t)rd_gcd_u64((uint64_t)q[i], (uint64_t)p) * p;
+        }
+    }
+}
+
+/* The smallest prime factor of r >= 2 (r itself when prime, or when it
+ * has none up to 10^6). */
+static int64_t smallest_factor(int64_t r)
+{
+    for (int64_t p = 2; p <= 1000000 && p * p <= r; p++)
+        if (r % p == 0)
+            return p;
+    return r;
+}
+
+int64_t rd_shrink_step(int64_t shape[], const int64_t q[], int ndims)
+{
+    int best = -1;
+    for (int i = 0; i < ndims; i++)
+        if (shape[i] / q[i] > 1 &&
+            (best < 0 || shape[i] / q[i] > shape[best] / q[best]))
+            best = i;
+    if (best < 0)
+        return 1;
+    int64_t f = smallest_factor(shape[best] / q[best]);
+    shape[best] /= f;
+    return f;
+}
+
 /* Exact sum of fractions num/den, den kept as an lcm of axis sizes. */
 typedef struct {
     u128 num;
@@ -49,63 +99,275 @@ static uint64_t ceil_div(u128 num, uint64_t den, int *overflow)
     return (uint64_t)q;
 }
 
-redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
-                          int n, const redist_cost_model_t *cm,
-                          redist_step_view_t *views,
-                          redist_verify_result_t *res, redist_error_t *err)
+/* The type part of step i of a replay: the kind's precondition and
+ * effect from `cur` (up to size-1 axes), then the stated `after`. */
+static redist_status_t replay_type(const redist_spec_t *spec,
+                                   const rd_ctx *cx, const rd_ctype *cur,
+                                   const rd_step *st, int i, rd_ctype *next,
+                                   redist_verify_result_t *res,
+                                   redist_error_t *err)
+{
+    char why[256], tf[256], path[32];
+    snprintf(path, sizeof path, "steps[%d]", i);
+    if (st->op < 0 || st->op >= REDIST_OP_COUNT) {
+        res->failed_step = i;
+        return rd_error(err, REDIST_ERR_PLAN, NULL, path, "unknown op %d",
+                        st->op);
+    }
+    const rd_step_kind *k = &rd_step_kinds[st->op];
+    if (rd_step_apply(cx, cur, st, next, why, sizeof why)) {
+        redist_type_t t;
+        rd_ctype_to_type(cur, &t);
+        res->failed_step = i;
+        return rd_error(err, REDIST_ERR_PLAN, NULL, path, "illegal %s from %s: %s",
+                        k->name,
+                        redist_type_format(&t, &spec->mesh, tf, sizeof tf), why);
+    }
+    if (!(k->fields & RD_F_AFTER) && st->after_mode != RD_AFTER_NONE) {
+        if (rd_ctype_equiv(cx, &st->after, next)) {
+            *next = st->after; /* the plan's own labels */
+        } else if (st->after_mode == RD_AFTER_STATED) {
+            redist_type_t t, t2;
+            char tf2[256];
+            rd_ctype_to_type(next, &t);
+            rd_ctype_to_type(&st->after, &t2);
+            res->failed_step = i;
+            return rd_error(err, REDIST_ERR_PLAN, NULL, path,
+                            "the step leads to %s, not to the stated %s",
+                            redist_type_format(&t, &spec->mesh, tf, sizeof tf),
+                            redist_type_format(&t2, &spec->mesh, tf2,
+                                               sizeof tf2));
+        }
+    }
+    return REDIST_OK;
+}
+
+/* The replay must end at the target type. */
+static redist_status_t replay_end(const redist_spec_t *spec, const rd_ctx *cx,
+                                  const rd_ctype *cur, int n,
+                                  redist_verify_result_t *res,
+                                  redist_error_t *err)
+{
+    rd_ctype dst;
+    char tf[256], tf2[256];
+    rd_ctype_from_type(&dst, &spec->to);
+    if (rd_ctype_equiv(cx, cur, &dst))
+        return REDIST_OK;
+    redist_type_t t;
+    rd_ctype_to_type(cur, &t);
+    res->failed_step = n;
+    return rd_error(err, REDIST_ERR_PLAN, NULL, "steps",
+                    "the plan ends at %s, not at the target %s",
+                    redist_type_format(&t, &spec->mesh, tf, sizeof tf),
+                    redist_type_format(&spec->to, &spec->mesh, tf2,
+                                       sizeof tf2));
+}
+
+void rd_uplan_free(rd_uplan *up)
+{
+    if (!up)
+        return;
+    for (int i = 0; up->lays && i < up->nlays; i++)
+        rd_layout_free(&up->lays[i]);
+    free(up->lays);
+    free(up->dev_recv);
+    free(up->dev_peak);
+    memset(up, 0, sizeof *up);
+}
+
+/* The replay of an uneven spec: as rd_replay, with a layout per step
+ * (stated, else the ceil rule of its type), locality in place of
+ * divisibility, and per-device held and received bytes (uneven.c). */
+static redist_status_t ureplay(const redist_spec_t *spec, const rd_step *steps,
+                               int n, const redist_cost_model_t *cm,
+                               redist_step_view_t *views,
+                               redist_verify_result_t *res, rd_uplan *up,
+                               redist_error_t *err)
 {
     rd_ctx cx;
     rd_ctype cur, dst;
+    rd_uctx u;
+    rd_ueval ev;
+    rd_uplan x;
     char why[256], tf[256], path[32];
-    frac_t total = {0, 1, 0};
-    int overflow = 0;
+    redist_status_t st = REDIST_OK;
     rd_ctx_init(&cx, spec);
+    cx.uneven = 1;
     rd_ctype_from_type(&cur, &spec->from);
     rd_ctype_from_type(&dst, &spec->to);
+    memset(res, 0, sizeof *res);
+    memset(&x, 0, sizeof x);
+    res->failed_step = -1;
+    res->steps = n;
+    int64_t nd = spec->mesh.ndevices;
+    if (nd > RD_UNEVEN_MAX_DEVICES)
+        return rd_error(err, REDIST_ERR_LIMIT, NULL, "mesh",
+                        "uneven dims over %lld devices: per-device figures "
+                        "are computed for at most %d devices",
+                        (long long)nd, RD_UNEVEN_MAX_DEVICES);
+    uint64_t D = 1;
+    for (int a = 0; a < cx.naxes; a++)
+        if (spec->from.partial >> a & 1u)
+            D = D / rd_gcd_u64(D, (uint64_t)cx.size[a]) * (uint64_t)cx.size[a];
+    rd_uctx_init(&u, &cx, &cur, &spec->lay[0], &dst, &spec->lay[1], D, cm);
+    uint32_t all = (uint32_t)((1ull << cx.naxes) - 1);
+    u128 *tot = calloc((size_t)nd, sizeof *tot);
+    u128 *srecv = calloc((size_t)nd, sizeof *srecv);
+    uint64_t *held = calloc((size_t)nd, sizeof *held);
+    x.dev_peak = calloc((size_t)nd, sizeof *x.dev_peak);
+    x.dev_recv = calloc((size_t)nd, sizeof *x.dev_recv);
+    x.lays = calloc((size_t)(n ? n : 1), sizeof *x.lays);
+    x.ndevices = nd;
+    if (!tot || !srecv || !held || !x.dev_peak || !x.dev_recv || !x.lays) {
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+        goto done;
+    }
+    rd_uheld(&u, &cur, &spec->lay[0], all, &ev, x.dev_peak);
+    res->peak_bytes = ev.max_held;
+    int within = 1;
+    const rd_layout *curl = &spec->lay[0];
+    for (int i = 0; i < n; i++) {
+        const rd_step *s = &steps[i];
+        rd_ctype next;
+        redist_type_t nt;
+        snprintf(path, sizeof path, "steps[%d]", i);
+        if ((st = replay_type(spec, &cx, &cur, s, i, &next, res, err)))
+            goto done;
+        rd_ctype_to_type(&next, &nt);
+        rd_layout *nl = &x.lays[i];
+        int r = s->lay ? rd_layout_copy(nl, s->lay)
+                       : rd_layout_rule(nl, &nt, &spec->mesh, spec->ndims,
+                                        spec->shape, REDIST_SPLIT_CEIL, NULL);
+        x.nlays = i + 1;
+        if (r) {
+            st = rd_error(err, r == -2 ? REDIST_ERR_LIMIT : REDIST_ERR_NOMEM,
+                          NULL, path, "cannot build the layout after the step");
+            goto done;
+        }
+        for (int d = 0; d < spec->ndims; d++) {
+            redist_type_t one = nt;
+            int64_t k = 1;
+            for (int q = 0; q < one.dim_naxes[d]; q++)
+                k *= spec->mesh.size[one.dims[d][q]];
+            if (nl->ndims != spec->ndims || nl->k[d] != k) {
+                res->failed_step = i;
+                st = rd_error(err, REDIST_ERR_PLAN, NULL, path,
+                              "the stated blocks of dim %d are not %lld "
+                              "blocks",
+                              d, (long long)k);
+                goto done;
+            }
+        }
+        if (rd_ustep_eval(&u, s, &cur, curl, &next, nl, all, &ev, srecv, held,
+                          why, sizeof why)) {
+            redist_type_t t;
+            rd_ctype_to_type(&cur, &t);
+            res->failed_step = i;
+            st = rd_error(err, REDIST_ERR_PLAN, NULL, path,
+                          "illegal %s from %s: %s",
+                          rd_step_kinds[s->op].name,
+                          redist_type_format(&t, &spec->mesh, tf, sizeof tf),
+                          why);
+            goto done;
+        }
+        for (int64_t d = 0; d < nd; d++) {
+            tot[d] += srecv[d];
+            if (held[d] > x.dev_peak[d])
+                x.dev_peak[d] = held[d];
+        }
+        within &= ev.within;
+        if (ev.max_held > res->peak_bytes)
+            res->peak_bytes = ev.max_held;
+        if (rd_step_kinds[s->op].collective)
+            res->collectives++;
+        if (s->op == REDIST_OP_EXCHANGE)
+            res->exchange_steps++;
+        if (cm)
+            res->time_s += ev.max_time;
+        if (views) {
+            redist_step_view_t *v = &views[i];
+            int ov = 0;
+            memset(v, 0, sizeof *v);
+            v->op = (redist_op_t)s->op;
+            v->dim = rd_step_kinds[s->op].fields & RD_F_DIM ? s->dim : -1;
+            v->from_dim =
+                rd_step_kinds[s->op].fields & RD_F_FROM_DIM ? s->from_dim : -1;
+            v->to_dim = rd_step_kinds[s->op].fields & RD_F_TO_DIM ? s->to_dim : -1;
+            v->axis = rd_step_kinds[s->op].fields & RD_F_AXIS ? s->axis : -1;
+            v->after = nt;
+            rd_layout_max_elems(nl, v->local_shape);
+            v->local_bytes = ev.max_held;
+            v->recv_bytes = ceil_div(ev.max_recv, D, &ov);
+            v->time_s = ev.max_time;
+        }
+        cur = next;
+        curl = nl;
+    }
+    if ((st = replay_end(spec, &cx, &cur, n, res, err)))
+        goto done;
+    if (!rd_layout_equal(curl, &spec->lay[1])) {
+        res->failed_step = n;
+        st = rd_error(err, REDIST_ERR_PLAN, NULL, "steps",
+                      "the plan ends at the target type with other blocks "
+                      "than the target's (split or blocks of the last "
+                      "step)");
+        goto done;
+    }
+    int overflow = 0;
+    for (int64_t d = 0; d < nd; d++) {
+        x.dev_recv[d] = ceil_div(tot[d], D, &overflow);
+        if (x.dev_recv[d] > res->recv_bytes)
+            res->recv_bytes = x.dev_recv[d];
+    }
+    if (overflow || res->recv_bytes > (uint64_t)INT64_MAX) {
+        st = rd_error(err, REDIST_ERR_OVERFLOW, NULL, NULL,
+                      "received bytes overflow a signed 64-bit count");
+        goto done;
+    }
+    res->memory_efficient = within;
+    res->valid = 1;
+done:
+    free(tot);
+    free(srecv);
+    free(held);
+    if (!st && up)
+        *up = x;
+    else
+        rd_uplan_free(&x);
+    return st;
+}
+
+redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
+                          int n, const redist_cost_model_t *cm,
+                          redist_step_view_t *views,
+                          redist_verify_result_t *res, rd_uplan *up,
+                          redist_error_t *err)
+{
+    rd_ctx cx;
+    rd_ctype cur;
+    char path[32];
+    frac_t total = {0, 1, 0};
+    int overflow = 0;
+    redist_status_t st;
+    if (spec->uneven)
+        return ureplay(spec, steps, n, cm, views, res, up, err);
+    rd_ctx_init(&cx, spec);
+    rd_ctype_from_type(&cur, &spec->from);
     memset(res, 0, sizeof *res);
     res->failed_step = -1;
     res->steps = n;
     uint64_t L = spec->src_bytes;
     res->peak_bytes = L;
     for (int i = 0; i < n; i++) {
-        const rd_step *st = &steps[i];
+        const rd_step *st_ = &steps[i];
         rd_ctype next;
         snprintf(path, sizeof path, "steps[%d]", i);
-        if (st->op < 0 || st->op >= REDIST_OP_COUNT) {
-            res->failed_step = i;
-            return rd_error(err, REDIST_ERR_PLAN, NULL, path, "unknown op %d",
-                            st->op);
-        }
-        const rd_step_kind *k = &rd_step_kinds[st->op];
-        if (rd_step_apply(&cx, &cur, st, &next, why, sizeof why)) {
-            redist_type_t t;
-            rd_ctype_to_type(&cur, &t);
-            res->failed_step = i;
-            return rd_error(err, REDIST_ERR_PLAN, NULL, path,
-                            "illegal %s from %s: %s", k->name,
-                            redist_type_format(&t, &spec->mesh, tf, sizeof tf),
-                            why);
-        }
-        if (!(k->fields & RD_F_AFTER) && st->after_mode != RD_AFTER_NONE) {
-            if (rd_ctype_equiv(&cx, &st->after, &next)) {
-                next = st->after; /* the plan's own labels */
-            } else if (st->after_mode == RD_AFTER_STATED) {
-                redist_type_t t, t2;
-                char tf2[256];
-                rd_ctype_to_type(&next, &t);
-                rd_ctype_to_type(&st->after, &t2);
-                res->failed_step = i;
-                return rd_error(err, REDIST_ERR_PLAN, NULL, path,
-                                "the step leads to %s, not to the stated %s",
-                                redist_type_format(&t, &spec->mesh, tf,
-                                                   sizeof tf),
-                                redist_type_format(&t2, &spec->mesh, tf2,
-                                                   sizeof tf2));
-            }
-        }
+        if ((st = replay_type(spec, &cx, &cur, st_, i, &next, res, err)))
+            return st;
+        const rd_step_kind *k = &rd_step_kinds[st_->op];
         u128 num;
         uint64_t den;
-        if (rd_step_recv(&cx, st, &cur, L, &num, &den)) {
+        if (rd_step_recv(&cx, st_, &cur, L, &num, &den)) {
             res->failed_step = i;
             return rd_error(err, REDIST_ERR_LIMIT, NULL, path,
                             "exchange over more than %llu device "
@@ -117,6 +379,8 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
         rd_ctype before = cur;
         if (k->collective)
             res->collectives++;
+        if (st_->op == REDIST_OP_EXCHANGE)
+            res->exchange_steps++;
         cur = next;
         int64_t local[REDIST_MAX_DIMS];
         rd_ctype_local(&cx, &cur, local);
@@ -126,22 +390,23 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
         if (views) {
             redist_step_view_t *v = &views[i];
             memset(v, 0, sizeof *v);
-            v->op = (redist_op_t)st->op;
-            v->dim = k->fields & RD_F_DIM ? st->dim : -1;
-            v->from_dim = k->fields & RD_F_FROM_DIM ? st->from_dim : -1;
-            v->to_dim = k->fields & RD_F_TO_DIM ? st->to_dim : -1;
-            v->axis = k->fields & RD_F_AXIS ? st->axis : -1;
+            v->op = (redist_op_t)st_->op;
+            v->dim = k->fields & RD_F_DIM ? st_->dim : -1;
+            v->from_dim = k->fields & RD_F_FROM_DIM ? st_->from_dim : -1;
+            v->to_dim = k->fields & RD_F_TO_DIM ? st_->to_dim : -1;
+            v->axis = k->fields & RD_F_AXIS ? st_->axis : -1;
             rd_ctype_to_type(&cur, &v->after);
             memcpy(v->local_shape, local, sizeof(int64_t) * (size_t)cx.ndims);
             v->local_bytes = L;
             v->recv_bytes = ceil_div(num, den, &overflow);
             if (cm) {
                 uint64_t elems = 0, peers = 0;
-                if (st->op == REDIST_OP_EXCHANGE)
+                if (st_->op == REDIST_OP_EXCHANGE)
                     rd_exchange_need(&cx, &before, &cur, RD_EXCHANGE_LIMIT,
                                      &elems, &peers);
-                v->time_s = rd_step_time(&cx, cm, st, &before, L_before, &cur,
+                v->time_s = rd_step_time(&cx, cm, st_, &before, L_before, &cur,
                                          v->recv_bytes, peers);
+                res->time_s += v->time_s;
             }
         }
     }
@@ -152,17 +417,8 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
     uint64_t bound = spec->src_bytes > spec->dst_bytes ? spec->src_bytes
                                                        : spec->dst_bytes;
     res->memory_efficient = res->peak_bytes <= bound;
-    if (!rd_ctype_equiv(&cx, &cur, &dst)) {
-        redist_type_t t;
-        char tf2[256];
-        rd_ctype_to_type(&cur, &t);
-        res->failed_step = n;
-        return rd_error(err, REDIST_ERR_PLAN, NULL, "steps",
-                        "the plan ends at %s, not at the target %s",
-                        redist_type_format(&t, &spec->mesh, tf, sizeof tf),
-                        redist_type_format(&spec->to, &spec->mesh, tf2,
-                                           sizeof tf2));
-    }
+    if ((st = replay_end(spec, &cx, &cur, n, res, err)))
+        return st;
     res->valid = 1;
     return REDIST_OK;
 }
@@ -183,7 +439,8 @@ static redist_status_t plan_build(const redist_spec_t *spec,
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
     p->nsteps = n;
-    redist_status_t st = rd_replay(spec, steps, n, cm, p->steps, &res, err);
+    redist_status_t st = rd_replay(spec, steps, n, cm, p->steps, &res, &p->u,
+                                   err);
     if (st) {
         redist_plan_free(p);
         return st;
@@ -220,16 +477,18 @@ redist_status_t redist_plan_create(const redist_spec_t *spec,
     redist_plan_t *p = NULL;
     redist_cost_model_t defaults;
     const redist_cost_model_t *cm = opts ? opts->cost : NULL;
-    if (!cm && opts && opts->objective == REDIST_OBJECTIVE_TIME) {
+    redist_objective_t objective = rd_objective(opts);
+    if (!cm && objective == REDIST_OBJECTIVE_TIME) {
         redist_cost_model_default(&defaults);
         cm = &defaults;
     }
     st = plan_build(spec, path, n, cm, &p, err);
     free(path);
+    rd_solve_info_free(&info);
     if (st)
         return st;
     p->states = info.states;
-    p->objective = opts ? opts->objective : REDIST_OBJECTIVE_BYTES;
+    p->objective = objective;
     p->solved = 1;
     p->unproven = info.unproven;
     p->max_states = info.max_states;
@@ -258,6 +517,7 @@ void redist_plan_free(redist_plan_t *plan)
         return;
     redist_spec_free(plan->spec);
     free(plan->steps);
+    rd_uplan_free(&plan->u);
     free(plan);
 }
 
@@ -380,9 +640,11 @@ redist_status_t redist_plan_verify(const redist_plan_t *plan,
     }
     for (int i = 0; i < plan->nsteps; i++)
         rd_step_from_view(&path[i], &plan->steps[i], RD_AFTER_STATED);
+    for (int i = 0; i < plan->nsteps; i++)
+        path[i].lay = rd_plan_step_layout(plan, i);
     redist_status_t st = rd_replay(plan->spec, path, plan->nsteps,
                                    plan->has_cost ? &plan->cost : NULL, views,
-                                   &res, err);
+                                   &res, NULL, err);
     /* The recorded views and statistics must agree with the replay. */
     for (int i = 0; st == REDIST_OK && i < plan->nsteps; i++) {
         const redist_step_view_t *a = &plan->steps[i], *b = &views[i];
@@ -412,4 +674,11 @@ redist_status_t redist_plan_verify(const redist_plan_t *plan,
     if (out)
         *out = res;
     return st;
+}
+
+const rd_layout *rd_plan_step_layout(const redist_plan_t *plan, int i)
+{
+    if (!plan || !plan->u.lays || i < 0 || i >= plan->u.nlays)
+        return NULL;
+    return &plan->u.lays[i];
 }

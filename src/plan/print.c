@@ -19,11 +19,21 @@ static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
 /* The block a device holds in type t: per dim, its index among the dim's
  * blocks (mixed radix of its coordinates, first axis most significant). */
 static void device_cell(const redist_spec_t *s, const redist_type_t *t,
-                        const int64_t coords[], char *buf, size_t size)
+                        const rd_layout *l, const int64_t coords[], char *buf,
+                        size_t size)
 {
     size_t pos = 0;
+    int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+    if (l)
+        rd_layout_box_coord(l, t, &s->mesh, coords, lo, hi);
     rd_appendf(buf, size, &pos, "(");
     for (int i = 0; i < t->ndims; i++) {
+        if (l && t->dim_naxes[i] > 0) {
+            /* uneven plans: the element range of the device's box */
+            rd_appendf(buf, size, &pos, "%s%lld:%lld", i ? "," : "",
+                       (long long)lo[i], (long long)hi[i]);
+            continue;
+        }
         if (t->dim_naxes[i] == 0) {
             rd_appendf(buf, size, &pos, "%s*", i ? "," : "");
             continue;
@@ -50,7 +60,7 @@ static void device_cell(const redist_spec_t *s, const redist_type_t *t,
 
 /* Rows: coordinate on the first axis; columns: the other axes, row-major. */
 static void print_grid(const redist_spec_t *s, const redist_type_t *t,
-                       FILE *out)
+                       const rd_layout *l, FILE *out)
 {
     const redist_mesh_t *m = &s->mesh;
     int64_t rows = m->size[0];
@@ -60,7 +70,7 @@ static void print_grid(const redist_spec_t *s, const redist_type_t *t,
     int64_t coords[REDIST_MAX_AXES];
     for (int64_t r = 0; r < m->ndevices; r++) {
         redist_mesh_coords(m, r, coords);
-        device_cell(s, t, coords, cell, sizeof cell);
+        device_cell(s, t, l, coords, cell, sizeof cell);
         int w = (int)strlen(cell);
         if (w > width)
             width = w;
@@ -87,7 +97,7 @@ static void print_grid(const redist_spec_t *s, const redist_type_t *t,
         fprintf(out, "      %-8s", lbl);
         for (int64_t c = 0; c < cols; c++) {
             redist_mesh_coords(m, r * cols + c, coords);
-            device_cell(s, t, coords, cell, sizeof cell);
+            device_cell(s, t, l, coords, cell, sizeof cell);
             fprintf(out, " %-*s", width, cell);
         }
         fprintf(out, "\n");
@@ -107,6 +117,39 @@ static void step_args(const redist_plan_t *p, const redist_step_view_t *v,
         snprintf(dims, nd, "-");
 }
 
+/* The block lengths of the dims of `l` that do not split evenly, one line
+ * ("blocks dim 1: 300,300,250,174 (balanced)"), or nothing. */
+static void blocks_line(FILE *out, const char *indent, const redist_spec_t *s,
+                        const redist_type_t *t, const rd_layout *l, int prefer)
+{
+    if (!l || rd_layout_is_even(l, s->shape))
+        return;
+    int r = rd_layout_named(l, t, &s->mesh, s->shape);
+    if (prefer >= 0) {
+        int all = 1;
+        for (int i = 0; i < l->ndims && all; i++)
+            all = rd_layout_dim_is_rule(l, i, t, &s->mesh, s->shape,
+                                        (redist_split_t)prefer);
+        if (all)
+            r = prefer; /* the rule the spec names */
+    }
+    fprintf(out, "%sblocks", indent);
+    for (int i = 0; i < l->ndims; i++) {
+        if (s->shape[i] % l->k[i] == 0 &&
+            rd_layout_dim_is_rule(l, i, t, &s->mesh, s->shape,
+                                  REDIST_SPLIT_CEIL))
+            continue; /* even */
+        fprintf(out, " dim %d: ", i);
+        for (int64_t j = 0; j < l->k[i] && j < 16; j++)
+            fprintf(out, "%s%lld", j ? "," : "",
+                    (long long)(l->b[i][j + 1] - l->b[i][j]));
+        if (l->k[i] > 16)
+            fprintf(out, ",... (%lld blocks)", (long long)l->k[i]);
+    }
+    fprintf(out, " (%s)\n",
+            r >= 0 ? redist_split_name((redist_split_t)r) : "explicit");
+}
+
 redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
                                   int grid)
 {
@@ -124,14 +167,21 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
     fprintf(out, " (%lld devices)\n  array  %s%s, reduce %s\n",
             (long long)m->ndevices, redist_dtype_name(s->dtype), sh,
             redist_reduce_name(s->reduce));
-    fprintf(out, "  from   %s\n  to     %s\n\n",
-            redist_type_format(&s->from, m, tf, sizeof tf),
-            redist_type_format(&s->to, m, tf2, sizeof tf2));
+    const rd_layout *sl = s->uneven ? &s->lay[0] : NULL;
+    const rd_layout *dl = s->uneven ? &s->lay[1] : NULL;
+    fprintf(out, "  from   %s\n", redist_type_format(&s->from, m, tf, sizeof tf));
+    blocks_line(out, "           ", s, &s->from, sl, (int)s->split[0]);
+    fprintf(out, "  to     %s\n", redist_type_format(&s->to, m, tf2, sizeof tf2));
+    blocks_line(out, "           ", s, &s->to, dl, (int)s->split[1]);
+    fprintf(out, "\n");
     fprintf(out, "  %4s  %-14s %-8s %-6s %-20s %14s %14s  %s%s\n", "step",
             "op", "axis", "dims", "local shape", "recv bytes", "peak bytes",
             plan->has_cost ? "   time (us)  " : "", "type after");
     int64_t local[REDIST_MAX_DIMS];
-    redist_type_local_shape(&s->from, m, s->shape, local);
+    if (sl)
+        rd_layout_max_elems(sl, local); /* the longest block of each dim */
+    else
+        redist_type_local_shape(&s->from, m, s->shape, local);
     fmt_shape(local, s->ndims, sh, sizeof sh);
     uint64_t peak = s->src_bytes;
     fprintf(out, "  %4s  %-14s %-8s %-6s %-20s %14s %14llu  %s%s\n", "-",
@@ -151,6 +201,8 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
                 i + 1, redist_op_name(v->op), ax, dm, sh,
                 (unsigned long long)v->recv_bytes, (unsigned long long)peak,
                 tm, redist_type_format(&v->after, m, tf, sizeof tf));
+        blocks_line(out, "                ", s, &v->after,
+                    rd_plan_step_layout(plan, i), -1);
     }
     const redist_plan_stats_t *x = &plan->stats;
     uint64_t bound = x->src_bytes > x->dst_bytes ? x->src_bytes : x->dst_bytes;
@@ -163,11 +215,25 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
             x->steps == 1 ? "" : "s", (unsigned long long)x->recv_bytes, b1,
             (unsigned long long)x->peak_bytes, b2);
     if (plan->has_cost)
-        fprintf(out, "  modelled time %.2f us (objective: %s)\n",
+        fprintf(out, "  modelled time %.2f us (objective: %s; %s cost model)\n",
                 x->time_s * 1e6,
-                plan->objective == REDIST_OBJECTIVE_TIME ? "time" : "bytes");
+                plan->objective == REDIST_OBJECTIVE_TIME ? "time" : "bytes",
+                rd_cost_is_builtin(plan) ? "built-in" : "given");
+    else
+        fprintf(out, "  objective: bytes\n");
     rd_format_bytes(bound, b1, sizeof b1);
-    if (x->memory_efficient)
+    if (s->uneven)
+        fprintf(out,
+                "  memory-efficient: %s (every device d within max(src_d, "
+                "dst_d)%s; peak %llu bytes, max(src, dst) %llu bytes)\n",
+                x->memory_efficient ? "yes" : "no",
+                x->memory_efficient ? ""
+                : plan->solved && x->optimal
+                    ? " is out of reach: locality forces more; this is the "
+                      "least peak possible"
+                    : " does not hold",
+                (unsigned long long)x->peak_bytes, (unsigned long long)bound);
+    else if (x->memory_efficient)
         fprintf(out,
                 "  memory-efficient: yes (peak <= max(src, dst) = %llu bytes, "
                 "%s)\n",
@@ -209,12 +275,14 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
                     (unsigned long long)x->bound_recv_bytes);
     }
     if (grid && m->ndevices <= 64) {
-        fprintf(out,
-                "\n  blocks held, (block index per dim; * = whole dim; +axis=N "
-                "= partial contribution N):\n");
+        fprintf(out, s->uneven
+                         ? "\n  elements held, (lo:hi per dim; * = whole dim; "
+                           "+axis=N = partial contribution N):\n"
+                         : "\n  blocks held, (block index per dim; * = whole "
+                           "dim; +axis=N = partial contribution N):\n");
         fprintf(out, "    source %s\n",
                 redist_type_format(&s->from, m, tf, sizeof tf));
-        print_grid(s, &s->from, out);
+        print_grid(s, &s->from, sl, out);
         for (int i = 0; i < plan->nsteps; i++) {
             const redist_step_view_t *v = &plan->steps[i];
             step_args(plan, v, ax, sizeof ax, dm, sizeof dm);
@@ -225,7 +293,7 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
                 fprintf(out, "    after step %d (%s %s, dim %s) %s\n", i + 1,
                         redist_op_name(v->op), ax, dm,
                         redist_type_format(&v->after, m, tf, sizeof tf));
-            print_grid(s, &v->after, out);
+            print_grid(s, &v->after, rd_plan_step_layout(plan, i), out);
         }
     }
     return REDIST_OK;

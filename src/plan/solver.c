@@ -1,5 +1,5 @@
 /*
- * The solver: the exact optimum of the default objective (FORMATS.md
+ * The solver: the exact optimum of the default objective (doc/spec-format.md
  * section 2) -- minimal peak local bytes, then minimal total received
  * bytes, then fewest collectives -- over the step table (and of the time
  * objective, with exchange).  doc/design.md has the argument.
@@ -37,6 +37,17 @@
  * search from above (relaxations beyond its cost are not made) and is the
  * answer, with lower bounds and stats.optimal 0, when max_states runs
  * out.
+ *
+ * Uneven specs (doc/spec-format.md section 7; doc/uneven.md).  A state is a type
+ * with anchor bits (rd_ctype.anchor: which dims take their layout from the
+ * source; src/core/layout.c), only where they change the layout.  The
+ * step kinds enumerate without divisibility; each edge is evaluated per
+ * device on the two layouts (rd_ustep_eval): locality decides whether it
+ * exists, its cost is the largest per-device recv (or the slowest
+ * device's modelled time), and pass 1 keeps every device within
+ * max(src_d, dst_d).  The search is plain Dijkstra (h = 0, no permute
+ * group dominance, no constructive plan: the budget running out is
+ * REDIST_ERR_LIMIT).  Even specs never take this path.
  *
  * Cost: O(V log V + E) per search, V the types visited under the cap.
  * Memory: O(V) nodes of ~80 bytes.  Ties are broken by generation order,
@@ -77,6 +88,9 @@ typedef struct {
     int32_t steps; /* collectives so far (staleness check) */
     uint32_t seq;
     int32_t node;
+    /* 1: the exchange from `node` into the target, keyed by a lower bound
+     * on its cost; its exact cost is computed only when it is popped */
+    int32_t lazy;
 } hent_t;
 
 typedef struct {
@@ -130,9 +144,18 @@ typedef struct {
     int32_t cur; /* node being expanded */
     rd_ctype here; /* its type (a copy: the node array may move) */
     const redist_cost_model_t *cm; /* time objective when non-NULL */
-    double beta_min;               /* cheapest byte over any link */
+    double beta_min; /* cheapest byte over the mesh axes' links */
+    u128 alpha_min;  /* cheapest message over them, femtoseconds, down */
     int restricted; /* a permute group was too large to enumerate */
+    int32_t dst_node; /* the target's node once created, else -1 */
     redist_status_t status;
+    /* Uneven specs (cx->uneven): states are (type, anchor bits), edges are
+     * evaluated per device on layouts (uneven_edge), h is 0. */
+    const rd_uctx *u;
+    int per_device_cap; /* every device within max(src_d, dst_d) */
+    rd_layout here_lay; /* layout of the node being expanded */
+    uint64_t u_L;       /* most bytes a device holds in the state relaxed */
+    uint64_t src_L;     /* the same for the source */
 } search_t;
 
 static inline uint64_t rotl64(uint64_t x, int r)
@@ -367,7 +390,7 @@ static u128 reduction_bound(const search_t *S, const rd_ctype *t)
 static u128 heuristic(const search_t *S, const rd_ctype *t,
                       const int64_t local[])
 {
-    if (S->bottleneck)
+    if (S->bottleneck || S->u)
         return 0;
     if (t->partial & S->pend_nontrivial) {
         u128 a = bound_cost(S, S->dst_elems), b = reduction_bound(S, t);
@@ -436,7 +459,7 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
     if (S->status)
         return;
     const node_t *u = &S->nodes[S->cur];
-    uint64_t L = local_bytes(S->cx, t, local);
+    uint64_t L = S->u ? S->u_L : local_bytes(S->cx, t, local);
     if (L > S->cap)
         return;
     u128 g;
@@ -461,6 +484,8 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
     int32_t v = node_get(S, t, &created);
     if (v < 0)
         return;
+    if (created && S->dst_node < 0 && memcmp(t, &S->dst, sizeof *t) == 0)
+        S->dst_node = v;
     node_t *n = &S->nodes[v];
     if (!created) {
         if (n->closed)
@@ -483,14 +508,71 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
         sb = steps_bound(S, t);
     }
     hent_t e = {g + h, g, S->bottleneck ? 0 : steps + sb,
-                S->bottleneck ? 0 : steps, S->seq++, v};
+                S->bottleneck ? 0 : steps, S->seq++, v, 0};
     if (heap_push(S, e))
         S->status = REDIST_ERR_NOMEM;
+}
+
+/* Uneven specs: the edge `st` to type `out`, for each anchoring of its
+ * layout that changes it (all of them up to 4 such dims; else none or
+ * all at the source), or only `only` (the anchor bits to use) when >= 0.
+ * Locality, the per-device cap and the costs come from rd_ustep_eval. */
+static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
+                        int only)
+{
+    const rd_uctx *u = S->u;
+    rd_ctype t = *out;
+    redist_type_t tt;
+    char why[192];
+    memset(t.anchor, 0, sizeof t.anchor);
+    rd_ctype_to_type(&t, &tt);
+    unsigned bits = only >= 0 ? (unsigned)only
+                              : rd_layout_anchor_bits(&tt, &u->mesh,
+                                                      S->cx->shape, &u->src,
+                                                      u->src_l, &u->dst,
+                                                      u->dst_l);
+    int few = __builtin_popcount(bits) <= 4;
+    uint32_t mask = rd_ctype_sharded(&S->here) | rd_ctype_sharded(&t) |
+                    rd_ctype_sharded(&S->dst);
+    rd_ctype_from_type(&t, &u->src);
+    mask |= rd_ctype_sharded(&t);
+    t = *out;
+    /* every subset of bits, or {0, bits} when there are many */
+    for (unsigned m = 0;; m = few ? ((m | ~bits) + 1) & bits : bits) {
+        rd_layout al;
+        unsigned a = only >= 0 ? (unsigned)only : m;
+        int r = rd_layout_anchor(&al, &tt, &u->mesh, S->cx->shape, &u->src,
+                                 u->src_l, &u->dst, u->dst_l, a);
+        if (r) {
+            S->status = r == -2 ? REDIST_ERR_LIMIT : REDIST_ERR_NOMEM;
+            return;
+        }
+        t.anchor[0] = (uint8_t)(a & 0xffu);
+        t.anchor[1] = (uint8_t)(a >> 8);
+        rd_ueval ev;
+        if (rd_ustep_eval(u, st, &S->here, &S->here_lay, &t, &al, mask, &ev,
+                          NULL, NULL, why, sizeof why) == 0 &&
+            (!S->per_device_cap || ev.within)) {
+            u128 cost = 0;
+            if (!S->bottleneck)
+                cost = S->cm ? time_fs(ev.max_time) : ev.max_recv;
+            S->u_L = ev.max_held;
+            relax(S, &t, st->op, st->dim, st->from_dim, st->to_dim, st->axis,
+                  cost, rd_step_kinds[st->op].collective);
+        }
+        rd_layout_free(&al);
+        if (S->status || only >= 0 || m == bits)
+            return;
+    }
 }
 
 static void on_step(void *user, const rd_step *st, const rd_ctype *out)
 {
     search_t *S = user;
+    if (S->u) {
+        uneven_edge(S, st, out, -1);
+        return;
+    }
     const node_t *u = &S->nodes[S->cur];
     unsigned __int128 num;
     uint64_t den;
@@ -513,13 +595,55 @@ static void on_step(void *user, const rd_step *st, const rd_ctype *out)
           rd_step_kinds[st->op].collective);
 }
 
-/* Time objective: one exchange straight into the target. */
-static void expand_exchange(search_t *S)
+/* Time objective: one exchange straight into the target.  Its exact cost
+ * (rd_exchange_need enumerates the devices) is what the time objective
+ * spends most on, so the edge is relaxed lazily: the node's consistent
+ * bound h says the exchange costs at least h plus one message, so it is
+ * queued with that key and costed only when it comes first
+ * (exchange_exact).  Keys
+ * below the true one keep A* exact; an edge whose bound already loses to
+ * the target's path or to the known plan is never queued, and most queued
+ * ones are never costed: the target comes first. */
+static void expand_exchange(search_t *S, u128 h)
 {
-    uint64_t elems, peers;
     if (!S->cm || S->bottleneck || S->here.partial != S->dst.partial ||
         memcmp(&S->here, &S->dst, sizeof S->dst) == 0)
         return;
+    if (S->u) { /* uneven: costed at once (small searches) */
+        rd_step ust;
+        memset(&ust, 0, sizeof ust);
+        ust.op = REDIST_OP_EXCHANGE;
+        ust.dim = ust.from_dim = ust.to_dim = ust.axis = -1;
+        ust.after = S->dst;
+        uneven_edge(S, &ust, &S->dst,
+                    S->dst.anchor[0] | S->dst.anchor[1] << 8);
+        return;
+    }
+    const node_t *cur = &S->nodes[S->cur];
+    /* two distinct types (size-1 axes are out of the search) give some
+     * device another block: at least one message */
+    u128 lb = cur->g + h + S->alpha_min;
+    if (S->dst_node >= 0) {
+        const node_t *d = &S->nodes[S->dst_node];
+        if (d->closed || lb > d->g ||
+            (lb == d->g && cur->steps + 1 >= d->steps))
+            return;
+    }
+    if (over_ub(S, lb, cur->steps + 1))
+        return;
+    hent_t e = {lb, lb, cur->steps + 1, cur->steps, S->seq++, S->cur, 1};
+    if (heap_push(S, e))
+        S->status = REDIST_ERR_NOMEM;
+}
+
+/* The queued exchange from node `from` comes first: cost it and relax. */
+static void exchange_exact(search_t *S, int32_t from)
+{
+    uint64_t elems, peers;
+    if (S->dst_node >= 0 && S->nodes[S->dst_node].closed)
+        return;
+    S->cur = from;
+    S->here = S->nodes[from].t;
     if (rd_exchange_need(S->cx, &S->here, &S->dst, RD_SOLVER_EXCHANGE_LIMIT,
                          &elems, &peers))
         return; /* too many devices to analyse: not offered */
@@ -528,7 +652,7 @@ static void expand_exchange(search_t *S)
     st.op = REDIST_OP_EXCHANGE;
     st.axis = -1;
     st.after = S->dst;
-    const node_t *u = &S->nodes[S->cur];
+    const node_t *u = &S->nodes[from];
     u128 cost = time_fs(rd_step_time(S->cx, S->cm, &st, &S->here, u->L,
                                      &S->dst, elems * S->cx->elem_size,
                                      peers));
@@ -637,6 +761,19 @@ static void expand_permute(search_t *S)
     }
     if (g->nmembers == 0)
         return;
+    if (S->u) {
+        /* permute costs and legality depend on this node's layout: no
+         * dominance between the nodes of a group */
+        rd_step ust;
+        memset(&ust, 0, sizeof ust);
+        ust.op = REDIST_OP_PERMUTE;
+        ust.dim = ust.from_dim = ust.to_dim = ust.axis = -1;
+        for (long i = 0; i < g->nmembers && !S->status; i++) {
+            ust.after = g->members[i];
+            uneven_edge(S, &ust, &g->members[i], -1);
+        }
+        return;
+    }
     if (g->has_best) {
         if (S->bottleneck ? u->g >= g->best_g
                           : (u->g > g->best_g ||
@@ -669,6 +806,7 @@ static void expand_permute(search_t *S)
 
 static void search_free(search_t *S)
 {
+    rd_layout_free(&S->here_lay);
     free(S->nodes);
     free(S->table);
     free(S->heap);
@@ -676,6 +814,40 @@ static void search_free(search_t *S)
         free(S->groups[i].members);
     free(S->groups);
     free(S->gtable);
+}
+
+/* Make S a search of an uneven spec (u non-NULL): pass 1 keeps every
+ * device within max(src_d, dst_d) (per_device). */
+static void search_uneven(search_t *S, const rd_uctx *u, int per_device,
+                          uint64_t src_L)
+{
+    S->u = u;
+    S->per_device_cap = u && per_device;
+    S->src_L = src_L;
+}
+
+/* The layouts of an uneven path (p: the search's steps, anchors in their
+ * `after`), into info->lays, pointed to by out[i].lay. */
+static redist_status_t path_layouts(const rd_uctx *u, const rd_step *p, int n,
+                                    rd_step *out, rd_solve_info *info)
+{
+    info->lays = calloc((size_t)(n ? n : 1), sizeof *info->lays);
+    if (!info->lays)
+        return REDIST_ERR_NOMEM;
+    for (int i = 0; i < n; i++) {
+        redist_type_t t;
+        rd_ctype_to_type(&p[i].after, &t);
+        if (rd_layout_anchor(&info->lays[i], &t, &u->mesh, u->cx->shape,
+                             &u->src, u->src_l, &u->dst, u->dst_l,
+                             p[i].after.anchor[0] |
+                                 (unsigned)p[i].after.anchor[1] << 8)) {
+            rd_solve_info_free(info);
+            return REDIST_ERR_NOMEM;
+        }
+        info->nlays = i + 1;
+        out[i].lay = &info->lays[i];
+    }
+    return REDIST_OK;
 }
 
 /* Run one search.  Returns REDIST_OK and sets *goal (-1: unreachable). */
@@ -700,15 +872,21 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
     int32_t s = node_get(S, src, &created);
     if (s < 0)
         return S->status;
-    S->nodes[s].L = local_bytes(S->cx, src, local);
+    S->nodes[s].L = S->u ? S->src_L : local_bytes(S->cx, src, local);
     S->nodes[s].g = S->bottleneck ? S->nodes[s].L : 0;
     S->nodes[s].op = -1;
     hent_t e = {S->nodes[s].g + heuristic(S, src, local), S->nodes[s].g,
-                steps_bound(S, src), 0, S->seq++, s};
+                steps_bound(S, src), 0, S->seq++, s, 0};
     if (heap_push(S, e))
         return REDIST_ERR_NOMEM;
     while (S->nheap > 0) {
         hent_t top = heap_pop(S);
+        if (top.lazy) {
+            exchange_exact(S, top.node);
+            if (S->status)
+                return S->status;
+            continue;
+        }
         node_t *u = &S->nodes[top.node];
         if (u->closed || u->g != top.g ||
             (!S->bottleneck && u->steps != top.steps))
@@ -722,13 +900,26 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
         S->cur = top.node;
         /* A copy: relaxing may grow (move) the node array. */
         S->here = u->t;
+        if (S->u) {
+            redist_type_t ht;
+            const rd_uctx *uc = S->u;
+            rd_layout_free(&S->here_lay);
+            rd_ctype_to_type(&S->here, &ht);
+            int r = rd_layout_anchor(&S->here_lay, &ht, &uc->mesh,
+                                     S->cx->shape, &uc->src, uc->src_l,
+                                     &uc->dst, uc->dst_l,
+                                     S->here.anchor[0] |
+                                         (unsigned)S->here.anchor[1] << 8);
+            if (r)
+                return r == -2 ? REDIST_ERR_LIMIT : REDIST_ERR_NOMEM;
+        }
         for (int k = 0; k < REDIST_OP_COUNT && !S->status; k++)
             if (rd_step_kinds[k].enumerate)
                 rd_step_kinds[k].enumerate(S->cx, &S->here, on_step, S);
         if (!S->status)
             expand_permute(S);
         if (!S->status)
-            expand_exchange(S);
+            expand_exchange(S, top.f - top.g);
         if (S->status)
             return S->status;
     }
@@ -740,12 +931,28 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
                         const redist_cost_model_t *cm)
 {
     memset(S, 0, sizeof *S);
+    S->dst_node = -1;
     S->cm = cm;
     if (cm) {
+        /* Every step that moves bytes runs over the link of one of the
+         * mesh's axes (its own, or for permute and exchange the slowest
+         * whose placement changes): the cheapest byte among those links
+         * bounds them all, and is tighter than the cheapest of all levels
+         * (with the built-in model every axis is on `node`). */
         S->beta_min = cm->beta[0];
         for (int l = 1; l < REDIST_LINK_COUNT; l++)
             if (cm->beta[l] < S->beta_min)
                 S->beta_min = cm->beta[l];
+        double am = 0;
+        for (int a = 0; a < cx->naxes; a++) {
+            double b = cm->beta[cm->axis_link[a]];
+            double al = cm->alpha[cm->axis_link[a]];
+            if (a == 0 || b < S->beta_min)
+                S->beta_min = b;
+            if (a == 0 || al < am)
+                am = al;
+        }
+        S->alpha_min = (u128)(am * 1e15 * (1 - 1e-9));
     }
     S->cx = cx;
     S->dst = *dst;
@@ -1071,8 +1278,8 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     redist_cost_model_t model;
     const redist_cost_model_t *cm = NULL;
     memset(info, 0, sizeof *info);
-    if (opts && opts->objective != REDIST_OBJECTIVE_BYTES &&
-        opts->objective != REDIST_OBJECTIVE_TIME)
+    if (rd_objective(opts) != REDIST_OBJECTIVE_BYTES &&
+        rd_objective(opts) != REDIST_OBJECTIVE_TIME)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "objective",
                         "unknown objective %d", (int)opts->objective);
     if (opts && opts->cost &&
@@ -1100,8 +1307,8 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     rd_ctype_from_type(&fdst, &spec->to);
     ctype_map(&fsrc, map, &src);
     ctype_map(&fdst, map, &dst);
-    if (opts && opts->objective == REDIST_OBJECTIVE_TIME) {
-        if (opts->cost)
+    if (rd_objective(opts) == REDIST_OBJECTIVE_TIME) {
+        if (opts && opts->cost)
             model = *opts->cost;
         else
             redist_cost_model_default(&model);
@@ -1109,29 +1316,60 @@ redist_status_t rd_solve(const redist_spec_t *spec,
             model.axis_link[r] = model.axis_link[inv[r]];
         cm = &model;
     }
+    /* Uneven specs: per-device evaluation on layouts, states anchored
+     * (src/core/layout.c); the source anchored at the source. */
+    rd_uctx U;
+    int uneven = spec->uneven;
+    if (uneven) {
+        int64_t ndev = 1;
+        uint64_t Du = 1;
+        cx.uneven = 1;
+        for (int r = 0; r < cx.naxes; r++) {
+            ndev *= cx.size[r];
+            if (ndev > RD_UNEVEN_MAX_DEVICES)
+                return rd_error(err, REDIST_ERR_LIMIT, NULL, "mesh",
+                                "uneven dims over more than %d devices "
+                                "(axes of size 1 left out): per-device "
+                                "figures are computed for at most that many",
+                                RD_UNEVEN_MAX_DEVICES);
+            if ((src.partial & ~dst.partial) >> r & 1u)
+                Du = Du / rd_gcd_u64(Du, (uint64_t)cx.size[r]) *
+                     (uint64_t)cx.size[r];
+        }
+        rd_uctx_init(&U, &cx, &src, &spec->lay[0], &dst, &spec->lay[1], Du,
+                     cm);
+        unsigned b = rd_layout_anchor_bits(&U.src, &U.mesh, cx.shape, &U.src,
+                                           U.src_l, &U.dst, U.dst_l);
+        src.anchor[0] = (uint8_t)(b & 0xffu);
+        src.anchor[1] = (uint8_t)(b >> 8);
+    }
 
     /* The constructive plan: the fallback when the budget runs out, and
-     * an upper bound that prunes the search (when within its cap). */
+     * an upper bound that prunes the search (when within its cap).  Not
+     * for uneven specs (its steps need not be local). */
     rd_step fb[RD_FALLBACK_MAX];
-    int nfb = construct(&cx, &src, &dst, cm != NULL, fb);
+    int nfb = uneven ? 0 : construct(&cx, &src, &dst, cm != NULL, fb);
     if (nfb < 0)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "internal: no constructive plan");
-    uint64_t fb_peak;
-    u128 fb_g, h_src;
-    int32_t fb_colls;
+    uint64_t fb_peak = UINT64_MAX;
+    u128 fb_g = ~(u128)0, h_src;
+    int32_t fb_colls = INT32_MAX;
     int64_t local[REDIST_MAX_DIMS];
 
     /* Pass 1: under the memory bound. */
     search_init(&S, &cx, &dst, src.partial, max_states, cm);
-    path_cost(&S, &src, fb, nfb, &fb_peak, &fb_g, &fb_colls);
+    search_uneven(&S, uneven ? &U : NULL, 1, spec->src_bytes);
+    if (!uneven)
+        path_cost(&S, &src, fb, nfb, &fb_peak, &fb_g, &fb_colls);
     local_bytes(&cx, &src, local);
     h_src = heuristic(&S, &src, local);
     int32_t colls_src = steps_bound(&S, &src);
     u128 D = S.D; /* the same in every pass (the partial sets decide it) */
     S.cap = bound;
     uint64_t cap = bound, bound_peak = bound;
-    bound_by(&S, fb_peak, fb_g, fb_colls);
+    if (!uneven)
+        bound_by(&S, fb_peak, fb_g, fb_colls);
     st = search_run(&S, &src, &goal);
     info->states += (uint64_t)S.nnodes;
     /* With the constructive plan as a bound, an empty queue means that no
@@ -1144,6 +1382,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
         search_free(&S);
         memset(&S, 0, sizeof S);
         search_init(&B, &cx, &dst, src.partial, max_states, NULL);
+        search_uneven(&B, uneven ? &U : NULL, 0, spec->src_bytes);
         B.bottleneck = 1;
         B.cap = UINT64_MAX;
         st = search_run(&B, &src, &bgoal);
@@ -1166,9 +1405,11 @@ redist_status_t rd_solve(const redist_spec_t *spec,
         if (st == REDIST_OK) {
             int restricted = S.restricted;
             search_init(&S, &cx, &dst, src.partial, max_states, cm);
+            search_uneven(&S, uneven ? &U : NULL, 0, spec->src_bytes);
             S.restricted = restricted;
             S.cap = cap = bound_peak = peak;
-            bound_by(&S, fb_peak, fb_g, fb_colls);
+            if (!uneven)
+                bound_by(&S, fb_peak, fb_g, fb_colls);
             st = search_run(&S, &src, &goal);
             info->states += (uint64_t)S.nnodes;
             fb_best = st == REDIST_OK && goal < 0 && S.has_ub;
@@ -1190,8 +1431,16 @@ redist_status_t rd_solve(const redist_spec_t *spec,
         info->unproven = RD_UNPROVEN_GROUP;
         info->bound_g = h_src;
         bound_peak = bound;
-        if (cost_less(fb_peak, fb_g, fb_colls, cap, gn->g, gn->steps))
+        if (!uneven &&
+            cost_less(fb_peak, fb_g, fb_colls, cap, gn->g, gn->steps))
             goal = -1; /* the constructive plan is better */
+    } else if (st == REDIST_ERR_LIMIT && uneven) {
+        search_free(&S);
+        return rd_error(err, st, NULL, NULL,
+                        "the uneven search visited more than %llu states "
+                        "(types with their layouts) without finishing; "
+                        "raise max_states",
+                        (unsigned long long)max_states);
     } else if (st == REDIST_ERR_LIMIT) {
         /* The budget ran out: the constructive plan, with lower bounds. */
         if (max_peak && fb_peak > max_peak) {
@@ -1269,9 +1518,23 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     }
     search_free(&S);
     st = emit_path(p, n, inv, &fdst, path);
+    if (!st && uneven)
+        st = path_layouts(&U, p, n, *path, info);
     free(p);
-    if (st)
+    if (st) {
+        if (uneven)
+            free(*path);
         return rd_error(err, st, NULL, NULL, "out of memory while planning");
+    }
     *nsteps = n;
     return REDIST_OK;
+}
+
+void rd_solve_info_free(rd_solve_info *info)
+{
+    for (int i = 0; info->lays && i < info->nlays; i++)
+        rd_layout_free(&info->lays[i]);
+    free(info->lays);
+    info->lays = NULL;
+    info->nlays = 0;
 }

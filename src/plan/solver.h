@@ -23,7 +23,19 @@ typedef struct rd_solve_info {
     unsigned __int128 bound_g; /* in the search's cost units */
     uint64_t bound_recv;       /* bytes objective */
     double bound_time;         /* time objective */
+    /* uneven specs: the layout after each step (the path's steps point
+     * here); free with rd_solve_info_free */
+    rd_layout *lays;
+    int nlays;
 } rd_solve_info;
+
+void rd_solve_info_free(rd_solve_info *info);
+
+/* The objective of `opts` (NULL: the default, time). */
+static inline redist_objective_t rd_objective(const redist_plan_options_t *opts)
+{
+    return opts ? opts->objective : REDIST_OBJECTIVE_TIME;
+}
 
 /* The optimal path from spec->from to spec->to (see solver.c).  *path is
  * malloc'ed (free it); its steps carry `after`. */

@@ -182,8 +182,8 @@ static int apply_slice(const rd_ctx *cx, const rd_ctype *in, const rd_step *st,
     if ((rd_ctype_sharded(in) | in->partial) >> st->axis & 1u)
         return WHY("slice needs a replicated axis; axis %d is %s", st->axis,
                    in->partial >> st->axis & 1u ? "partial" : "sharded");
-    rd_ctype_local(cx, in, l);
-    if (l[st->dim] % cx->size[st->axis])
+    if (!cx->uneven && (rd_ctype_local(cx, in, l), l[st->dim] %
+                                                     cx->size[st->axis]))
         return WHY("local dim %d (%lld) is not divisible by the axis size %lld",
                    st->dim, (long long)l[st->dim],
                    (long long)cx->size[st->axis]);
@@ -222,8 +222,8 @@ static int apply_all_to_all(const rd_ctx *cx, const rd_ctype *in,
         return WHY("all_to_all needs the axis to be the minor axis of "
                    "from_dim %d",
                    st->from_dim);
-    rd_ctype_local(cx, in, l);
-    if (l[st->to_dim] % cx->size[st->axis])
+    if (!cx->uneven && (rd_ctype_local(cx, in, l), l[st->to_dim] %
+                                                     cx->size[st->axis]))
         return WHY("local dim %d (%lld) is not divisible by the axis size %lld",
                    st->to_dim, (long long)l[st->to_dim],
                    (long long)cx->size[st->axis]);
@@ -244,8 +244,8 @@ static int apply_reduce_scatter(const rd_ctx *cx, const rd_ctype *in,
     if (!(in->partial >> st->axis & 1u))
         return WHY("reduce_scatter needs a partial axis; axis %d is not",
                    st->axis);
-    rd_ctype_local(cx, in, l);
-    if (l[st->dim] % cx->size[st->axis])
+    if (!cx->uneven && (rd_ctype_local(cx, in, l), l[st->dim] %
+                                                     cx->size[st->axis]))
         return WHY("local dim %d (%lld) is not divisible by the axis size %lld",
                    st->dim, (long long)l[st->dim],
                    (long long)cx->size[st->axis]);
@@ -298,7 +298,7 @@ static int apply_exchange(const rd_ctx *cx, const rd_ctype *in,
         return -1;
     if ((st->after.partial ^ in->partial) & cx->nontrivial)
         return WHY("exchange must keep the partial set");
-    if (rd_ctype_local(cx, &st->after, b))
+    if (!cx->uneven && rd_ctype_local(cx, &st->after, b))
         return WHY("exchange target is not divisible");
     *out = st->after;
     return 0;
@@ -314,6 +314,23 @@ static int apply_permute(const rd_ctx *cx, const rd_ctype *in,
         return -1;
     if ((t->partial ^ in->partial) & cx->nontrivial)
         return WHY("permute must keep the partial set");
+    if (cx->uneven) {
+        /* the same block counts; layouts decide the rest (rd_ustep_eval) */
+        int64_t pa = 1, pb = 1;
+        int p = 0, q = 0;
+        for (int i = 0; i < cx->ndims; i++, pa = pb = 1) {
+            for (int k = 0; k < in->cnt[i]; k++)
+                pa *= cx->size[in->seq[p++]];
+            for (int k = 0; k < t->cnt[i]; k++)
+                pb *= cx->size[t->seq[q++]];
+            if (pa != pb)
+                return WHY("permute must keep the block count of each dim "
+                           "(dim %d: %lld -> %lld)",
+                           i, (long long)pa, (long long)pb);
+        }
+        *out = *t;
+        return 0;
+    }
     if (rd_ctype_local(cx, t, b))
         return WHY("permute target is not divisible");
     rd_ctype_local(cx, in, a);
@@ -348,7 +365,7 @@ static void enum_slice(const rd_ctx *cx, const rd_ctype *in, rd_emit_fn emit,
     rd_ctype_local(cx, in, l);
     for (int i = 0; i < cx->ndims; i++)
         for (int a = 0; a < cx->naxes; a++) {
-            if (busy >> a & 1u || l[i] % cx->size[a])
+            if (busy >> a & 1u || (!cx->uneven && l[i] % cx->size[a]))
                 continue;
             rd_step s = mkstep(REDIST_OP_SLICE, i, -1, -1, a);
             rd_ctype out = *in;
@@ -381,7 +398,7 @@ static void enum_all_to_all(const rd_ctx *cx, const rd_ctype *in,
         rd_ctype base = *in;
         int a = pop_minor(&base, i);
         for (int j = 0; j < cx->ndims; j++) {
-            if (j == i || l[j] % cx->size[a])
+            if (j == i || (!cx->uneven && l[j] % cx->size[a]))
                 continue;
             rd_ctype out = base;
             push_minor(&out, j, a);
@@ -403,7 +420,7 @@ static void enum_reduce_scatter(const rd_ctx *cx, const rd_ctype *in,
         if (!(pend >> a & 1u))
             continue;
         for (int i = 0; i < cx->ndims; i++) {
-            if (l[i] % cx->size[a])
+            if (!cx->uneven && l[i] % cx->size[a])
                 continue;
             rd_ctype out = *in;
             out.partial &= ~(1u << a);

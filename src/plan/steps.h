@@ -1,5 +1,5 @@
 /*
- * The table of step kinds (FORMATS.md section 2).  One table feeds the
+ * The table of step kinds (doc/spec-format.md section 2).  One table feeds the
  * solver (which moves exist from a type), the verifier (precondition and
  * effect of a given step), the printer and the JSON reader and writer
  * (names and fields) and the byte accounting (recv formula).
@@ -9,6 +9,7 @@
 
 #include "redist/plan.h"
 #include "../spec/spec_internal.h"
+#include "../core/layout.h"
 
 /* A compact sharding type used inside the planner: the axes of all dims
  * concatenated (dim 0's list first, each major first), the count per dim,
@@ -19,7 +20,10 @@ typedef struct rd_ctype {
     uint8_t nax; /* axes in dims, total */
     uint8_t cnt[REDIST_MAX_DIMS];
     uint8_t seq[REDIST_MAX_AXES];
-    uint8_t pad[2]; /* always zero: the struct is hashed byte for byte */
+    /* zero, except in the uneven search (solver.c), where bit i of
+     * anchor[0] | anchor[1] << 8 says that dim i's layout is anchored at
+     * the source (src/core/layout.c): the struct is hashed byte for byte */
+    uint8_t anchor[2];
     uint32_t partial;
 } rd_ctype;
 
@@ -31,6 +35,9 @@ typedef struct rd_ctx {
     uint64_t elem_size;
     uint32_t dst_partial; /* partial axes the target keeps */
     uint32_t nontrivial;  /* axes of size > 1 */
+    /* 1: the spec is uneven; the kinds' preconditions drop divisibility
+     * (locality on layouts replaces it: rd_ustep_eval) */
+    int uneven;
 } rd_ctx;
 
 /* What a step's `after` means to the replay.  For permute and exchange
@@ -47,6 +54,9 @@ typedef struct rd_step {
     int dim, from_dim, to_dim, axis;
     int after_mode; /* RD_AFTER_*, for kinds without RD_F_AFTER */
     rd_ctype after;
+    /* uneven specs: the layout after the step (NULL: the ceil rule of
+     * `after`); owned by whoever built the steps */
+    const rd_layout *lay;
 } rd_step;
 
 enum {
@@ -160,5 +170,51 @@ int rd_moved_link(const rd_ctx *cx, const redist_cost_model_t *cm,
  * than `limit` exist. */
 long rd_permute_targets(const rd_ctx *cx, const rd_ctype *t, long limit,
                         rd_ctype **out);
+
+/* ------------------------------------------------------ uneven dims */
+
+/* Most devices (of the mesh without size-1 axes) an uneven spec may have:
+ * per-device figures enumerate them. */
+#define RD_UNEVEN_MAX_DEVICES 65536
+
+/* What the per-device evaluation of steps between layouts needs. */
+typedef struct rd_uctx {
+    const rd_ctx *cx;
+    redist_mesh_t mesh; /* cx's axes (names unused) */
+    redist_type_t src, dst;
+    const rd_layout *src_l, *dst_l;
+    uint64_t D; /* recv figures are scaled by D (all_reduce: 2(s-1)/s) */
+    const redist_cost_model_t *cm; /* NULL: no times */
+} rd_uctx;
+
+void rd_uctx_init(rd_uctx *u, const rd_ctx *cx, const rd_ctype *src,
+                  const rd_layout *src_l, const rd_ctype *dst,
+                  const rd_layout *dst_l, uint64_t D,
+                  const redist_cost_model_t *cm);
+
+/* Maxima over devices of one step (rd_ustep_eval). */
+typedef struct rd_ueval {
+    uint64_t max_held;           /* bytes after the step */
+    int within;                  /* every d holds <= max(src_d, dst_d) */
+    unsigned __int128 max_recv;  /* bytes received, times D */
+    double max_time;             /* modelled seconds (u->cm) */
+} rd_ueval;
+
+/* Evaluate step `st` from type `bt` with layout `bl` to `at` with `al`
+ * for every combination of coordinates on the axes of `mask` (the others
+ * 0): locality (what a device needs after the step lies where the step's
+ * data movement allows; doc/uneven.md), then held and received bytes per
+ * device.  dev_recv / dev_held (NULL or indexed by rank; rank from the
+ * enumerated coordinates, so give every axis in mask for them) receive
+ * the per-device figures.  Returns 0, or -1 with the reason in why. */
+int rd_ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
+                  const rd_layout *bl, const rd_ctype *at,
+                  const rd_layout *al, uint32_t mask, rd_ueval *ev,
+                  unsigned __int128 *dev_recv, uint64_t *dev_held, char *why,
+                  size_t whylen);
+/* Per-device held bytes of type t with layout l, and whether each is
+ * within max(src_d, dst_d) (as rd_ustep_eval, without a step). */
+void rd_uheld(const rd_uctx *u, const rd_ctype *t, const rd_layout *l,
+              uint32_t mask, rd_ueval *ev, uint64_t *dev_held);
 
 #endif

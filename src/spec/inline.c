@@ -309,3 +309,104 @@ fail:
     redist_spec_free(s);
     return st;
 }
+
+/* One side's inline layout: a rule name and "|"-separated dims of
+ * ","-separated lengths.  Lengths go to store[i] (malloc'ed). */
+static redist_status_t parse_layout(const char *split, const char *blocks,
+                                    int ndims, const char *sopt,
+                                    const char *bopt, redist_layout_t *l,
+                                    int64_t *store[], redist_error_t *err)
+{
+    memset(l, 0, sizeof *l);
+    if (split && *skip_ws(split) &&
+        redist_split_from_name(skip_ws(split), &l->split))
+        return rd_error(err, REDIST_ERR_INVALID, SRC, sopt,
+                        "unknown split rule \"%.40s\" (rules: ceil, "
+                        "balanced, chunk)",
+                        split);
+    if (!blocks || !*skip_ws(blocks))
+        return REDIST_OK;
+    const char *p = blocks;
+    for (int dim = 0;; dim++) {
+        char tok[64];
+        int too_long;
+        if (dim == ndims)
+            return rd_error(err, REDIST_ERR_INVALID, SRC, bopt,
+                            "rank mismatch: more than %d dims given (dims are "
+                            "separated by '|')",
+                            ndims);
+        p = skip_ws(p);
+        if (*p && *p != '|') {
+            int64_t n = 0, cap = 16;
+            int64_t *v = malloc((size_t)cap * sizeof *v);
+            if (!v)
+                return rd_error(err, REDIST_ERR_NOMEM, SRC, NULL,
+                                "out of memory");
+            store[dim] = v;
+            for (;;) {
+                p = next_token(p, ",|", tok, sizeof tok, &too_long);
+                if (n == cap) {
+                    int64_t *nv = realloc(v, (size_t)(cap *= 2) * sizeof *v);
+                    if (!nv)
+                        return rd_error(err, REDIST_ERR_NOMEM, SRC, NULL,
+                                        "out of memory");
+                    store[dim] = v = nv;
+                }
+                if (parse_i64(tok, &v[n]) || too_long)
+                    return rd_error(err, REDIST_ERR_INVALID, SRC, bopt,
+                                    "dim %d: block length \"%.40s\" is not a "
+                                    "non-negative integer",
+                                    dim, tok);
+                n++;
+                if (*p != ',')
+                    break;
+                p++;
+            }
+            l->blocks[dim] = v;
+            l->nblocks[dim] = n;
+        }
+        if (*p != '|')
+            break;
+        p++;
+    }
+    if (*p)
+        return rd_error(err, REDIST_ERR_INVALID, SRC, bopt,
+                        "unexpected \"%.20s\"", p);
+    return REDIST_OK;
+}
+
+redist_status_t redist_spec_with_layout_strings(const redist_spec_t *spec,
+                                                const char *from_split,
+                                                const char *from_blocks,
+                                                const char *to_split,
+                                                const char *to_blocks,
+                                                redist_spec_t **out,
+                                                redist_error_t *err)
+{
+    redist_layout_t l[2];
+    int64_t *store[2][REDIST_MAX_DIMS] = {{NULL}};
+    redist_status_t st;
+    if (!spec || !out)
+        return rd_error(err, REDIST_ERR_INVALID, SRC, NULL, "NULL argument");
+    if (!(st = parse_layout(from_split, from_blocks, spec->ndims,
+                            "--from-split", "--from-blocks", &l[0], store[0],
+                            err)) &&
+        !(st = parse_layout(to_split, to_blocks, spec->ndims, "--to-split",
+                            "--to-blocks", &l[1], store[1], err))) {
+        st = redist_spec_with_layouts(spec, &l[0], &l[1], out, err);
+        if (st && err) {
+            /* "from.blocks[1]" -> "--from-blocks" (the text names the dim) */
+            const char *side = strncmp(err->path, "to.", 3) == 0 ? "to"
+                                                                  : "from";
+            if (strstr(err->path, ".blocks"))
+                snprintf(err->path, sizeof err->path, "--%s-blocks", side);
+            else if (strstr(err->path, ".split"))
+                snprintf(err->path, sizeof err->path, "--%s-split", side);
+            rd_error_set_source(err, SRC);
+        }
+    }
+    for (int side = 0; side < 2; side++)
+        for (int i = 0; i < REDIST_MAX_DIMS; i++)
+            free(store[side][i]);
+    return st;
+}

@@ -1,5 +1,5 @@
 /*
- * Spec files (FORMATS.md section 3) read with jansson, and the inline
+ * Spec files (doc/spec-format.md section 3) read with jansson, and the inline
  * command-line form.  Every error names the source and a place: line and
  * column for JSON syntax (jansson's json_error_t), a JSON path for meaning.
  */
@@ -154,11 +154,80 @@ static redist_status_t parse_axis_name(ctx_t *c, const redist_mesh_t *mesh,
 
 /* A type: {"dims": [[...], ...], "partial": [...]}.  A dim may also be
  * written as a single axis name or null (no axes). */
+/* The optional layout keys of a type (doc/spec-format.md section 7): "split" (a
+ * rule name) and "blocks" (per dim null or a list of lengths).  Counts and
+ * sums are checked by rd_spec_finish, which knows the block counts. */
+static redist_status_t parse_layout(ctx_t *c, json_t *v, const char *what,
+                                    int side, redist_spec_t *s)
+{
+    char path[REDIST_ERROR_PATH_LENGTH];
+    redist_split_t split = REDIST_SPLIT_CEIL;
+    const int64_t *blocks[REDIST_MAX_DIMS] = {NULL};
+    int64_t counts[REDIST_MAX_DIMS] = {0};
+    int64_t *store[REDIST_MAX_DIMS] = {NULL};
+    redist_status_t st = REDIST_OK;
+    json_t *sp = json_object_get(v, "split"), *bl = json_object_get(v, "blocks");
+    if (sp) {
+        snprintf(path, sizeof path, "%s.split", what);
+        if (!json_is_string(sp))
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "expected a rule name, got %s", rd_json_kind(sp));
+        if (redist_split_from_name(json_string_value(sp), &split))
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "unknown split rule \"%.40s\" (rules: ceil, "
+                        "balanced, chunk)",
+                        json_string_value(sp));
+    }
+    if (bl && !json_is_null(bl)) {
+        snprintf(path, sizeof path, "%s.blocks", what);
+        if (!json_is_array(bl))
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "expected an array with one entry (null or a list of "
+                        "block lengths) per array dim, got %s",
+                        rd_json_kind(bl));
+        if ((int)json_array_size(bl) != s->ndims)
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "rank mismatch: %zu entries given, the shape has %d",
+                        json_array_size(bl), s->ndims);
+        for (int i = 0; i < s->ndims && !st; i++) {
+            json_t *d = json_array_get(bl, (size_t)i);
+            snprintf(path, sizeof path, "%s.blocks[%d]", what, i);
+            if (json_is_null(d))
+                continue;
+            if (!json_is_array(d)) {
+                st = FAIL(c, REDIST_ERR_INVALID, path,
+                          "expected null or an array of block lengths, got %s",
+                          rd_json_kind(d));
+                break;
+            }
+            size_t n = json_array_size(d);
+            store[i] = malloc((n ? n : 1) * sizeof *store[i]);
+            if (!store[i]) {
+                st = FAIL(c, REDIST_ERR_NOMEM, NULL, "out of memory");
+                break;
+            }
+            for (size_t j = 0; j < n && !st; j++) {
+                char p2[REDIST_ERROR_PATH_LENGTH + 24];
+                snprintf(p2, sizeof p2, "%s[%zu]", path, j);
+                st = get_int(c, json_array_get(d, j), p2, 0, &store[i][j]);
+            }
+            blocks[i] = store[i];
+            counts[i] = (int64_t)n;
+        }
+    }
+    if (!st && (st = rd_spec_set_layout(s, side, split, blocks, counts)))
+        FAIL(c, st, NULL, "out of memory");
+    for (int i = 0; i < REDIST_MAX_DIMS; i++)
+        free(store[i]);
+    return st;
+}
+
 static redist_status_t parse_type(ctx_t *c, const redist_mesh_t *mesh,
                                   json_t *v, const char *what, int ndims,
                                   redist_type_t *t)
 {
-    static const char *const keys[] = {"dims", "partial", NULL};
+    static const char *const keys[] = {"dims", "partial", "split", "blocks",
+                                       NULL};
     char path[REDIST_ERROR_PATH_LENGTH];
     int where[REDIST_MAX_AXES]; /* -2 unused, -1 partial, else dim */
     redist_status_t st;
@@ -255,7 +324,7 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
     static const char *const opnames[] = {"slice",          "all_gather",
                                           "all_to_all",     "reduce_scatter",
                                           "all_reduce",     "permute",
-                                          NULL};
+                                          "exchange",       NULL};
     redist_status_t st;
     int64_t x = 0;
     if (!json_is_object(v))
@@ -315,7 +384,8 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
             if (!known)
                 return FAIL(c, REDIST_ERR_INVALID, path,
                             "unknown op \"%.60s\" (ops: slice, all_gather, "
-                            "all_to_all, reduce_scatter, all_reduce, permute)",
+                            "all_to_all, reduce_scatter, all_reduce, permute, "
+                            "exchange)",
                             nm);
             s->ops[k] = malloc(strlen(nm) + 1);
             if (!s->ops[k])
@@ -423,7 +493,9 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
                          s->ndims, &s->from)))
         return st;
     if ((st = parse_type(c, &s->mesh, json_object_get(root, "to"), "to",
-                         s->ndims, &s->to)))
+                         s->ndims, &s->to)) ||
+        (st = parse_layout(c, json_object_get(root, "from"), "from", 0, s)) ||
+        (st = parse_layout(c, json_object_get(root, "to"), "to", 1, s)))
         return st;
     if ((v = json_object_get(root, "expect")) &&
         (st = parse_expect(c, v, s)))

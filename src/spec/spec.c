@@ -43,6 +43,8 @@ redist_status_t rd_spec_partial_check(const redist_spec_t *s,
                     s->mesh.name[__builtin_ctz(extra)]);
 }
 
+static redist_status_t spec_layouts(redist_spec_t *s, redist_error_t *err);
+
 redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
                                redist_error_t *err)
 {
@@ -83,19 +85,163 @@ redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
                         "the array has %llu bytes; byte counts must fit a "
                         "signed 64-bit integer (overflow)",
                         (unsigned long long)s->global_bytes);
-    st = redist_type_validate(&s->from, &s->mesh, s->ndims, s->shape, "from",
-                              err);
-    if (st)
-        return st;
-    st = redist_type_validate(&s->to, &s->mesh, s->ndims, s->shape, "to",
-                              err);
-    if (st)
+    if ((st = rd_type_check(&s->from, &s->mesh, s->ndims, NULL, "from",
+                            err)) ||
+        (st = rd_type_check(&s->to, &s->mesh, s->ndims, NULL, "to", err)) ||
+        (st = spec_layouts(s, err)))
         return st;
     if (!(flags & REDIST_SPEC_ALLOW_UNPLANNABLE) &&
         (st = rd_spec_partial_check(s, err)))
         return st;
-    s->src_bytes = rd_spec_type_bytes(s, &s->from);
-    s->dst_bytes = rd_spec_type_bytes(s, &s->to);
+    if (s->uneven) {
+        s->src_bytes = rd_layout_max_elems(&s->lay[0], NULL) * s->elem_size;
+        s->dst_bytes = rd_layout_max_elems(&s->lay[1], NULL) * s->elem_size;
+    } else {
+        s->src_bytes = rd_spec_type_bytes(s, &s->from);
+        s->dst_bytes = rd_spec_type_bytes(s, &s->to);
+    }
+    return REDIST_OK;
+}
+
+static int64_t type_blocks(const redist_spec_t *s, const redist_type_t *t,
+                           int i)
+{
+    int64_t k = 1;
+    for (int a = 0; a < t->dim_naxes[i]; a++)
+        k *= s->mesh.size[t->dims[i][a]];
+    return k;
+}
+
+/* Check the rules and explicit lengths of both sides; decide whether the
+ * spec is uneven and, if so, build its layouts. */
+static redist_status_t spec_layouts(redist_spec_t *s, redist_error_t *err)
+{
+    static const char *const side_name[2] = {"from", "to"};
+    s->uneven = 0;
+    for (int side = 0; side < 2; side++) {
+        const redist_type_t *t = side ? &s->to : &s->from;
+        char path[64];
+        if ((unsigned)s->split[side] >= REDIST_SPLIT_COUNT) {
+            snprintf(path, sizeof path, "%s.split", side_name[side]);
+            return rd_error(err, REDIST_ERR_INVALID, NULL, path,
+                            "unknown split rule %d (rules: ceil, balanced, "
+                            "chunk)",
+                            (int)s->split[side]);
+        }
+        for (int i = 0; i < s->ndims; i++) {
+            int64_t k = type_blocks(s, t, i);
+            const int64_t *b = s->blocks[side][i];
+            if (s->shape[i] % k)
+                s->uneven = 1;
+            if (!b)
+                continue;
+            snprintf(path, sizeof path, "%s.blocks[%d]", side_name[side], i);
+            redist_status_t st = rd_layout_check_blocks(
+                b, s->blocks[side][i][-1], k, s->shape[i], i, NULL, path,
+                err);
+            if (st)
+                return st;
+            for (int64_t j = 0; j < k; j++)
+                if (b[j] != s->shape[i] / k)
+                    s->uneven = 1;
+        }
+    }
+    if (!s->uneven)
+        return REDIST_OK;
+    for (int side = 0; side < 2; side++) {
+        int r = rd_layout_rule(&s->lay[side], side ? &s->to : &s->from,
+                               &s->mesh, s->ndims, s->shape, s->split[side],
+                               (const int64_t *const *)s->blocks[side]);
+        if (r == -2)
+            return rd_error(err, REDIST_ERR_LIMIT, NULL, side ? "to" : "from",
+                            "a dim is split into more than %lld blocks; "
+                            "uneven layouts store their boundaries",
+                            (long long)RD_LAYOUT_MAX_BLOCKS);
+        if (r)
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+    }
+    return REDIST_OK;
+}
+
+uint64_t rd_spec_device_bytes(const redist_spec_t *s, int side,
+                              const int64_t coord[])
+{
+    const redist_type_t *t = side ? &s->to : &s->from;
+    if (!s->uneven)
+        return rd_spec_type_bytes(s, t);
+    int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+    uint64_t e = s->elem_size;
+    rd_layout_box_coord(&s->lay[side], t, &s->mesh, coord, lo, hi);
+    for (int i = 0; i < s->ndims; i++)
+        e *= (uint64_t)(hi[i] - lo[i]);
+    return e;
+}
+
+/* Explicit lengths are stored with their count in front: b[-1]. */
+static int64_t *blocks_dup(const int64_t *src, int64_t n)
+{
+    int64_t *d = malloc((size_t)(n + 1) * sizeof *d);
+    if (!d)
+        return NULL;
+    d[0] = n;
+    if (n)
+        memcpy(d + 1, src, (size_t)n * sizeof *d);
+    return d + 1;
+}
+
+static void blocks_free(int64_t *b)
+{
+    if (b)
+        free(b - 1);
+}
+
+/* Free what the layouts own (blocks and boundaries). */
+static void spec_layouts_free(redist_spec_t *s)
+{
+    for (int side = 0; side < 2; side++) {
+        for (int i = 0; i < REDIST_MAX_DIMS; i++) {
+            blocks_free(s->blocks[side][i]);
+            s->blocks[side][i] = NULL;
+        }
+        rd_layout_free(&s->lay[side]);
+    }
+}
+
+/* Copy the layouts of src into s (whose own pointers are not owned yet).
+ * -1: out of memory (s holds what was copied, freeable). */
+static int spec_layouts_copy(redist_spec_t *s, const redist_spec_t *src)
+{
+    for (int side = 0; side < 2; side++) {
+        memset(&s->lay[side], 0, sizeof s->lay[side]);
+        for (int i = 0; i < REDIST_MAX_DIMS; i++)
+            s->blocks[side][i] = NULL;
+    }
+    for (int side = 0; side < 2; side++) {
+        for (int i = 0; i < REDIST_MAX_DIMS; i++)
+            if (src->blocks[side][i] &&
+                !(s->blocks[side][i] = blocks_dup(src->blocks[side][i],
+                                                  src->blocks[side][i][-1])))
+                return -1;
+        if (src->uneven && rd_layout_copy(&s->lay[side], &src->lay[side]))
+            return -1;
+    }
+    return 0;
+}
+
+redist_status_t rd_spec_set_layout(redist_spec_t *s, int side,
+                                   redist_split_t split,
+                                   const int64_t *const blocks[],
+                                   const int64_t counts[])
+{
+    s->split[side] = split;
+    for (int i = 0; i < REDIST_MAX_DIMS; i++) {
+        blocks_free(s->blocks[side][i]);
+        s->blocks[side][i] = NULL;
+        if (i < s->ndims && blocks && blocks[i] &&
+            !(s->blocks[side][i] = blocks_dup(blocks[i], counts[i])))
+            return REDIST_ERR_NOMEM;
+    }
     return REDIST_OK;
 }
 
@@ -149,7 +295,7 @@ redist_spec_t *rd_spec_clone(const redist_spec_t *src)
     s->expect.nops = 0;
     s->expect.has_ops = 0;
     s->name = rd_strdup(src->name);
-    if (!s->name)
+    if (spec_layouts_copy(s, src) || !s->name)
         goto fail;
     if (src->expect.has_ops) {
         s->ops = calloc((size_t)src->expect.nops + 1, sizeof *s->ops);
@@ -180,6 +326,7 @@ void redist_spec_free(redist_spec_t *spec)
             free(spec->ops[i]);
         free(spec->ops);
     }
+    spec_layouts_free(spec);
     free(spec->name);
     free(spec);
 }
@@ -232,4 +379,71 @@ void redist_spec_expect(const redist_spec_t *spec, redist_expect_t *out)
         memset(out, 0, sizeof *out);
     else
         *out = spec->expect;
+}
+
+redist_status_t redist_spec_with_layouts(const redist_spec_t *spec,
+                                         const redist_layout_t *from,
+                                         const redist_layout_t *to,
+                                         redist_spec_t **out,
+                                         redist_error_t *err)
+{
+    if (!spec || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    redist_spec_t *s = rd_spec_clone(spec);
+    if (!s)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    redist_status_t st = REDIST_OK;
+    for (int side = 0; side < 2 && !st; side++) {
+        const redist_layout_t *l = side ? to : from;
+        rd_layout_free(&s->lay[side]);
+        st = rd_spec_set_layout(s, side, l ? l->split : REDIST_SPLIT_CEIL,
+                                l ? l->blocks : NULL, l ? l->nblocks : NULL);
+        if (st)
+            rd_error(err, st, NULL, NULL, "out of memory");
+    }
+    if (!st)
+        st = rd_spec_finish(s, REDIST_SPEC_ALLOW_UNPLANNABLE, err);
+    if (st) {
+        redist_spec_free(s);
+        return st;
+    }
+    *out = s;
+    return REDIST_OK;
+}
+
+int redist_spec_is_uneven(const redist_spec_t *spec)
+{
+    return spec ? spec->uneven : 0;
+}
+
+redist_split_t redist_spec_split(const redist_spec_t *spec, int side)
+{
+    return spec && (side == 0 || side == 1) ? spec->split[side]
+                                            : REDIST_SPLIT_COUNT;
+}
+
+int64_t redist_spec_block_lengths(const redist_spec_t *spec, int side,
+                                  int dim, int64_t lengths[], int64_t n)
+{
+    if (!spec || (side != 0 && side != 1) || dim < 0 || dim >= spec->ndims ||
+        n < 0 || (n > 0 && !lengths))
+        return -1;
+    const redist_type_t *t = side ? &spec->to : &spec->from;
+    int64_t k = type_blocks(spec, t, dim);
+    for (int64_t j = 0; j < k && j < n; j++)
+        lengths[j] = spec->uneven ? spec->lay[side].b[dim][j + 1] -
+                                        spec->lay[side].b[dim][j]
+                                  : spec->shape[dim] / k;
+    return k;
+}
+
+uint64_t redist_spec_device_bytes(const redist_spec_t *spec, int side,
+                                  int64_t rank)
+{
+    int64_t coord[REDIST_MAX_AXES];
+    if (!spec || (side != 0 && side != 1) || rank < 0 ||
+        rank >= spec->mesh.ndevices)
+        return 0;
+    redist_mesh_coords(&spec->mesh, rank, coord);
+    return rd_spec_device_bytes(spec, side, coord);
 }

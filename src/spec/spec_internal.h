@@ -3,6 +3,7 @@
 
 #include "redist/spec.h"
 #include "../core/internal.h"
+#include "../core/layout.h"
 
 struct redist_spec {
     char *name;
@@ -17,6 +18,15 @@ struct redist_spec {
     uint64_t src_bytes, dst_bytes;
     redist_expect_t expect;
     char **ops; /* expect.ops storage */
+    /* Layouts (doc/spec-format.md section 7), [0] source, [1] target: the rule,
+     * explicit lengths per dim (owned; NULL: the rule), and, when the spec
+     * is uneven, the boundaries.  uneven: some dim of the source or target
+     * is not the even split; then src_bytes and dst_bytes are the most
+     * any device holds, and planning takes the uneven path (solver.c). */
+    redist_split_t split[2];
+    int64_t *blocks[2][REDIST_MAX_DIMS];
+    int uneven;
+    rd_layout lay[2];
 };
 
 /* "an object", "a string", ...: a JSON value's kind for messages. */
@@ -39,6 +49,16 @@ redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
 redist_status_t rd_spec_partial_check(const redist_spec_t *s,
                                       redist_error_t *err);
 redist_spec_t *rd_spec_clone(const redist_spec_t *s);
+/* Set side 0 (source) or 1 (target)'s rule and explicit lengths (blocks
+ * may be NULL, and each entry; counts[i] lengths in blocks[i]); checked
+ * by rd_spec_finish.  REDIST_ERR_NOMEM. */
+redist_status_t rd_spec_set_layout(redist_spec_t *s, int side,
+                                   redist_split_t split,
+                                   const int64_t *const blocks[],
+                                   const int64_t counts[]);
+/* Bytes device `coord` holds of side 0 (source) or 1 (target). */
+uint64_t rd_spec_device_bytes(const redist_spec_t *s, int side,
+                              const int64_t coord[]);
 /* Local bytes of a type valid for the spec's mesh and shape. */
 uint64_t rd_spec_type_bytes(const redist_spec_t *s, const redist_type_t *t);
 

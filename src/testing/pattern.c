@@ -1,11 +1,14 @@
 /*
- * The exact test pattern (see pattern.h for the values).
+ * The exact test pattern (see pattern.h for the values).  Each device's
+ * block is its box of the side's layout (uneven dims: doc/spec-format.md section
+ * 7), filled and checked by global index.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../exec/kernels.h"
+#include "../spec/spec_internal.h"
 #include "pattern.h"
 
 typedef struct pat {
@@ -201,8 +204,8 @@ static int64_t linear(const redist_mesh_t *m, uint32_t mask,
 typedef int (*visit_fn)(void *user, uint64_t li, const int64_t *lc,
                         uint64_t g, const int64_t *gc);
 
-static int walk(const redist_spec_t *spec, const redist_type_t *t,
-                int64_t rank, visit_fn fn, void *user)
+static int walk(const redist_spec_t *spec, int side, int64_t rank,
+                visit_fn fn, void *user)
 {
     const redist_mesh_t *m = redist_spec_mesh(spec);
     int nd = redist_spec_ndims(spec);
@@ -210,17 +213,29 @@ static int walk(const redist_spec_t *spec, const redist_type_t *t,
     int64_t l[REDIST_MAX_DIMS], base[REDIST_MAX_DIMS], c[REDIST_MAX_AXES];
     int64_t idx[REDIST_MAX_DIMS] = {0}, gc[REDIST_MAX_DIMS] = {0};
     uint64_t gs[REDIST_MAX_DIMS];
+    const redist_type_t *t = side ? redist_spec_to(spec)
+                                  : redist_spec_from(spec);
     if (nd == 0)
         return fn(user, 0, idx, 0, gc);
-    redist_type_local_shape(t, m, shape, l);
-    redist_mesh_coords(m, rank, c);
-    for (int i = 0; i < nd; i++) {
-        int64_t b = 0;
-        for (int k = 0; k < t->dim_naxes[i]; k++) {
-            int a = t->dims[i][k];
-            b = b * redist_mesh_axis_size(m, a) + c[a];
+    if (spec->uneven) { /* the device's box in the side's layout */
+        int64_t hi[REDIST_MAX_DIMS];
+        rd_layout_box(&spec->lay[side], t, m, rank, base, hi);
+        for (int i = 0; i < nd; i++) {
+            l[i] = hi[i] - base[i];
+            if (l[i] == 0)
+                return 0; /* an empty block */
         }
-        base[i] = b * l[i];
+    } else {
+        redist_type_local_shape(t, m, shape, l);
+        redist_mesh_coords(m, rank, c);
+        for (int i = 0; i < nd; i++) {
+            int64_t b = 0;
+            for (int k = 0; k < t->dim_naxes[i]; k++) {
+                int a = t->dims[i][k];
+                b = b * redist_mesh_axis_size(m, a) + c[a];
+            }
+            base[i] = b * l[i];
+        }
     }
     gs[nd - 1] = 1;
     for (int i = nd - 2; i >= 0; i--)
@@ -313,7 +328,7 @@ void rd_pattern_fill(const redist_spec_t *spec, int64_t rank, void *src)
     fill_ctx f;
     setup(spec, rank, 1, &f.pt);
     f.buf = src;
-    walk(spec, redist_spec_from(spec), rank, fill_one, &f);
+    walk(spec, 0, rank, fill_one, &f);
 }
 
 int rd_pattern_check(const redist_spec_t *spec, int64_t rank,
@@ -324,7 +339,7 @@ int rd_pattern_check(const redist_spec_t *spec, int64_t rank,
     f.cmp = dst;
     f.mm = mm;
     f.rank = rank;
-    return walk(spec, redist_spec_to(spec), rank, check_one, &f);
+    return walk(spec, 1, rank, check_one, &f);
 }
 
 int rd_pattern_check_src(const redist_spec_t *spec, int64_t rank,
@@ -335,5 +350,5 @@ int rd_pattern_check_src(const redist_spec_t *spec, int64_t rank,
     f.cmp = src;
     f.mm = mm;
     f.rank = rank;
-    return walk(spec, redist_spec_from(spec), rank, check_one, &f);
+    return walk(spec, 0, rank, check_one, &f);
 }

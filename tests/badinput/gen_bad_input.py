@@ -202,7 +202,7 @@ OUT_STRUCTS = {
     'redist_exec_info_t', 'redist_exec_report_t', 'redist_plan_stats_t',
     'redist_expect_t', 'redist_step_view_t', 'redist_verify_result_t',
     'redist_topo_info_t', 'redist_topo_location_t', 'redist_topo_axis_t',
-    'redist_mpi_info_t', 'redist_shmem_info_t',
+    'redist_mpi_info_t', 'redist_shmem_info_t', 'redist_split_t',
 }
 
 ENUMS = {  # enum -> (valid, count constant)
@@ -210,6 +210,7 @@ ENUMS = {  # enum -> (valid, count constant)
     'redist_reduce_t': ('REDIST_REDUCE_SUM', 'REDIST_REDUCE_COUNT'),
     'redist_op_t': ('REDIST_OP_SLICE', 'REDIST_OP_COUNT'),
     'redist_link_t': ('REDIST_LINK_NODE', 'REDIST_LINK_COUNT'),
+    'redist_split_t': ('REDIST_SPLIT_CEIL', 'REDIST_SPLIT_COUNT'),
 }
 
 INT_MIN_S = 'INT_MIN'
@@ -310,6 +311,10 @@ def rule(proto, p, idx):
     if t == 'const redist_plan_options_t *':
         return Arg('NULL', '&g_opts',
                    [('&g_bad_opts[%d]' % k, k != 2) for k in range(4)])
+    if t == 'const redist_layout_t *':
+        # a rule out of range, a wrong count of lengths, a negative length
+        return Arg('NULL', '&g_layout',
+                   [('&g_bad_layouts[%d]' % k, True) for k in range(3)])
     if t == 'const redist_exec_options_t *':
         return Arg('NULL', '&g_xopts', [('&g_bad_xopts', True)])
     # ---- arrays
@@ -382,6 +387,7 @@ def string_rule(f, n):
         ('redist_reduce_from_name', 'name'): '"sum"',
         ('redist_op_from_name', 'name'): '"slice"',
         ('redist_link_from_name', 'name'): '"node"',
+        ('redist_split_from_name', 'name'): '"ceil"',
         ('redist_mesh_find_axis', 'name'): '"x"',
         ('redist_spec_create', 'name'): '"n"',
         ('redist_spec_from_strings', 'name'): '"n"',
@@ -398,6 +404,14 @@ def string_rule(f, n):
                        [('"x="', True), ('"=node"', True),
                         ('"nosuch=node"', True), ('g_long', True)])
         return Arg('NULL', 'g_text')
+    if n in ('from_split', 'to_split'):
+        return Arg('NULL', '"chunk"', [('""', False), ('g_long', True),
+                                      ('"?"', True)])
+    if n in ('from_blocks', 'to_blocks'):
+        valid = '"4,4|"' if n == 'from_blocks' else '"|4,4"'
+        return Arg('NULL', valid, [('""', False), ('g_long', True),
+                                   ('"?"', True), ('"3,4|"', True),
+                                   ('"-1,9|"', True)])
     if n in ('source', 'what'):
         return Arg('NULL', '"src"', odd)
     if n == 'desc':
@@ -429,6 +443,9 @@ def int_rule(f, n):
                    ptr=False)
     if n == 'n' and f == 'redist_reduce_local':  # inputs: 8 buffers
         return Arg('0', '2', [('-1', True), (INT_MIN_S, True)], ptr=False)
+    if n == 'side':
+        return Arg('0', '1', [('-1', True), ('2', True), (INT_MIN_S, True)],
+                   ptr=False)
     if n in ('grid', 'symmetric'):
         return Arg('0', '1', [('-1', False), ('200', False)], ptr=False)
     raise GenError('%s: no rule for int %s' % (f, n))
@@ -449,6 +466,8 @@ def int64_rule(f, n):
     if n == 'count':  # elements of g_srcbuf / g_dstbuf
         return Arg('0', '1', [('-1', True), ('INT64_MIN', True),
                               ('INT64_MAX', True)], ptr=False)
+    if n == 'n':
+        return Arg('0', '4', [('-1', True), ('INT64_MIN', True)], ptr=False)
     if n == 'host':
         return Arg('0', '0', [('-1', False), ('INT64_MAX', False)], ptr=False)
     raise GenError('%s: no rule for int64_t %s' % (f, n))
@@ -668,6 +687,8 @@ UNUSED static int g_nsteps;
 UNUSED static redist_cost_model_t g_cost, g_bad_costs[4];
 UNUSED static redist_plan_options_t g_opts, g_bad_opts[4];
 UNUSED static redist_exec_options_t g_xopts, g_bad_xopts;
+UNUSED static const int64_t g_len44[2] = {4, 4}, g_len_neg[2] = {-1, 9};
+UNUSED static redist_layout_t g_layout, g_bad_layouts[3];
 UNUSED static const char *g_names[REDIST_MAX_AXES] = {"x", "y"};
 UNUSED static const char *g_bad_names[4][REDIST_MAX_AXES];
 UNUSED static const int64_t g_sizes[REDIST_MAX_AXES] = {2, 4};
@@ -682,6 +703,11 @@ UNUSED static void *const g_null_ptrs[8];
 UNUSED static const char *g_text = "{\"mesh\": 1}";
 UNUSED static char g_long[2048];
 
+/* The fixture plan: the bytes objective's steps (slice to permute) name
+ * dims and axes that the bad steps below can break. */
+static const redist_plan_options_t g_bytes_opts = {
+    .objective = REDIST_OBJECTIVE_BYTES};
+
 static int setup_core(void)
 {
     redist_error_t err;
@@ -691,7 +717,7 @@ static int setup_core(void)
         redist_spec_from_strings("x=2,y=4", "8x8", "f32", "x|y", NULL,
                                  "y|x", NULL, NULL, "fixture", 0, &g_spec,
                                  &err) ||
-        redist_plan_create(g_spec, NULL, &g_plan, &err) ||
+        redist_plan_create(g_spec, &g_bytes_opts, &g_plan, &err) ||
         redist_sim_create(1, 0, &g_sim, &err))
         return -1;
     g_be = redist_sim_backend(g_sim, 0);
@@ -711,6 +737,14 @@ static int setup_core(void)
     g_bad_types[3].dim_naxes[0] = 17;
     g_bad_types[4].partial = 1u << 20;
     g_bad_types[5].dims[1][0] = g_bad_types[5].dims[0][0];
+    g_layout.split = REDIST_SPLIT_CHUNK;
+    g_layout.blocks[0] = g_len44; /* dim 0 of x|y: 2 blocks */
+    g_layout.nblocks[0] = 2;
+    g_bad_layouts[0].split = (redist_split_t)1000;
+    g_bad_layouts[1].blocks[0] = g_len44;
+    g_bad_layouts[1].nblocks[0] = 1;
+    g_bad_layouts[2].blocks[0] = g_len_neg;
+    g_bad_layouts[2].nblocks[0] = 2;
     g_nsteps = redist_plan_num_steps(g_plan);
     if (g_nsteps < 1 || g_nsteps > 16)
         return -1;

@@ -103,6 +103,14 @@ redist_status_t rp_spec(const rp_problem *p, redist_spec_t **spec,
 redist_status_t rp_plan(const rp_problem *p, const redist_plan_options_t *po,
                         redist_plan_t **plan, redist_error_t *err);
 
+/* p's shape redrawn for uneven dims (doc/spec-format.md section 7): each dim
+ * 1..2k+2 for k the larger split count of the source and target (often
+ * n < k, rarely even), and its spec with random layouts: a rule per side
+ * (ceil, balanced, chunk) and, one dim in three, explicit block lengths
+ * (zero lengths included).  err may be NULL. */
+redist_status_t rp_uneven_spec(rp_rng *r, rp_problem *p,
+                               redist_spec_t **spec, redist_error_t *err);
+
 /* -------------------------------------------------------------- walks */
 
 #define RP_WALK_MAX 6

@@ -36,6 +36,10 @@ for f in "$dir"/*.json; do
     name=$(basename "$f" .json)
     want=0
     [ "$name" = partial-target-not-in-source ] && want=2
+    # uneven dims (doc/spec-format.md section 7): also at their own shape
+    if "$rp" plan "$f" --json 2>/dev/null | grep -q '"recv_bytes_per_device"'; then
+        expect 0 "$name (uneven, own shape)" "$f" --max-bytes 2000000000
+    fi
     for mode in "" --preserve-src --fused; do
         expect $want "$name $mode" "$f" --shrink --max-bytes 2000000 $mode
     done
@@ -94,7 +98,12 @@ expect 2 "mpi backend not built" "$dir/megatron-col-to-row-parallel.json" \
     --backend mpi
 expect 2 "unknown backend" "$dir/megatron-col-to-row-parallel.json" \
     --backend tcp
-expect 2 "bad --shape" "$dir/megatron-col-to-row-parallel.json" --shape 7x3
+expect 0 "uneven --shape" "$dir/megatron-col-to-row-parallel.json" --shape 7x3
+expect_text "exact: 8 devices" "uneven --shape runs exactly"
+expect 0 "uneven, n < k, empty blocks" - --mesh x=2,y=3 --shape 5x2 \
+    --dtype i16 --from 'x|y' --to 'y|x' --from-blocks '0,5|' --to-split balanced
+expect_text "exact: 6 devices" "empty blocks run exactly"
+expect 2 "bad --shape" "$dir/megatron-col-to-row-parallel.json" --shape 7x0
 expect 2 "wrong number of dims" "$dir/megatron-col-to-row-parallel.json" \
     --shape 64
 expect 2 "bad dtype" "$dir/megatron-col-to-row-parallel.json" --dtype f8

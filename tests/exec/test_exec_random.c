@@ -21,7 +21,12 @@
  *   - the source is intact whenever PRESERVE_SRC is given or the program
  *     says it does not write it.
  *
- *   test_exec_random [PLANNED [WALKS [SEED]]]
+ *   - uneven: random uneven specs (shapes often smaller than the split,
+ *     ceil / balanced / chunk / explicit blocks with zero lengths, each
+ *     side its own) solved by redist_plan_create; every device's buffers
+ *     are exactly its block (NULL when empty).
+ *
+ *   test_exec_random [PLANNED [WALKS [SEED [UNEVEN]]]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +36,7 @@
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 static rp_tally tally;
-static int skipped;
+static int skipped, uneven_runs;
 static int op_count[REDIST_OP_COUNT];
 static int dtype_count[REDIST_DTYPE_COUNT], reduce_count[REDIST_REDUCE_COUNT];
 
@@ -66,6 +71,33 @@ static void planned_case(void)
     redist_mesh_free(m);
 }
 
+/* Uneven dims: random shapes (often n < k), rules and explicit blocks
+ * (zero lengths included) on each side, partial axes reduced by
+ * reduce_scatter and all_reduce between uneven layouts. */
+static void uneven_case(void)
+{
+    redist_mesh_t *m = rp_mesh_upto(&rng, 12, 24);
+    rp_problem p;
+    rp_planned(&rng, m, 2, &p);
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plan = NULL;
+    redist_plan_options_t po = {.max_states = 200000};
+    /* both objectives: the time objective takes exchange steps */
+    po.objective = rp_next(&rng) % 2 ? REDIST_OBJECTIVE_TIME
+                                     : REDIST_OBJECTIVE_BYTES;
+    if (p.nd == 0 || rp_uneven_spec(&rng, &p, &spec, NULL) ||
+        redist_plan_create(spec, &po, &plan, NULL))
+        skipped++;
+    else
+        run_plan(redist_spec_is_uneven(spec) ? "uneven" : "uneven (even)",
+                 plan);
+    if (plan && redist_spec_is_uneven(spec))
+        uneven_runs++;
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+    redist_mesh_free(m);
+}
+
 /* ------------------------------------------------------------- walks */
 
 static void walk_case(void)
@@ -91,13 +123,17 @@ int main(int argc, char **argv)
 {
     int planned = argc > 1 ? atoi(argv[1]) : 1500;
     int walks = argc > 2 ? atoi(argv[2]) : 1500;
+    int uneven = argc > 4 ? atoi(argv[4]) : 600;
     rp_seed(&rng, argc > 3 ? argv[3] : NULL, 0);
+    for (int i = 0; i < uneven; i++)
+        uneven_case();
     for (int i = 0; i < planned; i++)
         planned_case();
     for (int i = 0; i < walks; i++)
         walk_case();
-    printf("runs %d (skipped %d specs: too large or no plan)\n", tally.runs,
-           skipped);
+    printf("runs %d, %d of them uneven (skipped %d specs: too large or no "
+           "plan)\n",
+           tally.runs, uneven_runs, skipped);
     printf("steps by op:");
     for (int o = 0; o < REDIST_OP_COUNT; o++)
         printf(" %s %d", redist_op_name((redist_op_t)o), op_count[o]);

@@ -1,7 +1,7 @@
 /*
  * search.c - the exhaustive reference search of the tests (see search.h).
  *
- * Written from FORMATS.md alone, sharing nothing with src/:
+ * Written from doc/spec-format.md alone, sharing nothing with src/:
  *
  *  1. Enumerate every sharding type a plan can pass through: for every
  *     partial set P with  to.partial <= P <= from.partial  (partial axes

@@ -1,9 +1,9 @@
 /*
  * search.h - an independent, exhaustive reference search for the default
- * objective of FORMATS.md section 2 (minimal peak local bytes, then minimal
+ * objective of doc/spec-format.md section 2 (minimal peak local bytes, then minimal
  * total received bytes, then fewest collectives).
  *
- * Written from FORMATS.md alone (and the rule that types differing only
+ * Written from doc/spec-format.md alone (and the rule that types differing only
  * in size-1 axes are the same, doc/design.md): it shares no code with
  * src/ and reads the spec through the public accessors only.  It is slow
  * by design (it enumerates every sharding type of the spec and runs a

@@ -2,7 +2,7 @@
  * libFuzzer target for execution: a fuzzed spec, planned or walked, run
  * under the sim backend and checked exactly.
  *
- * Input: a spec document (JSON, FORMATS.md section 3), optionally followed
+ * Input: a spec document (JSON, doc/spec-format.md section 3), optionally followed
  * by a NUL byte and a tail that picks the plan:
  *   no tail        the solver's plan (objective bytes);
  *   tail[0] & 1    the time objective (default cost model, each axis on

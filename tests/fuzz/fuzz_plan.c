@@ -2,7 +2,7 @@
  * libFuzzer target for the plan reader and verifier (`redistplan verify`):
  * arbitrary plan documents against arbitrary specs.
  *
- * Input: SPEC NUL PLAN, a spec document (FORMATS.md section 3), a NUL
+ * Input: SPEC NUL PLAN, a spec document (doc/spec-format.md section 3), a NUL
  * byte, then a plan document (section 4).  Without a NUL byte the whole
  * input is a plan for a fixed spec (x=2,y=3,z=2, f32[12,6,4], x|y| with
  * z partial to y|x|).  A spec that does not load is skipped (fuzz_spec

@@ -8,9 +8,10 @@
 #          rank prints "the ranks disagree on FIELD: rank 1 has ...";
 #   local  rank 1 fails on its own (a bad value, a bad spec): rank 1 prints
 #          its own reason, every other rank "rank 1: <that reason>".
-# The cases cover every option of the usage text: the options of `run`
-# (and of the inline spec) and of `calibrate` are read from
-# `redistplan --help`, and an option without a case fails the suite, so a
+# The cases cover every option of the help texts: the options of `run`
+# (its own, the backends', the cost and the inline spec options) and of
+# `calibrate` are read from `redistplan run --help` and `redistplan
+# calibrate --help`, and an option without a case fails the suite, so a
 # new option cannot skip it.  Also: the same command on every rank works
 # (exit 0), and a failure alike on every rank is one message (rank 0's).
 #
@@ -199,15 +200,11 @@ run_cases() {
     for i in $(seq 1 "$ncase"); do check "$tmp/case$i"; done
 }
 
-# the options of a block of `redistplan --help`: from the line matching
-# FROM (a regex) up to the next line matching TO; with `brackets`, only
-# those of its synopsis ([...])
+# the options of `redistplan CMD --help`: the first word of each option
+# line ("  --shrink ...", "  -o FILE, --output FILE ...")
 options_of() {
-    "$rp" --help 2>&1 | awk -v from="$1" -v to="$2" \
-        '$0 ~ from {on = 1; print; next} on && $0 ~ to {on = 0} on' |
-        if [ "${3:-}" = brackets ]; then grep -oE '\[[^]]*\]'; else cat; fi |
-        grep -oE -- '(^|[^a-z-])(--[a-z][a-z-]*|-o)' |
-        sed 's/^[^-]*//' | sort -u
+    "$rp" "$1" --help 2>&1 | grep -oE -- '^  (-[a-z]|--[a-z][a-z-]*)' |
+        sed 's/^ *//' | sort -u
 }
 
 # every option of `need` has a case
@@ -234,8 +231,7 @@ cat >"$tmp/cost.json" <<'EOF'
 {"links": {"node": {"alpha": 2e-6, "beta": 3e-10}}, "gamma": 1e-10}
 EOF
 
-run_opts=($(options_of '^  run SPEC' '^  [a-z]+ ') \
-          $(options_of '^a SPEC is' '^example'))
+run_opts=($(options_of run))
 
 if [ "$mode" = mpi ]; then
     I=(run - --mesh x=3 --shape 6x12 --from 'x|' --to '|x' --backend mpi)
@@ -244,7 +240,11 @@ if [ "$mode" = mpi ]; then
     Q=1 NP=3 same 2 "the same bad option on every rank" "${I[@]}" --repeat 0
 
     # every option given differently on rank 1
-    t --backend fp "the backend" -- "${I[@]}" -- --backend sim
+    if "$rp" run --help | grep -q -- '^  --shmem-packed'; then
+        t --backend fp "the backend" -- "${I[@]}" -- --backend shmem
+    fi
+    t --backend local "--backend sim runs every device in one process" -- \
+        "${I[@]}" -- --backend sim
     t --shrink fp "--shrink" -- "${I[@]}" -- --shrink
     t --shape fp "the spec's shape" -- "${I[@]}" -- --shape 12x12
     t --shape fp "the shape run" -- "${F[@]}" -- --shape 12x12
@@ -257,10 +257,19 @@ if [ "$mode" = mpi ]; then
     t --corrupt-device fp "--corrupt-device" -- "${I[@]}" -- \
         --corrupt-device 1
     t --objective fp "the plan|--objective" -- "${I[@]}" -- \
-        --objective time
+        --objective bytes
     t --cost fp "the plan|--cost" -- "${I[@]}" -- --cost "$tmp/cost.json"
     t --axis-links fp "the plan|--cost|--axis-links" -- "${I[@]}" -- \
         --axis-links x=network
+    if "$rp" run --help | grep -q -- '^  --synthetic'; then # with hwloc
+        t --synthetic fp "the plan|--synthetic" -- "${I[@]}" -- \
+            --synthetic "pack:3 core:1"
+        t --xml local "no-such.xml: cannot open" -- "${I[@]}" -- \
+            --xml "$tmp/no-such.xml"
+        t --rank-map local "broken.json:" -- "${I[@]}" -- \
+            --rank-map "$tmp/broken.json"
+    fi
+    t --help fp "--help" -- "${I[@]}" -- --help
     t --max-scratch fp "--max-scratch" -- "${I[@]}" -- --max-scratch 1M
     t --mpi-packed fp "--mpi-packed" -- "${I[@]}" -- --mpi-packed
     t --mpi-native-reduce fp "--mpi-native-reduce" -- "${I[@]}" -- \
@@ -274,6 +283,15 @@ if [ "$mode" = mpi ]; then
     t --to-partial fp "the source type|the target type" -- "${I[@]}" -- \
         --from '|' --from-partial x --to '|' --to-partial x
     t --name fp "the spec name" -- "${I[@]}" -- --name other
+    # uneven-dims layout options: a bad value fails on rank 1 alone
+    t --from-split local "--from-split: unknown split rule" -- "${I[@]}" -- \
+        --from-split bogus
+    t --to-split local "--to-split: unknown split rule" -- "${I[@]}" -- \
+        --to-split bogus
+    t --from-blocks local "--from-blocks: dim 0 is split into 3 blocks" -- \
+        "${I[@]}" -- --from-blocks '1,1|'
+    t --to-blocks local "--to-blocks: dim 1 is split into 3 blocks" -- \
+        "${I[@]}" -- --to-blocks '|1,1'
     t SPEC fp "the spec's shape" -- "${F[@]}" -- = \
         run "$tmp/b.json" --backend mpi
     # rank 1 fails on its own, before MPI would have started
@@ -284,7 +302,16 @@ if [ "$mode" = mpi ]; then
     t --repeat local "--repeat: not a count" -- "${I[@]}" -- --repeat 0
     Q=1 t --bogus local "unknown option --bogus" -- "${I[@]}" -- --bogus
     t --backend local "unknown backend" -- "${I[@]}" -- --backend gpu
-    t --shape local "not divisible" -- "${I[@]}" -- --shape 7x12
+    # a dim that does not divide is a valid (uneven) spec: rank 1's shape
+    # differs from the others'
+    t --shape fp "the spec's shape" -- "${I[@]}" -- --shape 7x12
+    t --shape local "not a positive integer" -- "${I[@]}" -- --shape 7x0
+    # uneven layouts (the plan hash covers them)
+    U=(run - --mesh x=3 --shape 7x13 --from 'x|' --to '|x' --backend mpi)
+    t --from-split fp "the plan" -- "${U[@]}" -- --from-split balanced
+    t --to-split fp "the plan" -- "${U[@]}" -- --to-split balanced
+    t --from-blocks fp "the plan" -- "${U[@]}" -- --from-blocks '0,3,4|'
+    t --to-blocks fp "the plan" -- "${U[@]}" -- --to-blocks '|5,4,4'
     Q=1 t --max-bytes local "over --max-bytes" -- "${I[@]}" -- --max-bytes 1
     t --axis-links local "--axis-links" -- "${I[@]}" -- --axis-links x=moon
     t --max-scratch local "--max-scratch: not a byte count" -- "${I[@]}" -- \
@@ -299,7 +326,7 @@ if [ "$mode" = mpi ]; then
     coverage run "${mpi_opts[@]}"
 
     # calibrate (built with MPI and hwloc)
-    if "$rp" --help 2>&1 | grep -q 'not in this build'; then
+    if "$rp" calibrate --help 2>&1 | grep -q 'not in this build'; then
         echo "calibrate: not in this build (no hwloc): its cases skipped"
     else
         C=(calibrate -o "$tmp/c.json" --sizes 8,1K --reps 2)
@@ -311,11 +338,10 @@ if [ "$mode" = mpi ]; then
         t --rank-map-out fp "--rank-map-out" -- "${C[@]}" -- \
             --rank-map-out "$tmp/rm.json"
         t --help fp "--help" -- "${C[@]}" -- --help
-        Q=1 t --reps local "--reps: expected a count" -- "${C[@]}" -- --reps 0
+        Q=1 t --reps local "--reps: not a count" -- "${C[@]}" -- --reps 0
         t --sizes local "--sizes: expected" -- "${C[@]}" -- --sizes 8
         t --bogus local "unknown option --bogus" -- "${C[@]}" -- --bogus
-        coverage calibrate $(options_of '^  calibrate ' '^  [a-z]+ |^[a-z]' \
-            brackets)
+        coverage calibrate $(options_of calibrate)
     fi
 else
     I=(run - --mesh x=3 --shape 6x12 --from 'x|' --to '|x' --backend shmem)
@@ -332,10 +358,14 @@ else
         --backend sim --shmem-private
     Q=1 NP=3 t SMA_SYMMETRIC_SIZE fp "the symmetric heap size \(SMA_SYMMETRIC_SIZE\)" \
         -- "${I[@]}" -- = env:SMA_SYMMETRIC_SIZE=2M "${I[@]}"
-    t --backend fp "the backend" -- "${I[@]}" -- --backend sim
+    t --backend fp "the backend" -- "${I[@]}" -- --backend mpi
+    t --backend local "--backend sim runs every device in one process" -- \
+        "${I[@]}" -- --backend sim
     t --repeat fp "--repeat" -- "${I[@]}" -- --repeat 2
     t --preserve-src fp "--preserve-src" -- "${I[@]}" -- --preserve-src
     t --mesh fp "the mesh" -- "${I[@]}" -- --mesh x=2
+    t --from-split fp "the plan" -- run - --mesh x=3 --shape 7x13 \
+        --from 'x|' --to '|x' --backend shmem -- --from-split balanced
     Q=1 t --repeat local "--repeat: not a count" -- "${I[@]}" -- --repeat x
     shmem_opts=()
     for o in "${run_opts[@]}"; do

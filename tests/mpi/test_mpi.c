@@ -1,9 +1,12 @@
 /*
  * The MPI backend under mpirun, at any rank count N:
  *
- *   mpirun -np N test_mpi [CASES [SEED [quick]]]   the suite below
+ *   mpirun -np N test_mpi [CASES [SEED [quick|random]]]   the suite below
  *                                            (quick: one mode per dtype
- *                                            x op, in rotation)
+ *                                            x op, in rotation; random:
+ *                                            the directed and random
+ *                                            plans only, no coverage
+ *                                            checks)
  *   mpirun -np 2 test_mpi --big              one all_gather of more than
  *                                            INT_MAX elements (2 GiB+)
  *
@@ -20,7 +23,11 @@
  *    meshes of exactly N devices, random modes, PRESERVE_SRC, max_scratch
  *    down to the least possible (many rounds), a tiny count limit (the
  *    nested datatypes on real transfers), the raw redist_plan_execute
- *    path, and a communicator in reversed rank order.
+ *    path, and a communicator in reversed rank order;
+ *  - random uneven specs (doc/spec-format.md section 7: shapes often smaller than
+ *    the split, every rule, explicit blocks with zero lengths), each
+ *    rank's buffers exactly its blocks (NULL when empty), checked with
+ *    the exact pattern.
  * Results are compared with the sim backend byte for byte on random bits
  * (ordered reductions; native reductions on integer dtypes) or checked
  * exactly with the pattern of src/testing/pattern.h (native reductions of
@@ -43,8 +50,14 @@
 #include "../../src/testing/pattern.h"
 #include "../common/random_plan.h"
 
+/* These tests cover the six steps of the bytes objective one by one
+ * (exchange: tests/mpi/run_specs_mpi.sh). */
+static const redist_plan_options_t bytes_opts = {
+    .objective = REDIST_OBJECTIVE_BYTES};
+
 static int rank, nranks;
 static int failures, checks, cases, skipped, sim_compared, pattern_checked;
+static int uneven_cases;
 /* runs with steps in place, with streamed reductions, with in-place swaps */
 static int inplace_runs, streamed_runs, swap_runs, ring_runs;
 static int mode_count[4], dtype_count[REDIST_DTYPE_COUNT],
@@ -229,6 +242,7 @@ static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
     uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
     uint64_t M = S > T ? S : T;
     redist_dtype_t dt = redist_spec_dtype(s);
+    int uneven = redist_spec_is_uneven(s);
     MPI_Comm comm = MPI_COMM_WORLD;
     int me = rank;
     if (cfg->reversed) {
@@ -276,19 +290,25 @@ static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
           "promise %llu over the bound %llu",
           (unsigned long long)info.scratch_bytes,
           (unsigned long long)info.bound_bytes);
-    if (!mo.max_scratch && stats.memory_efficient)
+    if (!mo.max_scratch && stats.memory_efficient && !uneven)
         CHECK(info.scratch_bytes <= (cfg->preserve ? 2 * M : M),
               "promise %llu over max(src, dst) %llu (min %llu)",
               (unsigned long long)info.scratch_bytes, (unsigned long long)M,
               (unsigned long long)info.min_scratch_bytes);
 
-    unsigned char *src = malloc(S), *dst = malloc(T);
+    /* uneven dims: exactly this device's blocks (NULL when empty) */
+    if (uneven) {
+        S = redist_spec_device_bytes(s, REDIST_SIDE_FROM, me);
+        T = redist_spec_device_bytes(s, REDIST_SIDE_TO, me);
+    }
+    unsigned char *src = S ? malloc(S) : NULL, *dst = T ? malloc(T) : NULL;
     uint64_t seed = rp_next(&rng);
-    if (cfg->pattern)
+    if (cfg->pattern && src)
         rd_pattern_fill(s, me, src);
-    else
+    else if (src)
         rp_fill_bits(src, S, seed, me);
-    memset(dst, 0xEE, T);
+    if (dst)
+        memset(dst, 0xEE, T);
     redist_exec_report_t rep;
     redist_status_t st;
     if (cfg->raw)
@@ -317,19 +337,21 @@ static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
         streamed_runs += rd_mpi_last_streamed(mx) > 0;
         swap_runs += rd_mpi_last_swaps(mx) > 0;
         ring_runs += rd_mpi_last_rings(mx) > 0;
-        CHECK(rd_mpi_last_exchanges(mx) == info.exchanges,
+        /* uneven dims: rounds are predicted for the largest device */
+        CHECK(uneven ? rd_mpi_last_exchanges(mx) <= info.exchanges
+                     : rd_mpi_last_exchanges(mx) == info.exchanges,
               "%lld exchanges, predicted %lld",
               (long long)rd_mpi_last_exchanges(mx),
               (long long)info.exchanges);
     }
     if (st == REDIST_OK && (cfg->preserve || !rep.writes_src)) {
-        unsigned char *orig = malloc(S);
-        if (cfg->pattern)
+        unsigned char *orig = malloc(S ? S : 1);
+        if (cfg->pattern && src)
             rd_pattern_fill(s, me, orig);
-        else
+        else if (src)
             rp_fill_bits(orig, S, seed, me);
-        CHECK(memcmp(orig, src, S) == 0, "source modified (preserve %d)",
-              cfg->preserve);
+        CHECK(!S || memcmp(orig, src, S) == 0,
+              "source modified (preserve %d)", cfg->preserve);
         free(orig);
     }
     if (cfg->pattern) {
@@ -412,26 +434,37 @@ static void random_cfg(run_cfg *c, redist_dtype_t dt)
 
 /* ------------------------------------------------------------- cases */
 
-static void planned_case(void)
+/* A planned random spec; with `uneven`, redrawn by rp_uneven_spec
+ * (random shapes, often n < k, each side its rule or explicit blocks
+ * with zero lengths) and checked exactly with the pattern on buffers of
+ * each device's own size. */
+static void planned_case(int uneven)
 {
     redist_mesh_t *m = rp_mesh_exact(&rng, nranks, 1);
     rp_problem p;
-    rp_planned(&rng, m, 3, &p);
+    rp_planned(&rng, m, uneven ? 2 : 3, &p);
     run_cfg cfg;
     random_cfg(&cfg, p.dtype);
+    cfg.pattern |= uneven;
+    redist_spec_t *spec = NULL;
     redist_plan_t *plan = NULL;
     redist_plan_options_t po;
     memset(&po, 0, sizeof po);
     po.max_states = 200000;
     if (rp_next(&rng) % 3 == 0) /* the time objective: may use exchanges */
         po.objective = REDIST_OBJECTIVE_TIME;
-    if (p.elems > 6000 || rp_plan(&p, &po, &plan, NULL))
+    redist_status_t st = uneven && p.nd == 0 ? REDIST_ERR_INVALID
+                         : uneven ? rp_uneven_spec(&rng, &p, &spec, NULL)
+                                  : rp_spec(&p, &spec, NULL);
+    if (st || p.elems > 6000 || redist_plan_create(spec, &po, &plan, NULL)) {
         skipped++;
-    else {
+    } else {
         cases++;
+        uneven_cases += redist_spec_is_uneven(spec);
         run_plan(plan, &cfg, NULL);
     }
     redist_plan_free(plan);
+    redist_spec_free(spec);
     redist_mesh_free(m);
 }
 
@@ -498,7 +531,7 @@ static void dtype_op_cases(int quick)
                 if (redist_spec_create(m, 2, shape, (redist_dtype_t)dt, &from,
                                        &to, (redist_reduce_t)op, NULL, &spec,
                                        &err) ||
-                    redist_plan_create(spec, NULL, &plan, &err)) {
+                    redist_plan_create(spec, &bytes_opts, &plan, &err)) {
                     fail("dtype/op spec: %s", err.text);
                     redist_spec_free(spec);
                     continue;
@@ -552,7 +585,7 @@ static redist_plan_t *simple_plan(const redist_mesh_t *m, redist_dtype_t dt,
     redist_plan_t *plan = NULL;
     if (redist_spec_create(m, 2, shape, dt, &from, &to, REDIST_REDUCE_SUM,
                            NULL, &spec, NULL) ||
-        redist_plan_create(spec, NULL, &plan, NULL))
+        redist_plan_create(spec, &bytes_opts, &plan, NULL))
         fail("simple plan");
     redist_spec_free(spec);
     return plan;
@@ -676,7 +709,7 @@ static void test_agreement(void)
         redist_plan_t *pr = NULL;
         redist_spec_create(mesh, 1, shape, REDIST_F64, &from, &to,
                            REDIST_REDUCE_SUM, NULL, &spec, NULL);
-        redist_plan_create(spec, NULL, &pr, NULL);
+        redist_plan_create(spec, &bytes_opts, &pr, NULL);
         redist_mpi_info_t info;
         redist_mpi_exec_info(mx, pr, NULL, &info, NULL);
         if (nranks > 1 && info.min_scratch_bytes > 1) {
@@ -748,7 +781,7 @@ static int big_test(void)
     redist_error_clear(&err);
     if (redist_spec_create(m, 1, &N, REDIST_U8, &from, &to,
                            REDIST_REDUCE_SUM, NULL, &spec, &err) ||
-        redist_plan_create(spec, NULL, &plan, &err)) {
+        redist_plan_create(spec, &bytes_opts, &plan, &err)) {
         fail("big spec: %s", err.text);
         return 1;
     }
@@ -861,24 +894,29 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     double t0 = MPI_Wtime();
     int total_fail = 0;
-    if (argc > 1 && strcmp(argv[1], "--big") == 0) {
+    const int big = argc > 1 && strcmp(argv[1], "--big") == 0;
+    const int random_only = argc > 3 && strcmp(argv[3], "random") == 0;
+    if (big) {
         big_test();
     } else {
         int ncases = argc > 1 ? atoi(argv[1]) : 100;
         rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)nranks);
-        test_datatypes();
-        test_agreement();
-        dtype_op_cases(argc > 3 && strcmp(argv[3], "quick") == 0);
+        if (!random_only) {
+            test_datatypes();
+            test_agreement();
+            dtype_op_cases(argc > 3 && strcmp(argv[3], "quick") == 0);
+        }
         directed_cases();
         for (int i = 0; i < ncases; i++) {
-            if (i % 2)
+            if (i % 3 == 1)
                 walk_case();
             else
-                planned_case();
+                planned_case(i % 3 == 2);
         }
     }
-    /* the tight bounds must reach the in-place and streamed paths */
-    if (nranks > 1 && !(argc > 1 && strcmp(argv[1], "--big") == 0)) {
+    /* the tight bounds must reach the in-place and streamed paths (a
+     * random-only run of a few cases promises no such coverage) */
+    if (nranks > 1 && !big && !random_only) {
         CHECK(inplace_runs > 0, "no run had steps in place");
         CHECK(streamed_runs > 0, "no run streamed a reduction");
         /* groups of 3, 5, 6, 7 ... members gather by ring */
@@ -890,11 +928,13 @@ int main(int argc, char **argv)
     int total_checks = 0;
     MPI_Reduce(&checks, &total_checks, 1, MPI_INT, MPI_SUM, 0,
                MPI_COMM_WORLD);
-    if (rank == 0 && !(argc > 1 && strcmp(argv[1], "--big") == 0)) {
+    if (rank == 0 && !big) {
         printf("mpi, %d rank%s: %d cases (%d skipped: no plan or too "
-               "large), %d compared with the sim byte for byte, %d checked "
-               "with the exact pattern; %d checks, %d failed; %.2f s\n",
-               nranks, nranks == 1 ? "" : "s", cases, skipped, sim_compared,
+               "large; %d uneven), %d compared with the sim byte for byte, "
+               "%d checked with the exact pattern; %d checks, %d failed; "
+               "%.2f s\n",
+               nranks, nranks == 1 ? "" : "s", cases, skipped, uneven_cases,
+               sim_compared,
                pattern_checked, total_checks, total_fail, MPI_Wtime() - t0);
         printf("  memory: %d runs with steps in place, %d with streamed "
                "reductions, %d with in-place swaps, %d with ring "

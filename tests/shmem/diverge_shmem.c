@@ -26,6 +26,11 @@
 #include "../../src/backend/shmem/shmem_internal.h"
 #include "../common/diverge.h"
 
+/* The OpenSHMEM backend runs the six steps of the bytes objective, not
+ * exchange. */
+static const redist_plan_options_t bytes_opts = {
+    .objective = REDIST_OBJECTIVE_BYTES};
+
 #define ODD_HEAP "4M"     /* PE 1's symmetric heap */
 #define HEAP "64M"        /* the others' */
 #define TOO_BIG (8 << 20) /* more than PE 1's heap, less than the others' */
@@ -45,7 +50,7 @@ static redist_plan_t *plan_of(const char *mesh, const char *shape,
     redist_error_t err;
     if (redist_spec_from_strings(mesh, shape, dtype, from, NULL, to, NULL,
                                  NULL, NULL, 0, &s, &err) ||
-        redist_plan_create(s, NULL, &p, &err)) {
+        redist_plan_create(s, &bytes_opts, &p, &err)) {
         fprintf(stderr, "diverge_shmem: cannot plan %s %s: %s\n", mesh,
                 shape, err.text);
         shmem_global_exit(2);

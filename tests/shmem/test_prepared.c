@@ -24,7 +24,7 @@
 #include "../common/overlap.h"
 #include "../common/random_plan.h"
 
-static int rank, nranks, failures, checks, runs, started;
+static int rank, nranks, failures, checks, runs, started, uneven_cases;
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 
 #define CHECK(cond, ...)                                                     \
@@ -90,6 +90,9 @@ static void check_plan(const redist_plan_t *plan, int async)
 {
     const redist_spec_t *s = redist_plan_spec(plan);
     uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+    /* this rank's own block (uneven dims: up to T; the rest of the
+     * buffer is not written) */
+    uint64_t mine = redist_spec_device_bytes(s, 1, rank);
     redist_shmem_options_t mo = {(unsigned)rp_in(&rng, 0, 3), 0};
     int sym = (int)rp_in(&rng, 0, 1);
     redist_exec_options_t eo = {rp_in(&rng, 0, 2) ? 0u
@@ -134,7 +137,7 @@ static void check_plan(const redist_plan_t *plan, int async)
             }
             runs++;
             CHECK(!st, "%s: %s", nb ? "start/wait" : "run", err.text);
-            CHECK(!st && !memcmp(dst, ref, T),
+            CHECK(!st && !memcmp(dst, ref, mine),
                   "run %d (%s) differs from redist_mpi_execute", k,
                   nb ? "start/wait" : "run");
             CHECK(rep.scratch_high_water <= rep.scratch_bytes &&
@@ -164,6 +167,16 @@ static void random_cases(int n, int async)
             rp_walk_start(&rng, m, 2, &p);
             if (!rp_random_walk(&rng, &p, 4, 1, &w))
                 rp_walk_plan(&p, &w, &plan, NULL);
+        } else if (i % 4 == 2) {
+            /* uneven dims (random shapes and rules, the default objective) */
+            redist_spec_t *spec = NULL;
+            rp_planned(&rng, m, 2, &p);
+            if (p.nd > 0 && !rp_uneven_spec(&rng, &p, &spec, NULL) &&
+                p.elems <= 6000)
+                redist_plan_create(spec, NULL, &plan, NULL);
+            if (plan)
+                uneven_cases += redist_spec_is_uneven(spec);
+            redist_spec_free(spec);
         } else {
             rp_planned(&rng, m, 2, &p);
             rp_plan(&p, NULL, &plan, NULL);
@@ -352,10 +365,10 @@ int main(int argc, char **argv)
         overlap();
     long total = reduce_long(failures, 1);
     if (rank == 0)
-        printf("shmem prepared, %d PE%s%s: %d runs (%d started), %d "
+        printf("shmem prepared, %d PE%s%s: %d runs (%d started, %d uneven plans), %d "
                "checks, %ld failed (max per PE); %.2f s\n",
                nranks, nranks == 1 ? "" : "s",
-               single ? " (shmem_init)" : "", runs, started, checks, total,
+               single ? " (shmem_init)" : "", runs, started, uneven_cases, checks, total,
                ov_now() - t0);
     shmem_finalize();
     return total ? 1 : 0;

@@ -22,7 +22,11 @@
  * one mode per plan with a random reduction protocol where it applies
  * (rd_shmem_prefer): every protocol must have run.
  *
- *   oshrun -np P test_shmem [PLANNED [WALKS [SEED]]]
+ * Uneven specs (doc/spec-format.md section 7) run in every mode too, private
+ * buffers exactly each PE's blocks (NULL when empty), symmetric ones the
+ * largest block.
+ *
+ *   oshrun -np P test_shmem [PLANNED [WALKS [SEED [UNEVEN]]]]
  *
  * The random meshes, specs and walks come from tests/common/random_plan.h.
  */
@@ -36,6 +40,11 @@
 #include "../../src/testing/pattern.h"
 #include "../../src/backend/shmem/shmem_internal.h"
 #include "../common/random_plan.h"
+
+/* The OpenSHMEM backend runs the six steps of the bytes objective, not
+ * exchange. */
+static const redist_plan_options_t bytes_opts = {
+    .objective = REDIST_OBJECTIVE_BYTES};
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 
@@ -131,14 +140,21 @@ static void run_mode(const char *what, const redist_plan_t *plan,
     redist_plan_stats(plan, &stats);
     int64_t D = redist_mesh_num_devices(redist_spec_mesh(s));
 
-    /* buffers: symmetric (the same on every PE) or private */
+    /* buffers: symmetric (the same on every PE: uneven dims, the largest
+     * block) or private (uneven: exactly this PE's blocks, NULL when
+     * empty) */
+    int uneven = redist_spec_is_uneven(s);
     void *src, *dst;
     if (m->symmetric) {
         src = shmem_malloc((size_t)S);
         dst = shmem_malloc((size_t)T);
     } else {
-        src = malloc((size_t)S);
-        dst = malloc((size_t)T);
+        if (uneven) {
+            S = redist_spec_device_bytes(s, REDIST_SIDE_FROM, me);
+            T = redist_spec_device_bytes(s, REDIST_SIDE_TO, me);
+        }
+        src = S ? malloc((size_t)S) : NULL;
+        dst = T ? malloc((size_t)T) : NULL;
     }
     void *expect = NULL;
     if (m->random_data) {
@@ -158,10 +174,11 @@ static void run_mode(const char *what, const redist_plan_t *plan,
         }
         shmem_barrier_all();
         rp_fill_bits(src, S, seed, me);
-    } else {
+    } else if (src) {
         rd_pattern_fill(s, me, src);
     }
-    memset(dst, 0xA5, (size_t)T);
+    if (dst)
+        memset(dst, 0xA5, (size_t)T);
 
     redist_shmem_info_t info;
     redist_error_t err;
@@ -237,7 +254,7 @@ static void run_mode(const char *what, const redist_plan_t *plan,
                 m->prefer < 0)
                 fail(tag, plan, "work area promised with shmem_ptr");
         }
-        if (stats.memory_efficient && m->prefer < 0 &&
+        if (stats.memory_efficient && m->prefer < 0 && !uneven &&
             (!m->symmetric || m->ctx != ctx_packed)) {
             /* the whole promise, work area included: reductions read in
              * place, push into free symmetric memory or into the work
@@ -292,7 +309,8 @@ static void run_plan(const char *what, const redist_plan_t *plan)
         {NULL, 0, 0, 1, "random", -1},
     };
     modes[6] = modes[rp_next(&rng) % 6];
-    modes[6].random_data = 1;
+    /* uneven dims: the blocks differ by PE; the pattern checks them */
+    modes[6].random_data = !redist_spec_is_uneven(s);
     modes[6].preserve = (int)(rp_next(&rng) % 2);
     uint64_t seed = rp_next(&rng);
     for (int k = 0; k < 7; k++)
@@ -335,6 +353,30 @@ static void planned_case(void)
     redist_mesh_free(m);
 }
 
+/* Uneven dims (rp_uneven_spec): random shapes, often n < k, each side
+ * its rule or explicit blocks with zero lengths, partial sums reduced by
+ * uneven reduce_scatter and all_reduce. */
+static void uneven_case(void)
+{
+    redist_mesh_t *m = random_mesh();
+    rp_problem p;
+    rp_planned(&rng, m, 2, &p);
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plan = NULL;
+    redist_plan_options_t po = {.max_states = 200000};
+    if (rp_next(&rng) % 2)
+        po.objective = REDIST_OBJECTIVE_TIME;
+    if (p.nd == 0 || rp_uneven_spec(&rng, &p, &spec, NULL) ||
+        p.elems > 20000 || redist_plan_create(spec, &po, &plan, NULL))
+        skipped++;
+    else
+        run_plan(redist_spec_is_uneven(spec) ? "uneven" : "uneven (even)",
+                 plan);
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+    redist_mesh_free(m);
+}
+
 /* Random legal step sequences (layouts an optimal plan never takes). */
 static void walk_case(void)
 {
@@ -374,7 +416,7 @@ static void sweep_one(redist_dtype_t d, redist_reduce_t o, int k,
     redist_plan_t *plan = NULL;
     if (redist_spec_create(m, 2, shape, d, &from, &to, o, NULL, &spec,
                            NULL) ||
-        redist_plan_create(spec, NULL, &plan, NULL)) {
+        redist_plan_create(spec, &bytes_opts, &plan, NULL)) {
         fail("sweep", NULL, "no plan for %s %s", redist_dtype_name(d),
              redist_reduce_name(o));
     } else {
@@ -452,7 +494,7 @@ static redist_plan_t *simple_plan(redist_reduce_t op, int64_t scale)
     redist_plan_t *plan = NULL;
     redist_spec_create(m, 2, shape, REDIST_F32, &from, &to, op, NULL, &spec,
                        NULL);
-    redist_plan_create(spec, NULL, &plan, NULL);
+    redist_plan_create(spec, &bytes_opts, &plan, NULL);
     redist_spec_free(spec);
     redist_mesh_free(m);
     return plan;
@@ -554,6 +596,7 @@ int main(int argc, char **argv)
 {
     int planned = argc > 1 ? atoi(argv[1]) : 40;
     int walks = argc > 2 ? atoi(argv[2]) : 40;
+    int uneven = argc > 4 ? atoi(argv[4]) : 20;
     shmem_init();
     me = shmem_my_pe();
     npes = shmem_n_pes();
@@ -587,6 +630,8 @@ int main(int argc, char **argv)
         planned_case();
     for (int i = 0; i < walks; i++)
         walk_case();
+    for (int i = 0; i < uneven; i++)
+        uneven_case();
 
     /* every protocol ran on random plans (PE 0 decides as the others) */
     if (npes > 1 && me == 0)
@@ -597,7 +642,8 @@ int main(int argc, char **argv)
     if (me == 0) {
         printf("plans %d random + %d dtype x op, executions %d per PE, %d "
                "other checks (skipped %d specs: too large or no plan)\n",
-               planned + walks - skipped, swept, runs, checks, skipped);
+               planned + walks + uneven - skipped, swept, runs, checks,
+               skipped);
         printf("executions by mode: symmetric %d, private %d, packed %d, "
                "push %d\n",
                mode_count[1], mode_count[0], mode_count[4] + mode_count[5],

@@ -4,7 +4,7 @@
 #      file (written by `topo`'s own loader through a synthetic machine
 #      when lstopo is missing), with and without a spec;
 #   2. `plan --synthetic/--xml/--rank-map`: axis links from a topology; the
-#      default objective's plan equals the golden plan for every spec under
+#      bytes objective's plan equals its plan without one for every spec under
 #      every topology; the time objective chooses differently where the
 #      topology says so;
 #   3. `run --objective time` (exchange plans) exact under sim on every
@@ -51,7 +51,7 @@ expect_rc 0 "topo with a spec" "$RP" topo - --mesh data=2,model=4 --shape 4096x1
 has "  data           2       4  node" "$T/out" "data spans the packages"
 has "  model          4       1  numa" "$T/out" "model within a package"
 has "0 (h0 p0 n0 c0), 4 (h0 p1 n0 c4)" "$T/out" "example group of data"
-has "plan of the default objective" "$T/out" "default plan printed"
+has "plan of the bytes objective" "$T/out" "bytes plan printed"
 has "plan of the time objective" "$T/out" "time plan printed"
 has "all_to_all     model    numa" "$T/out" "step link"
 # the fsdp spec: the time objective replaces three steps by one exchange
@@ -67,7 +67,7 @@ expect_rc 0 "topo with a rank map" "$RP" topo specs/partial-two-axes-reduce-scat
     --synthetic "pack:2 core:4" --rank-map "$T/bypkg.json"
 has "  x              2       4  numa" "$T/out" "x within a package"
 has "  y              4       1  node" "$T/out" "y across packages"
-has "the time objective keeps the default plan" "$T/out" "same plan under this map"
+has "the time objective keeps the bytes objective's plan" "$T/out" "same plan under this map"
 expect_rc 0 "topo --axis-links override" "$RP" topo specs/partial-two-axes-reduce-scatter.json \
     --synthetic "pack:2 core:4" --axis-links x=network
 has "network*" "$T/out" "override marked"
@@ -116,25 +116,30 @@ expect_rc 0 "plan --xml" "$RP" plan - --mesh x=2,y=2 --shape 8x8 --from 'x|y' --
     --xml "$T/m.xml" --objective time --no-grid
 has "modelled time" "$T/out" "plan under an XML topology"
 
-# 2. plan with a topology: the default objective never changes
+# 2. plan with a topology: the bytes objective's plan never changes
 n=0
+for s in specs/*.json; do
+    b=$(basename "$s" .json)
+    [ -f "tests/specs/golden/$b.plan.json" ] || continue
+    "$RP" plan "$s" --objective bytes --json >"$T/bytes-$b.json" 2>"$T/err" || bad "plan $b --objective bytes"
+done
 for syn in "pack:2 core:4" "pack:2 numa:2 l3:2 core:2 pu:2" "core:2"; do
     n=$((n + 1))
     for s in specs/*.json; do
         b=$(basename "$s" .json)
         [ -f "tests/specs/golden/$b.plan.json" ] || continue
-        "$RP" plan "$s" --synthetic "$syn" --json >"$T/p$n-$b.json" 2>"$T/err" || bad "plan $b under $syn"
+        "$RP" plan "$s" --synthetic "$syn" --objective bytes --json >"$T/p$n-$b.json" 2>"$T/err" || bad "plan $b under $syn"
     done
 done
-python3 - "$T" tests/specs/golden <<'PY' && ok || bad "default plans under topologies"
+python3 - "$T" <<'PY' && ok || bad "bytes plans under topologies"
 import glob, json, os, sys
-tmp, golden = sys.argv[1:3]
+tmp = sys.argv[1]
 strip = lambda d: [{k: v for k, v in s.items() if k != "time_s"} for s in d["steps"]]
 files = glob.glob(os.path.join(tmp, "p[0-9]-*.json"))
 assert len(files) >= 45, len(files)
 for f in files:
     b = os.path.basename(f)[3:-5]
-    g = json.load(open(os.path.join(golden, b + ".plan.json")))
+    g = json.load(open(os.path.join(tmp, "bytes-" + b + ".json")))
     a = json.load(open(f))
     assert strip(a) == strip(g), (f, strip(a), strip(g))
 PY
@@ -144,7 +149,7 @@ grep -q '"op": "exchange"' "$T/out" && ok || bad "time objective under pack:2 co
 echo '{"ranks_per_host": 1}' >"$T/one.json"
 expect_rc 0 "plan --rank-map on this machine" "$RP" plan - --mesh x=2 --shape 8 --from x --to '' \
     --rank-map "$T/one.json" --objective time --no-grid
-has "modelled time 5.00 us" "$T/out" "one rank per host: the gather crosses the network"
+has "modelled time 3.01 us" "$T/out" "one rank per host: the gather crosses the network"
 # the time objective's choice depends on the placement
 expect_rc 0 "time plan, default placement" "$RP" plan specs/partial-two-axes-reduce-scatter.json \
     --synthetic "pack:2 core:4" --objective time --json

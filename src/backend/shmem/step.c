@@ -83,12 +83,15 @@ static redist_status_t step_exchange(redist_shmem_t *c, const rd_xstep *x,
         int64_t d = xc->send[k].peer;
         if (!rd_xchg_box(xc, c->me, d, box, oa, ob))
             continue;
-        if (d == c->me)
+        if (d == c->me) {
             rd_kernel_box(out, x->out_shape, ob, in, x->in_shape, oa, box,
                           nd, x->elem);
-        else
-            rd_shm_write_box(c, (int)d, out, x->out_shape, ob, in, x->in_shape,
-                             oa, box, nd, x->elem);
+        } else { /* into the receiver's block (its own shape: uneven) */
+            int64_t lb[REDIST_MAX_DIMS];
+            rd_xchg_extent(xc, 1, d, lb);
+            rd_shm_write_box(c, (int)d, out, lb, ob, in, x->in_shape, oa,
+                             box, nd, x->elem);
+        }
     }
     rd_shm_complete();
     for (int64_t k = 0; k < xc->nsend; k++)

@@ -396,11 +396,13 @@ static redist_status_t sim_step(redist_backend_t *be, const rd_xstep *x,
         const rd_xchg *xc = x->xchg;
         redist_sim_t *w = be->ctx;
         int64_t oa[REDIST_MAX_DIMS], ob[REDIST_MAX_DIMS];
+        int64_t la[REDIST_MAX_DIMS]; /* the sender's block (uneven dims) */
         for (int64_t k = 0; k < xc->nrecv; k++) {
             int64_t e = xc->recv[k].peer;
             rd_xchg_box(xc, e, be->rank, box, oa, ob);
-            rd_kernel_box(out, x->out_shape, ob, w->slot[e].send, x->in_shape,
-                          oa, box, nd, x->elem);
+            rd_xchg_extent(xc, 0, e, la);
+            rd_kernel_box(out, x->out_shape, ob, w->slot[e].send, la, oa, box,
+                          nd, x->elem);
         }
         break;
     }

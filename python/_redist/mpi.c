@@ -1,0 +1,462 @@
+/*
+ * redist._redist.MPIContext: a redist_mpi_t (include/redist/mpi.h) over an
+ * mpi4py communicator, and execution on buffer-protocol arrays.
+ *
+ * The communicator's handle comes from mpi4py's C API (PyMPIComm_Get, which
+ * checks the object's type), imported on first use so that planning never
+ * imports mpi4py (nor initialises MPI).  Each array is checked before any
+ * data moves: C-contiguous, the spec's dtype (or raw bytes), exactly the
+ * local block's size and either flat or of the local shape, dst writable,
+ * src writable unless preserve_src, no overlap.  A rank whose arrays fail
+ * those checks still enters redist_mpi_execute, with NULL buffers, so that
+ * every rank fails together (the others get ExecError naming it; this one
+ * gets ValueError) and none waits forever.  The GIL is released while
+ * data moves.
+ *
+ * PENDING (C library): the prepared / non-blocking form (start, test,
+ * wait) belongs here as a Request type over the C API's handle once that
+ * API exists; nothing emulates it meanwhile.
+ */
+#include "rpy.h"
+
+#include <mpi4py/mpi4py.h>
+
+#include "redist/mpi.h"
+
+typedef struct rpy_mpi {
+    PyObject_HEAD
+    redist_mpi_t *ctx;
+} rpy_mpi;
+
+static int mpi4py_ready;
+
+/* The MPI_Comm of an mpi4py communicator (NULL with an exception). */
+static MPI_Comm *comm_of(PyObject *comm)
+{
+    if (!mpi4py_ready) {
+        if (import_mpi4py() < 0)
+            return NULL;
+        mpi4py_ready = 1;
+    }
+    MPI_Comm *c = PyMPIComm_Get(comm);
+    if (!c)
+        return NULL;
+    if (*c == MPI_COMM_NULL) {
+        PyErr_SetString(PyExc_ValueError, "comm is MPI.COMM_NULL");
+        return NULL;
+    }
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (fin) {
+        PyErr_SetString(rpy_ExecError, "MPI is finalized");
+        return NULL;
+    }
+    return c;
+}
+
+static redist_mpi_t *ctx_of(rpy_mpi *self)
+{
+    if (!self->ctx)
+        PyErr_SetString(PyExc_ValueError, "the MPI context is freed");
+    return self->ctx;
+}
+
+static void free_ctx(rpy_mpi *self)
+{
+    redist_mpi_t *ctx = self->ctx;
+    self->ctx = NULL;
+    if (ctx) {
+        Py_BEGIN_ALLOW_THREADS
+        redist_mpi_free(ctx);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+static void ctx_dealloc(PyObject *self)
+{
+    free_ctx((rpy_mpi *)self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+/* MPIContext(comm, names, sizes, flags=0, max_scratch=0): collective over
+ * comm (redist_mpi_create). */
+static int ctx_init(PyObject *self_obj, PyObject *args, PyObject *kw)
+{
+    rpy_mpi *self = (rpy_mpi *)self_obj;
+    static char *kwlist[] = {"comm", "names", "sizes", "flags", "max_scratch",
+                             NULL};
+    PyObject *comm, *names, *sizes;
+    unsigned flags = 0;
+    unsigned long long max_scratch = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|IK", kwlist, &comm, &names,
+                                     &sizes, &flags, &max_scratch))
+        return -1;
+    MPI_Comm *c = comm_of(comm);
+    if (!c)
+        return -1;
+    redist_mesh_t *mesh = NULL;
+    if (rpy_mesh_from_py(names, sizes, &mesh) < 0)
+        return -1;
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_status_t st;
+    redist_mpi_options_t opts = {flags, max_scratch};
+    redist_mpi_t *ctx = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = redist_mpi_create(*c, mesh, &opts, &ctx, &err);
+    Py_END_ALLOW_THREADS
+    redist_mesh_free(mesh);
+    if (st != REDIST_OK) {
+        rpy_raise(rpy_ExecError, st, &err);
+        return -1;
+    }
+    free_ctx(self);
+    self->ctx = ctx;
+    return 0;
+}
+
+/* ------------------------------------------------------------ arrays */
+
+/* The kind ('f' float, 'i' signed, 'u' unsigned, 'c' complex, '?' other)
+ * of a struct-module format; raw byte formats give 'b'. */
+static char format_kind(const char *fmt)
+{
+    if (!fmt)
+        return 'b';
+    if (*fmt == '@' || *fmt == '=' || *fmt == '<')
+        fmt++;
+    else if (*fmt == '>' || *fmt == '!')
+        return '?'; /* big-endian data: never this machine's (x86, arm) */
+    if (fmt[0] == 'Z')
+        return strchr("efd", fmt[1]) && fmt[1] && !fmt[2] ? 'c' : '?';
+    if (!fmt[0] || fmt[1])
+        return '?';
+    if (fmt[0] == 'B' || fmt[0] == 'c')
+        return 'b';
+    if (strchr("efd", fmt[0]))
+        return 'f';
+    if (strchr("bhilqn", fmt[0]))
+        return 'i';
+    if (strchr("HILQN", fmt[0]))
+        return 'u';
+    return '?';
+}
+
+static char dtype_kind(redist_dtype_t d)
+{
+    switch (d) {
+    case REDIST_F16: case REDIST_BF16: case REDIST_F32: case REDIST_F64:
+        return 'f';
+    case REDIST_I8: case REDIST_I16: case REDIST_I32: case REDIST_I64:
+        return 'i';
+    case REDIST_U8: case REDIST_U16: case REDIST_U32: case REDIST_U64:
+        return 'u';
+    default:
+        return 'c';
+    }
+}
+
+/* Get the buffer of one block and check it against the spec; 0, or -1
+ * with ValueError (or TypeError for an object without the buffer
+ * protocol). */
+static int get_block(PyObject *obj, const char *what, int writable,
+                     const redist_spec_t *spec, const int64_t local[],
+                     uint64_t bytes, Py_buffer *view)
+{
+    if (obj == Py_None) {
+        PyErr_Format(PyExc_ValueError, "%s is None: an array of the local "
+                     "block is needed", what);
+        return -1;
+    }
+    if (!PyObject_CheckBuffer(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s does not support the buffer "
+                     "protocol (a NumPy array, bytearray, memoryview...)",
+                     what, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT |
+                (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) < 0) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *s = value ? PyObject_Str(value) : NULL;
+        PyErr_Format(PyExc_ValueError, "%s: a %sC-contiguous array is needed "
+                     "(%s)", what, writable ? "writable " : "",
+                     s ? PyUnicode_AsUTF8(s) : "no buffer");
+        Py_XDECREF(s);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return -1;
+    }
+    redist_dtype_t dt = redist_spec_dtype(spec);
+    int nd = redist_spec_ndims(spec);
+    char fk = format_kind(view->format), dk = dtype_kind(dt);
+    size_t dsize = redist_dtype_size(dt);
+    int raw = fk == 'b' && view->itemsize == 1 && dsize != 1;
+    /* f16 data is no bf16: bf16 takes 2-byte integer views or raw bytes */
+    int same = raw ||
+               (fk == dk && (size_t)view->itemsize == dsize &&
+                dt != REDIST_BF16) ||
+               (dt == REDIST_BF16 && (fk == 'u' || fk == 'i') &&
+                view->itemsize == 2) ||
+               (dsize == 1 && fk == 'b' && view->itemsize == 1 && dk == 'u');
+    const char *msg = NULL;
+    char buf[256];
+    if (!same) {
+        snprintf(buf, sizeof buf, "the spec's dtype is %s, the array's "
+                 "format is '%s' of %zd bytes%s", redist_dtype_name(dt),
+                 view->format ? view->format : "B", view->itemsize,
+                 dt == REDIST_BF16 ? " (bf16: pass a uint16 view or raw bytes)"
+                                   : "");
+        msg = buf;
+    } else if ((uint64_t)view->len != bytes) {
+        snprintf(buf, sizeof buf, "%zd bytes, the local block has %llu",
+                 view->len, (unsigned long long)bytes);
+        msg = buf;
+    } else if (view->ndim > 1 || (view->ndim == 0 && nd != 0) ||
+               (raw && view->ndim != 1)) {
+        int ok = !raw && view->ndim == nd;
+        for (int i = 0; ok && i < nd; i++)
+            ok = view->shape[i] == local[i];
+        if (!ok) {
+            int n = snprintf(buf, sizeof buf, "shape (");
+            for (int i = 0; i < view->ndim && n < 120; i++)
+                n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%zd",
+                              i ? ", " : "", view->shape[i]);
+            n += snprintf(buf + n, sizeof buf - (size_t)n,
+                          "), expected flat or the local shape (");
+            for (int i = 0; i < nd && n < 230; i++)
+                n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld",
+                              i ? ", " : "", (long long)local[i]);
+            snprintf(buf + n, sizeof buf - (size_t)n, ")");
+            msg = buf;
+        }
+    }
+    if (msg) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s: %s", what, msg);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *report_dict(const redist_exec_report_t *r)
+{
+    return Py_BuildValue(
+        "{sKsKsKsKsKsdsNsisN}", "scratch_bytes",
+        (unsigned long long)r->scratch_bytes, "scratch_high_water",
+        (unsigned long long)r->scratch_high_water, "scratch_allocations",
+        (unsigned long long)r->scratch_allocations, "sent_bytes",
+        (unsigned long long)r->sent_bytes, "recv_bytes",
+        (unsigned long long)r->recv_bytes, "seconds", r->seconds,
+        "writes_src", PyBool_FromLong(r->writes_src), "steps_done",
+        r->steps_done, "failed_step",
+        r->failed_step < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(r->failed_step));
+}
+
+/* execute(plan, src, dst, preserve_src=True, report=False) */
+static PyObject *ctx_execute(PyObject *self, PyObject *const *args,
+                             Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const kwlist[] = {"plan", "src", "dst",
+                                         "preserve_src", "report", NULL};
+    PyObject *v[5] = {NULL, NULL, NULL, Py_True, Py_False};
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs > 5 || nargs + nkw < 3) {
+        PyErr_SetString(PyExc_TypeError,
+                        "execute(plan, src, dst, preserve_src=True, report=False)");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        v[i] = args[i];
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+        int j = 0;
+        while (name && kwlist[j] && strcmp(kwlist[j], name))
+            j++;
+        if (!name || !kwlist[j] || j < nargs) {
+            PyErr_Format(PyExc_TypeError, "execute(): unexpected or repeated "
+                         "keyword argument '%s'", name ? name : "?");
+            return NULL;
+        }
+        v[j] = args[nargs + k];
+    }
+    if (!v[0] || !v[1] || !v[2]) {
+        PyErr_SetString(PyExc_TypeError, "execute() needs plan, src and dst");
+        return NULL;
+    }
+    redist_mpi_t *ctx = ctx_of((rpy_mpi *)self);
+    if (!ctx)
+        return NULL;
+    int preserve = PyObject_IsTrue(v[3]), want_report = PyObject_IsTrue(v[4]);
+    if (preserve < 0 || want_report < 0)
+        return NULL;
+    redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0u};
+    redist_exec_report_t rep;
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_status_t st;
+
+    /* Local checks; on failure this rank still takes part (NULL buffers)
+     * so that every rank fails together. */
+    const redist_plan_t *plan = rpy_plan_of(v[0]);
+    Py_buffer sv, dv;
+    int have_src = 0, have_dst = 0;
+    if (plan && redist_spec_is_uneven(redist_plan_spec(plan))) {
+        /* each rank's block shape differs: not described by this binding
+         * yet (the C API runs such plans) */
+        PyErr_SetString(PyExc_ValueError,
+                        "the spec has uneven dims: executing such plans "
+                        "from Python is not supported yet (the C API and "
+                        "redistplan run them)");
+    } else if (plan) {
+        const redist_spec_t *spec = redist_plan_spec(plan);
+        const redist_mesh_t *mesh = redist_spec_mesh(spec);
+        const int64_t *shape = redist_spec_shape(spec);
+        int64_t sl[REDIST_MAX_DIMS], dl[REDIST_MAX_DIMS];
+        redist_type_local_shape(redist_spec_from(spec), mesh, shape, sl);
+        redist_type_local_shape(redist_spec_to(spec), mesh, shape, dl);
+        have_src = get_block(v[1], "src", !preserve, spec, sl,
+                             redist_spec_src_bytes(spec), &sv) == 0;
+        have_dst = have_src && get_block(v[2], "dst", 1, spec, dl,
+                                         redist_spec_dst_bytes(spec), &dv) == 0;
+        if (have_dst) {
+            const char *s = sv.buf, *d = dv.buf;
+            if (sv.len > 0 && dv.len > 0 && s < d + dv.len && d < s + sv.len) {
+                PyErr_SetString(PyExc_ValueError,
+                                "src and dst overlap: they must be distinct "
+                                "arrays");
+                have_dst = 0;
+                PyBuffer_Release(&dv);
+            }
+        }
+    }
+    if (!have_dst) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        Py_BEGIN_ALLOW_THREADS
+        redist_mpi_execute(ctx, plan, NULL, NULL, &eo, NULL, NULL);
+        Py_END_ALLOW_THREADS
+        if (have_src)
+            PyBuffer_Release(&sv);
+        PyErr_Restore(type, value, tb);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    st = redist_mpi_execute(ctx, plan, sv.buf, dv.buf, &eo, &rep, &err);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&sv);
+    PyBuffer_Release(&dv);
+    if (st != REDIST_OK)
+        return rpy_raise(rpy_ExecError, st, &err);
+    if (want_report)
+        return report_dict(&rep);
+    Py_RETURN_NONE;
+}
+
+/* matches(comm) -> bool: the context runs over the same group in the same
+ * order as comm (MPI_Comm_compare IDENT or CONGRUENT), so it may serve it. */
+static PyObject *ctx_matches(PyObject *self, PyObject *comm)
+{
+    redist_mpi_t *ctx = ctx_of((rpy_mpi *)self);
+    if (!ctx)
+        return NULL;
+    MPI_Comm *c = comm_of(comm);
+    if (!c)
+        return NULL;
+    int r = MPI_UNEQUAL;
+    if (MPI_Comm_compare(redist_mpi_comm(ctx), *c, &r) != MPI_SUCCESS)
+        r = MPI_UNEQUAL;
+    return PyBool_FromLong(r == MPI_IDENT || r == MPI_CONGRUENT);
+}
+
+/* info(plan, preserve_src=True) -> dict (redist_mpi_exec_info) */
+static PyObject *ctx_info(PyObject *self, PyObject *args)
+{
+    PyObject *plan_obj;
+    int preserve = 1;
+    if (!PyArg_ParseTuple(args, "O|p", &plan_obj, &preserve))
+        return NULL;
+    redist_mpi_t *ctx = ctx_of((rpy_mpi *)self);
+    const redist_plan_t *plan = ctx ? rpy_plan_of(plan_obj) : NULL;
+    if (!plan)
+        return NULL;
+    redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0u};
+    redist_mpi_info_t in;
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_status_t st = redist_mpi_exec_info(ctx, plan, &eo, &in, &err);
+    if (st != REDIST_OK)
+        return rpy_raise(rpy_ExecError, st, &err);
+    return Py_BuildValue(
+        "{sKsKsKsKsLsKsNsisi}", "scratch_bytes",
+        (unsigned long long)in.scratch_bytes, "work_bytes",
+        (unsigned long long)in.work_bytes, "bound_bytes",
+        (unsigned long long)in.bound_bytes, "min_scratch_bytes",
+        (unsigned long long)in.min_scratch_bytes, "exchanges",
+        (long long)in.exchanges, "exec_scratch_bytes",
+        (unsigned long long)in.exec.scratch_bytes, "writes_src",
+        PyBool_FromLong(in.exec.writes_src), "passes", in.exec.passes,
+        "collectives", in.exec.collectives);
+}
+
+static PyObject *ctx_free(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    free_ctx((rpy_mpi *)self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *ctx_get_rank(PyObject *self, void *closure)
+{
+    (void)closure;
+    redist_mpi_t *ctx = ctx_of((rpy_mpi *)self);
+    return ctx ? PyLong_FromLong(redist_mpi_rank(ctx)) : NULL;
+}
+
+static PyObject *ctx_get_size(PyObject *self, void *closure)
+{
+    (void)closure;
+    redist_mpi_t *ctx = ctx_of((rpy_mpi *)self);
+    return ctx ? PyLong_FromLong(redist_mpi_size(ctx)) : NULL;
+}
+
+static PyMethodDef ctx_methods[] = {
+    {"execute", (PyCFunction)(void (*)(void))ctx_execute,
+     METH_FASTCALL | METH_KEYWORDS,
+     "execute(plan, src, dst, preserve_src=True, report=False): run the plan "
+     "on this rank's blocks (collective; redist_mpi_execute)."},
+    {"matches", ctx_matches, METH_O,
+     "matches(comm) -> bool: same group and order as comm."},
+    {"info", ctx_info, METH_VARARGS,
+     "info(plan, preserve_src=True) -> dict: redist_mpi_exec_info."},
+    {"free", ctx_free, METH_NOARGS,
+     "free(): redist_mpi_free (collective); later calls raise ValueError."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef ctx_getset[] = {
+    {"rank", ctx_get_rank, NULL, "This rank (= mesh device).", NULL},
+    {"size", ctx_get_size, NULL, "The number of ranks.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject rpy_MPIType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "redist._redist.MPIContext",
+    .tp_basicsize = sizeof(rpy_mpi),
+    .tp_dealloc = ctx_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "A redist_mpi_t over an mpi4py communicator (base of "
+              "redist.Executor).",
+    .tp_methods = ctx_methods,
+    .tp_getset = ctx_getset,
+    .tp_init = ctx_init,
+    .tp_new = PyType_GenericNew,
+};
+
+int rpy_mpi_init(PyObject *m)
+{
+    if (PyType_Ready(&rpy_MPIType) < 0)
+        return -1;
+    return PyModule_AddObjectRef(m, "MPIContext", (PyObject *)&rpy_MPIType);
+}

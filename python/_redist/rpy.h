@@ -1,0 +1,56 @@
+/*
+ * The CPython extension redist._redist (doc/python.md): thin wrappers over
+ * the public API of include/redist/ only.  The Pythonic layer (meshes,
+ * PartitionSpec-like types, dtypes, the JAX / DTensor converters) lives in
+ * python/redist/; this layer takes and returns plain data.
+ *   module.c     exceptions (redist.Error and its subclasses), constants
+ *   spec_plan.c  Spec (load / JSON), Plan (create, steps, stats, JSON,
+ *                table, verify)
+ *   mpi.c        MPIContext: redist_mpi_t over an mpi4py communicator,
+ *                execute on buffer-protocol arrays (built with MPI only)
+ */
+#ifndef REDIST_PY_H
+#define REDIST_PY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "redist.h"
+
+/* redist.Error and its subclasses (module.c). */
+extern PyObject *rpy_Error, *rpy_SpecError, *rpy_PlanError, *rpy_ExecError;
+
+/* Raise `cls` for a failed call: the instance carries status (int),
+ * status_name, message, file, path, line and column (None where the C
+ * error has none) and its str() is redist_error_format's line.  Returns
+ * NULL. */
+PyObject *rpy_raise(PyObject *cls, redist_status_t st,
+                    const redist_error_t *err);
+
+/* Spec and Plan objects: a redist_spec_t * or redist_plan_t *, NULL until
+ * loaded / created. */
+typedef struct rpy_obj {
+    PyObject_HEAD
+    void *ptr;
+} rpy_obj;
+
+extern PyTypeObject rpy_SpecType, rpy_PlanType;
+
+/* The spec / plan of an object, or NULL with TypeError / ValueError. */
+const redist_spec_t *rpy_spec_of(PyObject *o);
+const redist_plan_t *rpy_plan_of(PyObject *o);
+
+/* A mesh from a tuple of names and a tuple of sizes (redist_mesh_create;
+ * SpecError, TypeError or ValueError on failure): 0 or -1. */
+int rpy_mesh_from_py(PyObject *names, PyObject *sizes, redist_mesh_t **out);
+
+/* A type as (dims, partial): a tuple per dim of axis names, and a tuple
+ * of partial axis names. */
+PyObject *rpy_type_to_py(const redist_type_t *t, const redist_mesh_t *mesh);
+
+int rpy_spec_plan_init(PyObject *m);
+#ifdef REDIST_PY_HAVE_MPI
+int rpy_mpi_init(PyObject *m);
+#endif
+
+#endif

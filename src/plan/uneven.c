@@ -1,0 +1,303 @@
+/*
+ * Steps between layouts: the per-device semantics of the step table for
+ * uneven specs (doc/spec-format.md section 7, doc/uneven.md).  Shared by the
+ * solver (edge costs) and the replay (the verifier); it is the step
+ * table's meaning, not a search.
+ *
+ * A step changes the type as in doc/spec-format.md section 2 (without its
+ * divisibility preconditions) and moves the layout from `bl` to `al`.
+ * Locality replaces divisibility: what device d holds after the step (its
+ * box A_d) must be available where the step's data movement allows.
+ *
+ *   slice           A_d inside d's box before (B_d)               recv 0
+ *   all_gather,     A_d inside the union of the boxes of d's group
+ *   all_to_all      (the devices differing only on the axis: B_d with
+ *                   the from-dim widened to the group's s blocks)  |A_d \ B_d|
+ *   reduce_scatter  A_d inside B_d (every member holds B_d)        (s-1)|A_d|
+ *   all_reduce      A_d inside B_d                                 2(s-1)/s |A_d|
+ *   permute         A_d is a block of the layout before (a whole
+ *                   box of one sender)                             |A_d|, 0 if A_d = B_d
+ *   exchange        any (pieces from their holders)                |A_d \ B_d|
+ *
+ * Figures are per device, in bytes; a step's figure is the maximum over
+ * devices.  Devices that differ only on axes no type involved shards hold
+ * the same boxes, so the evaluation enumerates the coordinates of the
+ * axes in `mask` only (the caller's choice: the axes either type, the
+ * source or the target shards).  Cost: O(devices enumerated * (dims +
+ * axes)) per step, plus O(log k) per dim for a permute.
+ */
+#include <string.h>
+
+#include "steps.h"
+
+typedef unsigned __int128 u128;
+
+void rd_uctx_init(rd_uctx *u, const rd_ctx *cx, const rd_ctype *src,
+                  const rd_layout *src_l, const rd_ctype *dst,
+                  const rd_layout *dst_l, uint64_t D,
+                  const redist_cost_model_t *cm)
+{
+    memset(u, 0, sizeof *u);
+    u->cx = cx;
+    u->mesh.naxes = cx->naxes;
+    u->mesh.ndevices = 1;
+    for (int a = cx->naxes - 1; a >= 0; a--) {
+        u->mesh.size[a] = cx->size[a];
+        u->mesh.stride[a] = u->mesh.ndevices;
+        u->mesh.ndevices *= cx->size[a];
+    }
+    rd_ctype_to_type(src, &u->src);
+    rd_ctype_to_type(dst, &u->dst);
+    u->src_l = src_l;
+    u->dst_l = dst_l;
+    u->D = D ? D : 1;
+    u->cm = cm;
+}
+
+static uint64_t box_elems(int n, const int64_t lo[], const int64_t hi[])
+{
+    uint64_t e = 1;
+    for (int i = 0; i < n; i++)
+        e *= (uint64_t)(hi[i] - lo[i]);
+    return e;
+}
+
+static uint64_t common_elems(int n, const int64_t alo[], const int64_t ahi[],
+                             const int64_t blo[], const int64_t bhi[])
+{
+    uint64_t e = 1;
+    for (int i = 0; i < n && e; i++) {
+        int64_t lo = alo[i] > blo[i] ? alo[i] : blo[i];
+        int64_t hi = ahi[i] < bhi[i] ? ahi[i] : bhi[i];
+        e *= hi > lo ? (uint64_t)(hi - lo) : 0;
+    }
+    return e;
+}
+
+static int inside(int n, const int64_t alo[], const int64_t ahi[],
+                  const int64_t blo[], const int64_t bhi[])
+{
+    if (box_elems(n, alo, ahi) == 0)
+        return 1; /* nothing needed */
+    for (int i = 0; i < n; i++)
+        if (alo[i] < blo[i] || ahi[i] > bhi[i])
+            return 0;
+    return 1;
+}
+
+/* The last j with b[j] <= x (b nondecreasing, k+1 entries). */
+static int64_t block_at(const int64_t *b, int64_t k, int64_t x)
+{
+    int64_t lo = 0, hi = k; /* b[lo] <= x */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (b[mid] <= x)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Blocks of layout l along each dim that meet [lo, hi), multiplied. */
+static uint64_t blocks_met(const rd_layout *l, const int64_t lo[],
+                           const int64_t hi[])
+{
+    uint64_t n = 1;
+    for (int i = 0; i < l->ndims; i++) {
+        int64_t first = block_at(l->b[i], l->k[i], lo[i]);
+        int64_t last = block_at(l->b[i], l->k[i], hi[i] - 1);
+        n *= (uint64_t)(last - first + 1);
+    }
+    return n;
+}
+
+/* Every combination of coordinates on the axes of a mask (others 0):
+ * it_init, then do { ... } while (it_next(&it)). */
+typedef struct {
+    int ax[REDIST_MAX_AXES], nax;
+    int64_t coord[REDIST_MAX_AXES];
+    const int64_t *size;
+} dev_iter;
+
+static void it_init(dev_iter *it, const rd_uctx *u, uint32_t mask)
+{
+    memset(it, 0, sizeof *it);
+    it->size = u->mesh.size;
+    for (int a = 0; a < u->mesh.naxes; a++)
+        if (mask >> a & 1u)
+            it->ax[it->nax++] = a;
+}
+
+static int it_next(dev_iter *it)
+{
+    int k = 0;
+    while (k < it->nax && ++it->coord[it->ax[k]] == it->size[it->ax[k]])
+        it->coord[it->ax[k++]] = 0;
+    return k < it->nax;
+}
+
+static int64_t rank_of(const rd_uctx *u, const int64_t coord[])
+{
+    int64_t r = 0;
+    for (int a = 0; a < u->mesh.naxes; a++)
+        r += coord[a] * u->mesh.stride[a];
+    return r;
+}
+
+/* Bytes device `coord` may hold: max(src_d, dst_d). */
+static uint64_t device_bound(const rd_uctx *u, const int64_t coord[])
+{
+    int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+    int n = u->cx->ndims;
+    rd_layout_box_coord(u->src_l, &u->src, &u->mesh, coord, lo, hi);
+    uint64_t s = box_elems(n, lo, hi);
+    rd_layout_box_coord(u->dst_l, &u->dst, &u->mesh, coord, lo, hi);
+    uint64_t d = box_elems(n, lo, hi);
+    return (s > d ? s : d) * u->cx->elem_size;
+}
+
+void rd_uheld(const rd_uctx *u, const rd_ctype *t, const rd_layout *l,
+              uint32_t mask, rd_ueval *ev, uint64_t *dev_held)
+{
+    redist_type_t tt;
+    int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+    dev_iter it;
+    const int64_t *coord = it.coord;
+    rd_ctype_to_type(t, &tt);
+    memset(ev, 0, sizeof *ev);
+    ev->within = 1;
+    it_init(&it, u, mask);
+    do {
+        rd_layout_box_coord(l, &tt, &u->mesh, coord, lo, hi);
+        uint64_t held = box_elems(u->cx->ndims, lo, hi) * u->cx->elem_size;
+        if (held > ev->max_held)
+            ev->max_held = held;
+        if (held > device_bound(u, coord))
+            ev->within = 0;
+        if (dev_held)
+            dev_held[rank_of(u, coord)] = held;
+    } while (it_next(&it));
+}
+
+/* The position of `axis` in the before type: its dim, or -1. */
+static int dim_of_axis(const redist_type_t *t, int axis)
+{
+    for (int i = 0; i < t->ndims; i++)
+        for (int k = 0; k < t->dim_naxes[i]; k++)
+            if (t->dims[i][k] == axis)
+                return i;
+    return -1;
+}
+
+int rd_ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
+                  const rd_layout *bl, const rd_ctype *at,
+                  const rd_layout *al, uint32_t mask, rd_ueval *ev,
+                  u128 *dev_recv, uint64_t *dev_held, char *why,
+                  size_t whylen)
+{
+    redist_type_t b, a;
+    dev_iter it;
+    const int64_t *coord = it.coord;
+    int n = u->cx->ndims, op = st->op;
+    uint64_t es = u->cx->elem_size;
+    int64_t s = st->axis >= 0 && st->axis < u->cx->naxes
+                    ? u->cx->size[st->axis]
+                    : 1;
+    rd_ctype_to_type(bt, &b);
+    rd_ctype_to_type(at, &a);
+    /* the dim whose blocks the group spans (gather, all_to_all) */
+    int gdim = op == REDIST_OP_ALL_GATHER || op == REDIST_OP_ALL_TO_ALL
+                   ? dim_of_axis(&b, st->axis)
+                   : -1;
+    memset(ev, 0, sizeof *ev);
+    ev->within = 1;
+    int bad = 0;
+    it_init(&it, u, mask);
+    do {
+        int64_t blo[REDIST_MAX_DIMS], bhi[REDIST_MAX_DIMS];
+        int64_t alo[REDIST_MAX_DIMS], ahi[REDIST_MAX_DIMS];
+        rd_layout_box_coord(bl, &b, &u->mesh, coord, blo, bhi);
+        rd_layout_box_coord(al, &a, &u->mesh, coord, alo, ahi);
+        uint64_t ea = box_elems(n, alo, ahi), eb = box_elems(n, blo, bhi);
+        uint64_t common = common_elems(n, alo, ahi, blo, bhi);
+        uint64_t peers = 0;
+        u128 recv = 0; /* bytes * D */
+        int ok = 1;
+        switch (op) {
+        case REDIST_OP_SLICE:
+            ok = inside(n, alo, ahi, blo, bhi);
+            break;
+        case REDIST_OP_ALL_GATHER:
+        case REDIST_OP_ALL_TO_ALL:
+            if (gdim >= 0) {
+                int64_t j = rd_layout_block_index(&b, &u->mesh, gdim, coord);
+                int64_t first = j - coord[st->axis];
+                blo[gdim] = bl->b[gdim][first];
+                bhi[gdim] = bl->b[gdim][first + s];
+            }
+            ok = inside(n, alo, ahi, blo, bhi);
+            recv = (u128)(ea - common) * es * u->D;
+            break;
+        case REDIST_OP_REDUCE_SCATTER:
+            ok = inside(n, alo, ahi, blo, bhi);
+            recv = (u128)ea * es * (uint64_t)(s - 1) * u->D;
+            break;
+        case REDIST_OP_ALL_REDUCE:
+            ok = inside(n, alo, ahi, blo, bhi);
+            recv = (u128)ea * es * 2u * (uint64_t)(s - 1) * (u->D / (uint64_t)s);
+            break;
+        case REDIST_OP_PERMUTE:
+            if (ea == 0)
+                break;
+            for (int i = 0; i < n && ok; i++) {
+                int64_t j = block_at(bl->b[i], bl->k[i], alo[i]);
+                ok = bl->b[i][j] == alo[i] && j < bl->k[i] &&
+                     bl->b[i][j + 1] == ahi[i];
+            }
+            if (!(ea == eb && common == ea))
+                recv = (u128)ea * es * u->D;
+            break;
+        default: /* exchange */
+            recv = (u128)(ea - common) * es * u->D;
+            if (ea)
+                peers = blocks_met(bl, alo, ahi) - (common ? 1 : 0);
+            break;
+        }
+        if (!ok) {
+            bad = 1;
+            char c[96];
+            size_t pos = 0;
+            c[0] = '\0';
+            for (int x = 0; x < u->mesh.naxes; x++)
+                rd_appendf(c, sizeof c, &pos, "%s%lld", x ? "," : "",
+                           (long long)coord[x]);
+            snprintf(why, whylen, "device (%s) would need elements it cannot get from %s "
+                "(its box after the step is not %s)",
+                c, op == REDIST_OP_PERMUTE ? "a single sender" : "its group",
+                op == REDIST_OP_PERMUTE ? "a block of the layout before"
+                : op == REDIST_OP_SLICE ? "inside its box before"
+                                        : "inside what its group holds");
+            break;
+        }
+        uint64_t held = ea * es;
+        if (held > ev->max_held)
+            ev->max_held = held;
+        if (held > device_bound(u, coord))
+            ev->within = 0;
+        if (recv > ev->max_recv)
+            ev->max_recv = recv;
+        if (u->cm) {
+            uint64_t rb = (uint64_t)((recv + u->D - 1) / u->D);
+            double t = rd_step_time(u->cx, u->cm, st, bt, eb * es, at, rb,
+                                    peers);
+            if (t > ev->max_time)
+                ev->max_time = t;
+        }
+        if (dev_recv)
+            dev_recv[rank_of(u, coord)] = recv;
+        if (dev_held)
+            dev_held[rank_of(u, coord)] = held;
+    } while (it_next(&it));
+    return bad ? -1 : 0;
+}
