@@ -21,6 +21,23 @@
  *       redist_mpi_execute(mx, plan, src, dst, NULL, &rep, &err);  collective
  *   redist_mpi_free(mx);                                  collective
  *
+ * PLAN ONCE, RUN MANY.  A prepared object does the set-up of an execution
+ * once, on buffers bound to it (like a persistent request), and then
+ * runs it as often as wanted, blocking or not:
+ *
+ *   redist_mpi_prepared_t *pr;
+ *   redist_mpi_prepare(mx, plan, src, dst, NULL, &pr, &err);  collective
+ *   for (...) {
+ *       (fill src)
+ *       redist_mpi_run(pr, &rep, &err);                       collective
+ *   }
+ *   redist_mpi_start(pr, &err);      collective, returns at once
+ *   (compute; redist_mpi_test(pr, &done, &err) polls)
+ *   redist_mpi_wait(pr, &rep, &err);                          the result
+ *   redist_mpi_prepared_free(pr);                             collective
+ *
+ * See PREPARED OBJECTS below the functions of the one-shot call.
+ *
  * WHAT IT CREATES.  redist_mpi_create duplicates `comm` (redist's traffic
  * never mixes with yours, and you may free `comm` afterwards) and splits
  * the duplicate once per mesh axis into the groups of devices that differ
@@ -247,6 +264,127 @@ REDIST_API redist_status_t redist_mpi_execute(redist_mpi_t *ctx,
                                    const redist_exec_options_t *opts,
                                    redist_exec_report_t *report,
                                    redist_error_t *err);
+
+/* ------------------------------------------------ prepared objects */
+
+/*
+ * PREPARED OBJECTS.  redist_mpi_prepare does, once and collectively,
+ * everything redist_mpi_execute does before data moves: the checks and
+ * the agreement of every rank on them (the plan hash, the options, the
+ * buffers), the executor's program bound to this rank, the scratch and
+ * reduction work space (allocated and touched once), the MPI datatypes
+ * of every step and persistent requests (MPI_Send_init / MPI_Recv_init)
+ * where a step is point to point.  redist_mpi_run then only moves data:
+ * no agreement, no allocation, no datatype built.
+ *
+ * BUFFERS are bound at prepare: `src` and `dst` (sizes from the plan, as
+ * for redist_mpi_execute) are the buffers of every run, and must stay
+ * valid until redist_mpi_prepared_free.  The caller changes their
+ * contents between runs (src is work space as for redist_mpi_execute
+ * unless REDIST_EXEC_PRESERVE_SRC was given).  Binding them is what makes
+ * every run safe without a collective check: whatever could differ
+ * between ranks (a NULL or shared buffer, another plan, options, a
+ * failed allocation) is caught at prepare, on every rank together, as
+ * for redist_mpi_execute.  Another pair of buffers takes another
+ * prepared object.
+ *
+ * RULES OF USE.  The plan and the context may be freed after prepare
+ * only in this order: the plan any time (the object keeps what it
+ * needs), the context after its objects.  run, start and wait are
+ * collective: every rank makes the same calls on its object in the same
+ * order; they check nothing collectively (that would cost the agreement
+ * they avoid), but their local checks (a run or start while a
+ * non-blocking run is in flight, a wait or test with none started, start
+ * without MPI_THREAD_MULTIPLE) fail alike on every rank of an SPMD
+ * program, with REDIST_ERR_INVALID and nothing moved.  An object has its
+ * own duplicates of the context's communicators: several objects (and
+ * the context's own calls) may be in flight at once, in any order that
+ * is the same on every rank, and the caller's own MPI traffic never
+ * mixes with theirs.  Buffers of a run in flight belong to it until its
+ * wait returns.
+ *
+ * NON-BLOCKING.  redist_mpi_start hands the run to the object's progress
+ * thread and returns; the steps of the plan follow one another on that
+ * thread with no further call (real progress while the caller
+ * computes); redist_mpi_test says whether it is over, redist_mpi_wait
+ * waits for it and returns its status and report.  The thread calls MPI
+ * while the caller may, so start needs MPI_THREAD_MULTIPLE
+ * (MPI_Init_thread), checked at prepare on every rank:
+ * redist_mpi_prepared_async says whether start is available.  The
+ * thread polls MPI while a step waits for its peers: a computation on
+ * the same core shares it (doc/mpi.md gives the overlap measured).
+ * FAILURE of a run is the blocking call's: MPI's errors, returned by
+ * run or by wait (REDIST_ERR_BACKEND).
+ */
+
+/** A prepared execution of one plan on bound buffers (one rank's part). */
+typedef struct redist_mpi_prepared redist_mpi_prepared_t;
+
+/**
+ * Prepare `plan` on `src` and `dst` (bound until the object is freed;
+ * see PREPARED OBJECTS).  Collective over the context's ranks, failing
+ * together as redist_mpi_execute does (a NULL or shared buffer, a plan
+ * on another mesh, different plans or options, max_scratch too small,
+ * an allocation on one rank).  `opts` may be NULL.  *out is written only
+ * on success and belongs to the caller (redist_mpi_prepared_free).  A
+ * NULL context or `out` fails at once on that rank only.
+ */
+REDIST_API redist_status_t redist_mpi_prepare(redist_mpi_t *ctx,
+                                   const redist_plan_t *plan, void *src,
+                                   void *dst,
+                                   const redist_exec_options_t *opts,
+                                   redist_mpi_prepared_t **out,
+                                   redist_error_t *err);
+
+/**
+ * Run the prepared plan once (blocking; collective).  `report` (may be
+ * NULL) as for redist_mpi_execute; scratch_high_water is what the object
+ * holds (the same every run).  REDIST_ERR_INVALID for a NULL object or a
+ * non-blocking run in flight; REDIST_ERR_BACKEND for MPI's errors.
+ */
+REDIST_API redist_status_t redist_mpi_run(redist_mpi_prepared_t *prep,
+                               redist_exec_report_t *report,
+                               redist_error_t *err);
+
+/**
+ * Start a run on the object's progress thread and return at once
+ * (collective).  REDIST_ERR_INVALID for a NULL object, a run already in
+ * flight (or finished but not waited for), or an MPI without
+ * MPI_THREAD_MULTIPLE on some rank (redist_mpi_prepared_async is 0).
+ */
+REDIST_API redist_status_t redist_mpi_start(redist_mpi_prepared_t *prep,
+                                 redist_error_t *err);
+
+/**
+ * *done = 1 if the started run is over (redist_mpi_wait then returns at
+ * once), else 0.  Local, never blocks.  REDIST_ERR_INVALID for NULL
+ * arguments or no run started.
+ */
+REDIST_API redist_status_t redist_mpi_test(redist_mpi_prepared_t *prep,
+                                int *done, redist_error_t *err);
+
+/**
+ * Wait for the started run; its status (the run's error, if it failed,
+ * in `err`) and `report` (may be NULL; seconds: the run's own time on
+ * the progress thread).  REDIST_ERR_INVALID for a NULL object or no run
+ * started.
+ */
+REDIST_API redist_status_t redist_mpi_wait(redist_mpi_prepared_t *prep,
+                                redist_exec_report_t *report,
+                                redist_error_t *err);
+
+/** 1 if redist_mpi_start is available (MPI_THREAD_MULTIPLE on every
+ *  rank, agreed at prepare).  NULL: 0. */
+REDIST_API int redist_mpi_prepared_async(const redist_mpi_prepared_t *prep);
+
+/** The counts of the object's last run on this rank.  NULL: zeros. */
+REDIST_API redist_mpi_stats_t redist_mpi_prepared_stats(
+    const redist_mpi_prepared_t *prep);
+
+/** Free the object (collective: its communicators; a run in flight is
+ *  waited for first).  NULL is accepted.  Before the context's
+ *  redist_mpi_free. */
+REDIST_API void redist_mpi_prepared_free(redist_mpi_prepared_t *prep);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,11 @@
  *   redist_shmem_free(sx);                               collective
  *   shmem_finalize();
  *
+ * PLAN ONCE, RUN MANY: redist_shmem_prepare binds src and dst and does
+ * the set-up once; redist_shmem_run only moves data, and
+ * redist_shmem_start / _test / _wait run it on a progress thread while
+ * the caller computes (PREPARED OBJECTS, below).
+ *
  * HOW A STEP RUNS.  Every exchange runs as one whole step (all_gather,
  * all_to_all, reduce_scatter and exchange included): each PE writes the
  * pieces it owes its group straight to their final offsets in the
@@ -278,6 +283,76 @@ REDIST_API redist_status_t redist_shmem_execute(redist_shmem_t *ctx,
                                      const redist_exec_options_t *opts,
                                      redist_exec_report_t *report,
                                      redist_error_t *err);
+
+/* ------------------------------------------------ prepared objects */
+
+/*
+ * PREPARED OBJECTS: as in redist/mpi.h (PREPARED OBJECTS there: buffers
+ * bound at prepare, what is checked where, the rules of use, the
+ * progress thread), with these differences.  Prepare decides once
+ * whether the bound buffers are symmetric (same objects on every PE) and
+ * allocates the symmetric scratch, collectively, for the object's life;
+ * the symmetric heap must hold it beside the context's.  The object
+ * shares its context's counters: only one call of a context (its own or
+ * one of its objects') runs at a time, and while a started run is in
+ * flight, every other call on the context fails alike on every PE
+ * (REDIST_ERR_INVALID) until its wait.  start needs
+ * SHMEM_THREAD_MULTIPLE (shmem_init_thread; Open MPI 4.1's oshmem
+ * provides it), agreed at prepare.  A PE that fails in the middle of a
+ * run, started or not, aborts the others as redist_shmem_execute does:
+ * every PE's run or wait returns REDIST_ERR_BACKEND and the context
+ * stays failed.
+ */
+
+/** A prepared execution of one plan on bound buffers (one PE's part). */
+typedef struct redist_shmem_prepared redist_shmem_prepared_t;
+
+/**
+ * Prepare `plan` on `src` and `dst` (bound until the object is freed).
+ * Collective over all PEs, failing together as redist_shmem_execute
+ * does.  `opts` may be NULL.  *out is written only on success and
+ * belongs to the caller (redist_shmem_prepared_free).  A NULL context or
+ * `out` fails at once on that PE only.
+ */
+REDIST_API redist_status_t redist_shmem_prepare(redist_shmem_t *ctx,
+                                     const redist_plan_t *plan, void *src,
+                                     void *dst,
+                                     const redist_exec_options_t *opts,
+                                     redist_shmem_prepared_t **out,
+                                     redist_error_t *err);
+
+/** Run it once (blocking; collective); `report` (may be NULL) as for
+ *  redist_shmem_execute.  REDIST_ERR_INVALID for a NULL object or a
+ *  started run of the context in flight. */
+REDIST_API redist_status_t redist_shmem_run(redist_shmem_prepared_t *prep,
+                                 redist_exec_report_t *report,
+                                 redist_error_t *err);
+
+/** Start a run on the progress thread and return at once (collective).
+ *  REDIST_ERR_INVALID for a NULL object, a run of the context in flight,
+ *  or no SHMEM_THREAD_MULTIPLE on some PE. */
+REDIST_API redist_status_t redist_shmem_start(redist_shmem_prepared_t *prep,
+                                   redist_error_t *err);
+
+/** *done = 1 if the started run is over.  Local, never blocks.
+ *  REDIST_ERR_INVALID for NULL arguments or no run started. */
+REDIST_API redist_status_t redist_shmem_test(redist_shmem_prepared_t *prep,
+                                  int *done, redist_error_t *err);
+
+/** Wait for the started run: its status and `report` (may be NULL).
+ *  REDIST_ERR_INVALID for a NULL object or no run started. */
+REDIST_API redist_status_t redist_shmem_wait(redist_shmem_prepared_t *prep,
+                                  redist_exec_report_t *report,
+                                  redist_error_t *err);
+
+/** 1 if redist_shmem_start is available (SHMEM_THREAD_MULTIPLE on every
+ *  PE, agreed at prepare).  NULL: 0. */
+REDIST_API int redist_shmem_prepared_async(
+    const redist_shmem_prepared_t *prep);
+
+/** Free the object and its symmetric scratch (collective; a run in
+ *  flight is waited for first).  NULL is accepted. */
+REDIST_API void redist_shmem_prepared_free(redist_shmem_prepared_t *prep);
 
 #ifdef __cplusplus
 }

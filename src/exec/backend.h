@@ -243,6 +243,9 @@ struct redist_backend {
      * `spare`; not for in-place passes. */
     void *spare_scratch;
     uint64_t spare_scratch_bytes;
+    /* The index of the program pass running (rd_exec_run; -1 between
+     * passes), for backends that prepared something per pass. */
+    int pass;
 };
 
 #endif

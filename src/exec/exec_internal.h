@@ -8,6 +8,9 @@
 #ifndef REDIST_EXEC_INTERNAL_H
 #define REDIST_EXEC_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "backend.h"
 
 /* The buffers a pass may read or write. */
@@ -141,6 +144,63 @@ redist_status_t rd_xchg_bind(rd_xchg *x, int64_t rank, redist_error_t *err);
 void rd_xchg_unbind(rd_xchg *x);
 void rd_xchg_pack(const rd_xchg *x, const void *in, void *out);
 void rd_xchg_unpack(const rd_xchg *x, const void *in, void *out);
+
+/* runtime.c: a run prepared once, run many times (redist_plan_execute is
+ * prepare + run + release).  prepare: every check, the program bound to
+ * this device, both agreements (backend `agree`) and the scratch
+ * (touched once when `touch`); on failure it has released everything.
+ * run: the passes only (no agreement, no allocation); `r` gets the
+ * traffic, steps and scratch figures (not `seconds`).  release: the
+ * scratch (backend `free`, collective where that is) and the program. */
+typedef struct rd_exec_prep {
+    redist_backend_t *be;
+    rd_program p;
+    void *buf[RD_NBUF]; /* src, dst and the scratch */
+    int nsteps;
+    uint64_t cur, high, count; /* the counting allocator */
+} rd_exec_prep;
+
+redist_status_t rd_exec_prepare(const redist_plan_t *plan,
+                                redist_backend_t *be, void *src, void *dst,
+                                unsigned flags, int touch, rd_exec_prep *xp,
+                                redist_exec_report_t *r, redist_error_t *err);
+redist_status_t rd_exec_run(rd_exec_prep *xp, redist_exec_report_t *r,
+                            redist_error_t *err);
+void rd_exec_release(rd_exec_prep *xp);
+
+/* async.c: the progress thread of a prepared object (the backends'
+ * start / test / wait).  init, then spawn (-1: no thread); start posts a
+ * run of `run(arg, report, err)`; test: *done; wait: its status, report
+ * and error; busy: a run posted and not yet waited for; destroy waits
+ * for a run in flight, then ends the thread.  `who` names the call in
+ * the errors (REDIST_ERR_INVALID: in flight, nothing started). */
+typedef redist_status_t (*rd_async_fn)(void *arg, redist_exec_report_t *r,
+                                       redist_error_t *err);
+typedef struct rd_async {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int thread, state;
+    atomic_int done;
+    rd_async_fn run;
+    void *arg;
+    redist_status_t st;
+    redist_error_t err;
+    redist_exec_report_t rep;
+} rd_async;
+
+void rd_async_init(rd_async *a, rd_async_fn run, void *arg);
+int rd_async_spawn(rd_async *a);
+int rd_async_busy(rd_async *a);
+redist_status_t rd_async_start(rd_async *a, const char *who,
+                               redist_error_t *err);
+redist_status_t rd_async_test(rd_async *a, int *done, const char *who,
+                              redist_error_t *err);
+redist_status_t rd_async_wait(rd_async *a, redist_exec_report_t *r,
+                              const char *who, redist_error_t *err);
+void rd_async_destroy(rd_async *a);
+/* A report of a call that did nothing (NULL: nothing). */
+void rd_report_empty(redist_exec_report_t *r);
 
 /* hash.c: a hash of everything about a plan that all ranks must agree
  * on. */

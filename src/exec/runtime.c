@@ -109,13 +109,9 @@ uint64_t redist_plan_scratch_bytes(const redist_plan_t *plan,
     return info.scratch_bytes;
 }
 
-/* The counting allocator: all executor scratch goes through it. */
-typedef struct rd_counter {
-    redist_backend_t *be;
-    uint64_t cur, high, count;
-} rd_counter;
-
-static void *scratch_alloc(rd_counter *c, uint64_t bytes)
+/* The counting allocator: all executor scratch goes through it (the
+ * counter lives in the prepared run, exec_internal.h). */
+static void *scratch_alloc(rd_exec_prep *c, uint64_t bytes)
 {
     if (bytes == 0 || bytes > SIZE_MAX)
         return NULL;
@@ -130,7 +126,7 @@ static void *scratch_alloc(rd_counter *c, uint64_t bytes)
     return p;
 }
 
-static void scratch_free(rd_counter *c, void *p, uint64_t bytes)
+static void scratch_free(rd_exec_prep *c, void *p, uint64_t bytes)
 {
     if (!p)
         return;
@@ -248,30 +244,29 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
     }
 }
 
-redist_status_t redist_plan_execute(const redist_plan_t *plan,
-                                    redist_backend_t *be, void *src,
-                                    void *dst,
-                                    const redist_exec_options_t *opts,
-                                    redist_exec_report_t *report,
-                                    redist_error_t *err)
+/*
+ * PREPARED RUNS.  rd_exec_prepare does everything of a call that is not
+ * data movement, once: the checks, the program (built and bound to this
+ * device), the two agreements (arguments and plan hash; scratch) and the
+ * scratch (touched once with `touch`, so that no run page-faults);
+ * rd_exec_run then only runs the passes, with no agreement and no
+ * allocation; rd_exec_release frees.  redist_plan_execute is the three
+ * in a row.
+ */
+redist_status_t rd_exec_prepare(const redist_plan_t *plan,
+                                redist_backend_t *be, void *src, void *dst,
+                                unsigned flags, int touch, rd_exec_prep *xp,
+                                redist_exec_report_t *r, redist_error_t *err)
 {
-    double t0 = now_seconds();
-    redist_exec_report_t r;
-    rd_program p;
-    rd_counter cnt = {be, 0, 0, 0};
-    void *sa = NULL, *sb = NULL;
-    unsigned flags = opts ? opts->flags : 0;
-    uint64_t hash = 0;
     redist_status_t st = REDIST_OK;
-
-    memset(&r, 0, sizeof r);
-    memset(&p, 0, sizeof p);
-    r.failed_step = -1;
-    if (!be || !be->ops) {
-        st = rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
-                      "NULL backend");
-        goto done; /* nobody to agree with */
-    }
+    uint64_t hash = 0;
+    memset(xp, 0, sizeof *xp);
+    memset(r, 0, sizeof *r);
+    r->failed_step = -1;
+    xp->be = be;
+    if (!be || !be->ops)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
+                        "NULL backend"); /* nobody to agree with */
     if (!plan)
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "plan", "NULL plan");
     else if (flags & ~known_flags)
@@ -296,66 +291,123 @@ redist_status_t redist_plan_execute(const redist_plan_t *plan,
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "dst",
                       "src and dst must be distinct buffers");
     if (!st) {
-        st = rd_program_build_for(plan, be, flags, &p, err);
+        st = rd_program_build_for(plan, be, flags, &xp->p, err);
         if (!st)
-            st = check_backend(&p, be->ops, err);
+            st = check_backend(&xp->p, be->ops, err);
         if (!st)
-            st = rd_program_bind(&p, plan, be->rank, err);
+            st = rd_program_bind(&xp->p, plan, be->rank, err);
         hash = rd_plan_hash(plan, flags);
+        xp->nsteps = redist_plan_num_steps(plan);
     }
-    r.scratch_bytes = p.scratch[0] + p.scratch[1];
-    r.writes_src = p.writes_src;
+    r->scratch_bytes = xp->p.scratch[0] + xp->p.scratch[1];
+    r->writes_src = xp->p.writes_src;
     st = be->ops->agree(be, st, hash, err);
+    if (!st) {
+        /* scratch: identical sizes on every rank, then agree on it */
+        void *sa = NULL, *sb = NULL;
+        if (xp->p.scratch[0] &&
+            !(sa = scratch_alloc(xp, xp->p.scratch[0])))
+            st = REDIST_ERR_NOMEM;
+        if (!st && xp->p.scratch[1] &&
+            !(sb = scratch_alloc(xp, xp->p.scratch[1])))
+            st = REDIST_ERR_NOMEM;
+        if (st)
+            rd_error(err, st, NULL, NULL,
+                     "cannot allocate %llu bytes of scratch on device %lld",
+                     (unsigned long long)r->scratch_bytes,
+                     (long long)be->rank);
+        xp->buf[RD_BUF_SRC] = src;
+        xp->buf[RD_BUF_DST] = dst;
+        xp->buf[RD_BUF_SA] = sa;
+        xp->buf[RD_BUF_SB] = sb;
+        st = be->ops->agree(be, st, hash, err);
+    }
+    if (!st && touch) {
+        if (xp->buf[RD_BUF_SA])
+            memset(xp->buf[RD_BUF_SA], 0, (size_t)xp->p.scratch[0]);
+        if (xp->buf[RD_BUF_SB])
+            memset(xp->buf[RD_BUF_SB], 0, (size_t)xp->p.scratch[1]);
+    }
+    r->scratch_high_water = xp->high;
+    r->scratch_allocations = xp->count;
     if (st)
-        goto done;
-    /* scratch: identical sizes on every rank, then agree on the outcome */
-    if (p.scratch[0] && !(sa = scratch_alloc(&cnt, p.scratch[0])))
-        st = REDIST_ERR_NOMEM;
-    if (!st && p.scratch[1] && !(sb = scratch_alloc(&cnt, p.scratch[1])))
-        st = REDIST_ERR_NOMEM;
-    if (st)
-        rd_error(err, st, NULL, NULL,
-                 "cannot allocate %llu bytes of scratch on device %lld",
-                 (unsigned long long)r.scratch_bytes, (long long)be->rank);
-    st = be->ops->agree(be, st, hash, err);
-    if (st)
-        goto done;
+        rd_exec_release(xp);
+    return st;
+}
 
-    void *buf[RD_NBUF] = {src, dst, sa, sb};
-    for (int k = 0; k < p.npasses; k++) {
-        const rd_pass *ps = &p.pass[k];
+redist_status_t rd_exec_run(rd_exec_prep *xp, redist_exec_report_t *r,
+                            redist_error_t *err)
+{
+    redist_backend_t *be = xp->be;
+    redist_status_t st = REDIST_OK;
+    const rd_program *p = &xp->p;
+    r->failed_step = -1;
+    r->steps_done = 0;
+    r->recv_bytes = r->sent_bytes = 0;
+    for (int k = 0; k < p->npasses; k++) {
+        const rd_pass *ps = &p->pass[k];
         if (ps->spare_buf >= 0 && ps->spare_bytes) {
-            be->spare = (char *)buf[ps->spare_buf] + ps->spare_off;
+            be->spare = (char *)xp->buf[ps->spare_buf] + ps->spare_off;
             be->spare_bytes = ps->spare_bytes;
         }
         if (ps->sspare_buf >= 0 && ps->sspare_bytes) {
-            be->spare_scratch = (char *)buf[ps->sspare_buf] + ps->sspare_off;
+            be->spare_scratch =
+                (char *)xp->buf[ps->sspare_buf] + ps->sspare_off;
             be->spare_scratch_bytes = ps->sspare_bytes;
         }
-        st = run_pass(be, ps, buf, &r, err);
+        be->pass = k;
+        st = run_pass(be, ps, xp->buf, r, err);
+        be->pass = -1;
         be->spare = be->spare_scratch = NULL;
         be->spare_bytes = be->spare_scratch_bytes = 0;
         if (st) {
-            r.failed_step = ps->first;
+            r->failed_step = ps->first;
             if (be->ops->abort)
                 be->ops->abort(be, st, err);
             break;
         }
         if (ps->last >= 0 &&
-            (k + 1 == p.npasses || p.pass[k + 1].first != ps->first))
-            r.steps_done = ps->last + 1;
+            (k + 1 == p->npasses || p->pass[k + 1].first != ps->first))
+            r->steps_done = ps->last + 1;
     }
     if (!st)
-        r.steps_done = redist_plan_num_steps(plan);
+        r->steps_done = xp->nsteps;
+    r->scratch_bytes = p->scratch[0] + p->scratch[1];
+    r->writes_src = p->writes_src;
+    r->scratch_high_water = xp->high;
+    r->scratch_allocations = xp->count;
+    return st;
+}
 
-done:
-    if (be && be->ops) {
-        scratch_free(&cnt, sb, p.scratch[1]);
-        scratch_free(&cnt, sa, p.scratch[0]);
+void rd_exec_release(rd_exec_prep *xp)
+{
+    if (xp->be && xp->be->ops) {
+        scratch_free(xp, xp->buf[RD_BUF_SB], xp->p.scratch[1]);
+        scratch_free(xp, xp->buf[RD_BUF_SA], xp->p.scratch[0]);
     }
-    rd_program_free(&p);
-    r.scratch_high_water = cnt.high;
-    r.scratch_allocations = cnt.count;
+    xp->buf[RD_BUF_SA] = xp->buf[RD_BUF_SB] = NULL;
+    rd_program_free(&xp->p);
+}
+
+redist_status_t redist_plan_execute(const redist_plan_t *plan,
+                                    redist_backend_t *be, void *src,
+                                    void *dst,
+                                    const redist_exec_options_t *opts,
+                                    redist_exec_report_t *report,
+                                    redist_error_t *err)
+{
+    double t0 = now_seconds();
+    redist_exec_report_t r;
+    rd_exec_prep xp;
+    redist_status_t st = rd_exec_prepare(plan, be, src, dst,
+                                         opts ? opts->flags : 0, 0, &xp, &r,
+                                         err);
+    if (!st) {
+        st = rd_exec_run(&xp, &r, err);
+        rd_exec_release(&xp);
+        r.scratch_high_water = xp.high;
+        r.scratch_allocations = xp.count;
+    }
     r.seconds = now_seconds() - t0;
     if (report)
         *report = r;

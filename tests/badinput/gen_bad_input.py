@@ -193,6 +193,8 @@ HANDLES = {  # out handle type -> free function (None: NULL pass only)
     'redist_placement_t': 'redist_placement_free',
     'redist_mpi_t': None,
     'redist_shmem_t': None,
+    'redist_mpi_prepared_t': None,
+    'redist_shmem_prepared_t': None,
 }
 
 OUT_STRUCTS = {
@@ -279,8 +281,13 @@ def rule(proto, p, idx):
         return Arg('NULL', 'NULL', null_only=True)
     if t in ('redist_mpi_t *', 'const redist_mpi_t *', 'redist_shmem_t *',
              'const redist_shmem_t *', 'const redist_mpi_options_t *',
-             'const redist_shmem_options_t *', 'const void *'):
+             'const redist_shmem_options_t *', 'const void *',
+             'redist_mpi_prepared_t *', 'const redist_mpi_prepared_t *',
+             'redist_shmem_prepared_t *',
+             'const redist_shmem_prepared_t *'):
         return Arg('NULL', 'NULL', null_only=True)
+    if t == 'int *' and n == 'done':
+        return Arg('NULL', '&' + v, decl=['int %s = 0;' % v])
     # ---- caller-filled values
     if t == 'const redist_type_t *':
         return Arg('NULL', '&g_from',

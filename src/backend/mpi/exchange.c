@@ -92,6 +92,16 @@ redist_status_t rd_mpi_xchg_step(redist_mpi_t *x, const rd_xstep *xs,
     if (xc->nsend > x->size || xc->nrecv > x->size)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "mpi: exchange with more peers than ranks");
+    rd_mpi_cached *cc = rd_mpi_cache_of(x);
+    if (cc && cc->valid) { /* prepared: persistent requests */
+        rc = cc->nreq ? MPI_Startall(cc->nreq, cc->req) : MPI_SUCCESS;
+        if (rc != MPI_SUCCESS)
+            return rd_mpi_fail(err, rc, "MPI_Startall");
+        if (rd_xchg_box(xc, me, me, box, oa, ob))
+            rd_kernel_box(out, xs->out_shape, ob, in, xs->in_shape, oa, box,
+                          nd, elem);
+        return rd_mpi_start_wait(cc, 0, err);
+    }
     for (int64_t k = 0; k < xc->nrecv && rc == MPI_SUCCESS; k++) {
         int64_t p = xc->recv[k].peer;
         if (p == me || !rd_xchg_box(xc, p, me, box, oa, ob))
@@ -123,4 +133,47 @@ redist_status_t rd_mpi_xchg_step(redist_mpi_t *x, const rd_xstep *xs,
         rd_mpi_dt_free(&t);
     }
     return wait_all(x, n, rc, call, err);
+}
+
+/* A prepared exchange step (prepared.c): one persistent receive and send
+ * per peer, built once on the bound buffers; run: MPI_Startall, the own
+ * box, MPI_Waitall. */
+int rd_mpi_xchg_prepare(redist_mpi_t *x, const rd_xstep *xs, const char *in,
+                        char *out, rd_mpi_cached *cc)
+{
+    const rd_xchg *xc = xs->xchg;
+    int nd = xs->ndims, rc = MPI_SUCCESS;
+    size_t elem = xs->elem;
+    int64_t me = x->rank, box[REDIST_MAX_DIMS], oa[REDIST_MAX_DIMS],
+            ob[REDIST_MAX_DIMS];
+    cc->req = rd_mpi_malloc((size_t)(xc->nrecv + xc->nsend + 1) *
+                            sizeof *cc->req);
+    if (!cc->req)
+        return MPI_ERR_NO_MEM;
+    for (int64_t k = 0; k < xc->nrecv && rc == MPI_SUCCESS; k++) {
+        int64_t p = xc->recv[k].peer;
+        if (p == me || !rd_xchg_box(xc, p, me, box, oa, ob))
+            continue;
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        rc = rd_mpi_dt_box(x->limit, nd, xs->out_shape, box, elem, &t);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Recv_init(
+                out + rd_mpi_box_offset(nd, xs->out_shape, ob, elem), 1, t,
+                (int)p, RD_MPI_TAG_XCHG, x->comm, &cc->req[cc->nreq++]);
+        rd_mpi_dt_free(&t);
+    }
+    for (int64_t k = 0; k < xc->nsend && rc == MPI_SUCCESS; k++) {
+        int64_t p = xc->send[k].peer;
+        if (p == me || !rd_xchg_box(xc, me, p, box, oa, ob))
+            continue;
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        rc = rd_mpi_dt_box(x->limit, nd, xs->in_shape, box, elem, &t);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Send_init(
+                in + rd_mpi_box_offset(nd, xs->in_shape, oa, elem), 1, t,
+                (int)p, RD_MPI_TAG_XCHG, x->comm, &cc->req[cc->nreq++]);
+        rd_mpi_dt_free(&t);
+    }
+    cc->valid = 1;
+    return rc;
 }

@@ -273,29 +273,22 @@ redist_status_t redist_mpi_exec_info(const redist_mpi_t *x,
     return mpi_info(x, plan, opts, out, &inplace, err);
 }
 
-redist_status_t redist_mpi_execute(redist_mpi_t *x, const redist_plan_t *plan,
-                                   void *src, void *dst,
-                                   const redist_exec_options_t *opts,
-                                   redist_exec_report_t *report,
-                                   redist_error_t *err)
+/* The start of a call on context x (redist_mpi_execute, and
+ * redist_mpi_prepare on its clone): the per-call state reset, and what
+ * the executor's first agree must fold in (pre_status: a plan on another
+ * mesh, max_scratch too small) and allocate (the work buffer).  Returns
+ * the promise (0: the executor's own). */
+uint64_t rd_mpi_begin(redist_mpi_t *x, const redist_plan_t *plan,
+                      const redist_exec_options_t *opts)
 {
-    redist_exec_report_t r;
-    if (!x) {
-        if (report) {
-            memset(report, 0, sizeof *report);
-            report->failed_step = -1;
-        }
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL MPI context");
-    }
+    uint64_t promise = 0;
+    int inplace = 0;
     x->in_call = 1;
     x->pre_status = REDIST_OK;
     redist_error_clear(&x->pre_err);
     x->work_want = 0;
     x->cur = x->high = x->allocs = x->exec_cur = 0;
     x->exchanges = x->streamed = x->swaps = x->rings = 0;
-    uint64_t promise = 0;
-    int inplace = 0;
     if (plan) {
         redist_mpi_info_t info;
         /* a plan on another mesh, or max_scratch too small: fail every
@@ -314,8 +307,12 @@ redist_status_t redist_mpi_execute(redist_mpi_t *x, const redist_plan_t *plan,
             x->be.build = inplace ? RD_BUILD_INPLACE : 0;
         }
     }
-    redist_status_t st = redist_plan_execute(plan, &x->be, src, dst, opts, &r,
-                                             err);
+    return promise;
+}
+
+/* The end of a call: the work buffer freed, the per-call state reset. */
+void rd_mpi_end(redist_mpi_t *x)
+{
     if (x->work) {
         free(x->work);
         x->cur -= x->work_bytes;
@@ -326,6 +323,27 @@ redist_status_t redist_mpi_execute(redist_mpi_t *x, const redist_plan_t *plan,
     x->planned = 0;
     x->be.build = 0;
     x->pre_status = REDIST_OK;
+}
+
+redist_status_t redist_mpi_execute(redist_mpi_t *x, const redist_plan_t *plan,
+                                   void *src, void *dst,
+                                   const redist_exec_options_t *opts,
+                                   redist_exec_report_t *report,
+                                   redist_error_t *err)
+{
+    redist_exec_report_t r;
+    if (!x) {
+        if (report) {
+            memset(report, 0, sizeof *report);
+            report->failed_step = -1;
+        }
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL MPI context");
+    }
+    uint64_t promise = rd_mpi_begin(x, plan, opts);
+    redist_status_t st = redist_plan_execute(plan, &x->be, src, dst, opts, &r,
+                                             err);
+    rd_mpi_end(x);
     r.scratch_bytes = promise ? promise : r.scratch_bytes;
     r.scratch_high_water = x->high;
     r.scratch_allocations = x->allocs;

@@ -18,6 +18,8 @@
  *   reduce_stream.c   reductions with less than one element per member
  *   reduce_native.c   MPI_Reduce_scatter_block / MPI_Allreduce
  *   execute.c         sizing the work space, redist_mpi_execute
+ *   prepared.c        prepared objects: prepare once, run many,
+ *                     start / test / wait on a progress thread
  * Costs use alpha = latency of one MPI call, beta = time per byte, s =
  * group size, L = local bytes before the step.
  */
@@ -39,6 +41,17 @@
 #define RD_MPI_SWAP_GOOD (1ULL << 20)
 
 enum { UOP_F16, UOP_BF16, UOP_GEN, UOP_KINDS };
+
+/* What a prepared object built once for one pass of its program
+ * (prepared.c): the datatypes of a whole all_gather / all_to_all step,
+ * or the persistent requests of a permute or exchange step on the bound
+ * buffers. */
+typedef struct rd_mpi_cached {
+    int valid;
+    MPI_Datatype stype, rtype;
+    int nreq;
+    MPI_Request *req;
+} rd_mpi_cached;
 
 struct redist_mpi {
     MPI_Comm comm; /* duplicate of the caller's */
@@ -64,7 +77,19 @@ struct redist_mpi {
     int64_t exchanges, streamed, swaps, rings;
     MPI_Request *reqs; /* 2 * size, for exchange steps */
     uint64_t ring_bytes; /* allgather: ring from blocks this large */
+    /* a prepared object's clone only: per pass of its program */
+    rd_mpi_cached *cache;
+    int ncache;
 };
+
+/* The cache entry of the pass running (NULL outside a prepared run). */
+static inline rd_mpi_cached *rd_mpi_cache_of(redist_mpi_t *x)
+{
+    int k = x->be.pass;
+    return x->cache && k >= 0 && k < x->ncache && x->cache[k].valid
+               ? &x->cache[k]
+               : NULL;
+}
 
 /* context.c */
 redist_status_t rd_mpi_fail(redist_error_t *err, int rc, const char *call);
@@ -105,6 +130,17 @@ void rd_mpi_work_put(redist_mpi_t *x, work_ref *w);
 /* ops.c */
 extern const rd_backend_ops rd_mpi_ops_template;
 unsigned rd_mpi_fused_ops(unsigned flags);
+int rd_mpi_step_types(const redist_mpi_t *x, const rd_xstep *xs,
+                      MPI_Datatype *stype, MPI_Datatype *rtype);
+
+/* execute.c */
+uint64_t rd_mpi_begin(redist_mpi_t *x, const redist_plan_t *plan,
+                      const redist_exec_options_t *opts);
+void rd_mpi_end(redist_mpi_t *x);
+
+/* prepared.c */
+redist_status_t rd_mpi_start_wait(rd_mpi_cached *cc, int start,
+                                  redist_error_t *err);
 
 /* allgather_ring.c */
 int rd_mpi_allgather(redist_mpi_t *x, MPI_Comm comm, int64_t s, int64_t idx,
@@ -122,6 +158,8 @@ redist_status_t rd_mpi_exchange(redist_backend_t *be, const void *send,
 redist_status_t rd_mpi_xchg_step(redist_mpi_t *x, const rd_xstep *xs,
                                  const char *in, char *out,
                                  redist_error_t *err);
+int rd_mpi_xchg_prepare(redist_mpi_t *x, const rd_xstep *xs, const char *in,
+                        char *out, rd_mpi_cached *cc);
 
 /* swap.c */
 redist_status_t rd_mpi_swap_rounds(redist_mpi_t *x, MPI_Comm comm, int to,

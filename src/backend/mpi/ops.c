@@ -180,6 +180,9 @@ static redist_status_t mpi_permute(redist_backend_t *be, const void *send,
         return st;
     }
     x->exchanges++;
+    rd_mpi_cached *cc = rd_mpi_cache_of(x);
+    if (cc && cc->nreq) /* prepared: persistent requests (prepared.c) */
+        return rd_mpi_start_wait(cc, 1, err);
     MPI_Datatype t = MPI_DATATYPE_NULL;
     int rc = rd_mpi_dt_bytes(x->limit, bytes, &t);
     if (rc != MPI_SUCCESS)
@@ -220,41 +223,32 @@ static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
         return rd_mpi_alltoall_inplace(x, c, g->size, g->index, out, L / s,
                                        err);
     MPI_Datatype stype = MPI_DATATYPE_NULL, rtype = MPI_DATATYPE_NULL;
+    rd_mpi_cached *cc = rd_mpi_cache_of(x);
     int rc = MPI_SUCCESS;
     const char *call = "";
     switch (xs->op) {
-    case REDIST_OP_ALL_GATHER: {
-        int i = xs->dim;
-        uint64_t pre = rd_mpi_prod(xs->in_shape, 0, i);
-        uint64_t cb = rd_mpi_prod(xs->in_shape, i, nd) * elem;
-        rc = rd_mpi_dt_bytes(x->limit, L, &stype);
-        if (rc == MPI_SUCCESS)
-            rc = rd_mpi_dt_blocks(x->limit, pre, cb, s * cb, cb, &rtype);
-        if (rc == MPI_SUCCESS) {
+    case REDIST_OP_ALL_GATHER:
+    case REDIST_OP_ALL_TO_ALL:
+        if (cc && cc->valid) {
+            stype = cc->stype;
+            rtype = cc->rtype;
+        } else {
+            rc = rd_mpi_step_types(x, xs, &stype, &rtype);
+        }
+        if (rc != MPI_SUCCESS)
+            break;
+        if (xs->op == REDIST_OP_ALL_GATHER) {
+            int i = xs->dim;
+            uint64_t cb = rd_mpi_prod(xs->in_shape, i, nd) * elem;
             call = "MPI_Allgather";
             rc = rd_mpi_allgather(x, c, g->size, g->index, in, stype, out,
                                   rtype, cb, L);
-        }
-        break;
-    }
-    case REDIST_OP_ALL_TO_ALL: {
-        int i = xs->from_dim, j = xs->to_dim;
-        uint64_t preJ = rd_mpi_prod(xs->in_shape, 0, j);
-        uint64_t cbJ = (uint64_t)xs->in_shape[j] / s *
-                       rd_mpi_prod(xs->in_shape, j + 1, nd) * elem;
-        uint64_t preI = rd_mpi_prod(xs->out_shape, 0, i);
-        uint64_t cbI = (uint64_t)xs->in_shape[i] *
-                       rd_mpi_prod(xs->out_shape, i + 1, nd) * elem;
-        rc = rd_mpi_dt_blocks(x->limit, preJ, cbJ, s * cbJ, cbJ, &stype);
-        if (rc == MPI_SUCCESS)
-            rc = rd_mpi_dt_blocks(x->limit, preI, cbI, s * cbI, cbI, &rtype);
-        if (rc == MPI_SUCCESS) {
+        } else {
             call = "MPI_Alltoall";
             rc = MPI_Alltoall(in, 1, stype, out, 1, rtype, c);
             x->exchanges++;
         }
         break;
-    }
     case REDIST_OP_REDUCE_SCATTER: {
         int i = xs->dim;
         uint64_t pre = rd_mpi_prod(xs->in_shape, 0, i);
@@ -273,11 +267,48 @@ static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
                         "mpi: no whole-step form of %s",
                         redist_op_name(xs->op));
     }
-    rd_mpi_dt_free(&stype);
-    rd_mpi_dt_free(&rtype);
+    if (!(cc && cc->valid)) {
+        rd_mpi_dt_free(&stype);
+        rd_mpi_dt_free(&rtype);
+    }
     if (rc != MPI_SUCCESS)
         return rd_mpi_fail(err, rc, call[0] ? call : "building a datatype");
     return REDIST_OK;
+}
+
+/* The send and receive datatypes of a whole all_gather or all_to_all
+ * step (mpi_step; built once by a prepared object, prepared.c). */
+int rd_mpi_step_types(const redist_mpi_t *x, const rd_xstep *xs,
+                      MPI_Datatype *stype, MPI_Datatype *rtype)
+{
+    int nd = xs->ndims, rc;
+    uint64_t s = (uint64_t)xs->group.size, elem = xs->elem;
+    uint64_t L = rd_mpi_prod(xs->in_shape, 0, nd) * elem;
+    *stype = *rtype = MPI_DATATYPE_NULL;
+    if (xs->op == REDIST_OP_ALL_GATHER) {
+        int i = xs->dim;
+        uint64_t pre = rd_mpi_prod(xs->in_shape, 0, i);
+        uint64_t cb = rd_mpi_prod(xs->in_shape, i, nd) * elem;
+        rc = rd_mpi_dt_bytes(x->limit, L, stype);
+        if (rc == MPI_SUCCESS)
+            rc = rd_mpi_dt_blocks(x->limit, pre, cb, s * cb, cb, rtype);
+    } else {
+        int i = xs->from_dim, j = xs->to_dim;
+        uint64_t preJ = rd_mpi_prod(xs->in_shape, 0, j);
+        uint64_t cbJ = (uint64_t)xs->in_shape[j] / s *
+                       rd_mpi_prod(xs->in_shape, j + 1, nd) * elem;
+        uint64_t preI = rd_mpi_prod(xs->out_shape, 0, i);
+        uint64_t cbI = (uint64_t)xs->in_shape[i] *
+                       rd_mpi_prod(xs->out_shape, i + 1, nd) * elem;
+        rc = rd_mpi_dt_blocks(x->limit, preJ, cbJ, s * cbJ, cbJ, stype);
+        if (rc == MPI_SUCCESS)
+            rc = rd_mpi_dt_blocks(x->limit, preI, cbI, s * cbI, cbI, rtype);
+    }
+    if (rc != MPI_SUCCESS) {
+        rd_mpi_dt_free(stype);
+        rd_mpi_dt_free(rtype);
+    }
+    return rc;
 }
 
 /* Which passes run in place (RD_BUILD_INPLACE, chosen by mpi_info when

@@ -141,6 +141,42 @@ redist_status_t redist_shmem_exec_info(const redist_shmem_t *c,
     return REDIST_OK;
 }
 
+/* Whether src and dst are symmetric on every PE and the same objects
+ * everywhere: one reduction over all PEs (collective). */
+int rd_shm_symmetric(redist_shmem_t *c, const redist_plan_t *plan,
+                     const void *src, const void *dst)
+{
+    shm_sym *y = c->sym;
+    int sym = 0;
+    if (plan && src && dst) {
+        const redist_spec_t *s = redist_plan_spec(plan);
+        sym = sym_range(c, src, redist_spec_src_bytes(s)) &&
+              sym_range(c, dst, redist_spec_dst_bytes(s));
+    }
+    memset(y->red_src, 0, sizeof y->red_src);
+    y->red_src[0] = !sym;
+    y->red_src[1] = (long)(uintptr_t)src;
+    y->red_src[2] = ~(long)(uintptr_t)src;
+    y->red_src[3] = (long)(uintptr_t)dst;
+    y->red_src[4] = ~(long)(uintptr_t)dst;
+    rd_shm_reduce_max(c);
+    return y->red_dst[0] == 0 && y->red_dst[1] == ~y->red_dst[2] &&
+           y->red_dst[3] == ~y->red_dst[4];
+}
+
+/* The part of the work area a call may use (work_promise), with its cap
+ * and bound in the context; 0 for a plan the executor refuses. */
+uint64_t rd_shm_work_plan(redist_shmem_t *c, const redist_plan_t *plan,
+                          const redist_exec_options_t *opts, int sym)
+{
+    c->work_used = 0;
+    c->work_cap = 0;
+    if (plan && !check_plan(c, plan, NULL))
+        return work_promise(c, plan, opts, sym, &c->work_cap,
+                            &c->bound_free);
+    return 0;
+}
+
 redist_status_t redist_shmem_execute(redist_shmem_t *c,
                                      const redist_plan_t *plan, void *src,
                                      void *dst,
@@ -156,30 +192,17 @@ redist_status_t redist_shmem_execute(redist_shmem_t *c,
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL shmem context");
     }
-    /* symmetric buffers on every PE, the same objects everywhere? */
-    shm_sym *y = c->sym;
-    int sym = 0;
-    if (plan && src && dst) {
-        const redist_spec_t *s = redist_plan_spec(plan);
-        sym = sym_range(c, src, redist_spec_src_bytes(s)) &&
-              sym_range(c, dst, redist_spec_dst_bytes(s));
+    if (c->busy) { /* the same on every PE of an SPMD program */
+        if (report) {
+            memset(report, 0, sizeof *report);
+            report->failed_step = -1;
+        }
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "shmem: a non-blocking run of a prepared object of "
+                        "this context is in flight (wait for it first)");
     }
-    memset(y->red_src, 0, sizeof y->red_src);
-    y->red_src[0] = !sym;
-    y->red_src[1] = (long)(uintptr_t)src;
-    y->red_src[2] = ~(long)(uintptr_t)src;
-    y->red_src[3] = (long)(uintptr_t)dst;
-    y->red_src[4] = ~(long)(uintptr_t)dst;
-    rd_shm_reduce_max(c);
-    sym = y->red_dst[0] == 0 && y->red_dst[1] == ~y->red_dst[2] &&
-          y->red_dst[3] == ~y->red_dst[4];
-
-    c->work_used = 0;
-    uint64_t promise = 0;
-    c->work_cap = 0;
-    if (plan && !check_plan(c, plan, NULL))
-        promise = work_promise(c, plan, opts, sym, &c->work_cap,
-                               &c->bound_free);
+    int sym = rd_shm_symmetric(c, plan, src, dst);
+    uint64_t promise = rd_shm_work_plan(c, plan, opts, sym);
     redist_status_t st = redist_plan_execute(plan, &c->ep[sym], src, dst,
                                              opts, report, err);
     c->work_cap = 0;

@@ -17,6 +17,8 @@
  *   reduce_serial.c  serial: no work space, one sender at a time
  *   scratch.c        symmetric allocations that fail on every PE together
  *   execute.c        redist_shmem_exec_info / redist_shmem_execute
+ *   prepared.c       prepared objects: prepare once, run many, start /
+ *                    test / wait on a progress thread
  * Costs: alpha-beta, s members, L bytes per member.
  */
 #ifndef REDIST_BACKEND_SHMEM_IMPL_H
@@ -74,6 +76,7 @@ struct redist_shmem {
                          first PE whose shmem_malloc did, else -1 */
     int alloc_mine;   /* ... and it was this PE's */
     int64_t nops, fail_at; /* exchanges so far; injected failure (tests) */
+    int busy; /* a prepared object's non-blocking run is in flight */
     struct redist_backend ep[2]; /* [0] any buffers, [1] symmetric */
 };
 
@@ -188,6 +191,12 @@ redist_status_t rd_shm_agree(redist_backend_t *be, redist_status_t local,
                              uint64_t plan_hash, redist_error_t *err);
 void rd_shm_abort(redist_backend_t *be, redist_status_t st,
                   const redist_error_t *err);
+
+/* execute.c */
+int rd_shm_symmetric(redist_shmem_t *c, const redist_plan_t *plan,
+                     const void *src, const void *dst);
+uint64_t rd_shm_work_plan(redist_shmem_t *c, const redist_plan_t *plan,
+                          const redist_exec_options_t *opts, int sym);
 
 /* scratch.c */
 int rd_shm_is_scratch(const redist_shmem_t *c, const void *p);

@@ -1,0 +1,258 @@
+/*
+ * Prepared objects (redist/shmem.h: redist_shmem_prepare .. _free): plan
+ * once, run many, and run without blocking.
+ *
+ * PREPARE (collective) does once what redist_shmem_execute does before
+ * data moves: whether the bound src and dst are symmetric on every PE
+ * (one reduction), the part of the work area the plan may use, and the
+ * executor's program bound to this PE with both agreements and the
+ * symmetric scratch (shmem_malloc, collective; touched once, so no run
+ * page-faults).  A last agreement folds in the progress thread and the
+ * lowest thread level of the PEs.
+ *
+ * RUN only moves data: the executor's passes (puts into the final
+ * places, per-step READY / DONE counters).  No agreement is needed
+ * between runs: the counters only grow and each PE expects its own
+ * running totals (signal.c), and a PE cannot write into a peer's block
+ * of a step before that peer said READY for that step of the same run;
+ * a run returns only when nobody reads this PE's input or writes its
+ * output any more (the DONE wait of its last step).  The context's
+ * scratch registry (scr[], used by the reduction protocols) is swapped
+ * to the object's for the run.
+ *
+ * NON-BLOCKING.  start hands the run to the object's progress thread
+ * (exec/async.c), which makes the puts, atomics and waits of every step
+ * one after the other; the PE's own thread computes meanwhile.  Open MPI
+ * 4.1's oshmem provides SHMEM_THREAD_MULTIPLE (shmem_init_thread,
+ * measured: provided 3 on this machine); start needs it on every PE
+ * (agreed at prepare) and fails on every PE otherwise.  The context
+ * stays occupied until wait: its other calls fail alike on every PE
+ * meanwhile (one call at a time per context, as before).  A PE that
+ * fails in a started run aborts the others as a blocking run does (the
+ * abort word): every PE's wait returns the error.
+ *
+ * Cost: prepare = one redist_shmem_execute's set-up + 1 reduction; run =
+ * the passes; memory: the symmetric scratch held for the object's life
+ * and one thread.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "shmem_impl.h"
+#include "../../core/internal.h"
+
+struct redist_shmem_prepared {
+    redist_shmem_t *c;
+    int sym;
+    rd_exec_prep xp;
+    uint64_t promise, work_cap, bound_free;
+    struct {
+        void *p;
+        size_t bytes;
+    } scr[4];
+    int level; /* the lowest thread level of the PEs */
+    rd_async async;
+};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void swap_scr(redist_shmem_prepared_t *p)
+{
+    for (int i = 0; i < 4; i++) {
+        void *q = p->c->scr[i].p;
+        size_t b = p->c->scr[i].bytes;
+        p->c->scr[i].p = p->scr[i].p;
+        p->c->scr[i].bytes = p->scr[i].bytes;
+        p->scr[i].p = q;
+        p->scr[i].bytes = b;
+    }
+}
+
+static redist_status_t do_run(void *arg, redist_exec_report_t *r,
+                              redist_error_t *err)
+{
+    redist_shmem_prepared_t *p = arg;
+    redist_shmem_t *c = p->c;
+    double t0 = now_seconds();
+    c->seq = 0;
+    c->work_used = 0;
+    c->work_cap = p->work_cap;
+    c->bound_free = p->bound_free;
+    swap_scr(p);
+    redist_status_t st = rd_exec_run(&p->xp, r, err);
+    swap_scr(p);
+    c->work_cap = 0;
+    c->bound_free = UINT64_MAX;
+    r->scratch_bytes += p->promise;
+    r->scratch_high_water += c->work_used;
+    r->seconds = now_seconds() - t0;
+    return st;
+}
+
+static void release(redist_shmem_prepared_t *p)
+{
+    swap_scr(p);
+    rd_exec_release(&p->xp); /* shmem_free: collective */
+    swap_scr(p);
+}
+
+redist_status_t redist_shmem_prepare(redist_shmem_t *c,
+                                     const redist_plan_t *plan, void *src,
+                                     void *dst,
+                                     const redist_exec_options_t *opts,
+                                     redist_shmem_prepared_t **out,
+                                     redist_error_t *err)
+{
+    if (!c || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL shmem context or output");
+    redist_status_t st = REDIST_OK;
+    redist_shmem_prepared_t *p = calloc(1, sizeof *p);
+    if (!p)
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    else if (c->busy)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                      "shmem: a non-blocking run of a prepared object of "
+                      "this context is in flight (wait for it first)");
+    st = rd_shm_agree_all(c, st, 0, 0, "", NULL, err);
+    if (st) {
+        free(p);
+        return st;
+    }
+    p->c = c;
+    rd_async_init(&p->async, do_run, p);
+    p->sym = rd_shm_symmetric(c, plan, src, dst);
+    p->promise = rd_shm_work_plan(c, plan, opts, p->sym);
+    p->work_cap = c->work_cap;
+    p->bound_free = c->bound_free;
+    redist_exec_report_t r;
+    st = rd_exec_prepare(plan, &c->ep[p->sym], src, dst,
+                         opts ? opts->flags : 0, 1, &p->xp, &r, err);
+    c->work_cap = 0;
+    c->bound_free = UINT64_MAX;
+    int level = SHMEM_THREAD_SINGLE;
+    long gap = 0;
+    if (!st) {
+        /* the object's scratch leaves the context's registry */
+        for (int i = 0; i < 4; i++)
+            if (c->scr[i].p && (c->scr[i].p == p->xp.buf[RD_BUF_SA] ||
+                                c->scr[i].p == p->xp.buf[RD_BUF_SB])) {
+                p->scr[i].p = c->scr[i].p;
+                p->scr[i].bytes = c->scr[i].bytes;
+                c->scr[i].p = NULL;
+            }
+        shmem_query_thread(&level);
+        if (level >= SHMEM_THREAD_MULTIPLE && rd_async_spawn(&p->async))
+            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                          "cannot create the progress thread");
+        st = rd_shm_agree_all(c, st, 0, SHMEM_THREAD_MULTIPLE - level, "",
+                              &gap, err);
+        if (st)
+            release(p);
+    }
+    if (st) {
+        rd_async_destroy(&p->async);
+        free(p);
+        return st;
+    }
+    p->level = SHMEM_THREAD_MULTIPLE - (int)gap;
+    *out = p;
+    return REDIST_OK;
+}
+
+redist_status_t redist_shmem_run(redist_shmem_prepared_t *p,
+                                 redist_exec_report_t *report,
+                                 redist_error_t *err)
+{
+    redist_exec_report_t r;
+    rd_report_empty(report);
+    if (!p)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL prepared object");
+    if (p->c->busy)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "redist_shmem_run: a non-blocking run of a prepared "
+                        "object of this context is in flight "
+                        "(redist_shmem_wait first)");
+    memset(&r, 0, sizeof r);
+    redist_status_t st = do_run(p, &r, err);
+    if (report)
+        *report = r;
+    return st;
+}
+
+redist_status_t redist_shmem_start(redist_shmem_prepared_t *p,
+                                   redist_error_t *err)
+{
+    if (!p)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL prepared object");
+    if (p->level < SHMEM_THREAD_MULTIPLE)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "redist_shmem_start needs SHMEM_THREAD_MULTIPLE on "
+                        "every PE (shmem_init_thread); the lowest level "
+                        "provided here is %d: use redist_shmem_run",
+                        p->level);
+    if (p->c->busy)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "redist_shmem_start: a non-blocking run of a "
+                        "prepared object of this context is in flight");
+    redist_status_t st = rd_async_start(&p->async, "redist_shmem_start", err);
+    if (!st)
+        p->c->busy = 1;
+    return st;
+}
+
+redist_status_t redist_shmem_test(redist_shmem_prepared_t *p, int *done,
+                                  redist_error_t *err)
+{
+    if (!p || !done)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL prepared object or flag");
+    return rd_async_test(&p->async, done, "redist_shmem_test", err);
+}
+
+redist_status_t redist_shmem_wait(redist_shmem_prepared_t *p,
+                                  redist_exec_report_t *report,
+                                  redist_error_t *err)
+{
+    redist_exec_report_t r;
+    rd_report_empty(report);
+    if (!p)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL prepared object");
+    int was = rd_async_busy(&p->async);
+    redist_status_t st =
+        rd_async_wait(&p->async, &r, "redist_shmem_wait", err);
+    if (was) {
+        p->c->busy = 0;
+        if (report)
+            *report = r;
+    }
+    return st;
+}
+
+int redist_shmem_prepared_async(const redist_shmem_prepared_t *p)
+{
+    return p && p->level >= SHMEM_THREAD_MULTIPLE;
+}
+
+void redist_shmem_prepared_free(redist_shmem_prepared_t *p)
+{
+    if (!p)
+        return;
+    if (rd_async_busy(&p->async)) {
+        redist_exec_report_t r;
+        rd_async_wait(&p->async, &r, "redist_shmem_prepared_free", NULL);
+        p->c->busy = 0;
+    }
+    rd_async_destroy(&p->async);
+    release(p);
+    free(p);
+}
