@@ -255,6 +255,18 @@ static PyObject *report_dict(const redist_exec_report_t *r)
         r->failed_step < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(r->failed_step));
 }
 
+/* Device `rank`'s block shape of side `side` (every device's the same
+ * unless the dims are uneven); zeros if out of range. */
+static void local_shape(const redist_spec_t *spec, int side, int64_t rank,
+                        int64_t out[])
+{
+    int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+    int nd = redist_spec_ndims(spec);
+    int bad = rpy_block_box(spec, side, rank, lo, hi);
+    for (int i = 0; i < nd; i++)
+        out[i] = bad ? 0 : hi[i] - lo[i];
+}
+
 /* execute(plan, src, dst, preserve_src=True, report=False) */
 static PyObject *ctx_execute(PyObject *self, PyObject *const *args,
                              Py_ssize_t nargs, PyObject *kwnames)
@@ -302,52 +314,63 @@ static PyObject *ctx_execute(PyObject *self, PyObject *const *args,
      * so that every rank fails together. */
     const redist_plan_t *plan = rpy_plan_of(v[0]);
     Py_buffer sv, dv;
-    int have_src = 0, have_dst = 0;
-    if (plan && redist_spec_is_uneven(redist_plan_spec(plan))) {
-        /* each rank's block shape differs: not described by this binding
-         * yet (the C API runs such plans) */
-        PyErr_SetString(PyExc_ValueError,
-                        "the spec has uneven dims: executing such plans "
-                        "from Python is not supported yet (the C API and "
-                        "redistplan run them)");
-    } else if (plan) {
+    int have_src = 0, have_dst = 0, ok = 0;
+    /* an empty block (uneven dims) may be None: NULL to the library */
+    void *sbuf = NULL, *dbuf = NULL;
+    if (plan) {
         const redist_spec_t *spec = redist_plan_spec(plan);
-        const redist_mesh_t *mesh = redist_spec_mesh(spec);
-        const int64_t *shape = redist_spec_shape(spec);
+        int64_t rank = redist_mpi_rank(ctx);
         int64_t sl[REDIST_MAX_DIMS], dl[REDIST_MAX_DIMS];
-        redist_type_local_shape(redist_spec_from(spec), mesh, shape, sl);
-        redist_type_local_shape(redist_spec_to(spec), mesh, shape, dl);
-        have_src = get_block(v[1], "src", !preserve, spec, sl,
-                             redist_spec_src_bytes(spec), &sv) == 0;
-        have_dst = have_src && get_block(v[2], "dst", 1, spec, dl,
-                                         redist_spec_dst_bytes(spec), &dv) == 0;
-        if (have_dst) {
+        local_shape(spec, REDIST_SIDE_FROM, rank, sl);
+        local_shape(spec, REDIST_SIDE_TO, rank, dl);
+        uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank),
+                 db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
+        int src_ok = sb == 0 && v[1] == Py_None;
+        if (!src_ok) {
+            have_src = get_block(v[1], "src", !preserve, spec, sl, sb, &sv) == 0;
+            src_ok = have_src;
+        }
+        int dst_ok = src_ok && db == 0 && v[2] == Py_None;
+        if (src_ok && !dst_ok) {
+            have_dst = get_block(v[2], "dst", 1, spec, dl, db, &dv) == 0;
+            dst_ok = have_dst;
+        }
+        if (have_src)
+            sbuf = sv.buf;
+        if (have_dst)
+            dbuf = dv.buf;
+        if (have_src && have_dst) {
             const char *s = sv.buf, *d = dv.buf;
             if (sv.len > 0 && dv.len > 0 && s < d + dv.len && d < s + sv.len) {
                 PyErr_SetString(PyExc_ValueError,
                                 "src and dst overlap: they must be distinct "
                                 "arrays");
-                have_dst = 0;
-                PyBuffer_Release(&dv);
+                dst_ok = 0;
             }
         }
+        ok = src_ok && dst_ok;
     }
-    if (!have_dst) {
+    if (!ok) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
+        if (have_src)
+            PyBuffer_Release(&sv);
+        if (have_dst)
+            PyBuffer_Release(&dv);
+        /* take part with NULL buffers: every rank fails together */
         Py_BEGIN_ALLOW_THREADS
         redist_mpi_execute(ctx, plan, NULL, NULL, &eo, NULL, NULL);
         Py_END_ALLOW_THREADS
-        if (have_src)
-            PyBuffer_Release(&sv);
         PyErr_Restore(type, value, tb);
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    st = redist_mpi_execute(ctx, plan, sv.buf, dv.buf, &eo, &rep, &err);
+    st = redist_mpi_execute(ctx, plan, sbuf, dbuf, &eo, &rep, &err);
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&sv);
-    PyBuffer_Release(&dv);
+    if (have_src)
+        PyBuffer_Release(&sv);
+    if (have_dst)
+        PyBuffer_Release(&dv);
     if (st != REDIST_OK)
         return rpy_raise(rpy_ExecError, st, &err);
     if (want_report)

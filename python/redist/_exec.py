@@ -46,7 +46,9 @@ if _redist.HAVE_MPI:
         execute(plan, src, dst, preserve_src=True, report=False): src and
         dst are this rank's blocks, any C-contiguous buffer-protocol arrays
         (NumPy first) of the spec's dtype (or raw uint8 bytes; bf16 as
-        uint16), flat or of the local shape.  preserve_src=False lets the
+        uint16), flat or of this rank's block shape
+        (spec.src_block_shape(rank); uneven dims: an empty block may be
+        None).  preserve_src=False lets the
         executor use src as work space (then src must be writable and its
         contents are unspecified afterwards).  report=True returns the
         execution report as a dict.  Bad arrays raise ValueError on their
