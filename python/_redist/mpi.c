@@ -13,20 +13,11 @@
  * gets ValueError) and none waits forever.  The GIL is released while
  * data moves.
  *
- * PENDING (C library): the prepared / non-blocking form (start, test,
- * wait) belongs here as a Request type over the C API's handle once that
- * API exists; nothing emulates it meanwhile.
+ * The prepared and non-blocking forms are prepared.c's.
  */
-#include "rpy.h"
+#include "rpy_mpi.h"
 
 #include <mpi4py/mpi4py.h>
-
-#include "redist/mpi.h"
-
-typedef struct rpy_mpi {
-    PyObject_HEAD
-    redist_mpi_t *ctx;
-} rpy_mpi;
 
 static int mpi4py_ready;
 
@@ -54,7 +45,7 @@ static MPI_Comm *comm_of(PyObject *comm)
     return c;
 }
 
-static redist_mpi_t *ctx_of(rpy_mpi *self)
+redist_mpi_t *rpy_ctx_of(rpy_mpi *self)
 {
     if (!self->ctx)
         PyErr_SetString(PyExc_ValueError, "the MPI context is freed");
@@ -64,6 +55,8 @@ static redist_mpi_t *ctx_of(rpy_mpi *self)
 static void free_ctx(rpy_mpi *self)
 {
     redist_mpi_t *ctx = self->ctx;
+    if (self->nprep)
+        return; /* not reached: a prepared object holds a reference */
     self->ctx = NULL;
     if (ctx) {
         Py_BEGIN_ALLOW_THREADS
@@ -241,7 +234,7 @@ static int get_block(PyObject *obj, const char *what, int writable,
     return 0;
 }
 
-static PyObject *report_dict(const redist_exec_report_t *r)
+PyObject *rpy_report_dict(const redist_exec_report_t *r)
 {
     return Py_BuildValue(
         "{sKsKsKsKsKsdsNsisN}", "scratch_bytes",
@@ -253,6 +246,65 @@ static PyObject *report_dict(const redist_exec_report_t *r)
         "writes_src", PyBool_FromLong(r->writes_src), "steps_done",
         r->steps_done, "failed_step",
         r->failed_step < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(r->failed_step));
+}
+
+/* Device `rank`'s block shape of side `side` (every device's the same
+ * unless the dims are uneven); zeros if out of range. */
+static void local_shape(const redist_spec_t *spec, int side, int64_t rank,
+                        int64_t out[])
+{
+    int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+    int nd = redist_spec_ndims(spec);
+    int bad = rpy_block_box(spec, side, rank, lo, hi);
+    for (int i = 0; i < nd; i++)
+        out[i] = bad ? 0 : hi[i] - lo[i];
+}
+
+int rpy_get_blocks(redist_mpi_t *ctx, const redist_plan_t *plan,
+                   PyObject *src, PyObject *dst, int preserve, rpy_blocks *b)
+{
+    memset(b, 0, sizeof *b);
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    int64_t rank = redist_mpi_rank(ctx);
+    int64_t sl[REDIST_MAX_DIMS], dl[REDIST_MAX_DIMS];
+    local_shape(spec, REDIST_SIDE_FROM, rank, sl);
+    local_shape(spec, REDIST_SIDE_TO, rank, dl);
+    uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank),
+             db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
+    /* an empty block (uneven dims) may be None: NULL to the library */
+    if (!(sb == 0 && src == Py_None)) {
+        if (get_block(src, "src", !preserve, spec, sl, sb, &b->sv) < 0)
+            return -1;
+        b->have_src = 1;
+        b->src = b->sv.buf;
+    }
+    if (!(db == 0 && dst == Py_None)) {
+        if (get_block(dst, "dst", 1, spec, dl, db, &b->dv) < 0) {
+            rpy_release_blocks(b);
+            return -1;
+        }
+        b->have_dst = 1;
+        b->dst = b->dv.buf;
+    }
+    if (b->have_src && b->have_dst && b->sv.len > 0 && b->dv.len > 0) {
+        const char *s = b->sv.buf, *d = b->dv.buf;
+        if (s < d + b->dv.len && d < s + b->sv.len) {
+            rpy_release_blocks(b);
+            PyErr_SetString(PyExc_ValueError, "src and dst overlap: they "
+                            "must be distinct arrays");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void rpy_release_blocks(rpy_blocks *b)
+{
+    if (b->have_src)
+        PyBuffer_Release(&b->sv);
+    if (b->have_dst)
+        PyBuffer_Release(&b->dv);
+    memset(b, 0, sizeof *b);
 }
 
 /* execute(plan, src, dst, preserve_src=True, report=False) */
@@ -286,7 +338,7 @@ static PyObject *ctx_execute(PyObject *self, PyObject *const *args,
         PyErr_SetString(PyExc_TypeError, "execute() needs plan, src and dst");
         return NULL;
     }
-    redist_mpi_t *ctx = ctx_of((rpy_mpi *)self);
+    redist_mpi_t *ctx = rpy_ctx_of((rpy_mpi *)self);
     if (!ctx)
         return NULL;
     int preserve = PyObject_IsTrue(v[3]), want_report = PyObject_IsTrue(v[4]);
@@ -298,60 +350,27 @@ static PyObject *ctx_execute(PyObject *self, PyObject *const *args,
     redist_error_clear(&err);
     redist_status_t st;
 
-    /* Local checks; on failure this rank still takes part (NULL buffers)
+    /* Local checks; on failure this rank still takes part, with no plan,
      * so that every rank fails together. */
     const redist_plan_t *plan = rpy_plan_of(v[0]);
-    Py_buffer sv, dv;
-    int have_src = 0, have_dst = 0;
-    if (plan && redist_spec_is_uneven(redist_plan_spec(plan))) {
-        /* each rank's block shape differs: not described by this binding
-         * yet (the C API runs such plans) */
-        PyErr_SetString(PyExc_ValueError,
-                        "the spec has uneven dims: executing such plans "
-                        "from Python is not supported yet (the C API and "
-                        "redistplan run them)");
-    } else if (plan) {
-        const redist_spec_t *spec = redist_plan_spec(plan);
-        const redist_mesh_t *mesh = redist_spec_mesh(spec);
-        const int64_t *shape = redist_spec_shape(spec);
-        int64_t sl[REDIST_MAX_DIMS], dl[REDIST_MAX_DIMS];
-        redist_type_local_shape(redist_spec_from(spec), mesh, shape, sl);
-        redist_type_local_shape(redist_spec_to(spec), mesh, shape, dl);
-        have_src = get_block(v[1], "src", !preserve, spec, sl,
-                             redist_spec_src_bytes(spec), &sv) == 0;
-        have_dst = have_src && get_block(v[2], "dst", 1, spec, dl,
-                                         redist_spec_dst_bytes(spec), &dv) == 0;
-        if (have_dst) {
-            const char *s = sv.buf, *d = dv.buf;
-            if (sv.len > 0 && dv.len > 0 && s < d + dv.len && d < s + sv.len) {
-                PyErr_SetString(PyExc_ValueError,
-                                "src and dst overlap: they must be distinct "
-                                "arrays");
-                have_dst = 0;
-                PyBuffer_Release(&dv);
-            }
-        }
-    }
-    if (!have_dst) {
+    rpy_blocks b;
+    if (!plan || rpy_get_blocks(ctx, plan, v[1], v[2], preserve, &b) < 0) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
         Py_BEGIN_ALLOW_THREADS
-        redist_mpi_execute(ctx, plan, NULL, NULL, &eo, NULL, NULL);
+        redist_mpi_execute(ctx, NULL, NULL, NULL, &eo, NULL, NULL);
         Py_END_ALLOW_THREADS
-        if (have_src)
-            PyBuffer_Release(&sv);
         PyErr_Restore(type, value, tb);
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    st = redist_mpi_execute(ctx, plan, sv.buf, dv.buf, &eo, &rep, &err);
+    st = redist_mpi_execute(ctx, plan, b.src, b.dst, &eo, &rep, &err);
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&sv);
-    PyBuffer_Release(&dv);
+    rpy_release_blocks(&b);
     if (st != REDIST_OK)
         return rpy_raise(rpy_ExecError, st, &err);
     if (want_report)
-        return report_dict(&rep);
+        return rpy_report_dict(&rep);
     Py_RETURN_NONE;
 }
 
@@ -359,7 +378,7 @@ static PyObject *ctx_execute(PyObject *self, PyObject *const *args,
  * order as comm (MPI_Comm_compare IDENT or CONGRUENT), so it may serve it. */
 static PyObject *ctx_matches(PyObject *self, PyObject *comm)
 {
-    redist_mpi_t *ctx = ctx_of((rpy_mpi *)self);
+    redist_mpi_t *ctx = rpy_ctx_of((rpy_mpi *)self);
     if (!ctx)
         return NULL;
     MPI_Comm *c = comm_of(comm);
@@ -378,7 +397,7 @@ static PyObject *ctx_info(PyObject *self, PyObject *args)
     int preserve = 1;
     if (!PyArg_ParseTuple(args, "O|p", &plan_obj, &preserve))
         return NULL;
-    redist_mpi_t *ctx = ctx_of((rpy_mpi *)self);
+    redist_mpi_t *ctx = rpy_ctx_of((rpy_mpi *)self);
     const redist_plan_t *plan = ctx ? rpy_plan_of(plan_obj) : NULL;
     if (!plan)
         return NULL;
@@ -404,6 +423,11 @@ static PyObject *ctx_info(PyObject *self, PyObject *args)
 static PyObject *ctx_free(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (((rpy_mpi *)self)->nprep) { /* the same on every rank (SPMD) */
+        PyErr_Format(PyExc_ValueError, "the context still has %d prepared "
+                     "object(s): free them first", ((rpy_mpi *)self)->nprep);
+        return NULL;
+    }
     free_ctx((rpy_mpi *)self);
     Py_RETURN_NONE;
 }
@@ -411,14 +435,14 @@ static PyObject *ctx_free(PyObject *self, PyObject *unused)
 static PyObject *ctx_get_rank(PyObject *self, void *closure)
 {
     (void)closure;
-    redist_mpi_t *ctx = ctx_of((rpy_mpi *)self);
+    redist_mpi_t *ctx = rpy_ctx_of((rpy_mpi *)self);
     return ctx ? PyLong_FromLong(redist_mpi_rank(ctx)) : NULL;
 }
 
 static PyObject *ctx_get_size(PyObject *self, void *closure)
 {
     (void)closure;
-    redist_mpi_t *ctx = ctx_of((rpy_mpi *)self);
+    redist_mpi_t *ctx = rpy_ctx_of((rpy_mpi *)self);
     return ctx ? PyLong_FromLong(redist_mpi_size(ctx)) : NULL;
 }
 
@@ -431,8 +455,14 @@ static PyMethodDef ctx_methods[] = {
      "matches(comm) -> bool: same group and order as comm."},
     {"info", ctx_info, METH_VARARGS,
      "info(plan, preserve_src=True) -> dict: redist_mpi_exec_info."},
+    {"prepare", (PyCFunction)(void (*)(void))rpy_ctx_prepare,
+     METH_VARARGS | METH_KEYWORDS,
+     "prepare(plan, src, dst, preserve_src=True) -> Prepared: "
+     "redist_mpi_prepare (collective); the arrays stay bound until the "
+     "object is freed."},
     {"free", ctx_free, METH_NOARGS,
-     "free(): redist_mpi_free (collective); later calls raise ValueError."},
+     "free(): redist_mpi_free (collective; its prepared objects first); "
+     "later calls raise ValueError."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef ctx_getset[] = {
@@ -456,7 +486,8 @@ static PyTypeObject rpy_MPIType = {
 
 int rpy_mpi_init(PyObject *m)
 {
-    if (PyType_Ready(&rpy_MPIType) < 0)
+    if (PyType_Ready(&rpy_MPIType) < 0 ||
+        PyModule_AddObjectRef(m, "MPIContext", (PyObject *)&rpy_MPIType) < 0)
         return -1;
-    return PyModule_AddObjectRef(m, "MPIContext", (PyObject *)&rpy_MPIType);
+    return rpy_prepared_init(m);
 }

@@ -267,12 +267,76 @@ static PyObject *spec_info(PyObject *self, PyObject *unused)
     return dict_of((int)(sizeof keys / sizeof keys[0]), keys, vals);
 }
 
+int rpy_block_box(const redist_spec_t *s, int side, int64_t rank,
+                  int64_t lo[], int64_t hi[])
+{
+    const redist_mesh_t *mesh = redist_spec_mesh(s);
+    const redist_type_t *t =
+        side == REDIST_SIDE_FROM ? redist_spec_from(s) : redist_spec_to(s);
+    if (!mesh || (side != REDIST_SIDE_FROM && side != REDIST_SIDE_TO) ||
+        rank < 0 || rank >= redist_mesh_num_devices(mesh))
+        return -1;
+    int64_t c[REDIST_MAX_AXES];
+    redist_mesh_coords(mesh, rank, c);
+    for (int i = 0; i < t->ndims; i++) {
+        int64_t b = 0, k = 1;
+        for (int j = 0; j < t->dim_naxes[i]; j++) {
+            int a = t->dims[i][j];
+            b = b * redist_mesh_axis_size(mesh, a) + c[a];
+            k *= redist_mesh_axis_size(mesh, a);
+        }
+        int64_t *len = malloc(sizeof *len * (size_t)k);
+        if (!len || redist_spec_block_lengths(s, side, i, len, k) != k) {
+            free(len);
+            return -1;
+        }
+        int64_t start = 0;
+        for (int64_t q = 0; q < b; q++)
+            start += len[q];
+        lo[i] = start;
+        hi[i] = start + len[b];
+        free(len);
+    }
+    return 0;
+}
+
+/* _block(side, rank) -> ((start, stop), ...) per dim (rpy_block_box) */
+static PyObject *spec_block(PyObject *self, PyObject *args)
+{
+    int side;
+    long long rank;
+    if (!PyArg_ParseTuple(args, "iL", &side, &rank))
+        return NULL;
+    const redist_spec_t *s = rpy_spec_of(self);
+    if (!s)
+        return NULL;
+    int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+    if (rpy_block_box(s, side, (int64_t)rank, lo, hi)) {
+        PyErr_Format(PyExc_ValueError, "device %lld out of range (the mesh "
+                     "has %lld devices)", rank,
+                     (long long)redist_mesh_num_devices(redist_spec_mesh(s)));
+        return NULL;
+    }
+    int nd = redist_spec_ndims(s);
+    PyObject *t = PyTuple_New(nd);
+    for (int i = 0; t && i < nd; i++) {
+        PyObject *p = Py_BuildValue("(LL)", (long long)lo[i], (long long)hi[i]);
+        if (!p)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, i, p);
+    }
+    return t;
+}
+
 static PyMethodDef spec_methods[] = {
     {"_load_file", spec_load_file, METH_VARARGS,
      "_load_file(path, flags=0): redist_spec_load_file into this object."},
     {"_load_buffer", spec_load_buffer, METH_VARARGS,
      "_load_buffer(text, source, flags=0): redist_spec_load_buffer."},
     {"_info", spec_info, METH_NOARGS, "The spec's fields as a dict."},
+    {"_block", spec_block, METH_VARARGS,
+     "_block(side, rank): device rank's block as ((start, stop), ...)."},
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject rpy_SpecType = {

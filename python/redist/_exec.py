@@ -9,9 +9,9 @@ communicator congruent with its duplicate (same group, same order).  At
 most _CACHE_MAX are kept; the oldest is freed (collectively: every rank
 makes the same calls in the same order) when another is needed.
 
-PENDING (C library): a prepared / non-blocking form (start, test, wait)
-will be Executor.prepare(plan, src, dst) returning a request once
-include/redist/mpi.h has it; nothing emulates it here.
+Executor.prepare(plan, src, dst) returns a Prepared object (the C API's
+redist_mpi_prepared_t): the set-up done once, then run() many times, or
+start() / test() / wait() to compute while data moves.
 """
 
 from collections import OrderedDict
@@ -46,12 +46,22 @@ if _redist.HAVE_MPI:
         execute(plan, src, dst, preserve_src=True, report=False): src and
         dst are this rank's blocks, any C-contiguous buffer-protocol arrays
         (NumPy first) of the spec's dtype (or raw uint8 bytes; bf16 as
-        uint16), flat or of the local shape.  preserve_src=False lets the
+        uint16), flat or of this rank's block shape
+        (spec.src_block_shape(rank); uneven dims: an empty block may be
+        None).  preserve_src=False lets the
         executor use src as work space (then src must be writable and its
         contents are unspecified afterwards).  report=True returns the
         execution report as a dict.  Bad arrays raise ValueError on their
         rank and ExecError on the others; a library failure raises ExecError
-        on every rank.  The GIL is released while data moves."""
+        on every rank.  The GIL is released while data moves.
+
+        prepare(plan, src, dst, preserve_src=True) -> Prepared: the
+        set-up of execute done once (collective; include/redist/mpi.h,
+        PREPARED OBJECTS), with src and dst bound until the object is
+        freed: pr.run(report=False) moves data only; pr.start() returns at
+        once while the object's thread moves data, pr.test() -> bool,
+        pr.wait(report=False); pr.free() (collective; or `with`).  The
+        context cannot be freed before its prepared objects."""
 
         def __init__(self, comm, mesh, *, packed=False, native_reduce=False,
                      max_scratch=0):

@@ -533,26 +533,29 @@ class Spec(_redist.Spec):
         """The NumPy dtype of the blocks (uint16 for bf16)."""
         return numpy_dtype(self.dtype)
 
-    def _slices(self, t, rank):
-        coords = dict(zip(self.mesh.names, self.mesh.coords(rank)))
-        sizes = self.mesh.shape
-        out = []
-        for n, axes in zip(self.shape, t.dims):
-            b, k = 0, 1
-            for a in axes:
-                b, k = b * sizes[a] + coords[a], k * sizes[a]
-            out.append(slice(b * (n // k), (b + 1) * (n // k)))
-        return tuple(out)
+    def _slices(self, side, rank):
+        return tuple(slice(a, b) for a, b in self._block(side, int(rank)))
 
     def src_slices(self, rank):
         """The global index ranges of device `rank`'s source block (a tuple
-        of slices: global_array[spec.src_slices(r)]).  Partial axes hold
-        contributions, not slices: they are not reflected here."""
-        return self._slices(self.src, rank)
+        of slices: global_array[spec.src_slices(r)]), by the source's split
+        rule (uneven dims included: blocks may differ or be empty).  Partial
+        axes hold contributions, not slices: they are not reflected here."""
+        return self._slices(0, rank)
 
     def dst_slices(self, rank):
         """As src_slices, for the destination block."""
-        return self._slices(self.dst, rank)
+        return self._slices(1, rank)
+
+    def src_block_shape(self, rank):
+        """The shape of device `rank`'s source block (with uneven dims it
+        differs by device; src_local_shape is the same for every device
+        and None then)."""
+        return tuple(b - a for a, b in self._block(0, int(rank)))
+
+    def dst_block_shape(self, rank):
+        """As src_block_shape, for the destination block."""
+        return tuple(b - a for a, b in self._block(1, int(rank)))
 
     def to_json_obj(self):
         """The spec as a spec-file dict (doc/spec-format.md section 3)."""

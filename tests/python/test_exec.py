@@ -278,26 +278,61 @@ def test_executor_and_wrong_comm():
     agree(np.array_equal(dst, block(spec, rank, "dst")), "after free_contexts")
 
 
-def test_uneven_refused_together():
-    """A dim that does not divide (4*size+1 rows): the binding does not
-    describe per-rank block shapes yet, so every rank refuses with the
-    same ValueError (one device: every dim divides, the plan runs)."""
-    spec = redist.Spec({"x": size}, (4 * size + 1, 2 * size), "f64", ("x", None), (None, "x"))
-    plan = redist.plan(spec)
-    if size == 1:
-        agree(spec.src_local_shape is not None, "one device: an even spec")
-        return
-    agree(spec.src_local_shape is None, "uneven: no single local shape")
-    src = np.zeros(spec.src_bytes // 8)
-    dst = np.zeros(spec.dst_bytes // 8)
+def uneven_blocks(spec, r):
+    """Device r's source and target blocks under the pattern (an empty
+    block is None one time in two: the binding accepts None for it)."""
+    src, want = block(spec, r, "src"), block(spec, r, "dst")
+    assert src.shape == spec.src_block_shape(r)
+    assert want.shape == spec.dst_block_shape(r)
+    return src, want
+
+
+def test_uneven_rows_exact():
+    """A dim that does not divide (4*size+1 rows, ceil blocks: the last
+    rank's block is shorter) moved to columns; then the same with fewer
+    rows than ranks (balanced: some blocks empty, passed as None)."""
+    for rows, split in ((4 * size + 1, None), (max(size - 1, 1), "balanced")):
+        spec = redist.Spec({"x": size}, (rows, 2 * size + 1), "f64",
+                           redist.Type(("x", None), split=split),
+                           redist.Type((None, "x"), split=split))
+        plan = redist.plan(spec)
+        src, want = uneven_blocks(spec, rank)
+        dst = np.full(spec.dst_block_shape(rank), -1.0)
+        redist.execute(plan, comm, src if src.size else None,
+                       dst if dst.size else None)
+        agree(np.array_equal(dst, want), f"uneven {rows} rows {split}")
+    if size > 1:
+        agree(spec.src_local_shape is None, "uneven: no single local shape")
+    # a wrong block shape is a clear error on its rank, ExecError elsewhere
+    bad = np.zeros(spec.src_block_shape(rank)[0] + 1) if rank == 0 else src
     try:
-        redist.execute(plan, comm, src, dst)
+        redist.execute(plan, comm, bad, np.empty(spec.dst_block_shape(rank)))
         got = None
-    except ValueError as e:
-        got = str(e)
-    agree(got is not None and "uneven dims" in got, f"uneven refused: {got!r}")
-    # the communicator still works: an even plan runs afterwards
-    spec2, plan2 = simple_plan()
-    dst2 = np.empty(spec2.dst_local_shape)
-    redist.execute(plan2, comm, block(spec2, rank, "src"), dst2)
-    agree(np.array_equal(dst2, block(spec2, rank, "dst")), "even plan after the refusal")
+    except (ValueError, redist.ExecError) as e:
+        got = e
+    agree(got is not None, "a wrong uneven block fails everywhere")
+    if rank == 0:
+        assert isinstance(got, ValueError) and "src" in str(got), got
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_uneven_random_exact(seed):
+    """Random specs as test_random_plans_exact, then each dim's length
+    drawn from 1 to 2k+3 for k blocks (often not a multiple, sometimes
+    fewer elements than blocks) and random split rules per side."""
+    rng = random.Random(5000 * size + seed)
+    base = random_spec(rng)
+    split = [rng.choice([None, "balanced", "chunk"]) for _ in range(2)]
+    src_t = redist.Type(base.src.dims, base.src.partial, split=split[0])
+    dst_t = redist.Type(base.dst.dims, base.dst.partial, split=split[1])
+    shape = [rng.randint(1, 2 * n + 3) for n in base.shape]
+    spec = redist.Spec(base.mesh, shape, base.dtype, src_t, dst_t, base.reduce)
+    plan = redist.plan(spec, objective=rng.choice(["bytes", "time"]))
+    src, want = uneven_blocks(spec, rank)
+    dst = np.full(spec.dst_block_shape(rank), 77, dtype=spec.np_dtype)
+    rep = redist.execute(plan, comm, src if src.size or rng.randrange(2) else None,
+                         dst if dst.size or rng.randrange(2) else None,
+                         preserve_src=True, report=True)
+    agree(np.array_equal(dst, want), f"uneven seed {seed}: {spec!r}")
+    agree(np.array_equal(src, block(spec, rank, "src")), "source preserved")
+    agree(rep["steps_done"] == len(plan.steps), "report: every step done")
