@@ -94,6 +94,9 @@ redist_status_t rd_async_start(rd_async *a, const char *who,
 redist_status_t rd_async_test(rd_async *a, int *done, const char *who,
                               redist_error_t *err)
 {
+    if (!a || !done)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL prepared object or flag");
     if (!rd_async_busy(a))
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "%s: no run started", who);
@@ -143,4 +146,14 @@ void rd_report_empty(redist_exec_report_t *r)
         memset(r, 0, sizeof *r);
         r->failed_step = -1;
     }
+}
+
+redist_status_t rd_prepared_check(const void *p,
+                                  redist_exec_report_t *report,
+                                  redist_error_t *err)
+{
+    rd_report_empty(report);
+    return p ? REDIST_OK
+             : rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL prepared object");
 }

@@ -167,13 +167,16 @@ redist_status_t rd_exec_prepare(const redist_plan_t *plan,
 redist_status_t rd_exec_run(rd_exec_prep *xp, redist_exec_report_t *r,
                             redist_error_t *err);
 void rd_exec_release(rd_exec_prep *xp);
+/* A monotonic clock in seconds (the reports' `seconds`). */
+double rd_exec_seconds(void);
 
 /* async.c: the progress thread of a prepared object (the backends'
  * start / test / wait).  init, then spawn (-1: no thread); start posts a
  * run of `run(arg, report, err)`; test: *done; wait: its status, report
  * and error; busy: a run posted and not yet waited for; destroy waits
  * for a run in flight, then ends the thread.  `who` names the call in
- * the errors (REDIST_ERR_INVALID: in flight, nothing started). */
+ * the errors (REDIST_ERR_INVALID: in flight, nothing started; for test,
+ * also a NULL `a` (the object's) or `done`). */
 typedef redist_status_t (*rd_async_fn)(void *arg, redist_exec_report_t *r,
                                        redist_error_t *err);
 typedef struct rd_async {
@@ -201,6 +204,11 @@ redist_status_t rd_async_wait(rd_async *a, redist_exec_report_t *r,
 void rd_async_destroy(rd_async *a);
 /* A report of a call that did nothing (NULL: nothing). */
 void rd_report_empty(redist_exec_report_t *r);
+/* The check opening a call on a prepared object: `report` emptied (NULL:
+ * none); a NULL object is REDIST_ERR_INVALID. */
+redist_status_t rd_prepared_check(const void *p,
+                                  redist_exec_report_t *report,
+                                  redist_error_t *err);
 
 /* hash.c: a hash of everything about a plan that all ranks must agree
  * on. */

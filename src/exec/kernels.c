@@ -291,28 +291,21 @@ RD_LOAD_PLAIN(uint16_t)
 RD_LOAD_PLAIN(uint32_t)
 RD_LOAD_PLAIN(uint64_t)
 
-static inline float load_f16(const char *p)
-{
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return rd_f16_to_f32(h);
-}
-static inline void store_f16(char *p, float v)
-{
-    uint16_t h = rd_f32_to_f16(v);
-    memcpy(p, &h, 2);
-}
-static inline float load_bf16(const char *p)
-{
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return rd_bf16_to_f32(h);
-}
-static inline void store_bf16(char *p, float v)
-{
-    uint16_t h = rd_f32_to_bf16(v);
-    memcpy(p, &h, 2);
-}
+/* Half floats: 2 bytes in storage, a float to compute with. */
+#define RD_LOAD_HALF(NAME)                                                   \
+    static inline float load_##NAME(const char *p)                           \
+    {                                                                        \
+        uint16_t h;                                                          \
+        memcpy(&h, p, 2);                                                    \
+        return rd_##NAME##_to_f32(h);                                        \
+    }                                                                        \
+    static inline void store_##NAME(char *p, float v)                        \
+    {                                                                        \
+        uint16_t h = rd_f32_to_##NAME(v);                                    \
+        memcpy(p, &h, 2);                                                    \
+    }
+RD_LOAD_HALF(f16)
+RD_LOAD_HALF(bf16)
 
 /* NAME: storage of SZ bytes, accumulator A with ops *_A, LD/ST. */
 #define RD_REDUCE_FN(NAME, SZ, A, LD, ST)                                    \

@@ -24,7 +24,7 @@
 #include "kernels.h"
 #include "../core/internal.h"
 
-static double now_seconds(void)
+double rd_exec_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -396,7 +396,7 @@ redist_status_t redist_plan_execute(const redist_plan_t *plan,
                                     redist_exec_report_t *report,
                                     redist_error_t *err)
 {
-    double t0 = now_seconds();
+    double t0 = rd_exec_seconds();
     redist_exec_report_t r;
     rd_exec_prep xp;
     redist_status_t st = rd_exec_prepare(plan, be, src, dst,
@@ -408,7 +408,7 @@ redist_status_t redist_plan_execute(const redist_plan_t *plan,
         r.scratch_high_water = xp.high;
         r.scratch_allocations = xp.count;
     }
-    r.seconds = now_seconds() - t0;
+    r.seconds = rd_exec_seconds() - t0;
     if (report)
         *report = r;
     return st;

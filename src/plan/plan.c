@@ -29,6 +29,18 @@ static int64_t split_count(const redist_type_t *t, const redist_mesh_t *m,
     return p;
 }
 
+/* A step's view: the op and the arguments its kind has (else -1). */
+static void view_init(redist_step_view_t *v, const rd_step *s)
+{
+    unsigned f = rd_step_kinds[s->op].fields;
+    memset(v, 0, sizeof *v);
+    v->op = (redist_op_t)s->op;
+    v->dim = f & RD_F_DIM ? s->dim : -1;
+    v->from_dim = f & RD_F_FROM_DIM ? s->from_dim : -1;
+    v->to_dim = f & RD_F_TO_DIM ? s->to_dim : -1;
+    v->axis = f & RD_F_AXIS ? s->axis : -1;
+}
+
 void rd_plan_path_multiples(const redist_plan_t *plan,
                             int64_t q[REDIST_MAX_DIMS])
 {
@@ -175,6 +187,50 @@ void rd_uplan_free(rd_uplan *up)
     memset(up, 0, sizeof *up);
 }
 
+/* The layout after step i of an uneven replay, of type nt: the one the
+ * step states, else the ceil rule; its block counts must be nt's. */
+static redist_status_t step_layout(const redist_spec_t *spec,
+                                   const rd_step *s, const redist_type_t *nt,
+                                   int i, const char *path, rd_layout *nl,
+                                   redist_verify_result_t *res,
+                                   redist_error_t *err)
+{
+    int r = s->lay ? rd_layout_copy(nl, s->lay)
+                   : rd_layout_rule(nl, nt, &spec->mesh, spec->ndims,
+                                    spec->shape, REDIST_SPLIT_CEIL, NULL);
+    if (r)
+        return rd_error(err, r == -2 ? REDIST_ERR_LIMIT : REDIST_ERR_NOMEM,
+                        NULL, path, "cannot build the layout after the step");
+    for (int d = 0; d < spec->ndims; d++) {
+        int64_t k = split_count(nt, &spec->mesh, d);
+        if (nl->ndims != spec->ndims || nl->k[d] != k) {
+            res->failed_step = i;
+            return rd_error(err, REDIST_ERR_PLAN, NULL, path,
+                            "the stated blocks of dim %d are not %lld blocks",
+                            d, (long long)k);
+        }
+    }
+    return REDIST_OK;
+}
+
+/* Each device's received bytes (tot[d] / D, rounded up) and their
+ * largest, res->recv_bytes. */
+static redist_status_t device_recv(const u128 *tot, uint64_t D, rd_uplan *x,
+                                   redist_verify_result_t *res,
+                                   redist_error_t *err)
+{
+    int overflow = 0;
+    for (int64_t d = 0; d < x->ndevices; d++) {
+        x->dev_recv[d] = ceil_div(tot[d], D, &overflow);
+        if (x->dev_recv[d] > res->recv_bytes)
+            res->recv_bytes = x->dev_recv[d];
+    }
+    if (overflow || res->recv_bytes > (uint64_t)INT64_MAX)
+        return rd_error(err, REDIST_ERR_OVERFLOW, NULL, NULL,
+                        "received bytes overflow a signed 64-bit count");
+    return REDIST_OK;
+}
+
 /* The replay of an uneven spec: as rd_replay, with a layout per step
  * (stated, else the ceil rule of its type), locality in place of
  * divisibility, and per-device held and received bytes (uneven.c). */
@@ -235,29 +291,9 @@ static redist_status_t ureplay(const redist_spec_t *spec, const rd_step *steps,
             goto done;
         rd_ctype_to_type(&next, &nt);
         rd_layout *nl = &x.lays[i];
-        int r = s->lay ? rd_layout_copy(nl, s->lay)
-                       : rd_layout_rule(nl, &nt, &spec->mesh, spec->ndims,
-                                        spec->shape, REDIST_SPLIT_CEIL, NULL);
         x.nlays = i + 1;
-        if (r) {
-            st = rd_error(err, r == -2 ? REDIST_ERR_LIMIT : REDIST_ERR_NOMEM,
-                          NULL, path, "cannot build the layout after the step");
+        if ((st = step_layout(spec, s, &nt, i, path, nl, res, err)))
             goto done;
-        }
-        for (int d = 0; d < spec->ndims; d++) {
-            redist_type_t one = nt;
-            int64_t k = 1;
-            for (int q = 0; q < one.dim_naxes[d]; q++)
-                k *= spec->mesh.size[one.dims[d][q]];
-            if (nl->ndims != spec->ndims || nl->k[d] != k) {
-                res->failed_step = i;
-                st = rd_error(err, REDIST_ERR_PLAN, NULL, path,
-                              "the stated blocks of dim %d are not %lld "
-                              "blocks",
-                              d, (long long)k);
-                goto done;
-            }
-        }
         if (rd_ustep_eval(&u, s, &cur, curl, &next, nl, all, &ev, srecv, held,
                           why, sizeof why)) {
             redist_type_t t;
@@ -287,13 +323,7 @@ static redist_status_t ureplay(const redist_spec_t *spec, const rd_step *steps,
         if (views) {
             redist_step_view_t *v = &views[i];
             int ov = 0;
-            memset(v, 0, sizeof *v);
-            v->op = (redist_op_t)s->op;
-            v->dim = rd_step_kinds[s->op].fields & RD_F_DIM ? s->dim : -1;
-            v->from_dim =
-                rd_step_kinds[s->op].fields & RD_F_FROM_DIM ? s->from_dim : -1;
-            v->to_dim = rd_step_kinds[s->op].fields & RD_F_TO_DIM ? s->to_dim : -1;
-            v->axis = rd_step_kinds[s->op].fields & RD_F_AXIS ? s->axis : -1;
+            view_init(v, s);
             v->after = nt;
             rd_layout_max_elems(nl, v->local_shape);
             v->local_bytes = ev.max_held;
@@ -313,17 +343,8 @@ static redist_status_t ureplay(const redist_spec_t *spec, const rd_step *steps,
                       "step)");
         goto done;
     }
-    int overflow = 0;
-    for (int64_t d = 0; d < nd; d++) {
-        x.dev_recv[d] = ceil_div(tot[d], D, &overflow);
-        if (x.dev_recv[d] > res->recv_bytes)
-            res->recv_bytes = x.dev_recv[d];
-    }
-    if (overflow || res->recv_bytes > (uint64_t)INT64_MAX) {
-        st = rd_error(err, REDIST_ERR_OVERFLOW, NULL, NULL,
-                      "received bytes overflow a signed 64-bit count");
+    if ((st = device_recv(tot, D, &x, res, err)))
         goto done;
-    }
     res->memory_efficient = within;
     res->valid = 1;
 done:
@@ -389,12 +410,7 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
             res->peak_bytes = L;
         if (views) {
             redist_step_view_t *v = &views[i];
-            memset(v, 0, sizeof *v);
-            v->op = (redist_op_t)st_->op;
-            v->dim = k->fields & RD_F_DIM ? st_->dim : -1;
-            v->from_dim = k->fields & RD_F_FROM_DIM ? st_->from_dim : -1;
-            v->to_dim = k->fields & RD_F_TO_DIM ? st_->to_dim : -1;
-            v->axis = k->fields & RD_F_AXIS ? st_->axis : -1;
+            view_init(v, st_);
             rd_ctype_to_type(&cur, &v->after);
             memcpy(v->local_shape, local, sizeof(int64_t) * (size_t)cx.ndims);
             v->local_bytes = L;

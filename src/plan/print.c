@@ -150,14 +150,12 @@ static void blocks_line(FILE *out, const char *indent, const redist_spec_t *s,
             r >= 0 ? redist_split_name((redist_split_t)r) : "explicit");
 }
 
-redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
-                                  int grid)
+/* The spec: name, mesh, array, source and target types and blocks. */
+static void print_head(const redist_plan_t *plan, FILE *out)
 {
-    if (!plan || !out)
-        return REDIST_ERR_INVALID;
     const redist_spec_t *s = plan->spec;
     const redist_mesh_t *m = &s->mesh;
-    char tf[512], tf2[512], b1[32], b2[32], sh[256], ax[80], dm[32];
+    char tf[512], tf2[512], sh[256];
     fprintf(out, "plan %s\n", s->name && s->name[0] ? s->name : "(unnamed)");
     fprintf(out, "  mesh   ");
     for (int a = 0; a < m->naxes; a++)
@@ -174,6 +172,15 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
     fprintf(out, "  to     %s\n", redist_type_format(&s->to, m, tf2, sizeof tf2));
     blocks_line(out, "           ", s, &s->to, dl, (int)s->split[1]);
     fprintf(out, "\n");
+}
+
+/* The table: the source, then a row per step (and its blocks). */
+static void print_steps(const redist_plan_t *plan, FILE *out)
+{
+    const redist_spec_t *s = plan->spec;
+    const redist_mesh_t *m = &s->mesh;
+    const rd_layout *sl = s->uneven ? &s->lay[0] : NULL;
+    char tf[512], sh[256], ax[80], dm[32];
     fprintf(out, "  %4s  %-14s %-8s %-6s %-20s %14s %14s  %s%s\n", "step",
             "op", "axis", "dims", "local shape", "recv bytes", "peak bytes",
             plan->has_cost ? "   time (us)  " : "", "type after");
@@ -204,6 +211,13 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
         blocks_line(out, "                ", s, &v->after,
                     rd_plan_step_layout(plan, i), -1);
     }
+}
+
+/* The totals: traffic, time, memory efficiency, optimality. */
+static void print_summary(const redist_plan_t *plan, FILE *out)
+{
+    const redist_spec_t *s = plan->spec;
+    char b1[32], b2[32];
     const redist_plan_stats_t *x = &plan->stats;
     uint64_t bound = x->src_bytes > x->dst_bytes ? x->src_bytes : x->dst_bytes;
     rd_format_bytes(x->recv_bytes, b1, sizeof b1);
@@ -274,27 +288,46 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
                     (unsigned long long)x->bound_peak_bytes,
                     (unsigned long long)x->bound_recv_bytes);
     }
-    if (grid && m->ndevices <= 64) {
-        fprintf(out, s->uneven
-                         ? "\n  elements held, (lo:hi per dim; * = whole dim; "
-                           "+axis=N = partial contribution N):\n"
-                         : "\n  blocks held, (block index per dim; * = whole "
-                           "dim; +axis=N = partial contribution N):\n");
-        fprintf(out, "    source %s\n",
-                redist_type_format(&s->from, m, tf, sizeof tf));
-        print_grid(s, &s->from, sl, out);
-        for (int i = 0; i < plan->nsteps; i++) {
-            const redist_step_view_t *v = &plan->steps[i];
-            step_args(plan, v, ax, sizeof ax, dm, sizeof dm);
-            if (v->op == REDIST_OP_PERMUTE)
-                fprintf(out, "    after step %d (permute) %s\n", i + 1,
-                        redist_type_format(&v->after, m, tf, sizeof tf));
-            else
-                fprintf(out, "    after step %d (%s %s, dim %s) %s\n", i + 1,
-                        redist_op_name(v->op), ax, dm,
-                        redist_type_format(&v->after, m, tf, sizeof tf));
-            print_grid(s, &v->after, rd_plan_step_layout(plan, i), out);
-        }
+}
+
+/* Every device's blocks, at the source and after each step. */
+static void print_grids(const redist_plan_t *plan, FILE *out)
+{
+    const redist_spec_t *s = plan->spec;
+    const redist_mesh_t *m = &s->mesh;
+    const rd_layout *sl = s->uneven ? &s->lay[0] : NULL;
+    char tf[512], ax[80], dm[32];
+    fprintf(out, s->uneven
+                     ? "\n  elements held, (lo:hi per dim; * = whole dim; "
+                       "+axis=N = partial contribution N):\n"
+                     : "\n  blocks held, (block index per dim; * = whole "
+                       "dim; +axis=N = partial contribution N):\n");
+    fprintf(out, "    source %s\n",
+            redist_type_format(&s->from, m, tf, sizeof tf));
+    print_grid(s, &s->from, sl, out);
+    for (int i = 0; i < plan->nsteps; i++) {
+        const redist_step_view_t *v = &plan->steps[i];
+        step_args(plan, v, ax, sizeof ax, dm, sizeof dm);
+        if (v->op == REDIST_OP_PERMUTE)
+            fprintf(out, "    after step %d (permute) %s\n", i + 1,
+                    redist_type_format(&v->after, m, tf, sizeof tf));
+        else
+            fprintf(out, "    after step %d (%s %s, dim %s) %s\n", i + 1,
+                    redist_op_name(v->op), ax, dm,
+                    redist_type_format(&v->after, m, tf, sizeof tf));
+        print_grid(s, &v->after, rd_plan_step_layout(plan, i), out);
     }
+}
+
+redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
+                                  int grid)
+{
+    if (!plan || !out)
+        return REDIST_ERR_INVALID;
+    print_head(plan, out);
+    print_steps(plan, out);
+    print_summary(plan, out);
+    if (grid && plan->spec->mesh.ndevices <= 64)
+        print_grids(plan, out);
     return REDIST_OK;
 }

@@ -33,10 +33,10 @@
  * members share L.  Groups of more than 2^20 members only offer the
  * target (the plan is then not proven optimal).
  *
- * Budget.  A constructive plan, built first without search, bounds the
- * search from above (relaxations beyond its cost are not made) and is the
- * answer, with lower bounds and stats.optimal 0, when max_states runs
- * out.
+ * Budget.  A constructive plan (construct.c), built first without
+ * search, bounds the search from above (relaxations beyond its cost are
+ * not made) and is the answer, with lower bounds and stats.optimal 0,
+ * when max_states runs out.
  *
  * Uneven specs (doc/spec-format.md section 7; doc/uneven.md).  A state is a type
  * with anchor bits (rd_ctype.anchor: which dims take their layout from the
@@ -53,11 +53,17 @@
  * Memory: O(V) nodes of ~80 bytes.  Ties are broken by generation order,
  * which depends on the spec alone, so every rank computes the same plan.
  *
- * Size.  This file (about 1,250 lines) and rd_solve (about 220) stay
- * whole on purpose: the search, its heuristic and the driver that runs it
- * twice (under B, then under P) share one state struct and its
- * invariants, and the planner for uneven dims is changing them at the
- * same time; a split belongs after that lands.
+ * Size.  This file (about 1,400 lines) and rd_solve (about 215) stay
+ * long on purpose: the node table, the heap, the heuristic, the edge
+ * generation, the permute groups and the driver all work on one search
+ * state (search_t) and its invariants (the cap, the upper bound, the
+ * scale D, the anchored uneven states), which would otherwise become an
+ * internal header of a dozen fields every part writes; and rd_solve
+ * runs the search twice (under B, then under P) and decides between its
+ * path and the constructive plan with a dozen locals that both passes
+ * share.  What stands alone is apart: the constructive plan
+ * (construct.c), the uneven per-device evaluation (uneven.c), the input
+ * checks, the uneven set-up and the walk back (functions below).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +73,6 @@
 typedef unsigned __int128 u128;
 
 #define RD_SAMPLES 4
-/* device coordinate combinations analysed per exchange edge */
-#define RD_SOLVER_EXCHANGE_LIMIT 4096
 #define RD_MAX_GROUP (1L << 20) /* permute targets enumerated per group */
 
 typedef struct {
@@ -1031,160 +1035,6 @@ static void ctype_map(const rd_ctype *in, const int map[], rd_ctype *out)
     *out = c;
 }
 
-/* ------------------------------------------------- constructive plan */
-
-/* Steps of the constructive plan: at most one reduction per axis, one
- * gather and one slice per axis, and a permute or exchange. */
-#define RD_FALLBACK_MAX (3 * REDIST_MAX_AXES + 1)
-
-typedef struct {
-    const rd_ctx *cx;
-    rd_ctype cur;
-    rd_step *out;
-    int n;
-} builder_t;
-
-/* Append the step if it is legal from the current type. */
-static int try_step(builder_t *b, int op, int dim, int axis,
-                    const rd_ctype *after)
-{
-    rd_step st;
-    rd_ctype next;
-    char why[160];
-    memset(&st, 0, sizeof st);
-    st.op = op;
-    st.dim = dim;
-    st.from_dim = st.to_dim = -1;
-    st.axis = axis;
-    if (after)
-        st.after = *after;
-    if (b->n >= RD_FALLBACK_MAX ||
-        rd_step_kinds[op].apply(b->cx, &b->cur, &st, &next, why, sizeof why))
-        return 0;
-    st.after = next;
-    b->out[b->n++] = st;
-    b->cur = next;
-    return 1;
-}
-
-/* The dim whose target list has `a` as the next axis after a prefix that
- * `t` already holds, or -1. */
-static int next_home(const rd_ctype *t, const rd_ctype *dst, int a)
-{
-    int q = 0, r = 0;
-    for (int j = 0; j < dst->ndims; j++) {
-        int have = t->cnt[j];
-        if (have < dst->cnt[j] && dst->seq[r + have] == a &&
-            memcmp(&t->seq[q], &dst->seq[r], (size_t)have) == 0)
-            return j;
-        q += t->cnt[j];
-        r += dst->cnt[j];
-    }
-    return -1;
-}
-
-static int try_move(builder_t *b, int from, int to, int a)
-{
-    rd_step st;
-    rd_ctype next;
-    char why[160];
-    memset(&st, 0, sizeof st);
-    st.op = REDIST_OP_ALL_TO_ALL;
-    st.dim = -1;
-    st.from_dim = from;
-    st.to_dim = to;
-    st.axis = a;
-    if (b->n >= RD_FALLBACK_MAX ||
-        rd_step_kinds[st.op].apply(b->cx, &b->cur, &st, &next, why,
-                                   sizeof why))
-        return 0;
-    st.after = next;
-    b->out[b->n++] = st;
-    b->cur = next;
-    return 1;
-}
-
-/* A plan that always exists, built without search: reduce the pending
- * axes (reduce_scatter into the target's place, in the target's order,
- * where it divides; else all_reduce); then a single exchange (time
- * objective) or permute when the local shapes already agree; else slice
- * onto every dim list that is a prefix of the target's, and take the
- * minor axis off one that is not (all_to_all to the dim that needs it
- * next, else all_gather), until the target is reached.  Each round makes
- * progress: when every list is a prefix of the target's, the next axis of
- * an unfinished dim is replicated (it is in no other dim's prefix and not
- * partial), and the target's divisibility makes the slice divide.  Valid
- * by construction (each step goes through the kind's apply), with no
- * claim of optimality.  Returns the number of steps, or -1 (internal
- * error). */
-static int construct(const rd_ctx *cx, const rd_ctype *src,
-                     const rd_ctype *dst, int exchange, rd_step out[])
-{
-    builder_t b = {cx, *src, out, 0};
-    uint32_t pend = src->partial & ~dst->partial;
-    int p = 0;
-    for (int i = 0; i < cx->ndims; i++)
-        for (int k = 0; k < dst->cnt[i]; k++, p++) {
-            int a = dst->seq[p];
-            if ((pend >> a & 1u) &&
-                try_step(&b, REDIST_OP_REDUCE_SCATTER, i, a, NULL))
-                pend &= ~(1u << a);
-        }
-    for (int a = 0; a < cx->naxes; a++)
-        if ((pend >> a & 1u) &&
-            !try_step(&b, REDIST_OP_ALL_REDUCE, -1, a, NULL))
-            return -1;
-    if (memcmp(&b.cur, dst, sizeof *dst) == 0)
-        return b.n;
-    uint64_t elems, peers;
-    if (exchange &&
-        rd_exchange_need(cx, &b.cur, dst, RD_SOLVER_EXCHANGE_LIMIT, &elems,
-                         &peers) == 0 &&
-        try_step(&b, REDIST_OP_EXCHANGE, -1, -1, dst))
-        return b.n;
-    if (try_step(&b, REDIST_OP_PERMUTE, -1, -1, dst))
-        return b.n;
-    for (;;) {
-        int progress = 1;
-        while (progress) {
-            progress = 0;
-            int q = 0, r = 0;
-            for (int i = 0; i < cx->ndims; i++) {
-                int have = b.cur.cnt[i];
-                if (have < dst->cnt[i] &&
-                    memcmp(&b.cur.seq[q], &dst->seq[r], (size_t)have) == 0 &&
-                    try_step(&b, REDIST_OP_SLICE, i, dst->seq[r + have],
-                             NULL))
-                    progress = 1;
-                q += b.cur.cnt[i];
-                r += dst->cnt[i];
-            }
-        }
-        if (memcmp(&b.cur, dst, sizeof *dst) == 0)
-            return b.n;
-        /* A dim whose list is not a prefix of the target's gives up its
-         * minor axis: by all_to_all to the dim that needs it next, when
-         * that divides, else by all_gather. */
-        int q = 0, r = 0, moved = 0;
-        for (int i = 0; i < cx->ndims && !moved; i++) {
-            if (b.cur.cnt[i] > dst->cnt[i] ||
-                memcmp(&b.cur.seq[q], &dst->seq[r], b.cur.cnt[i]) != 0) {
-                int a = b.cur.seq[q + b.cur.cnt[i] - 1];
-                int j = next_home(&b.cur, dst, a);
-                moved = (j >= 0 && j != i &&
-                         try_move(&b, i, j, a)) ||
-                        try_step(&b, REDIST_OP_ALL_GATHER, i, a, NULL);
-                if (!moved)
-                    return -1;
-            }
-            q += b.cur.cnt[i];
-            r += dst->cnt[i];
-        }
-        if (!moved)
-            return -1; /* cannot happen: see above */
-    }
-}
-
 /* Peak, cost (in the search's units) and collectives of a path. */
 static void path_cost(const search_t *S, const rd_ctype *src,
                       const rd_step *p, int n, uint64_t *peak, u128 *g,
@@ -1261,6 +1111,89 @@ static redist_status_t emit_path(const rd_step *p, int n, const int inv[],
     return REDIST_OK;
 }
 
+/* What rd_solve refuses before any search: an unknown objective, an
+ * invalid cost model, a pending reduction the source lacks, a max peak
+ * below max(src, dst) = bound. */
+static redist_status_t solve_check(const redist_spec_t *spec,
+                                   const redist_plan_options_t *opts,
+                                   uint64_t bound, redist_error_t *err)
+{
+    redist_status_t st;
+    uint64_t max_peak = opts ? opts->max_peak_bytes : 0;
+    if (rd_objective(opts) != REDIST_OBJECTIVE_BYTES &&
+        rd_objective(opts) != REDIST_OBJECTIVE_TIME)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "objective",
+                        "unknown objective %d", (int)opts->objective);
+    if (opts && opts->cost &&
+        (st = redist_cost_model_validate(opts->cost, &spec->mesh, err)))
+        return st;
+    if ((st = rd_spec_partial_check(spec, err)))
+        return st;
+    if (max_peak && max_peak < bound)
+        return rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
+                        "no plan within max peak %llu bytes: the %s alone "
+                        "holds %llu bytes per device",
+                        (unsigned long long)max_peak,
+                        spec->src_bytes >= spec->dst_bytes ? "source"
+                                                           : "target",
+                        (unsigned long long)bound);
+    return REDIST_OK;
+}
+
+/* Uneven specs: per-device evaluation on layouts (U), states anchored
+ * (src/core/layout.c); the source anchored at the source. */
+static redist_status_t uneven_init(const redist_spec_t *spec, rd_ctx *cx,
+                                   rd_ctype *src, const rd_ctype *dst,
+                                   const redist_cost_model_t *cm, rd_uctx *U,
+                                   redist_error_t *err)
+{
+    int64_t ndev = 1;
+    uint64_t Du = 1;
+    cx->uneven = 1;
+    for (int r = 0; r < cx->naxes; r++) {
+        ndev *= cx->size[r];
+        if (ndev > RD_UNEVEN_MAX_DEVICES)
+            return rd_error(err, REDIST_ERR_LIMIT, NULL, "mesh",
+                            "uneven dims over more than %d devices "
+                            "(axes of size 1 left out): per-device "
+                            "figures are computed for at most that many",
+                            RD_UNEVEN_MAX_DEVICES);
+        if ((src->partial & ~dst->partial) >> r & 1u)
+            Du = Du / rd_gcd_u64(Du, (uint64_t)cx->size[r]) *
+                 (uint64_t)cx->size[r];
+    }
+    rd_uctx_init(U, cx, src, &spec->lay[0], dst, &spec->lay[1], Du, cm);
+    unsigned b = rd_layout_anchor_bits(&U->src, &U->mesh, cx->shape, &U->src,
+                                       U->src_l, &U->dst, U->dst_l);
+    src->anchor[0] = (uint8_t)(b & 0xffu);
+    src->anchor[1] = (uint8_t)(b >> 8);
+    return REDIST_OK;
+}
+
+/* The steps from the search's start to node goal (*n of them; malloc'ed,
+ * NULL when out of memory). */
+static rd_step *walk_back(const search_t *S, int32_t goal, int *n)
+{
+    *n = 0;
+    for (int32_t v = goal; S->nodes[v].parent >= 0; v = S->nodes[v].parent)
+        (*n)++;
+    rd_step *p = calloc((size_t)(*n ? *n : 1), sizeof *p);
+    if (!p)
+        return NULL;
+    int k = *n;
+    for (int32_t v = goal; S->nodes[v].parent >= 0; v = S->nodes[v].parent) {
+        rd_step *s = &p[--k];
+        const node_t *nd = &S->nodes[v];
+        s->op = nd->op;
+        s->dim = nd->dim;
+        s->from_dim = nd->from_dim;
+        s->to_dim = nd->to_dim;
+        s->axis = nd->axis;
+        s->after = nd->t;
+    }
+    return p;
+}
+
 redist_status_t rd_solve(const redist_spec_t *spec,
                          const redist_plan_options_t *opts, rd_step **path,
                          int *nsteps, rd_solve_info *info,
@@ -1278,25 +1211,10 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     redist_cost_model_t model;
     const redist_cost_model_t *cm = NULL;
     memset(info, 0, sizeof *info);
-    if (rd_objective(opts) != REDIST_OBJECTIVE_BYTES &&
-        rd_objective(opts) != REDIST_OBJECTIVE_TIME)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, "objective",
-                        "unknown objective %d", (int)opts->objective);
-    if (opts && opts->cost &&
-        (st = redist_cost_model_validate(opts->cost, &spec->mesh, err)))
-        return st;
-    if ((st = rd_spec_partial_check(spec, err)))
-        return st;
     uint64_t bound = spec->src_bytes > spec->dst_bytes ? spec->src_bytes
                                                        : spec->dst_bytes;
-    if (max_peak && max_peak < bound)
-        return rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
-                        "no plan within max peak %llu bytes: the %s alone "
-                        "holds %llu bytes per device",
-                        (unsigned long long)max_peak,
-                        spec->src_bytes >= spec->dst_bytes ? "source"
-                                                           : "target",
-                        (unsigned long long)bound);
+    if ((st = solve_check(spec, opts, bound, err)))
+        return st;
 
     /* Size-1 axes never change a local shape or a block, so the search
      * runs on the problem without them (axes renamed); the cost model's
@@ -1316,39 +1234,16 @@ redist_status_t rd_solve(const redist_spec_t *spec,
             model.axis_link[r] = model.axis_link[inv[r]];
         cm = &model;
     }
-    /* Uneven specs: per-device evaluation on layouts, states anchored
-     * (src/core/layout.c); the source anchored at the source. */
     rd_uctx U;
     int uneven = spec->uneven;
-    if (uneven) {
-        int64_t ndev = 1;
-        uint64_t Du = 1;
-        cx.uneven = 1;
-        for (int r = 0; r < cx.naxes; r++) {
-            ndev *= cx.size[r];
-            if (ndev > RD_UNEVEN_MAX_DEVICES)
-                return rd_error(err, REDIST_ERR_LIMIT, NULL, "mesh",
-                                "uneven dims over more than %d devices "
-                                "(axes of size 1 left out): per-device "
-                                "figures are computed for at most that many",
-                                RD_UNEVEN_MAX_DEVICES);
-            if ((src.partial & ~dst.partial) >> r & 1u)
-                Du = Du / rd_gcd_u64(Du, (uint64_t)cx.size[r]) *
-                     (uint64_t)cx.size[r];
-        }
-        rd_uctx_init(&U, &cx, &src, &spec->lay[0], &dst, &spec->lay[1], Du,
-                     cm);
-        unsigned b = rd_layout_anchor_bits(&U.src, &U.mesh, cx.shape, &U.src,
-                                           U.src_l, &U.dst, U.dst_l);
-        src.anchor[0] = (uint8_t)(b & 0xffu);
-        src.anchor[1] = (uint8_t)(b >> 8);
-    }
+    if (uneven && (st = uneven_init(spec, &cx, &src, &dst, cm, &U, err)))
+        return st;
 
     /* The constructive plan: the fallback when the budget runs out, and
      * an upper bound that prunes the search (when within its cap).  Not
      * for uneven specs (its steps need not be local). */
     rd_step fb[RD_FALLBACK_MAX];
-    int nfb = uneven ? 0 : construct(&cx, &src, &dst, cm != NULL, fb);
+    int nfb = uneven ? 0 : rd_construct(&cx, &src, &dst, cm != NULL, fb);
     if (nfb < 0)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "internal: no constructive plan");
@@ -1495,28 +1390,12 @@ redist_status_t rd_solve(const redist_spec_t *spec,
         *nsteps = nfb;
         return REDIST_OK;
     }
-    /* Walk back. */
-    int n = 0;
-    for (int32_t v = goal; S.nodes[v].parent >= 0; v = S.nodes[v].parent)
-        n++;
-    rd_step *p = calloc((size_t)(n ? n : 1), sizeof *p);
-    if (!p) {
-        search_free(&S);
+    int n;
+    rd_step *p = walk_back(&S, goal, &n);
+    search_free(&S);
+    if (!p)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                         "out of memory while planning");
-    }
-    int k = n;
-    for (int32_t v = goal; S.nodes[v].parent >= 0; v = S.nodes[v].parent) {
-        rd_step *s = &p[--k];
-        const node_t *nd = &S.nodes[v];
-        s->op = nd->op;
-        s->dim = nd->dim;
-        s->from_dim = nd->from_dim;
-        s->to_dim = nd->to_dim;
-        s->axis = nd->axis;
-        s->after = nd->t;
-    }
-    search_free(&S);
     st = emit_path(p, n, inv, &fdst, path);
     if (!st && uneven)
         st = path_layouts(&U, p, n, *path, info);

@@ -4,6 +4,11 @@
 #include "steps.h"
 
 #define RD_DEFAULT_MAX_STATES 4000000ull
+/* device coordinate combinations analysed per exchange edge */
+#define RD_SOLVER_EXCHANGE_LIMIT 4096
+/* Steps of the constructive plan: at most one reduction per axis, one
+ * gather and one slice per axis, and a permute or exchange. */
+#define RD_FALLBACK_MAX (3 * REDIST_MAX_AXES + 1)
 
 /* Why a plan of the solver is not proven optimal. */
 enum {
@@ -30,6 +35,12 @@ typedef struct rd_solve_info {
 } rd_solve_info;
 
 void rd_solve_info_free(rd_solve_info *info);
+
+/* The constructive plan from src to dst (construct.c; exchange: an
+ * exchange step may be used): its number of steps in out[], at most
+ * RD_FALLBACK_MAX, or -1 (internal error). */
+int rd_construct(const rd_ctx *cx, const rd_ctype *src, const rd_ctype *dst,
+                 int exchange, rd_step out[]);
 
 /* The objective of `opts` (NULL: the default, time). */
 static inline redist_objective_t rd_objective(const redist_plan_options_t *opts)

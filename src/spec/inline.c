@@ -158,11 +158,7 @@ static redist_status_t parse_axes(const char *text, const redist_mesh_t *mesh,
         int a = redist_mesh_find_axis(mesh, tok);
         if (a < 0 || too_long) {
             char list[256];
-            size_t pos = 0;
-            list[0] = '\0';
-            for (int k = 0; k < mesh->naxes; k++)
-                rd_appendf(list, sizeof list, &pos, "%s%s", k ? ", " : "",
-                           mesh->name[k]);
+            rd_spec_axis_list(mesh, list, sizeof list);
             return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
                             "axis \"%.60s\" is not in the mesh (axes: %s)",
                             tok, list);

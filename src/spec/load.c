@@ -36,9 +36,9 @@ const char *rd_json_kind(const json_t *v)
     return "a value";
 }
 
-/* Reject keys not in `allowed` (NULL-terminated). */
-static redist_status_t check_keys(ctx_t *c, json_t *obj, const char *where,
-                                  const char *const allowed[])
+redist_status_t rd_json_check_keys(json_t *obj, const char *where, int width,
+                                   const char *const allowed[],
+                                   const char *source, redist_error_t *err)
 {
     const char *key;
     json_t *v;
@@ -55,13 +55,21 @@ static redist_status_t check_keys(ctx_t *c, json_t *obj, const char *where,
                 rd_appendf(list, sizeof list, &pos, "%s%s", i ? ", " : "",
                            allowed[i]);
             char path[REDIST_ERROR_PATH_LENGTH];
-            snprintf(path, sizeof path, "%s%s%.80s", where, where[0] ? "." : "",
-                     key);
-            return FAIL(c, REDIST_ERR_INVALID, path,
-                        "unknown key \"%.80s\" (allowed: %s)", key, list);
+            snprintf(path, sizeof path, "%s%s%.*s", where, where[0] ? "." : "",
+                     width, key);
+            return rd_error(err, REDIST_ERR_INVALID, source, path,
+                            "unknown key \"%.*s\" (allowed: %s)", width, key,
+                            list);
         }
     }
     return REDIST_OK;
+}
+
+/* Reject keys not in `allowed` (NULL-terminated). */
+static redist_status_t check_keys(ctx_t *c, json_t *obj, const char *where,
+                                  const char *const allowed[])
+{
+    return rd_json_check_keys(obj, where, 80, allowed, c->source, c->err);
 }
 
 static redist_status_t get_int(ctx_t *c, json_t *v, const char *path,
@@ -140,11 +148,7 @@ static redist_status_t parse_axis_name(ctx_t *c, const redist_mesh_t *mesh,
     int a = redist_mesh_find_axis(mesh, nm);
     if (a < 0) {
         char list[256];
-        size_t pos = 0;
-        list[0] = '\0';
-        for (int k = 0; k < mesh->naxes; k++)
-            rd_appendf(list, sizeof list, &pos, "%s%s", k ? ", " : "",
-                       mesh->name[k]);
+        rd_spec_axis_list(mesh, list, sizeof list);
         return FAIL(c, REDIST_ERR_INVALID, path,
                     "axis \"%.80s\" is not in the mesh (axes: %s)", nm, list);
     }

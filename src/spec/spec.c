@@ -16,6 +16,14 @@ static char *rd_strdup(const char *s)
     return d;
 }
 
+void rd_spec_axis_list(const redist_mesh_t *mesh, char *buf, size_t size)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < mesh->naxes; k++)
+        rd_appendf(buf, size, &pos, "%s%s", k ? ", " : "", mesh->name[k]);
+}
+
 uint64_t rd_spec_type_bytes(const redist_spec_t *s, const redist_type_t *t)
 {
     uint64_t e = 1;

@@ -32,6 +32,13 @@ struct redist_spec {
 /* "an object", "a string", ...: a JSON value's kind for messages. */
 struct json_t;
 const char *rd_json_kind(const struct json_t *v);
+/* REDIST_ERR_INVALID (of `source`) at the first key of the object `obj`
+ * not in `allowed` (NULL-terminated): its path is `where` (may be ""),
+ * a dot and the key, the key cut to `width` characters there and in the
+ * message, which lists the allowed keys. */
+redist_status_t rd_json_check_keys(struct json_t *obj, const char *where,
+                                   int width, const char *const allowed[],
+                                   const char *source, redist_error_t *err);
 /* Parse the JSON text of a loader's input (spec, plan, cost model, rank
  * map): an empty text, a NUL byte (at its line:col; jansson would take it
  * for the end) and jansson's own errors become REDIST_ERR_PARSE errors of
@@ -59,6 +66,8 @@ redist_status_t rd_spec_set_layout(redist_spec_t *s, int side,
 /* Bytes device `coord` holds of side 0 (source) or 1 (target). */
 uint64_t rd_spec_device_bytes(const redist_spec_t *s, int side,
                               const int64_t coord[]);
+/* "x, y, z": the mesh's axis names, for messages (cut to `size`). */
+void rd_spec_axis_list(const redist_mesh_t *mesh, char *buf, size_t size);
 /* Local bytes of a type valid for the spec's mesh and shape. */
 uint64_t rd_spec_type_bytes(const redist_spec_t *s, const redist_type_t *t);
 

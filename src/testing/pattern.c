@@ -331,24 +331,27 @@ void rd_pattern_fill(const redist_spec_t *spec, int64_t rank, void *src)
     walk(spec, 0, rank, fill_one, &f);
 }
 
+/* Compare buf with the pattern of the source (source) or the target
+ * block of rank. */
+static int check_block(const redist_spec_t *spec, int64_t rank, int source,
+                       const void *buf, rd_mismatch *mm)
+{
+    fill_ctx f;
+    setup(spec, rank, source, &f.pt);
+    f.cmp = buf;
+    f.mm = mm;
+    f.rank = rank;
+    return walk(spec, !source, rank, check_one, &f);
+}
+
 int rd_pattern_check(const redist_spec_t *spec, int64_t rank,
                      const void *dst, rd_mismatch *mm)
 {
-    fill_ctx f;
-    setup(spec, rank, 0, &f.pt);
-    f.cmp = dst;
-    f.mm = mm;
-    f.rank = rank;
-    return walk(spec, 1, rank, check_one, &f);
+    return check_block(spec, rank, 0, dst, mm);
 }
 
 int rd_pattern_check_src(const redist_spec_t *spec, int64_t rank,
                          const void *src, rd_mismatch *mm)
 {
-    fill_ctx f;
-    setup(spec, rank, 1, &f.pt);
-    f.cmp = src;
-    f.mm = mm;
-    f.rank = rank;
-    return walk(spec, 0, rank, check_one, &f);
+    return check_block(spec, rank, 1, src, mm);
 }

@@ -119,21 +119,13 @@ out:
 /* The top-level keys: known ones only, "ranks" or a rule. */
 static redist_status_t check_keys(mapctx *c, json_t *root)
 {
-    const char *key;
-    json_t *v;
-    char path[96];
     if (!json_is_object(root))
         return bad(c, NULL, "a rank map is a JSON object, not %s", rd_json_kind(root));
-    json_object_foreach(root, key, v) {
-        if (strcmp(key, "hosts") && strcmp(key, "ranks") &&
-            strcmp(key, "ranks_per_host") && strcmp(key, "map_by") &&
-            strcmp(key, "comment")) {
-            snprintf(path, sizeof path, "%.80s", key);
-            return bad(c, path, "unknown key \"%.80s\" (allowed: hosts, "
-                                "ranks, ranks_per_host, map_by, comment)",
-                       key);
-        }
-    }
+    static const char *const keys[] = {"hosts",  "ranks",   "ranks_per_host",
+                                       "map_by", "comment", NULL};
+    redist_status_t st = rd_json_check_keys(root, "", 80, keys, c->src, c->err);
+    if (st)
+        return st;
     json_t *ranks = json_object_get(root, "ranks");
     json_t *per = json_object_get(root, "ranks_per_host");
     json_t *map_by = json_object_get(root, "map_by");
@@ -234,24 +226,16 @@ static redist_status_t parse_rank(mapctx *c, json_t *e, int64_t r,
                                   int64_t *host, int *pu_out)
 {
     const redist_topo_t *t = c->t;
-    const char *key;
-    json_t *v;
     char path[96];
     snprintf(path, sizeof path, "ranks[%lld]", (long long)r);
     if (!json_is_object(e))
         return bad(c, path, "expected {\"host\": H, \"core\": C} or "
                             "{\"host\": H, \"pu\": P}, got %s",
                    rd_json_kind(e));
-    json_object_foreach(e, key, v) {
-        if (strcmp(key, "host") && strcmp(key, "core") &&
-            strcmp(key, "pu")) {
-            snprintf(path, sizeof path, "ranks[%lld].%.40s", (long long)r,
-                     key);
-            return bad(c, path, "unknown key \"%.40s\" (allowed: host, "
-                                "core, pu)",
-                       key);
-        }
-    }
+    static const char *const keys[] = {"host", "core", "pu", NULL};
+    redist_status_t st = rd_json_check_keys(e, path, 40, keys, c->src, c->err);
+    if (st)
+        return st;
     json_t *h = json_object_get(e, "host");
     json_t *co = json_object_get(e, "core");
     json_t *pu = json_object_get(e, "pu");
@@ -289,9 +273,8 @@ static redist_status_t parse_rank(mapctx *c, json_t *e, int64_t r,
     }
     snprintf(path, sizeof path, "ranks[%lld].%s", (long long)r,
              co ? "core" : "pu");
-    redist_status_t st = get_index(c, co ? co : pu, path,
-                                   co ? t->info.cores : t->npu,
-                                   co ? "core" : "PU", &x);
+    st = get_index(c, co ? co : pu, path, co ? t->info.cores : t->npu,
+                   co ? "core" : "PU", &x);
     if (st)
         return st;
     *host = hv;

@@ -74,6 +74,63 @@ redist_status_t rd_mpi_exchange(redist_backend_t *be, const void *send,
     return wait_all(x, n, rc, call, err);
 }
 
+/* One box of an exchange step with peer p, as one (h)vector datatype at
+ * `at` in buf of `shape`: a receive or a send (send), persistent
+ * (MPI_Recv_init / MPI_Send_init, prepared.c) or started (MPI_Irecv /
+ * MPI_Isend); its request goes to req[(*n)++] once the call is made. */
+static int post_box(redist_mpi_t *x, const rd_xstep *xs, int send,
+                    int persistent, const char *buf, const int64_t *shape,
+                    const int64_t *at, const int64_t *box, int64_t p,
+                    MPI_Request *req, int *n)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    char *b = (char *)buf + rd_mpi_box_offset(xs->ndims, shape, at, xs->elem);
+    int rc = rd_mpi_dt_box(x->limit, xs->ndims, shape, box, xs->elem, &t);
+    if (rc == MPI_SUCCESS) {
+        MPI_Request *r = &req[(*n)++];
+        if (send)
+            rc = persistent ? MPI_Send_init(b, 1, t, (int)p, RD_MPI_TAG_XCHG,
+                                            x->comm, r)
+                            : MPI_Isend(b, 1, t, (int)p, RD_MPI_TAG_XCHG,
+                                        x->comm, r);
+        else
+            rc = persistent ? MPI_Recv_init(b, 1, t, (int)p, RD_MPI_TAG_XCHG,
+                                            x->comm, r)
+                            : MPI_Irecv(b, 1, t, (int)p, RD_MPI_TAG_XCHG,
+                                        x->comm, r);
+    }
+    rd_mpi_dt_free(&t); /* a pending operation keeps its own reference */
+    return rc;
+}
+
+/* The boxes of an exchange step between this rank and its peers, one
+ * per peer and direction, receives first; the own box is not posted.
+ * *call names the kind of call that failed. */
+static int post_boxes(redist_mpi_t *x, const rd_xstep *xs, const char *in,
+                      char *out, int persistent, MPI_Request *req, int *n,
+                      const char **call)
+{
+    const rd_xchg *xc = xs->xchg;
+    int rc = MPI_SUCCESS;
+    int64_t me = x->rank, box[REDIST_MAX_DIMS], oa[REDIST_MAX_DIMS],
+            ob[REDIST_MAX_DIMS];
+    for (int64_t k = 0; k < xc->nrecv && rc == MPI_SUCCESS; k++) {
+        int64_t p = xc->recv[k].peer;
+        if (p != me && rd_xchg_box(xc, p, me, box, oa, ob))
+            rc = post_box(x, xs, 0, persistent, out, xs->out_shape, ob, box,
+                          p, req, n);
+    }
+    for (int64_t k = 0; k < xc->nsend && rc == MPI_SUCCESS; k++) {
+        int64_t p = xc->send[k].peer;
+        if (p == me || !rd_xchg_box(xc, me, p, box, oa, ob))
+            continue;
+        *call = "MPI_Isend";
+        rc = post_box(x, xs, 1, persistent, in, xs->in_shape, oa, box, p, req,
+                      n);
+    }
+    return rc;
+}
+
 /* A whole exchange step: every box straight from the source block to its
  * place in the receiver's block, one (h)vector datatype per peer and
  * direction, receives posted first; this rank's own box with the box
@@ -93,46 +150,19 @@ redist_status_t rd_mpi_xchg_step(redist_mpi_t *x, const rd_xstep *xs,
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "mpi: exchange with more peers than ranks");
     rd_mpi_cached *cc = rd_mpi_cache_of(x);
-    if (cc && cc->valid) { /* prepared: persistent requests */
+    int prepared = cc && cc->valid; /* persistent requests */
+    if (prepared) {
         rc = cc->nreq ? MPI_Startall(cc->nreq, cc->req) : MPI_SUCCESS;
         if (rc != MPI_SUCCESS)
             return rd_mpi_fail(err, rc, "MPI_Startall");
-        if (rd_xchg_box(xc, me, me, box, oa, ob))
-            rd_kernel_box(out, xs->out_shape, ob, in, xs->in_shape, oa, box,
-                          nd, elem);
-        return rd_mpi_start_wait(cc, 0, err);
+    } else {
+        rc = post_boxes(x, xs, in, out, 0, x->reqs, &n, &call);
     }
-    for (int64_t k = 0; k < xc->nrecv && rc == MPI_SUCCESS; k++) {
-        int64_t p = xc->recv[k].peer;
-        if (p == me || !rd_xchg_box(xc, p, me, box, oa, ob))
-            continue;
-        MPI_Datatype t = MPI_DATATYPE_NULL;
-        rc = rd_mpi_dt_box(x->limit, nd, xs->out_shape, box, elem, &t);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Irecv(
-                out + rd_mpi_box_offset(nd, xs->out_shape, ob, elem), 1, t,
-                (int)p, RD_MPI_TAG_XCHG, x->comm, &x->reqs[n++]);
-        rd_mpi_dt_free(&t); /* a pending operation keeps its own reference */
-    }
-    for (int64_t k = 0; k < xc->nsend && rc == MPI_SUCCESS; k++) {
-        int64_t p = xc->send[k].peer;
-        if (!rd_xchg_box(xc, me, p, box, oa, ob))
-            continue;
-        if (p == me) {
-            rd_kernel_box(out, xs->out_shape, ob, in, xs->in_shape, oa, box,
-                          nd, elem);
-            continue;
-        }
-        MPI_Datatype t = MPI_DATATYPE_NULL;
-        call = "MPI_Isend";
-        rc = rd_mpi_dt_box(x->limit, nd, xs->in_shape, box, elem, &t);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Isend(in + rd_mpi_box_offset(nd, xs->in_shape, oa, elem),
-                           1, t, (int)p, RD_MPI_TAG_XCHG, x->comm,
-                           &x->reqs[n++]);
-        rd_mpi_dt_free(&t);
-    }
-    return wait_all(x, n, rc, call, err);
+    if (rc == MPI_SUCCESS && rd_xchg_box(xc, me, me, box, oa, ob))
+        rd_kernel_box(out, xs->out_shape, ob, in, xs->in_shape, oa, box, nd,
+                      elem);
+    return prepared ? rd_mpi_start_wait(cc, 0, err)
+                    : wait_all(x, n, rc, call, err);
 }
 
 /* A prepared exchange step (prepared.c): one persistent receive and send
@@ -142,38 +172,12 @@ int rd_mpi_xchg_prepare(redist_mpi_t *x, const rd_xstep *xs, const char *in,
                         char *out, rd_mpi_cached *cc)
 {
     const rd_xchg *xc = xs->xchg;
-    int nd = xs->ndims, rc = MPI_SUCCESS;
-    size_t elem = xs->elem;
-    int64_t me = x->rank, box[REDIST_MAX_DIMS], oa[REDIST_MAX_DIMS],
-            ob[REDIST_MAX_DIMS];
+    const char *call = NULL;
     cc->req = rd_mpi_malloc((size_t)(xc->nrecv + xc->nsend + 1) *
                             sizeof *cc->req);
     if (!cc->req)
         return MPI_ERR_NO_MEM;
-    for (int64_t k = 0; k < xc->nrecv && rc == MPI_SUCCESS; k++) {
-        int64_t p = xc->recv[k].peer;
-        if (p == me || !rd_xchg_box(xc, p, me, box, oa, ob))
-            continue;
-        MPI_Datatype t = MPI_DATATYPE_NULL;
-        rc = rd_mpi_dt_box(x->limit, nd, xs->out_shape, box, elem, &t);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Recv_init(
-                out + rd_mpi_box_offset(nd, xs->out_shape, ob, elem), 1, t,
-                (int)p, RD_MPI_TAG_XCHG, x->comm, &cc->req[cc->nreq++]);
-        rd_mpi_dt_free(&t);
-    }
-    for (int64_t k = 0; k < xc->nsend && rc == MPI_SUCCESS; k++) {
-        int64_t p = xc->send[k].peer;
-        if (p == me || !rd_xchg_box(xc, me, p, box, oa, ob))
-            continue;
-        MPI_Datatype t = MPI_DATATYPE_NULL;
-        rc = rd_mpi_dt_box(x->limit, nd, xs->in_shape, box, elem, &t);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Send_init(
-                in + rd_mpi_box_offset(nd, xs->in_shape, oa, elem), 1, t,
-                (int)p, RD_MPI_TAG_XCHG, x->comm, &cc->req[cc->nreq++]);
-        rd_mpi_dt_free(&t);
-    }
+    int rc = post_boxes(x, xs, in, out, 1, cc->req, &cc->nreq, &call);
     cc->valid = 1;
     return rc;
 }

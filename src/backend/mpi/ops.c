@@ -97,23 +97,37 @@ static redist_status_t mpi_all_to_all(redist_backend_t *be, const rd_group *g,
     return contig_step(be, g, send, recv, bytes, 0, err);
 }
 
-/* The start of a reduction over group g: its communicator in *c, and 0;
- * or 1 when the step is over (*st: a failure, or REDIST_OK for a group of
- * one, reduced locally as one exchange). */
-static int reduce_begin(redist_mpi_t *x, const rd_group *g, const void *send,
-                        void *recv, uint64_t count, redist_dtype_t dtype,
-                        redist_reduce_t op, MPI_Comm *c, redist_error_t *err,
-                        redist_status_t *st)
+/* A reduction over group g (all: all-reduce, else reduce-scatter): a
+ * group of one is reduced locally as one exchange; else MPI's own
+ * collective where the options allow it, ours (ordered) otherwise. */
+static redist_status_t reduce_step(redist_backend_t *be, const rd_group *g,
+                                   const void *send, void *recv,
+                                   uint64_t count, redist_dtype_t dtype,
+                                   redist_reduce_t op, int all,
+                                   redist_error_t *err)
 {
-    *c = group_comm(x, g, err, st);
-    if (*st)
-        return 1;
+    redist_mpi_t *x = be->ctx;
+    redist_status_t st;
+    size_t elem = redist_dtype_size(dtype);
+    MPI_Comm c = group_comm(x, g, err, &st);
+    if (st)
+        return st;
     if (g->size == 1) {
         rd_mpi_reduce_one(dtype, op, recv, send, count);
         x->exchanges++;
-        return 1;
+        return REDIST_OK;
     }
-    return 0;
+    if (all)
+        return x->opts.flags & REDIST_MPI_NATIVE_REDUCE
+                   ? rd_mpi_native_all_reduce(x, c, send, recv, count, dtype,
+                                              op, err)
+                   : rd_mpi_ar_ordered(x, c, g->size, g->index, send, recv,
+                                       count, elem, dtype, op, err);
+    if (rd_mpi_native_ok(x, count))
+        return rd_mpi_native_reduce_scatter(x, c, send, recv, count, dtype, op,
+                                            err);
+    return rd_mpi_rs_with_work(x, c, g->size, g->index, send, recv, 1, count,
+                               elem, dtype, op, err);
 }
 
 static redist_status_t mpi_reduce_scatter(redist_backend_t *be,
@@ -123,17 +137,7 @@ static redist_status_t mpi_reduce_scatter(redist_backend_t *be,
                                           redist_reduce_t op,
                                           redist_error_t *err)
 {
-    redist_mpi_t *x = be->ctx;
-    redist_status_t st;
-    size_t elem = redist_dtype_size(dtype);
-    MPI_Comm c;
-    if (reduce_begin(x, g, send, recv, count, dtype, op, &c, err, &st))
-        return st;
-    if (rd_mpi_native_ok(x, count))
-        return rd_mpi_native_reduce_scatter(x, c, send, recv, count, dtype, op,
-                                            err);
-    return rd_mpi_rs_with_work(x, c, g->size, g->index, send, recv, 1, count,
-                               elem, dtype, op, err);
+    return reduce_step(be, g, send, recv, count, dtype, op, 0, err);
 }
 
 static redist_status_t mpi_all_reduce(redist_backend_t *be, const rd_group *g,
@@ -141,17 +145,7 @@ static redist_status_t mpi_all_reduce(redist_backend_t *be, const rd_group *g,
                                       uint64_t count, redist_dtype_t dtype,
                                       redist_reduce_t op, redist_error_t *err)
 {
-    redist_mpi_t *x = be->ctx;
-    redist_status_t st;
-    size_t elem = redist_dtype_size(dtype);
-    MPI_Comm c;
-    if (reduce_begin(x, g, send, recv, count, dtype, op, &c, err, &st))
-        return st;
-    if (x->opts.flags & REDIST_MPI_NATIVE_REDUCE)
-        return rd_mpi_native_all_reduce(x, c, send, recv, count, dtype, op,
-                                        err);
-    return rd_mpi_ar_ordered(x, c, g->size, g->index, send, recv, count, elem,
-                             dtype, op, err);
+    return reduce_step(be, g, send, recv, count, dtype, op, 1, err);
 }
 
 static redist_status_t mpi_permute(redist_backend_t *be, const void *send,

@@ -53,7 +53,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mpi_impl.h"
 #include "../../core/internal.h"
@@ -66,13 +65,6 @@ struct redist_mpi_prepared {
     int level;      /* the lowest thread level of the ranks */
     rd_async async; /* the progress thread (exec/async.c) */
 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 redist_status_t rd_mpi_start_wait(rd_mpi_cached *cc, int start,
                                   redist_error_t *err)
@@ -144,9 +136,9 @@ static redist_status_t do_run(redist_mpi_prepared_t *p,
 {
     redist_mpi_t *x = &p->x;
     x->exchanges = x->streamed = x->swaps = x->rings = 0;
-    double t0 = now_seconds();
+    double t0 = rd_exec_seconds();
     redist_status_t st = rd_exec_run(&p->xp, r, err);
-    r->seconds = now_seconds() - t0;
+    r->seconds = rd_exec_seconds() - t0;
     r->scratch_bytes = p->promise;
     r->scratch_high_water = x->high;
     r->scratch_allocations = x->allocs;
@@ -303,16 +295,15 @@ redist_status_t redist_mpi_run(redist_mpi_prepared_t *p,
                                redist_error_t *err)
 {
     redist_exec_report_t r;
-    rd_report_empty(report);
-    if (!p)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL prepared object");
+    redist_status_t st = rd_prepared_check(p, report, err);
+    if (st)
+        return st;
     if (rd_async_busy(&p->async))
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "redist_mpi_run: a non-blocking run of this "
                         "prepared object is in flight (redist_mpi_wait "
                         "first)");
-    redist_status_t st = do_run(p, &r, err);
+    st = do_run(p, &r, err);
     if (report)
         *report = r;
     return st;
@@ -320,9 +311,9 @@ redist_status_t redist_mpi_run(redist_mpi_prepared_t *p,
 
 redist_status_t redist_mpi_start(redist_mpi_prepared_t *p, redist_error_t *err)
 {
-    if (!p)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL prepared object");
+    redist_status_t st = rd_prepared_check(p, NULL, err);
+    if (st)
+        return st;
     if (p->level < MPI_THREAD_MULTIPLE)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "redist_mpi_start needs MPI_THREAD_MULTIPLE on every "
@@ -335,10 +326,7 @@ redist_status_t redist_mpi_start(redist_mpi_prepared_t *p, redist_error_t *err)
 redist_status_t redist_mpi_test(redist_mpi_prepared_t *p, int *done,
                                 redist_error_t *err)
 {
-    if (!p || !done)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL prepared object or flag");
-    return rd_async_test(&p->async, done, "redist_mpi_test", err);
+    return rd_async_test(p ? &p->async : NULL, done, "redist_mpi_test", err);
 }
 
 redist_status_t redist_mpi_wait(redist_mpi_prepared_t *p,
@@ -346,11 +334,10 @@ redist_status_t redist_mpi_wait(redist_mpi_prepared_t *p,
                                 redist_error_t *err)
 {
     redist_exec_report_t r;
-    rd_report_empty(report);
-    if (!p)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL prepared object");
-    redist_status_t st = rd_async_wait(&p->async, &r, "redist_mpi_wait", err);
+    redist_status_t st = rd_prepared_check(p, report, err);
+    if (st)
+        return st;
+    st = rd_async_wait(&p->async, &r, "redist_mpi_wait", err);
     if (report && st != REDIST_ERR_INVALID)
         *report = r;
     return st;

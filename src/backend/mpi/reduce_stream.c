@@ -56,16 +56,18 @@ static const void *stream_input(void *u, int64_t m)
     return me ? si->mine : si->work;
 }
 
-/* Streamed reduce-scatter of [pre][s][chunk] elements into [pre][chunk];
- * work holds `per` >= 1 elements. */
-redist_status_t rd_mpi_rs_stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
-                                 int64_t idx, const char *in, char *out,
-                                 uint64_t pre, uint64_t chunk, size_t elem,
-                                 redist_dtype_t dtype, redist_reduce_t op,
-                                 char *work, uint64_t per, redist_error_t *err)
+/* The rounds of both: [pre][s][chunk] elements reduced into [pre][chunk]
+ * (bcast: pre 1, s pieces of the one whole chunk, each member's the
+ * same); work holds `per` >= 1 elements. */
+static redist_status_t stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
+                              int64_t idx, int bcast, const char *in,
+                              char *out, uint64_t pre, uint64_t chunk,
+                              size_t elem, redist_dtype_t dtype,
+                              redist_reduce_t op, char *work, uint64_t per,
+                              redist_error_t *err)
 {
     uint64_t cb = chunk * elem, rowstride = (uint64_t)s * cb;
-    stream_in si = {x, comm, idx, 0, NULL, NULL, work, MPI_DATATYPE_NULL,
+    stream_in si = {x, comm, idx, bcast, NULL, NULL, work, MPI_DATATYPE_NULL,
                     MPI_DATATYPE_NULL, MPI_SUCCESS};
     x->streamed++;
     uint64_t last = 0;
@@ -77,8 +79,9 @@ redist_status_t rd_mpi_rs_stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
             if (n != last) {
                 rd_mpi_dt_free(&si.st);
                 rd_mpi_dt_free(&si.rt);
-                int rc = rd_mpi_dt_blocks(x->limit, 1, n * elem, n * elem, cb,
-                                          &si.st);
+                int rc = bcast ? MPI_SUCCESS
+                               : rd_mpi_dt_blocks(x->limit, 1, n * elem,
+                                                  n * elem, cb, &si.st);
                 if (rc == MPI_SUCCESS)
                     rc = rd_mpi_dt_bytes(x->limit, n * elem, &si.rt);
                 if (rc != MPI_SUCCESS) {
@@ -88,7 +91,7 @@ redist_status_t rd_mpi_rs_stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
                 last = n;
             }
             si.send = in + p * rowstride + c0 * elem;
-            si.mine = si.send + (uint64_t)idx * cb;
+            si.mine = bcast ? si.send : si.send + (uint64_t)idx * cb;
             rd_reduce_n(dtype, op, out + p * cb + c0 * elem, n, s,
                         stream_input, &si);
         }
@@ -96,7 +99,21 @@ redist_status_t rd_mpi_rs_stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
     rd_mpi_dt_free(&si.rt);
     return si.rc == MPI_SUCCESS
                ? REDIST_OK
-               : rd_mpi_fail(err, si.rc, "MPI_Scatter (reduce_scatter)");
+               : rd_mpi_fail(err, si.rc,
+                             bcast ? "MPI_Bcast (all_reduce)"
+                                   : "MPI_Scatter (reduce_scatter)");
+}
+
+/* Streamed reduce-scatter of [pre][s][chunk] elements into [pre][chunk];
+ * work holds `per` >= 1 elements. */
+redist_status_t rd_mpi_rs_stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
+                                 int64_t idx, const char *in, char *out,
+                                 uint64_t pre, uint64_t chunk, size_t elem,
+                                 redist_dtype_t dtype, redist_reduce_t op,
+                                 char *work, uint64_t per, redist_error_t *err)
+{
+    return stream(x, comm, s, idx, 0, in, out, pre, chunk, elem, dtype, op,
+                  work, per, err);
 }
 
 /* Streamed all-reduce of `count` elements; work holds `per` >= 1. */
@@ -106,26 +123,6 @@ redist_status_t rd_mpi_ar_stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
                                  redist_dtype_t dtype, redist_reduce_t op,
                                  char *work, uint64_t per, redist_error_t *err)
 {
-    stream_in si = {x, comm, idx, 1, NULL, NULL, work, MPI_DATATYPE_NULL,
-                    MPI_DATATYPE_NULL, MPI_SUCCESS};
-    x->streamed++;
-    uint64_t last = 0;
-    if (per > RD_REDUCE_BLOCK)
-        per = RD_REDUCE_BLOCK;
-    for (uint64_t e0 = 0; e0 < count && si.rc == MPI_SUCCESS; e0 += per) {
-        uint64_t n = count - e0 < per ? count - e0 : per;
-        if (n != last) {
-            rd_mpi_dt_free(&si.rt);
-            int rc = rd_mpi_dt_bytes(x->limit, n * elem, &si.rt);
-            if (rc != MPI_SUCCESS)
-                return rd_mpi_fail(err, rc, "building a datatype");
-            last = n;
-        }
-        si.mine = in + e0 * elem;
-        rd_reduce_n(dtype, op, out + e0 * elem, n, s, stream_input, &si);
-    }
-    rd_mpi_dt_free(&si.rt);
-    return si.rc == MPI_SUCCESS
-               ? REDIST_OK
-               : rd_mpi_fail(err, si.rc, "MPI_Bcast (all_reduce)");
+    return stream(x, comm, s, idx, 1, in, out, 1, count, elem, dtype, op,
+                  work, per, err);
 }

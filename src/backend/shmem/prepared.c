@@ -37,7 +37,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "shmem_impl.h"
 #include "../../core/internal.h"
@@ -54,13 +53,6 @@ struct redist_shmem_prepared {
     int level; /* the lowest thread level of the PEs */
     rd_async async;
 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void swap_scr(redist_shmem_prepared_t *p)
 {
@@ -79,7 +71,7 @@ static redist_status_t do_run(void *arg, redist_exec_report_t *r,
 {
     redist_shmem_prepared_t *p = arg;
     redist_shmem_t *c = p->c;
-    double t0 = now_seconds();
+    double t0 = rd_exec_seconds();
     c->seq = 0;
     c->work_used = 0;
     c->work_cap = p->work_cap;
@@ -91,7 +83,7 @@ static redist_status_t do_run(void *arg, redist_exec_report_t *r,
     c->bound_free = UINT64_MAX;
     r->scratch_bytes += p->promise;
     r->scratch_high_water += c->work_used;
-    r->seconds = now_seconds() - t0;
+    r->seconds = rd_exec_seconds() - t0;
     return st;
 }
 
@@ -171,17 +163,16 @@ redist_status_t redist_shmem_run(redist_shmem_prepared_t *p,
                                  redist_error_t *err)
 {
     redist_exec_report_t r;
-    rd_report_empty(report);
-    if (!p)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL prepared object");
+    redist_status_t st = rd_prepared_check(p, report, err);
+    if (st)
+        return st;
     if (p->c->busy)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "redist_shmem_run: a non-blocking run of a prepared "
                         "object of this context is in flight "
                         "(redist_shmem_wait first)");
     memset(&r, 0, sizeof r);
-    redist_status_t st = do_run(p, &r, err);
+    st = do_run(p, &r, err);
     if (report)
         *report = r;
     return st;
@@ -190,9 +181,9 @@ redist_status_t redist_shmem_run(redist_shmem_prepared_t *p,
 redist_status_t redist_shmem_start(redist_shmem_prepared_t *p,
                                    redist_error_t *err)
 {
-    if (!p)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL prepared object");
+    redist_status_t st = rd_prepared_check(p, NULL, err);
+    if (st)
+        return st;
     if (p->level < SHMEM_THREAD_MULTIPLE)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "redist_shmem_start needs SHMEM_THREAD_MULTIPLE on "
@@ -203,7 +194,7 @@ redist_status_t redist_shmem_start(redist_shmem_prepared_t *p,
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "redist_shmem_start: a non-blocking run of a "
                         "prepared object of this context is in flight");
-    redist_status_t st = rd_async_start(&p->async, "redist_shmem_start", err);
+    st = rd_async_start(&p->async, "redist_shmem_start", err);
     if (!st)
         p->c->busy = 1;
     return st;
@@ -212,10 +203,7 @@ redist_status_t redist_shmem_start(redist_shmem_prepared_t *p,
 redist_status_t redist_shmem_test(redist_shmem_prepared_t *p, int *done,
                                   redist_error_t *err)
 {
-    if (!p || !done)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL prepared object or flag");
-    return rd_async_test(&p->async, done, "redist_shmem_test", err);
+    return rd_async_test(p ? &p->async : NULL, done, "redist_shmem_test", err);
 }
 
 redist_status_t redist_shmem_wait(redist_shmem_prepared_t *p,
@@ -223,13 +211,11 @@ redist_status_t redist_shmem_wait(redist_shmem_prepared_t *p,
                                   redist_error_t *err)
 {
     redist_exec_report_t r;
-    rd_report_empty(report);
-    if (!p)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL prepared object");
+    redist_status_t st = rd_prepared_check(p, report, err);
+    if (st)
+        return st;
     int was = rd_async_busy(&p->async);
-    redist_status_t st =
-        rd_async_wait(&p->async, &r, "redist_shmem_wait", err);
+    st = rd_async_wait(&p->async, &r, "redist_shmem_wait", err);
     if (was) {
         p->c->busy = 0;
         if (report)

@@ -59,6 +59,7 @@ struct redist_sim {
     int64_t fail_rank, fail_at; /* injected failure (tests) */
     int64_t *nops;
     struct redist_backend *ep;
+    rd_backend_ops ops; /* sim_fused_ops, less `step` unless fused */
 };
 
 static void record_root(redist_sim_t *w, int64_t rank, redist_status_t st,
@@ -414,18 +415,8 @@ static redist_status_t sim_step(redist_backend_t *be, const rd_xstep *x,
     return done(be, err);
 }
 
-static const rd_backend_ops sim_ops = {
-    .name = "sim",
-    .agree = sim_agree,
-    .all_gather = sim_all_gather,
-    .all_to_all = sim_all_to_all,
-    .reduce_scatter = sim_reduce_scatter,
-    .all_reduce = sim_all_reduce,
-    .permute = sim_permute,
-    .exchange = sim_exchange,
-    .abort = sim_abort,
-};
-
+/* The world's ops: every collective, and whole steps where the world is
+ * REDIST_SIM_FUSED (without it, the same table less `step`). */
 static const rd_backend_ops sim_fused_ops = {
     .name = "sim",
     .fused_ops = 1u << REDIST_OP_ALL_GATHER | 1u << REDIST_OP_ALL_TO_ALL |
@@ -442,6 +433,17 @@ static const rd_backend_ops sim_fused_ops = {
 };
 
 /* ------------------------------------------------------------ worlds */
+
+/* The world's memory (its per-rank arrays may be NULL). */
+static void world_free(redist_sim_t *w)
+{
+    free(w->slot);
+    free(w->status);
+    free(w->hash);
+    free(w->nops);
+    free(w->ep);
+    free(w);
+}
 
 redist_status_t redist_sim_create(int64_t n, unsigned flags,
                                   redist_sim_t **out, redist_error_t *err)
@@ -467,12 +469,7 @@ redist_status_t redist_sim_create(int64_t n, unsigned flags,
     w->nops = calloc((size_t)n, sizeof *w->nops);
     w->ep = calloc((size_t)n, sizeof *w->ep);
     if (!w->slot || !w->status || !w->hash || !w->nops || !w->ep) {
-        free(w->slot);
-        free(w->status);
-        free(w->hash);
-        free(w->nops);
-        free(w->ep);
-        free(w);
+        world_free(w);
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
     pthread_mutex_init(&w->mu, NULL);
@@ -481,8 +478,13 @@ redist_status_t redist_sim_create(int64_t n, unsigned flags,
     w->res_first = w->res_differs = -1;
     w->root_rank = -1;
     w->fail_rank = -1;
+    w->ops = sim_fused_ops;
+    if (!(flags & REDIST_SIM_FUSED)) {
+        w->ops.fused_ops = 0;
+        w->ops.step = NULL;
+    }
     for (int64_t r = 0; r < n; r++) {
-        w->ep[r].ops = flags & REDIST_SIM_FUSED ? &sim_fused_ops : &sim_ops;
+        w->ep[r].ops = &w->ops;
         w->ep[r].ctx = w;
         w->ep[r].rank = r;
         w->ep[r].size = n;
@@ -497,12 +499,7 @@ void redist_sim_free(redist_sim_t *w)
         return;
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
-    free(w->slot);
-    free(w->status);
-    free(w->hash);
-    free(w->nops);
-    free(w->ep);
-    free(w);
+    world_free(w);
 }
 
 redist_backend_t *redist_sim_backend(redist_sim_t *w, int64_t rank)
