@@ -348,6 +348,7 @@ static redist_status_t ureplay(const redist_spec_t *spec, const rd_step *steps,
     res->memory_efficient = within;
     res->valid = 1;
 done:
+    rd_uctx_free(&u);
     free(tot);
     free(srecv);
     free(held);

@@ -536,10 +536,17 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
                                                       u->src_l, &u->dst,
                                                       u->dst_l);
     int few = __builtin_popcount(bits) <= 4;
-    uint32_t mask = rd_ctype_sharded(&S->here) | rd_ctype_sharded(&t) |
-                    rd_ctype_sharded(&S->dst);
-    rd_ctype_from_type(&t, &u->src);
-    mask |= rd_ctype_sharded(&t);
+    /* the devices that differ on the axes the two types shard (exact
+     * bounds per class: rd_ubounds), else those the source or target
+     * shard too */
+    uint32_t mask = rd_ctype_sharded(&S->here) | rd_ctype_sharded(&t);
+    if (st->axis >= 0)
+        mask |= 1u << st->axis;
+    if (rd_ubounds(u, mask)) {
+        mask |= rd_ctype_sharded(&S->dst);
+        rd_ctype_from_type(&t, &u->src);
+        mask |= rd_ctype_sharded(&t);
+    }
     t = *out;
     /* every subset of bits, or {0, bits} when there are many */
     for (unsigned m = 0;; m = few ? ((m | ~bits) + 1) & bits : bits) {
@@ -1194,10 +1201,11 @@ static rd_step *walk_back(const search_t *S, int32_t goal, int *n)
     return p;
 }
 
-redist_status_t rd_solve(const redist_spec_t *spec,
-                         const redist_plan_options_t *opts, rd_step **path,
-                         int *nsteps, rd_solve_info *info,
-                         redist_error_t *err)
+/* rd_solve, with the uneven context `U` (zeroed; freed by the caller). */
+static redist_status_t solve(const redist_spec_t *spec,
+                             const redist_plan_options_t *opts, rd_step **path,
+                             int *nsteps, rd_solve_info *info, rd_uctx *U,
+                             redist_error_t *err)
 {
     rd_ctx full, cx;
     rd_ctype fsrc, fdst, src, dst;
@@ -1234,9 +1242,8 @@ redist_status_t rd_solve(const redist_spec_t *spec,
             model.axis_link[r] = model.axis_link[inv[r]];
         cm = &model;
     }
-    rd_uctx U;
     int uneven = spec->uneven;
-    if (uneven && (st = uneven_init(spec, &cx, &src, &dst, cm, &U, err)))
+    if (uneven && (st = uneven_init(spec, &cx, &src, &dst, cm, U, err)))
         return st;
 
     /* The constructive plan: the fallback when the budget runs out, and
@@ -1254,7 +1261,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
 
     /* Pass 1: under the memory bound. */
     search_init(&S, &cx, &dst, src.partial, max_states, cm);
-    search_uneven(&S, uneven ? &U : NULL, 1, spec->src_bytes);
+    search_uneven(&S, uneven ? U : NULL, 1, spec->src_bytes);
     if (!uneven)
         path_cost(&S, &src, fb, nfb, &fb_peak, &fb_g, &fb_colls);
     local_bytes(&cx, &src, local);
@@ -1277,7 +1284,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
         search_free(&S);
         memset(&S, 0, sizeof S);
         search_init(&B, &cx, &dst, src.partial, max_states, NULL);
-        search_uneven(&B, uneven ? &U : NULL, 0, spec->src_bytes);
+        search_uneven(&B, uneven ? U : NULL, 0, spec->src_bytes);
         B.bottleneck = 1;
         B.cap = UINT64_MAX;
         st = search_run(&B, &src, &bgoal);
@@ -1300,7 +1307,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
         if (st == REDIST_OK) {
             int restricted = S.restricted;
             search_init(&S, &cx, &dst, src.partial, max_states, cm);
-            search_uneven(&S, uneven ? &U : NULL, 0, spec->src_bytes);
+            search_uneven(&S, uneven ? U : NULL, 0, spec->src_bytes);
             S.restricted = restricted;
             S.cap = cap = bound_peak = peak;
             if (!uneven)
@@ -1398,7 +1405,7 @@ redist_status_t rd_solve(const redist_spec_t *spec,
                         "out of memory while planning");
     st = emit_path(p, n, inv, &fdst, path);
     if (!st && uneven)
-        st = path_layouts(&U, p, n, *path, info);
+        st = path_layouts(U, p, n, *path, info);
     free(p);
     if (st) {
         if (uneven)
@@ -1407,6 +1414,18 @@ redist_status_t rd_solve(const redist_spec_t *spec,
     }
     *nsteps = n;
     return REDIST_OK;
+}
+
+redist_status_t rd_solve(const redist_spec_t *spec,
+                         const redist_plan_options_t *opts, rd_step **path,
+                         int *nsteps, rd_solve_info *info,
+                         redist_error_t *err)
+{
+    rd_uctx U;
+    memset(&U, 0, sizeof U);
+    redist_status_t st = solve(spec, opts, path, nsteps, info, &U, err);
+    rd_uctx_free(&U);
+    return st;
 }
 
 void rd_solve_info_free(rd_solve_info *info)

@@ -185,12 +185,24 @@ typedef struct rd_uctx {
     const rd_layout *src_l, *dst_l;
     uint64_t D; /* recv figures are scaled by D (all_reduce: 2(s-1)/s) */
     const redist_cost_model_t *cm; /* NULL: no times */
+    struct rd_ubcache *bc; /* rd_ubounds' tables (NULL: none) */
 } rd_uctx;
 
 void rd_uctx_init(rd_uctx *u, const rd_ctx *cx, const rd_ctype *src,
                   const rd_layout *src_l, const rd_ctype *dst,
                   const rd_layout *dst_l, uint64_t D,
                   const redist_cost_model_t *cm);
+void rd_uctx_free(rd_uctx *u);
+
+/* Make evaluations over `mask` (rd_ustep_eval, rd_uheld) exact although
+ * the mask may leave out axes that only the source or target shards: a
+ * table of the least bound max(src_d, dst_d) over the devices that agree
+ * on the mask's axes (a class of the evaluation is within its bound iff
+ * its least member is).  0: the table is there; -1: none (no memory, or
+ * too many tables): then the mask must hold every axis the source or the
+ * target shards.  Cost: O(devices over the mask and those axes), once
+ * per mask. */
+int rd_ubounds(const rd_uctx *u, uint32_t mask);
 
 /* Maxima over devices of one step (rd_ustep_eval). */
 typedef struct rd_ueval {

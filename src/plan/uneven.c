@@ -20,17 +20,36 @@
  *   exchange        any (pieces from their holders)                |A_d \ B_d|
  *
  * Figures are per device, in bytes; a step's figure is the maximum over
- * devices.  Devices that differ only on axes no type involved shards hold
- * the same boxes, so the evaluation enumerates the coordinates of the
- * axes in `mask` only (the caller's choice: the axes either type, the
- * source or the target shards).  Cost: O(devices enumerated * (dims +
- * axes)) per step, plus O(log k) per dim for a permute.
+ * devices.  What a step does on device d depends on d's boxes in the two
+ * layouts only, so devices that agree on the axes the two types shard
+ * behave alike: the evaluation enumerates the coordinates of the axes in
+ * `mask` only (the caller's choice, at least those axes).  The bound
+ * max(src_d, dst_d) also depends on the axes the source and target shard:
+ * a table of its least value per class of the mask (rd_ubounds) keeps the
+ * check exact when the mask leaves them out, which makes a step between
+ * two types that shard few axes cost what those axes span, not the whole
+ * mesh.  Cost: O(devices enumerated * (dims + axes)) per step, plus
+ * O(log k) per dim for a permute.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "steps.h"
 
 typedef unsigned __int128 u128;
+
+/* rd_ubounds' tables: per mask, the least bound of each class. */
+#define RD_UB_SLOTS 64
+#define RD_UB_MAX_ENTRIES (1 << 22)
+typedef struct rd_ubtab {
+    uint32_t mask;
+    int64_t stride[REDIST_MAX_AXES]; /* of the mask's axes, else 0 */
+    uint64_t *least;
+} rd_ubtab;
+struct rd_ubcache {
+    rd_ubtab t[RD_UB_SLOTS];
+    int n;
+};
 
 void rd_uctx_init(rd_uctx *u, const rd_ctx *cx, const rd_ctype *src,
                   const rd_layout *src_l, const rd_ctype *dst,
@@ -52,6 +71,7 @@ void rd_uctx_init(rd_uctx *u, const rd_ctx *cx, const rd_ctype *src,
     u->dst_l = dst_l;
     u->D = D ? D : 1;
     u->cm = cm;
+    u->bc = calloc(1, sizeof *u->bc);
 }
 
 static uint64_t box_elems(int n, const int64_t lo[], const int64_t hi[])
@@ -157,6 +177,82 @@ static uint64_t device_bound(const rd_uctx *u, const int64_t coord[])
     return (s > d ? s : d) * u->cx->elem_size;
 }
 
+void rd_uctx_free(rd_uctx *u)
+{
+    if (u && u->bc) {
+        for (int i = 0; i < u->bc->n; i++)
+            free(u->bc->t[i].least);
+        free(u->bc);
+        u->bc = NULL;
+    }
+}
+
+/* The axes a type shards. */
+static uint32_t type_axes(const redist_type_t *t)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < t->ndims; i++)
+        for (int k = 0; k < t->dim_naxes[i]; k++)
+            m |= 1u << t->dims[i][k];
+    return m;
+}
+
+static const rd_ubtab *ub_find(const rd_uctx *u, uint32_t mask)
+{
+    for (int i = 0; u->bc && i < u->bc->n; i++)
+        if (u->bc->t[i].mask == mask)
+            return &u->bc->t[i];
+    return NULL;
+}
+
+int rd_ubounds(const rd_uctx *u, uint32_t mask)
+{
+    if (ub_find(u, mask))
+        return 0;
+    if (!u->bc || u->bc->n == RD_UB_SLOTS)
+        return -1;
+    rd_ubtab *t = &u->bc->t[u->bc->n];
+    memset(t, 0, sizeof *t);
+    t->mask = mask;
+    uint64_t n = 1;
+    for (int a = 0; a < u->mesh.naxes; a++)
+        if (mask >> a & 1u) {
+            t->stride[a] = (int64_t)n;
+            n *= (uint64_t)u->mesh.size[a];
+            if (n > RD_UB_MAX_ENTRIES)
+                return -1;
+        }
+    t->least = malloc(sizeof *t->least * (size_t)n);
+    if (!t->least)
+        return -1;
+    memset(t->least, 0xff, sizeof *t->least * (size_t)n);
+    dev_iter it;
+    it_init(&it, u, mask | type_axes(&u->src) | type_axes(&u->dst));
+    do {
+        uint64_t idx = 0, b = device_bound(u, it.coord);
+        for (int a = 0; a < u->mesh.naxes; a++)
+            idx += (uint64_t)(it.coord[a] * t->stride[a]);
+        if (b < t->least[idx])
+            t->least[idx] = b;
+    } while (it_next(&it));
+    u->bc->n++;
+    return 0;
+}
+
+/* The bound of device `coord`'s class under table `t` (NULL: the
+ * device's own bound; the mask then holds the source's and target's
+ * axes). */
+static uint64_t class_bound(const rd_uctx *u, const rd_ubtab *t,
+                            const int64_t coord[])
+{
+    if (!t)
+        return device_bound(u, coord);
+    uint64_t idx = 0;
+    for (int a = 0; a < u->mesh.naxes; a++)
+        idx += (uint64_t)(coord[a] * t->stride[a]);
+    return t->least[idx];
+}
+
 void rd_uheld(const rd_uctx *u, const rd_ctype *t, const rd_layout *l,
               uint32_t mask, rd_ueval *ev, uint64_t *dev_held)
 {
@@ -165,6 +261,7 @@ void rd_uheld(const rd_uctx *u, const rd_ctype *t, const rd_layout *l,
     dev_iter it;
     const int64_t *coord = it.coord;
     rd_ctype_to_type(t, &tt);
+    const rd_ubtab *bt = ub_find(u, mask);
     memset(ev, 0, sizeof *ev);
     ev->within = 1;
     it_init(&it, u, mask);
@@ -173,7 +270,7 @@ void rd_uheld(const rd_uctx *u, const rd_ctype *t, const rd_layout *l,
         uint64_t held = box_elems(u->cx->ndims, lo, hi) * u->cx->elem_size;
         if (held > ev->max_held)
             ev->max_held = held;
-        if (held > device_bound(u, coord))
+        if (held > class_bound(u, bt, coord))
             ev->within = 0;
         if (dev_held)
             dev_held[rank_of(u, coord)] = held;
@@ -210,6 +307,7 @@ int rd_ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
     int gdim = op == REDIST_OP_ALL_GATHER || op == REDIST_OP_ALL_TO_ALL
                    ? dim_of_axis(&b, st->axis)
                    : -1;
+    const rd_ubtab *btab = ub_find(u, mask);
     memset(ev, 0, sizeof *ev);
     ev->within = 1;
     int bad = 0;
@@ -283,7 +381,7 @@ int rd_ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
         uint64_t held = ea * es;
         if (held > ev->max_held)
             ev->max_held = held;
-        if (held > device_bound(u, coord))
+        if (held > class_bound(u, btab, coord))
             ev->within = 0;
         if (recv > ev->max_recv)
             ev->max_recv = recv;
