@@ -131,13 +131,13 @@ static void say_case(const bcase_t *c, const char *specname)
         "rank\n",
         c->name, specname, g_size, g_size > cores ? ", oversubscribed" : "",
         redist_dtype_name(c->dt), tf, tt, sb, db, lb, ops, c->plan_us, pb);
-    if (c->plan_time) {
+    if (c->plan_bytes) {
         char tops[256], tb[32];
         redist_plan_stats_t tst;
-        plan_ops(c->plan_time, tops, sizeof tops);
-        redist_plan_stats(c->plan_time, &tst);
+        plan_ops(c->plan_bytes, tops, sizeof tops);
+        redist_plan_stats(c->plan_bytes, &tst);
         fmt_bytes(tst.recv_bytes, tb, sizeof tb);
-        say("   time-objective plan %s, receives %s per rank\n", tops, tb);
+        say("   bytes-objective plan %s, receives %s per rank\n", tops, tb);
     }
 }
 
