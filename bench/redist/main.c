@@ -21,7 +21,7 @@
  * redist-mpi-prep, redist-mpi-start, redist-mpi-bytes, redist-mpi-packed
  * (impl_redist_mpi.c), redist-shmem, redist-shmem-prep,
  * redist-shmem-bytes (impl_redist_shmem.c), gather, alltoallv, alltoallw,
- * pdgemr2d, memcpy (impl_NAME.c).  The interface: bench.h.  MPI is
+ * pdgemr2d, memcpy, transport (impl_NAME.c).  The interface: bench.h.  MPI is
  * initialised with MPI_THREAD_MULTIPLE (redist-mpi-start's progress
  * thread) for every implementation alike.
  *

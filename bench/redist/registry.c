@@ -13,7 +13,8 @@
 
 extern const bench_impl_t bench_redist_mpi, bench_redist_mpi_prep,
     bench_redist_mpi_start, bench_redist_mpi_bytes, bench_redist_mpi_packed,
-    bench_gather, bench_alltoallv, bench_alltoallw, bench_memcpy;
+    bench_gather, bench_alltoallv, bench_alltoallw, bench_memcpy,
+    bench_transport;
 
 #ifdef BENCH_HAVE_SHMEM
 extern const bench_impl_t bench_redist_shmem, bench_redist_shmem_prep,
@@ -43,7 +44,7 @@ const bench_impl_t *const bench_impls[] = {
     &bench_redist_shmem_prep,  &bench_redist_shmem_bytes,
     &bench_gather,             &bench_alltoallv,
     &bench_alltoallw,          &bench_pdgemr2d,
-    &bench_memcpy,
+    &bench_memcpy,             &bench_transport,
 };
 const int bench_nimpls = (int)(sizeof bench_impls / sizeof bench_impls[0]);
 
