@@ -111,7 +111,9 @@ typedef struct bench_impl {
     /* once per program, when selected (BLACS); NULL when nothing */
     void (*start)(void);
     void (*finish)(void);
-    /* 0 if it can run case c, else 1 with the reason in why */
+    /* 0 if it can run case c, else 1 with the reason in why; the same
+     * on every rank (every rank asks in the same order, so it may agree
+     * through a collective) */
     int (*applies)(const bcase_t *c, char *why, size_t n);
     /* collective, untimed, before the buffers exist: whatever the
      * estimate needs; returns the estimated extra bytes per rank beyond

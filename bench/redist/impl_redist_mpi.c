@@ -61,7 +61,7 @@ static uint64_t prepare_packed(bcase_t *c, impl_t *im)
 static int applies_start(const bcase_t *c, char *why, size_t n)
 {
     (void)c;
-    if (g_thread_level >= MPI_THREAD_MULTIPLE)
+    if (all_ok(g_thread_level >= MPI_THREAD_MULTIPLE)) /* collective */
         return 0;
     snprintf(why, n, "MPI without MPI_THREAD_MULTIPLE");
     return 1;

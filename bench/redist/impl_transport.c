@@ -5,15 +5,17 @@
  * receive, moved by MPI with no layout work (no datatypes, no pack, no
  * local copy).  What any MPI implementation of the case pays at least
  * for the transport; not a redistribution, so never checked.  Only
- * where the pieces fit the blocks contiguously (a rank sending one block
- * to several peers does not).
+ * where the pieces fit the blocks contiguously on every rank (a rank
+ * sending one block to several peers does not).
  */
 #include "bench.h"
 
+/* Collective (every rank decides the same): the driver asks every rank
+ * in the same order. */
 static int applies(const bcase_t *c, char *why, size_t n)
 {
-    if (c->x.send_elems * c->elem <= c->src_bytes &&
-        c->x.recv_elems * c->elem <= c->dst_bytes)
+    if (all_ok(c->x.send_elems * c->elem <= c->src_bytes &&
+               c->x.recv_elems * c->elem <= c->dst_bytes))
         return 0;
     snprintf(why, n, "sends or receives more than a block");
     return 1;
