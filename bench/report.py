@@ -200,31 +200,15 @@ def main():
         md.append("| %s | %d | %s | %s | %s |" % (label, p, shape, mib(size),
                                                   " | ".join(cells)))
 
-    # planner
+    # planner: the bytes objective (planner.csv, also the plot), the time
+    # objective up to 4 axes (planner_time.csv)
     ppath = os.path.join(out, "planner.csv")
     prows = load(ppath) if os.path.exists(ppath) else []
-    if prows:
-        md.append("\n## Planner (bench_planner)\n")
-        for tag, what in (("6", "up to 6 axes"), ("8", "up to 8 axes")):
-            tp = os.path.join(out, "planner_%s.txt" % tag)
-            if os.path.exists(tp):
-                for ln in open(tp):
-                    if ln.startswith("max RSS"):
-                        md.append("Planner memory, %s: %s\n" % (what,
-                                                               ln.strip()))
-        md.append("| axes | dims | plans | median | p90 | p99 | plans/s | "
-                  "types visited (median) |")
-        md.append("|---|---|---|---|---|---|---|---|")
-        for r in prows:
-            def us(v):
-                v = float(v)
-                return ("%.1f µs" % v if v < 1000 else "%.1f ms" % (v / 1e3)
-                        if v < 1e6 else "%.2f s" % (v / 1e6))
-            md.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                r["axes"], r["dims"], r["plans"], us(r["median_us"]),
-                us(r["p90_us"]), us(r["p99_us"]), r["plans_per_s"],
-                r["median_states"]))
-
+    for fn, title in (("planner.csv", "bytes objective"),
+                      ("planner_time.csv", "default (time) objective")):
+        ppath = os.path.join(out, fn)
+        if os.path.exists(ppath):
+            planner_table(md, out, load(ppath), title)
     text = "\n".join(md) + "\n"
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write(text)
@@ -389,6 +373,30 @@ def targets(cases, present):
                     b, ms(u["median_s"]), spread(u), ms(e["median_s"]),
                     spread(e), pb))
     return L
+
+
+def planner_table(md, out, prows, title):
+    md.append("\n## Planner (bench_planner, %s)\n" % title)
+    if title.startswith("bytes"):
+        for tag, what in (("6", "up to 6 axes"), ("8", "up to 8 axes")):
+            tp = os.path.join(out, "planner_%s.txt" % tag)
+            if os.path.exists(tp):
+                for ln in open(tp):
+                    if ln.startswith("max RSS"):
+                        md.append("Planner memory, %s: %s\n" % (what,
+                                                               ln.strip()))
+    md.append("| axes | dims | plans | median | p90 | p99 | plans/s | "
+              "types visited (median) |")
+    md.append("|---|---|---|---|---|---|---|---|")
+    for r in prows:
+        def us(v):
+            v = float(v)
+            return ("%.1f µs" % v if v < 1000 else "%.1f ms" % (v / 1e3)
+                    if v < 1e6 else "%.2f s" % (v / 1e6))
+        md.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["axes"], r["dims"], r["plans"], us(r["median_us"]),
+            us(r["p90_us"]), us(r["p99_us"]), r["plans_per_s"],
+            r["median_states"]))
 
 
 def plots(out, cases, present, prows):
