@@ -15,7 +15,8 @@
 #   BENCH_REPS     timed runs per implementation and case (default 10)
 #   BENCH_QUICK=1  a smoke test: small sizes, 3 reps (numbers meaningless)
 #   BENCH_SHMEM=0  leave out the OpenSHMEM backend
-#   BENCH_PLANNER_LIMIT  seconds per planner step (default 180)
+#   BENCH_PLANNER_LIMIT  seconds per planner step (default 180; 20 with
+#                  BENCH_QUICK)
 #   BENCH_IMPLS    the implementations (default: all built but
 #                  redist-mpi-packed; pdgemr2d where noted below)
 # Exit status: 0, or 1 when an implementation gave a wrong result (every
@@ -166,23 +167,24 @@ run 32 64M --sizes "$s_small,$s_mid" $(specs_of 32)
 # default (time) objective up to 4 axes only.  From 4 axes on a random
 # problem can take minutes under either objective (5 axes, 4 dims: 114 s
 # for bytes, 128 s for time), so each step has a time limit
-# (BENCH_PLANNER_LIMIT seconds, default 180); a step stopped by it keeps
-# the classes it finished, and says so
+# (BENCH_PLANNER_LIMIT seconds: 180, 20 with BENCH_QUICK); a step stopped
+# by it keeps the classes it finished, and says so
 echo
 echo "### planner"
 planner="$build/bench/bench_planner"
-if [ "$quick" = 1 ]; then p1=5; p2=1; else p1=50; p2=3; fi
+if [ "$quick" = 1 ]; then p1=5; p2=1; plimit=20; else p1=50; p2=3; plimit=180; fi
+plimit=${BENCH_PLANNER_LIMIT:-$plimit}
 # bench_planner exits 1 when a plan fails; at 7-8 axes a few random
 # problems exceed the search budget (4 million types): counted, not fatal
 run_planner() { # TAG REPS ARGS...
     local tag=$1 r=$2 nf rc=0
     shift 2
-    timeout "${BENCH_PLANNER_LIMIT:-180}" "$planner" --reps "$r" "$@" \
+    timeout "$plimit" "$planner" --reps "$r" "$@" \
         --csv "$out/planner_$tag.csv" \
         >"$out/planner_$tag.txt" 2>"$out/planner_$tag.err" || rc=$?
     cat "$out/planner_$tag.txt"
     if [ "$rc" = 124 ]; then
-        echo "planner ($tag): stopped after ${BENCH_PLANNER_LIMIT:-180} s; the" \
+        echo "planner ($tag): stopped after $plimit s; the" \
              "classes above are complete" | tee -a "$out/planner_$tag.txt"
     fi
     nf=$(grep -c "plan failed" "$out/planner_$tag.err" || true)
