@@ -223,9 +223,11 @@ int main(int argc, char **argv)
                mx = lat[n - 1];
         printf("%5d %5d %6d %11.1f %11.1f %11.1f %11.1f %11.0f %9.0f\n",
                naxes, ndims, n, med, p90, p99, mx, n / total, states[n / 2]);
-        if (out)
+        if (out) { /* flushed: a run stopped by a timeout keeps its rows */
             fprintf(out, "%d,%d,%d,%.2f,%.2f,%.2f,%.2f,%.0f,%.0f\n", naxes,
                     ndims, n, med, p90, p99, mx, n / total, states[n / 2]);
+            fflush(out);
+        }
         fflush(stdout);
     }
     struct rusage ru;

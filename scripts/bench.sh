@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The benchmark suite in one command (about 10 minutes on 2 cores):
-# redist's MPI and OpenSHMEM backends (plans of both objectives) against
-# gather-then-slice, a hand-written MPI_Alltoallv / MPI_Alltoallw
-# exchange, ScaLAPACK pdgemr2d and a memcpy roofline
-# (bench/bench_redist), on the specs of specs/
-# scaled per rank and on 2-D ownership transposes; then the planner
-# (bench/bench_planner).  Writes CSVs, table.md (results, ratios, memory)
+# The benchmark suite in one command (doc/bench.md gives the latest run's
+# duration; 37 minutes on 2 cores shared with other work):
+# redist's MPI and OpenSHMEM backends (one-shot calls, prepared objects,
+# non-blocking start + wait; default-objective plans, and the bytes
+# objective's where they differ) against gather-then-slice, a
+# hand-written MPI_Alltoallv / MPI_Alltoallw exchange of exact boxes,
+# ScaLAPACK pdgemr2d and a memcpy roofline (bench/bench_redist), on the
+# specs of specs/ scaled per rank, on 2-D ownership transposes and on
+# uneven splits; then the planner (bench/bench_planner).  Writes CSVs, table.md (results, ratios, memory)
 # and PNG plots into the results folder, and prints the ratio tables.
 #
 # usage: scripts/bench.sh [RESULTS_DIR]          (default bench/results)
@@ -13,6 +15,10 @@
 #   BENCH_REPS     timed runs per implementation and case (default 10)
 #   BENCH_QUICK=1  a smoke test: small sizes, 3 reps (numbers meaningless)
 #   BENCH_SHMEM=0  leave out the OpenSHMEM backend
+#   BENCH_PLANNER_LIMIT  seconds per planner step (default 180; 20 with
+#                  BENCH_QUICK)
+#   BENCH_IMPLS    the implementations (default: all built but
+#                  redist-mpi-packed; pdgemr2d where noted below)
 # Exit status: 0, or 1 when an implementation gave a wrong result (every
 # result is checked element by element before its time is reported).
 set -euo pipefail
@@ -84,21 +90,25 @@ run() { # run NP SYMMETRIC_HEAP ARGS...: one bench_redist job
     # SHMEM_SYMMETRIC_SIZE, is ignored: the heap stays at 256 MiB)
     SHMEM_SYMMETRIC_HEAP_SIZE=$heap mpirun -np "$np" "${place[@]}" "${mca[@]}" \
         -x SHMEM_SYMMETRIC_HEAP_SIZE "$bench" --reps "$reps" --keep-going \
-        --csv "$csv" "${shmem_flag[@]}" "$@" || fail=1
+        --csv "$csv" "${shmem_flag[@]}" "${impls[@]}" "$@" || fail=1
 }
 
 if [ "$quick" = 1 ]; then
     reps=3
-    n_small=256; n_big=512
+    n_small=256; n_mid=512; n_big=512
     s_small=256K; s_mid=512K; s_big=1M; s_huge=2M
+    u=1 # uneven cases: a quarter of their sizes
 else
-    n_small=2048; n_big=8192
+    n_small=2048; n_mid=4096; n_big=8192
     s_small=1M; s_mid=4M; s_big=16M; s_huge=64M
+    u=4
 fi
-heap() { # N P: symmetric heap for src + dst + scratch of an N x N f64 case
-    echo "$(( $1 * $1 * 8 * 3 / $2 / 1048576 + 64 ))M"
+heap() { # N P: symmetric heap for src + dst + the one-shot call's scratch
+          # + the prepared object's, of an N x N f64 case
+    echo "$(( $1 * $1 * 8 * 4 / $2 / 1048576 + 64 ))M"
 }
-no_gemr="redist-mpi,redist-mpi-packed,redist-mpi-time,redist-shmem,redist-shmem-time,gather,alltoallv,alltoallw,memcpy"
+no_gemr=${BENCH_IMPLS:-redist-mpi,redist-mpi-prep,redist-mpi-start,redist-mpi-bytes,redist-shmem,redist-shmem-prep,redist-shmem-bytes,gather,alltoallv,alltoallw,memcpy,transport}
+impls=(--impl "$no_gemr,pdgemr2d")
 
 # 2-D transposes of ownership, f64 N x N.  Both directions at the small
 # N; at the large N one direction each (the other is its mirror), and
@@ -111,6 +121,10 @@ run 4 "$(heap $n 4)" "row2col:x=2,y=2:${n}x${n}:f64:x,y|:|x,y" \
     "col2row:x=2,y=2:${n}x${n}:f64:|x,y:x,y|" \
     "grid2row:x=2,y=2:${n}x${n}:f64:x|y:x,y|" \
     "row2grid:x=2,y=2:${n}x${n}:f64:x,y|:x|y"
+# 64 MiB per rank on 2 ranks, both directions: the roofline comparison
+n=$n_mid
+run 2 "$(heap $n 2)" --impl "$no_gemr" "row2col:x=2:${n}x${n}:f64:x|:|x" \
+    "col2row:x=2:${n}x${n}:f64:|x:x|"
 n=$n_big
 run 2 "$(heap $n 2)" --impl "$no_gemr" "row2col:x=2:${n}x${n}:f64:x|:|x"
 run 4 "$(heap $n 4)" "row2col:x=2,y=2:${n}x${n}:f64:x,y|:|x,y"
@@ -126,8 +140,21 @@ specs_of() { # device count -> spec files
 }
 # shellcheck disable=SC2046
 run 3 512M --sizes "$s_small,$s_big,$s_huge" $(specs_of 3)
+# uneven splits (doc/uneven.md), as given, about 3 MiB per rank (a
+# quarter with BENCH_QUICK): a GPT-2 vocabulary of 50257 rows over 8
+# (ceil blocks: 6283 x 7 and 6276) and its even twin of 50176 rows, the
+# same bytes within 0.2% (the per-byte cost of unevenness); a 197-token
+# sequence over 8 (25 x 7 and 22; specs/vit-sequence-parallel-197.json
+# has it over 4); 8 ranks' rows onto the first 6 (explicit blocks, the
+# last two empty: a job shrinking from 8 to 6 ranks)
+h=$((64 * u)) b=$((200 * u))
+uneven=("vocab-uneven:tp=8:50257x${h}:bf16:tp|:|tp"
+        "vocab-even:tp=8:50176x${h}:bf16:tp|:|tp"
+        "seq197-over-8:sp=8:$((16 * u))x197x768:bf16:|sp|:||sp"
+        "shrink-8-to-6:x=8:$((1200 * u))x1536:f32:x|:x|::$b,$b,$b,$b,$b,$b,0,0|")
 # shellcheck disable=SC2046
-run 8 256M --sizes "$s_small,$s_big" $(specs_of 8) "identity:x=8:1024x256:f32:x|:x|"
+run 8 256M --sizes "$s_small,$s_big" $(specs_of 8) "identity:x=8:1024x256:f32:x|:x|" \
+    "${uneven[@]}"
 # shellcheck disable=SC2046
 run 12 64M --sizes "$s_small,$s_mid" $(specs_of 12)
 # shellcheck disable=SC2046
@@ -135,34 +162,47 @@ run 16 64M --sizes "$s_small,$s_mid" $(specs_of 16)
 # shellcheck disable=SC2046
 run 32 64M --sizes "$s_small,$s_mid" $(specs_of 32)
 
-# planner: every class up to 6 axes, then a few plans of 7 and 8 axes
+# planner: the bytes objective (the figures doc/bench.md tracks across
+# runs), every class up to 6 axes, then a few plans of 7 and 8 axes; the
+# default (time) objective up to 4 axes only.  From 4 axes on a random
+# problem can take minutes under either objective (5 axes, 4 dims: 114 s
+# for bytes, 128 s for time), so each step has a time limit
+# (BENCH_PLANNER_LIMIT seconds: 180, 20 with BENCH_QUICK); a step stopped
+# by it keeps the classes it finished, and says so
 echo
 echo "### planner"
 planner="$build/bench/bench_planner"
-if [ "$quick" = 1 ]; then p1=5; p2=1; else p1=50; p2=3; fi
+if [ "$quick" = 1 ]; then p1=5; p2=1; plimit=20; else p1=50; p2=3; plimit=180; fi
+plimit=${BENCH_PLANNER_LIMIT:-$plimit}
 # bench_planner exits 1 when a plan fails; at 7-8 axes a few random
 # problems exceed the search budget (4 million types): counted, not fatal
 run_planner() { # TAG REPS ARGS...
-    local tag=$1 r=$2 nf
+    local tag=$1 r=$2 nf rc=0
     shift 2
-    "$planner" --reps "$r" "$@" --csv "$out/planner_$tag.csv" \
-        >"$out/planner_$tag.txt" 2>"$out/planner_$tag.err" || true
+    timeout "$plimit" "$planner" --reps "$r" "$@" \
+        --csv "$out/planner_$tag.csv" \
+        >"$out/planner_$tag.txt" 2>"$out/planner_$tag.err" || rc=$?
     cat "$out/planner_$tag.txt"
+    if [ "$rc" = 124 ]; then
+        echo "planner ($tag): stopped after $plimit s; the" \
+             "classes above are complete" | tee -a "$out/planner_$tag.txt"
+    fi
     nf=$(grep -c "plan failed" "$out/planner_$tag.err" || true)
     if [ "$nf" != 0 ]; then
         echo "planner: $nf plan(s) failed:"
         sort "$out/planner_$tag.err" | uniq -c
     fi
 }
-run_planner 6 "$p1" --max-axes 6
-run_planner 8 "$p2" --seed 11
+run_planner 6 "$p1" --max-axes 6 --objective bytes
+run_planner 8 "$p2" --seed 11 --objective bytes
+run_planner time "$p1" --max-axes 4
+touch "$out/planner_6.csv" "$out/planner_8.csv"
 {
     head -1 "$out/planner_6.csv"
     tail -n +2 "$out/planner_6.csv"
     tail -n +2 "$out/planner_8.csv" | awk -F, '$1 >= 7'
 } >"$out/planner.csv"
 rm -f "$out/planner_6.csv" "$out/planner_8.csv"
-
 echo
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/machine.txt"
 python3 bench/report.py "$out"

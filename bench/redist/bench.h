@@ -24,6 +24,7 @@ typedef struct impl impl_t;
 
 extern int g_rank, g_size;
 extern int g_shmem;      /* shmem_init was called (--shmem) */
+extern int g_thread_level; /* what MPI_Init_thread provided */
 extern int g_keep_going; /* --keep-going */
 extern int g_failures;   /* implementation rows with a wrong result */
 extern int g_corrupt;    /* --corrupt IMPL: its index, else -1 */
@@ -86,8 +87,9 @@ enum {
 
 /* Properties of an implementation the driver acts on. */
 enum {
-    BENCH_TIME_PLAN = 1u << 0,   /* runs the time objective's plan, and
-                                    only where it differs */
+    BENCH_BYTES_PLAN = 1u << 0,  /* runs the bytes objective's plan, and
+                                    only where it differs from the
+                                    default (time) objective's */
     BENCH_WHOLE_TARGET = 1u << 1, /* cannot leave partial axes in the
                                      target (the hand-written ones) */
     BENCH_NO_CHECK = 1u << 2,    /* not a redistribution: never checked */
@@ -105,11 +107,13 @@ enum {
 typedef struct bench_impl {
     const char *name;
     unsigned needs; /* BENCH_MPI | BENCH_SHMEM | BENCH_SCALAPACK */
-    unsigned flags; /* BENCH_TIME_PLAN | BENCH_WHOLE_TARGET | ... */
+    unsigned flags; /* BENCH_BYTES_PLAN | BENCH_WHOLE_TARGET | ... */
     /* once per program, when selected (BLACS); NULL when nothing */
     void (*start)(void);
     void (*finish)(void);
-    /* 0 if it can run case c, else 1 with the reason in why */
+    /* 0 if it can run case c, else 1 with the reason in why; the same
+     * on every rank (every rank asks in the same order, so it may agree
+     * through a collective) */
     int (*applies)(const bcase_t *c, char *why, size_t n);
     /* collective, untimed, before the buffers exist: whatever the
      * estimate needs; returns the estimated extra bytes per rank beyond
@@ -171,9 +175,9 @@ typedef struct xchg {
 struct bcase {
     char name[512];            /* label@shape */
     redist_spec_t *spec;
-    redist_plan_t *plan;
-    redist_plan_t *plan_time;  /* the time objective's plan (or NULL) */
-    char time_why[160];        /* why there is no different time plan */
+    redist_plan_t *plan;       /* the default (time) objective's plan */
+    redist_plan_t *plan_bytes; /* the bytes objective's plan (or NULL) */
+    char bytes_why[160];       /* why there is no different bytes plan */
     double plan_us;
     const redist_mesh_t *mesh;
     int nd, naxes;
@@ -184,7 +188,8 @@ struct bcase {
                                               partial / replicated */
     int partial;               /* the source has axes to reduce */
     rect_t srect, drect;       /* this rank's blocks */
-    uint64_t src_bytes, dst_bytes;
+    uint64_t src_bytes, dst_bytes; /* the largest block of any rank */
+    uint64_t my_src_bytes, my_dst_bytes; /* this rank's (uneven dims) */
     char *src, *dst, *pristine;
     int symmetric;             /* src and dst come from shmem_malloc */
     xchg_t x;

@@ -54,26 +54,28 @@ static void case_init(bcase_t *c, redist_spec_t *spec, const char *label)
     c->rep_axes = ((1u << c->naxes) - 1) & ~c->src_axes & ~from->partial;
     c->src_bytes = redist_spec_src_bytes(spec);
     c->dst_bytes = redist_spec_dst_bytes(spec);
+    c->my_src_bytes = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, g_rank);
+    c->my_dst_bytes = redist_spec_device_bytes(spec, REDIST_SIDE_TO, g_rank);
     type_rect(spec, from, g_rank, &c->srect);
     type_rect(spec, to, g_rank, &c->drect);
 }
 
-/* The bytes objective's plan (timed: median of 5; the first is kept; the
- * redist-* implementations run it) and the time objective's plan (the
- * default, built-in cost model), kept only where it differs.
+/* The default (time) objective's plan (timed: median of 5; the first is
+ * kept; the redist-* implementations run it) and the bytes objective's
+ * plan, kept only where it differs (the redist-*-bytes rows).
  * 0, or -1 (said) when there is no plan. */
 static int case_plans(bcase_t *c)
 {
     redist_error_t err;
     redist_error_clear(&err);
-    redist_plan_options_t pb;
-    memset(&pb, 0, sizeof pb);
-    pb.objective = REDIST_OBJECTIVE_BYTES;
+    redist_plan_options_t po;
+    memset(&po, 0, sizeof po);
+    po.objective = REDIST_OBJECTIVE_TIME;
     double pt[5];
     for (int i = 0; i < 5; i++) {
         redist_plan_t *p = NULL;
         double t0 = MPI_Wtime();
-        redist_status_t st = redist_plan_create(c->spec, &pb, &p, &err);
+        redist_status_t st = redist_plan_create(c->spec, &po, &p, &err);
         pt[i] = MPI_Wtime() - t0;
         if (st) {
             char msg[600];
@@ -88,19 +90,19 @@ static int case_plans(bcase_t *c)
     }
     qsort(pt, 5, sizeof pt[0], cmp_double);
     c->plan_us = pt[2] * 1e6;
-    redist_plan_options_t po;
-    memset(&po, 0, sizeof po);
-    po.objective = REDIST_OBJECTIVE_TIME;
-    if (redist_plan_create(c->spec, &po, &c->plan_time, &err)) {
+    redist_plan_options_t pb;
+    memset(&pb, 0, sizeof pb);
+    pb.objective = REDIST_OBJECTIVE_BYTES;
+    if (redist_plan_create(c->spec, &pb, &c->plan_bytes, &err)) {
         char msg[600];
-        snprintf(c->time_why, sizeof c->time_why, "time objective: %s",
+        snprintf(c->bytes_why, sizeof c->bytes_why, "bytes objective: %s",
                  redist_error_format(&err, msg, sizeof msg));
-        c->plan_time = NULL;
-    } else if (plans_equal(c->plan, c->plan_time)) {
-        snprintf(c->time_why, sizeof c->time_why,
-                 "time objective gives the same plan");
-        redist_plan_free(c->plan_time);
-        c->plan_time = NULL;
+        c->plan_bytes = NULL;
+    } else if (plans_equal(c->plan, c->plan_bytes)) {
+        snprintf(c->bytes_why, sizeof c->bytes_why,
+                 "bytes objective gives the same plan");
+        redist_plan_free(c->plan_bytes);
+        c->plan_bytes = NULL;
     }
     return 0;
 }
@@ -120,7 +122,7 @@ static int cannot_run(const bcase_t *c, impl_t *im, int selected)
     else if (b->needs & BENCH_SCALAPACK && !bench_built(BENCH_SCALAPACK))
         snprintf(im->why, sizeof im->why, "not built (no ScaLAPACK)");
     else if (!im->plan)
-        snprintf(im->why, sizeof im->why, "%s", c->time_why);
+        snprintf(im->why, sizeof im->why, "%s", c->bytes_why);
     else if (b->applies && b->applies(c, im->why, sizeof im->why))
         ;
     else
@@ -218,7 +220,7 @@ static void free_case(bcase_t *c)
     }
     free(c->pristine);
     redist_plan_free(c->plan);
-    redist_plan_free(c->plan_time);
+    redist_plan_free(c->plan_bytes);
     redist_spec_free(c->spec);
 }
 
@@ -247,8 +249,8 @@ void run_case(redist_spec_t *spec, const char *label, const char *specname,
     }
     for (int k = 0; k < bench_nimpls; k++) {
         c->im[k].impl = bench_impls[k];
-        c->im[k].plan = bench_impls[k]->flags & BENCH_TIME_PLAN
-                            ? c->plan_time
+        c->im[k].plan = bench_impls[k]->flags & BENCH_BYTES_PLAN
+                            ? c->plan_bytes
                             : c->plan;
     }
     MPI_Type_contiguous((int)c->elem, MPI_BYTE, &c->et);

@@ -16,6 +16,12 @@ void type_rect(const redist_spec_t *spec, const redist_type_t *t,
 {
     const redist_mesh_t *m = redist_spec_mesh(spec);
     const int64_t *shape = redist_spec_shape(spec);
+    /* the side whose layout applies (uneven dims: block lengths by the
+     * spec's split rule or explicit blocks); another type splits evenly */
+    int side = t == redist_spec_from(spec) ? REDIST_SIDE_FROM
+               : t == redist_spec_to(spec) ? REDIST_SIDE_TO
+                                           : -1;
+    int uneven = side >= 0 && redist_spec_is_uneven(spec);
     int64_t c[REDIST_MAX_AXES];
     redist_mesh_coords(m, rank, c);
     for (int i = 0; i < redist_spec_ndims(spec); i++) {
@@ -26,8 +32,19 @@ void type_rect(const redist_spec_t *spec, const redist_type_t *t,
             b = b * s + c[a];
             n *= s;
         }
-        r->ext[i] = shape[i] / n;
-        r->lo[i] = b * r->ext[i];
+        if (!uneven || n == 1) {
+            r->ext[i] = shape[i] / n;
+            r->lo[i] = b * r->ext[i];
+            continue;
+        }
+        int64_t *len = xmalloc(sizeof(int64_t) * (size_t)n);
+        if (redist_spec_block_lengths(spec, side, i, len, n) != n)
+            die("block lengths of dim %d: not %lld blocks", i, (long long)n);
+        r->lo[i] = 0;
+        for (int64_t k = 0; k < b; k++)
+            r->lo[i] += len[k];
+        r->ext[i] = len[b];
+        free(len);
     }
 }
 

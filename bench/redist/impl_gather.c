@@ -2,7 +2,9 @@
  * gather: gather-then-slice, what partitioners fall back to.  One
  * MPI_Allgather of the source blocks over the sharding axes (the whole
  * array on every rank; plus an in-place MPI_Allreduce over the partial
- * axes), then one pass cuts the target block out.  The memory baseline:
+ * axes), then one pass cuts the target block out.  Uneven dims: an
+ * MPI_Allgatherv of each member's exact block into slots of the largest
+ * block's size.  The memory baseline:
  * its workspace is the group's size times the source block.
  */
 #include <stdlib.h>
@@ -14,6 +16,7 @@ typedef struct gather {
     MPI_Comm gcomm, rcomm; /* the gather group; the reduction group */
     int gsize;
     int64_t *gmember;      /* world ranks of the gather group, in order */
+    int *gcount, *gdispl;  /* uneven: members' elements, slot offsets */
     char *gbuf;            /* persistent workspace, or NULL */
 } gather_t;
 
@@ -47,6 +50,16 @@ static void setup(bcase_t *c, impl_t *im)
     for (int64_t p = 0; p < g_size; p++)
         if (color_of(c->mesh, p, keep) == mycolor)
             g->gmember[k++] = p;
+    if (redist_spec_is_uneven(c->spec)) {
+        g->gcount = xmalloc(sizeof(int) * (size_t)g->gsize);
+        g->gdispl = xmalloc(sizeof(int) * (size_t)g->gsize);
+        for (int j = 0; j < g->gsize; j++) {
+            uint64_t b = redist_spec_device_bytes(c->spec, REDIST_SIDE_FROM,
+                                                  g->gmember[j]);
+            g->gcount[j] = (int)(b / c->elem);
+            g->gdispl[j] = (int)((uint64_t)j * c->src_bytes / c->elem);
+        }
+    }
     g->rcomm = MPI_COMM_NULL;
     if (c->partial)
         MPI_Comm_split(MPI_COMM_WORLD,
@@ -76,7 +89,11 @@ static uint64_t run(bcase_t *c, impl_t *im)
     uint64_t bytes = gather_bytes(c, g);
     char *all = c->fresh ? xmalloc(bytes) : g->gbuf;
     int cnt = (int)(c->src_bytes / c->elem);
-    MPI_Allgather(c->src, cnt, c->et, all, cnt, c->et, g->gcomm);
+    if (g->gcount)
+        MPI_Allgatherv(c->src, (int)(c->my_src_bytes / c->elem), c->et, all,
+                       g->gcount, g->gdispl, c->et, g->gcomm);
+    else
+        MPI_Allgather(c->src, cnt, c->et, all, cnt, c->et, g->gcomm);
     if (c->partial)
         MPI_Allreduce(MPI_IN_PLACE, all, (int)(bytes / c->elem),
                       c->dt == REDIST_F32 ? MPI_FLOAT : MPI_DOUBLE,
@@ -102,6 +119,8 @@ static void teardown(bcase_t *c, impl_t *im)
     if (g->rcomm != MPI_COMM_NULL)
         MPI_Comm_free(&g->rcomm);
     free(g->gmember);
+    free(g->gcount);
+    free(g->gdispl);
     free(g->gbuf);
     free(g);
     im->state = NULL;

@@ -80,6 +80,8 @@ static int applies(const bcase_t *c, char *why, size_t n)
     else if (!gemr2d_for(c->dt))
         snprintf(why, n, "dtype %s (p?gemr2d: s d c z)",
                  redist_dtype_name(c->dt));
+    else if (redist_spec_is_uneven(c->spec))
+        snprintf(why, n, "uneven dims (block-cyclic blocks are even)");
     else if (axes_of(redist_spec_to(c->spec)) != all)
         snprintf(why, n, "replicated target (one call cannot express it)");
     else

@@ -8,22 +8,30 @@
  * CASE is a spec file (a .json file of specs/; its shape is scaled to each
  * --sizes entry, scale.c) or an inline case NAME:MESH:SHAPE:DTYPE:FROM:TO
  * with the syntax of `redistplan plan -` (e.g.
- * "row2col:x=2,y=2:8192x8192:f64:x,y|:|x,y"; its shape is used as given).
+ * "row2col:x=2,y=2:8192x8192:f64:x,y|:|x,y"; its shape is used as given),
+ * optionally followed by :FROM_LAYOUT[:TO_LAYOUT] for uneven dims: a split
+ * rule (ceil, balanced, chunk) or block lengths as redistplan's --blocks
+ * ("|" between dims, "," between lengths; e.g. "800,800,800,800,800,800,
+ * 0,0|" for 4800 rows of 8 blocks moved onto 6 ranks).
  * Cases whose mesh does not have D devices are skipped with a message
  * (the driver script, scripts/bench.sh, groups cases by D).
  *
  * IMPLEMENTATIONS (--impl, default: all that were built): the rows of
  * registry.c, each described at the top of its file: redist-mpi,
- * redist-mpi-packed, redist-mpi-time (impl_redist_mpi.c), redist-shmem,
- * redist-shmem-time (impl_redist_shmem.c), gather, alltoallv, alltoallw,
- * pdgemr2d, memcpy (impl_NAME.c).  The interface: bench.h.
+ * redist-mpi-prep, redist-mpi-start, redist-mpi-bytes, redist-mpi-packed
+ * (impl_redist_mpi.c), redist-shmem, redist-shmem-prep,
+ * redist-shmem-bytes (impl_redist_shmem.c), gather, alltoallv, alltoallw,
+ * pdgemr2d, memcpy, transport (impl_NAME.c).  The interface: bench.h.  MPI is
+ * initialised with MPI_THREAD_MULTIPLE (redist-mpi-start's progress
+ * thread) for every implementation alike.
  *
  * METHOD (case.c, measure.c).  Per case: setup outside the timing (plans,
  * contexts, datatypes, counts, and the hand-written alternatives'
  * workspaces, which are allocated and touched once and reused by every
  * timed call, as a careful code does; --fresh allocates them inside each
- * call instead).  redist allocates its scratch inside each call (that is
- * the library).  Then `--warmup` rounds and `--reps` timed rounds; a
+ * call instead).  redist's one-shot calls allocate their scratch inside
+ * each call (that is the library); its prepared objects are made at setup
+ * and hold theirs.  Then `--warmup` rounds and `--reps` timed rounds; a
  * round runs every implementation once, in an order rotated by one each
  * round.  Before each run (untimed) the source block is restored from a
  * pristine copy and the destination is poisoned (0xff bytes); the run is
@@ -67,6 +75,7 @@
 
 int g_rank, g_size;
 int g_shmem;
+int g_thread_level;
 int g_keep_going;
 int g_failures;
 int g_corrupt = -1;
@@ -81,7 +90,8 @@ static void usage(void)
                 "[--fresh] [--corrupt IMPL] CASE...\n"
                 "       bench_redist --features\n"
                 "  CASE: SPEC.json (scaled to each size per rank) or\n"
-                "        NAME:MESH:SHAPE:DTYPE:FROM:TO (as given)\n");
+                "        NAME:MESH:SHAPE:DTYPE:FROM:TO[:FROM_LAYOUT[:TO_LAYOUT]]\n"
+                "        (as given)\n");
 }
 
 static void parse_sizes(const char *arg, opts_t *o)
@@ -156,20 +166,32 @@ static int fits_world(redist_spec_t *spec, const char *name)
     return 0;
 }
 
-/* An inline case NAME:MESH:SHAPE:DTYPE:FROM:TO, as given. */
+/* A layout field of an inline case: a split rule name, or block lengths
+ * in redistplan's --blocks form (dims separated by '|', lengths by ','). */
+static void layout_field(const char *f, const char **split,
+                         const char **blocks)
+{
+    *split = *blocks = NULL;
+    if (f && f[0])
+        *(strpbrk(f, "0123456789") ? blocks : split) = f;
+}
+
+/* An inline case NAME:MESH:SHAPE:DTYPE:FROM:TO[:FROM_LAYOUT[:TO_LAYOUT]],
+ * as given. */
 static void run_inline(const char *arg, const opts_t *o, FILE *csv)
 {
-    char buf[512], *f[6], msg[600];
+    char buf[512], *f[8], msg[600];
     int nf = 0;
     snprintf(buf, sizeof buf, "%s", arg);
     char *p = buf;
     f[nf++] = p;
-    while (nf < 6 && (p = strchr(p, ':'))) {
+    while (nf < 8 && (p = strchr(p, ':'))) {
         *p++ = '\0';
         f[nf++] = p;
     }
-    if (nf != 6)
-        die("inline case '%s': NAME:MESH:SHAPE:DTYPE:FROM:TO", arg);
+    if (nf < 6)
+        die("inline case '%s': NAME:MESH:SHAPE:DTYPE:FROM:TO"
+            "[:FROM_LAYOUT[:TO_LAYOUT]]", arg);
     redist_spec_t *spec;
     redist_error_t err;
     redist_error_clear(&err);
@@ -177,6 +199,18 @@ static void run_inline(const char *arg, const opts_t *o, FILE *csv)
                                  NULL, f[0], 0, &spec, &err))
         die("inline case '%s': %s", arg,
             redist_error_format(&err, msg, sizeof msg));
+    if (nf > 6) {
+        const char *fs, *fb, *ts, *tb;
+        layout_field(f[6], &fs, &fb);
+        layout_field(nf > 7 ? f[7] : NULL, &ts, &tb);
+        redist_spec_t *laid;
+        if (redist_spec_with_layout_strings(spec, fs, fb, ts, tb, &laid,
+                                            &err))
+            die("inline case '%s': %s", arg,
+                redist_error_format(&err, msg, sizeof msg));
+        redist_spec_free(spec);
+        spec = laid;
+    }
     if (!fits_world(spec, f[0])) {
         redist_spec_free(spec);
         return;
@@ -280,7 +314,9 @@ static int finish(const opts_t *o, FILE *csv)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    /* MPI_THREAD_MULTIPLE for redist-mpi-start's progress thread; every
+     * implementation runs under the same level */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &g_thread_level);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
 

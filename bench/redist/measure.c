@@ -160,8 +160,8 @@ double run_once(bcase_t *c, int k, int verify, const char *phase, int probe)
     } else
         im->faults = f1 - f0;
     im->own = umax(im->own, own);
-    if (k == g_corrupt && g_rank == g_size - 1 && c->dst_bytes)
-        c->dst[c->dst_bytes - 1] ^= 0x5a;
+    if (k == g_corrupt && g_rank == g_size - 1 && c->my_dst_bytes)
+        c->dst[c->my_dst_bytes - 1] ^= 0x5a;
     if (verify && !(im->impl->flags & BENCH_NO_CHECK))
         check_result(c, k, phase);
     return t1 - t0;

@@ -11,18 +11,22 @@
 
 #include "bench.h"
 
-extern const bench_impl_t bench_redist_mpi, bench_redist_mpi_packed,
-    bench_redist_mpi_time, bench_gather, bench_alltoallv, bench_alltoallw,
-    bench_memcpy;
+extern const bench_impl_t bench_redist_mpi, bench_redist_mpi_prep,
+    bench_redist_mpi_start, bench_redist_mpi_bytes, bench_redist_mpi_packed,
+    bench_gather, bench_alltoallv, bench_alltoallw, bench_memcpy,
+    bench_transport;
 
 #ifdef BENCH_HAVE_SHMEM
-extern const bench_impl_t bench_redist_shmem, bench_redist_shmem_time;
+extern const bench_impl_t bench_redist_shmem, bench_redist_shmem_prep,
+    bench_redist_shmem_bytes;
 #else
 static const bench_impl_t bench_redist_shmem = {
     .name = "redist-shmem", .needs = BENCH_MPI | BENCH_SHMEM};
-static const bench_impl_t bench_redist_shmem_time = {
-    .name = "redist-shmem-time", .needs = BENCH_MPI | BENCH_SHMEM,
-    .flags = BENCH_TIME_PLAN};
+static const bench_impl_t bench_redist_shmem_prep = {
+    .name = "redist-shmem-prep", .needs = BENCH_MPI | BENCH_SHMEM};
+static const bench_impl_t bench_redist_shmem_bytes = {
+    .name = "redist-shmem-bytes", .needs = BENCH_MPI | BENCH_SHMEM,
+    .flags = BENCH_BYTES_PLAN};
 #endif
 
 #ifdef BENCH_HAVE_SCALAPACK
@@ -34,10 +38,13 @@ static const bench_impl_t bench_pdgemr2d = {
 #endif
 
 const bench_impl_t *const bench_impls[] = {
-    &bench_redist_mpi,   &bench_redist_mpi_packed, &bench_redist_mpi_time,
-    &bench_redist_shmem, &bench_redist_shmem_time, &bench_gather,
-    &bench_alltoallv,    &bench_alltoallw,         &bench_pdgemr2d,
-    &bench_memcpy,
+    &bench_redist_mpi,         &bench_redist_mpi_prep,
+    &bench_redist_mpi_start,   &bench_redist_mpi_bytes,
+    &bench_redist_mpi_packed,  &bench_redist_shmem,
+    &bench_redist_shmem_prep,  &bench_redist_shmem_bytes,
+    &bench_gather,             &bench_alltoallv,
+    &bench_alltoallw,          &bench_pdgemr2d,
+    &bench_memcpy,             &bench_transport,
 };
 const int bench_nimpls = (int)(sizeof bench_impls / sizeof bench_impls[0]);
 

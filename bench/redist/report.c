@@ -12,7 +12,7 @@
 void csv_header(FILE *f)
 {
     fprintf(f, "case,spec,devices,oversub,shape,dtype,src_bytes,dst_bytes,"
-               "lack_bytes,impl,status,reps,median_s,min_s,max_s,gbps,"
+               "lack_bytes,uneven,impl,status,reps,median_s,min_s,max_s,q1_s,q3_s,gbps,"
                "own_bytes,rss_extra_bytes,peak_rss_bytes,pss_extra_bytes,"
                "faults_median,faults_max,plan_ops,plan_recv_bytes,plan_us,passes,exchanges,note\n");
 }
@@ -43,7 +43,7 @@ void shape_str(const redist_spec_t *s, char *buf, size_t n)
 /* The figures of one implementation in one case (max over ranks). */
 typedef struct row {
     uint64_t own, extra, hwm, pss, flt, flt_max;
-    double med, mn, mx, gbps;
+    double med, mn, mx, q1, q3, gbps; /* q1, q3: the quartiles */
 } row_t;
 
 /* Collective: every rank calls it for every implementation. */
@@ -56,6 +56,8 @@ static void row_figures(const bcase_t *c, impl_t *im, int reps, row_t *r)
                           : 0.5 * (im->t[reps / 2 - 1] + im->t[reps / 2]);
         r->mn = im->t[0];
         r->mx = im->t[reps - 1];
+        r->q1 = im->t[reps / 4];
+        r->q3 = im->t[(3 * reps) / 4];
         r->own = umax_over_ranks(im->own);
         r->extra = umax_over_ranks(im->rss_extra);
         r->hwm = umax_over_ranks(im->hwm);
@@ -95,15 +97,16 @@ static void csv_row(FILE *csv, const bcase_t *c, const impl_t *im,
     redist_plan_stats(plan, &st);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     fprintf(csv,
-            "%s,%s,%d,%d,%s,%s,%llu,%llu,%llu,%s,%s,%d,%.6e,%.6e,"
-            "%.6e,%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%s,%llu,%.1f,%d,"
+            "%s,%s,%d,%d,%s,%s,%llu,%llu,%llu,%d,%s,%s,%d,%.6e,%.6e,"
+            "%.6e,%.6e,%.6e,%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%s,%llu,%.1f,%d,"
             "%lld,"
             "\"%s\"\n",
             label, specname, g_size, g_size > cores, shp,
             redist_dtype_name(c->dt), (unsigned long long)c->src_bytes,
             (unsigned long long)c->dst_bytes,
-            (unsigned long long)c->x.lack_max, im->impl->name, status,
-            im->on ? reps : 0, r->med, r->mn, r->mx, r->gbps,
+            (unsigned long long)c->x.lack_max,
+            redist_spec_is_uneven(c->spec), im->impl->name, status,
+            im->on ? reps : 0, r->med, r->mn, r->mx, r->q1, r->q3, r->gbps,
             (unsigned long long)r->own, (unsigned long long)r->extra,
             (unsigned long long)r->hwm, (unsigned long long)r->pss,
             (unsigned long long)r->flt, (unsigned long long)r->flt_max, ops,
@@ -131,13 +134,13 @@ static void say_case(const bcase_t *c, const char *specname)
         "rank\n",
         c->name, specname, g_size, g_size > cores ? ", oversubscribed" : "",
         redist_dtype_name(c->dt), tf, tt, sb, db, lb, ops, c->plan_us, pb);
-    if (c->plan_time) {
+    if (c->plan_bytes) {
         char tops[256], tb[32];
         redist_plan_stats_t tst;
-        plan_ops(c->plan_time, tops, sizeof tops);
-        redist_plan_stats(c->plan_time, &tst);
+        plan_ops(c->plan_bytes, tops, sizeof tops);
+        redist_plan_stats(c->plan_bytes, &tst);
         fmt_bytes(tst.recv_bytes, tb, sizeof tb);
-        say("   time-objective plan %s, receives %s per rank\n", tops, tb);
+        say("   bytes-objective plan %s, receives %s per rank\n", tops, tb);
     }
 }
 
