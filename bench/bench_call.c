@@ -69,24 +69,34 @@ int main(int argc, char **argv)
     redist_exec_options_t eo = {REDIST_EXEC_PRESERVE_SRC};
     if (!src || !dst || !t)
         MPI_Abort(MPI_COMM_WORLD, 2);
-    if (me == 0)
-        printf("c %lld", elems);
-    for (int r = 0; r < rounds; r++) {
-        for (int i = 0; i < 3; i++)
-            redist_mpi_execute(mx, plan, src, dst, &eo, NULL, NULL);
-        MPI_Barrier(MPI_COMM_WORLD);
-        for (int i = 0; i < reps; i++) {
-            double t0 = MPI_Wtime();
-            if (redist_mpi_execute(mx, plan, src, dst, &eo, NULL, &err))
-                MPI_Abort(MPI_COMM_WORLD, 1);
-            t[i] = MPI_Wtime() - t0;
-        }
-        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    /* line "c": redist_mpi_execute per call; line "p": redist_mpi_run of
+     * an object prepared once */
+    redist_mpi_prepared_t *pr = NULL;
+    if (redist_mpi_prepare(mx, plan, src, dst, &eo, &pr, &err))
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int prepared = 0; prepared < 2; prepared++) {
         if (me == 0)
-            printf(" %.2f", t[reps / 2] * 1e6);
+            printf("%c %lld", prepared ? 'p' : 'c', elems);
+        for (int r = 0; r < rounds; r++) {
+            for (int i = 0; i < 3 + reps; i++) {
+                if (i == 3)
+                    MPI_Barrier(MPI_COMM_WORLD);
+                double t0 = MPI_Wtime();
+                if (prepared ? redist_mpi_run(pr, NULL, &err)
+                             : redist_mpi_execute(mx, plan, src, dst, &eo,
+                                                  NULL, &err))
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                if (i >= 3)
+                    t[i - 3] = MPI_Wtime() - t0;
+            }
+            qsort(t, (size_t)reps, sizeof *t, cmp_double);
+            if (me == 0)
+                printf(" %.2f", t[reps / 2] * 1e6);
+        }
+        if (me == 0)
+            printf("\n");
     }
-    if (me == 0)
-        printf("\n");
+    redist_mpi_prepared_free(pr);
     free(t);
     free(src);
     free(dst);

@@ -12,7 +12,8 @@ a barrier and 3 warm-up calls; a round's figure is the median of its
 calls, and the table gives the median of the rounds and their range (the
 noise).  The variants: C redist_mpi_execute; Python Executor.execute (a
 context held by the caller); Python redist.execute (the one-call form,
-context from the cache).
+context from the cache); C redist_mpi_run and Python Prepared.run (an
+object prepared once), each Python row against its C counterpart.
 """
 import argparse
 import os
@@ -44,8 +45,10 @@ def worker(rounds):
         src = np.zeros(spec.src_local_shape)
         dst = np.zeros(spec.dst_local_shape)
         ex = redist.Executor(comm, spec.mesh)
+        pr = ex.prepare(plan, src, dst)
         variants = {"executor": lambda: ex.execute(plan, src, dst),
-                    "execute": lambda: redist.execute(plan, comm, src, dst)}
+                    "execute": lambda: redist.execute(plan, comm, src, dst),
+                    "prepared": pr.run}
         out = {k: [] for k in variants}
         for _ in range(rounds):
             for name, fn in variants.items():
@@ -58,6 +61,7 @@ def worker(rounds):
                     fn()
                     t.append(time.perf_counter() - t0)
                 out[name].append(statistics.median(t) * 1e6)
+        pr.free()
         ex.free()
         if comm.rank == 0:
             for name, v in out.items():
@@ -84,14 +88,16 @@ def main():
         out = subprocess.run(mpirun + [os.path.join(a.build, "bench", "bench_call"),
                                        str(elems), str(reps), str(a.rounds)],
                              env=env, capture_output=True, text=True, check=True)
+        cnames = {"c": "C redist_mpi_execute", "p": "C redist_mpi_run (prepared)"}
         for line in out.stdout.split("\n"):
-            if line.startswith("c "):
-                f = line.split()
-                res[("C redist_mpi_execute", int(f[1]))] = [float(x) for x in f[2:]]
+            f = line.split()
+            if f and f[0] in cnames:
+                res[(cnames[f[0]], int(f[1]))] = [float(x) for x in f[2:]]
     out = subprocess.run(mpirun + [a.python, os.path.abspath(__file__), "--worker",
                                    "--rounds", str(a.rounds)],
                          env=env, capture_output=True, text=True, check=True)
-    names = {"executor": "Python Executor.execute", "execute": "Python redist.execute"}
+    names = {"executor": "Python Executor.execute", "execute": "Python redist.execute",
+             "prepared": "Python Prepared.run"}
     for line in out.stdout.split("\n"):
         f = line.split()
         if f and f[0] in names:
@@ -101,13 +107,16 @@ def main():
     print("| size per rank | variant | median us | rounds range | over C |")
     print("|---|---|---|---|---|")
     for label, elems, _ in SIZES:
-        base = statistics.median(res[("C redist_mpi_execute", elems)])
-        for variant in ("C redist_mpi_execute", "Python Executor.execute",
-                        "Python redist.execute"):
+        for variant, c in (("C redist_mpi_execute", "C redist_mpi_execute"),
+                           ("Python Executor.execute", "C redist_mpi_execute"),
+                           ("Python redist.execute", "C redist_mpi_execute"),
+                           ("C redist_mpi_run (prepared)", None),
+                           ("Python Prepared.run", "C redist_mpi_run (prepared)")):
             v = res[(variant, elems)]
             m = statistics.median(v)
+            over = f"{m - statistics.median(res[(c, elems)]):+.1f}" if c and c != variant else ""
             print(f"| {label} | {variant} | {m:.1f} | {min(v):.1f}-{max(v):.1f} "
-                  f"| {m - base:+.1f} |")
+                  f"| {over} |")
 
 
 if __name__ == "__main__":
