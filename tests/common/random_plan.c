@@ -576,3 +576,29 @@ out:
     free(per);
     return 0;
 }
+
+void rp_mixed_plan(rp_rng *r, const redist_mesh_t *m, int i,
+                   redist_plan_t **plan, int *uneven)
+{
+    rp_problem p;
+    *plan = NULL;
+    *uneven = 0;
+    if (i % 2) {
+        rp_walk w;
+        rp_walk_start(r, m, 2, &p);
+        if (!rp_random_walk(r, &p, 4, 1, &w))
+            rp_walk_plan(&p, &w, plan, NULL);
+    } else if (i % 4 == 2) {
+        redist_spec_t *spec = NULL;
+        rp_planned(r, m, 2, &p);
+        if (p.nd > 0 && !rp_uneven_spec(r, &p, &spec, NULL) &&
+            p.elems <= 6000)
+            redist_plan_create(spec, NULL, plan, NULL);
+        if (*plan)
+            *uneven = redist_spec_is_uneven(spec);
+        redist_spec_free(spec);
+    } else {
+        rp_planned(r, m, 2, &p);
+        rp_plan(&p, NULL, plan, NULL);
+    }
+}

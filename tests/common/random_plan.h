@@ -91,6 +91,14 @@ int rp_ndims(rp_rng *r);
  * target that keeps some of them (rp_shape_between(mult, extra)), a
  * random dtype and reduce op. */
 void rp_planned(rp_rng *r, const redist_mesh_t *m, int mult, rp_problem *p);
+
+/* Draw i of a mix of random plans on mesh m (the prepared-object tests):
+ * odd i a random walk (exchanges included), i % 4 == 2 an uneven spec of
+ * at most 6000 elements under the default objective, else a planned even
+ * spec.  *plan is NULL when none came out (the same on every rank, which
+ * draws the same); *uneven is 1 for an uneven plan. */
+void rp_mixed_plan(rp_rng *r, const redist_mesh_t *m, int i,
+                   redist_plan_t **plan, int *uneven);
 /* The start of a walk on m: rp_ndims dims, a source with many partial axes,
  * rp_shape_walk(mult), a random dtype and reduce op; to = from. */
 void rp_walk_start(rp_rng *r, const redist_mesh_t *m, int mult,

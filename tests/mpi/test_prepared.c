@@ -127,27 +127,10 @@ static void random_cases(int n, int async)
 {
     for (int i = 0; i < n; i++) {
         redist_mesh_t *m = rp_mesh_exact(&rng, nranks, i % 2);
-        rp_problem p;
         redist_plan_t *plan = NULL;
-        if (i % 2) {
-            rp_walk w;
-            rp_walk_start(&rng, m, 2, &p);
-            if (!rp_random_walk(&rng, &p, 4, 1, &w))
-                rp_walk_plan(&p, &w, &plan, NULL);
-        } else if (i % 4 == 2) {
-            /* uneven dims (random shapes and rules, the default objective) */
-            redist_spec_t *spec = NULL;
-            rp_planned(&rng, m, 2, &p);
-            if (p.nd > 0 && !rp_uneven_spec(&rng, &p, &spec, NULL) &&
-                p.elems <= 6000)
-                redist_plan_create(spec, NULL, &plan, NULL);
-            if (plan)
-                uneven_cases += redist_spec_is_uneven(spec);
-            redist_spec_free(spec);
-        } else {
-            rp_planned(&rng, m, 2, &p);
-            rp_plan(&p, NULL, &plan, NULL);
-        }
+        int uneven = 0;
+        rp_mixed_plan(&rng, m, i, &plan, &uneven);
+        uneven_cases += uneven;
         /* every rank drew the same: either all have a plan or none */
         if (plan && redist_spec_src_bytes(redist_plan_spec(plan)) < (8 << 20))
             check_plan(plan, async);
