@@ -265,6 +265,30 @@ REDIST_API redist_status_t redist_mpi_execute(redist_mpi_t *ctx,
                                    redist_exec_report_t *report,
                                    redist_error_t *err);
 
+/* ------------------------------------------------ two meshes */
+
+/**
+ * Execute a plan of a two-mesh spec (doc/meshes.md) on `comm`, a
+ * communicator over the union of its meshes: rank d is global device d,
+ * and comm has at least redist_spec_num_devices ranks.  Every rank of comm
+ * calls it; a rank passes its source block (redist_spec_device_bytes(spec,
+ * REDIST_SIDE_FROM, rank) bytes) and its target block (the same with
+ * REDIST_SIDE_TO); either may be NULL when that block is empty (a rank
+ * outside a mesh holds nothing of it; a rank in neither only takes part
+ * in the agreements).  The call runs the source mesh's phase on its
+ * ranks, the transfer between the meshes point to point, and the target
+ * mesh's phase; the phases use contexts of their own (created and freed
+ * by the call).  Collective, failing together on every rank of comm as
+ * redist_mpi_execute does.  opts: REDIST_EXEC_PRESERVE_SRC only (or
+ * NULL).  `report` (may be NULL): this rank's figures; scratch_bytes is
+ * the promise, scratch_high_water the measure (the S and R blocks and the
+ * phases' scratch, src/exec/meshes.c).
+ */
+REDIST_API redist_status_t redist_mpi_execute_meshes(
+    MPI_Comm comm, const redist_plan_t *plan, void *src, void *dst,
+    const redist_exec_options_t *opts, redist_exec_report_t *report,
+    redist_error_t *err);
+
 /* ------------------------------------------------ prepared objects */
 
 /*

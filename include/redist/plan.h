@@ -67,6 +67,12 @@ typedef enum redist_op {
      *  time objective (the default) uses it; the bytes objective's
      *  vocabulary is the six ops above. */
     REDIST_OP_EXCHANGE,
+    /** Between the two meshes of a two-mesh spec (doc/spec-format.md
+     *  section 8): every device of the target mesh receives its block of
+     *  `after` from devices of the source mesh holding it, each byte once
+     *  (senders taken in turn among replicas).  No partial axis before or
+     *  after.  Only two-mesh plans have it. */
+    REDIST_OP_TRANSFER,
     REDIST_OP_COUNT
 } redist_op_t;
 
@@ -91,6 +97,10 @@ typedef struct redist_step_view {
      *  receives (a permute: L, or 0 when every device keeps its block) */
     uint64_t recv_bytes;
     double time_s; /**< modelled time (seconds); 0 without a cost model */
+    /** The mesh of `after` (REDIST_SIDE_FROM: the source's, REDIST_SIDE_TO:
+     *  the target's): the mesh a step runs on; a transfer runs from the
+     *  source's mesh to the target's (1).  Always 0 for one-mesh specs. */
+    int mesh;
 } redist_step_view_t;
 
 typedef struct redist_plan_stats {

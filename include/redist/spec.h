@@ -48,6 +48,34 @@ REDIST_API redist_status_t redist_spec_create(const redist_mesh_t *mesh, int ndi
                                    redist_reduce_t reduce, const char *name,
                                    redist_spec_t **out, redist_error_t *err);
 
+/**
+ * A mesh placed on devices (doc/spec-format.md section 8): `devices` lists
+ * the global device ids (ranks of the communicator or PE set a plan runs
+ * on) in the mesh's row-major order, NULL for 0..n-1.  `name` names it in
+ * plans and errors (NULL: "from" for the source's, "to" for the target's).
+ */
+typedef struct redist_placed_mesh {
+    const char *name;
+    const redist_mesh_t *mesh;
+    const int64_t *devices;
+} redist_placed_mesh_t;
+
+/**
+ * A spec whose source lives on one placed mesh and whose target on
+ * another: disjoint, overlapping, or the same devices in another shape or
+ * order.  As redist_spec_create otherwise; `from` is a type of
+ * from_mesh->mesh, `to` of to_mesh->mesh.  The device lists are copied;
+ * each holds distinct ids in [0, REDIST_MAX_DEVICES).  A target with a
+ * partial axis (of size > 1) is REDIST_ERR_INFEASIBLE: pending
+ * reductions do not cross meshes (the source's are reduced first).
+ */
+REDIST_API redist_status_t redist_spec_create_meshes(
+    const redist_placed_mesh_t *from_mesh,
+    const redist_placed_mesh_t *to_mesh, int ndims, const int64_t shape[],
+    redist_dtype_t dtype, const redist_type_t *from, const redist_type_t *to,
+    redist_reduce_t reduce, const char *name, redist_spec_t **out,
+    redist_error_t *err);
+
 /** Load a spec file.  Errors carry the file name, line:column for syntax
  *  errors (a NUL byte included) and a JSON path for semantic ones.  The
  *  file must be a regular file of at most 16 MiB: a FIFO, device or
@@ -128,8 +156,24 @@ REDIST_API void redist_spec_free(redist_spec_t *spec);
 /* Accessors: the spec's fields, views valid as long as it lives. */
 /** The name; "" if none.  NULL: "". */
 REDIST_API const char *redist_spec_name(const redist_spec_t *spec);
-/** The mesh.  NULL: NULL. */
+/** The mesh (the source's for a two-mesh spec).  NULL: NULL. */
 REDIST_API const redist_mesh_t *redist_spec_mesh(const redist_spec_t *spec);
+/** 2 for a spec over two placed meshes, 1 otherwise.  NULL: 0. */
+REDIST_API int redist_spec_num_meshes(const redist_spec_t *spec);
+/** The mesh of side `side` (REDIST_SIDE_FROM / REDIST_SIDE_TO; the same
+ *  mesh twice for a one-mesh spec).  NULL or out of range: NULL. */
+REDIST_API const redist_mesh_t *redist_spec_side_mesh(const redist_spec_t *spec,
+                                                      int side);
+/** The name of side's mesh; "" for a one-mesh spec.  NULL: "". */
+REDIST_API const char *redist_spec_mesh_name(const redist_spec_t *spec,
+                                             int side);
+/** Global device id of rank `rank` of side's mesh (rank itself for a
+ *  one-mesh spec).  NULL or out of range: -1. */
+REDIST_API int64_t redist_spec_mesh_device(const redist_spec_t *spec,
+                                           int side, int64_t rank);
+/** The devices a plan of the spec runs on: 0..N-1, N the largest device
+ *  id + 1 (the mesh's size for a one-mesh spec).  NULL: 0. */
+REDIST_API int64_t redist_spec_num_devices(const redist_spec_t *spec);
 /** The number of array dims.  NULL: -1. */
 REDIST_API int redist_spec_ndims(const redist_spec_t *spec);
 /** The global shape.  NULL: NULL. */
@@ -152,7 +196,8 @@ REDIST_API redist_split_t redist_spec_split(const redist_spec_t *spec, int side)
  *  (which may be NULL when n is 0).  NULL or out of range: -1. */
 REDIST_API int64_t redist_spec_block_lengths(const redist_spec_t *spec, int side,
                                   int dim, int64_t lengths[], int64_t n);
-/** Bytes device `rank` holds of side `side`.  NULL or out of range: 0. */
+/** Bytes device `rank` (a global device id) holds of side `side`; 0 for
+ *  a device outside that side's mesh.  NULL or out of range: 0. */
 REDIST_API uint64_t redist_spec_device_bytes(const redist_spec_t *spec, int side,
                                   int64_t rank);
 /** Bytes per device of the source and target local blocks; for an uneven

@@ -43,6 +43,30 @@ void cli_fmt_shape(const int64_t *s, int n, char *buf, size_t size)
         snprintf(buf + pos, size - pos, "]");
 }
 
+void cli_fmt_device(const redist_spec_t *s, int64_t dev, char *buf,
+                    size_t size)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    if (redist_spec_num_meshes(s) == 1) {
+        cli_fmt_coords(redist_spec_mesh(s), dev, buf, size);
+        return;
+    }
+    for (int side = 0; side < 2; side++) {
+        const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+        for (int64_t r = 0; r < redist_mesh_num_devices(m); r++)
+            if (redist_spec_mesh_device(s, side, r) == dev && pos < size) {
+                char co[96];
+                cli_fmt_coords(m, r, co, sizeof co);
+                pos += (size_t)snprintf(buf + pos, size - pos, "%s%s:%s",
+                                        pos ? " " : "",
+                                        redist_spec_mesh_name(s, side), co);
+            }
+    }
+    if (!buf[0])
+        snprintf(buf, size, "(no mesh)");
+}
+
 void cli_fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
                     size_t size)
 {

@@ -206,10 +206,35 @@ static redist_status_t respec(run_state *st, const int64_t *shape,
     const redist_spec_t *spec = st->spec;
     const char *name = redist_spec_name(spec);
     redist_spec_t *s2 = NULL;
-    redist_status_t rc = redist_spec_create(
-        redist_spec_mesh(spec), redist_spec_ndims(spec), shape, dtype,
-        redist_spec_from(spec), redist_spec_to(spec), reduce,
-        name[0] ? name : NULL, &s2, err);
+    redist_status_t rc;
+    if (redist_spec_num_meshes(spec) == 2) {
+        int64_t *dev[2] = {NULL, NULL};
+        redist_placed_mesh_t pm[2];
+        rc = REDIST_OK;
+        for (int side = 0; side < 2 && !rc; side++) {
+            const redist_mesh_t *m = redist_spec_side_mesh(spec, side);
+            int64_t n = redist_mesh_num_devices(m);
+            if (!(dev[side] = malloc((size_t)n * sizeof *dev[side])))
+                rc = REDIST_ERR_NOMEM;
+            for (int64_t r = 0; !rc && r < n; r++)
+                dev[side][r] = redist_spec_mesh_device(spec, side, r);
+            pm[side] = (redist_placed_mesh_t){
+                redist_spec_mesh_name(spec, side), m, dev[side]};
+        }
+        if (!rc)
+            rc = redist_spec_create_meshes(
+                &pm[0], &pm[1], redist_spec_ndims(spec), shape, dtype,
+                redist_spec_from(spec), redist_spec_to(spec), reduce,
+                name[0] ? name : NULL, &s2, err);
+        else
+            rd_error(err, rc, NULL, NULL, "out of memory");
+        free(dev[0]);
+        free(dev[1]);
+    } else
+        rc = redist_spec_create(redist_spec_mesh(spec),
+                                redist_spec_ndims(spec), shape, dtype,
+                                redist_spec_from(spec), redist_spec_to(spec),
+                                reduce, name[0] ? name : NULL, &s2, err);
     if (rc == REDIST_OK) {
         redist_spec_free(st->spec);
         st->spec = s2;
@@ -333,7 +358,7 @@ static uint64_t sim_bytes(const redist_plan_t *plan,
                           const redist_exec_options_t *opts)
 {
     const redist_spec_t *s = redist_plan_spec(plan);
-    uint64_t d = (uint64_t)redist_mesh_num_devices(redist_spec_mesh(s));
+    uint64_t d = (uint64_t)redist_spec_num_devices(s);
     uint64_t per = redist_spec_src_bytes(s) + redist_spec_dst_bytes(s) +
                    redist_plan_scratch_bytes(plan, be, opts);
     unsigned __int128 t = (unsigned __int128)d * per;
@@ -344,8 +369,10 @@ static uint64_t sim_bytes(const redist_plan_t *plan,
 static int fit(const run_args *a, run_state *st,
                const redist_exec_options_t *opts)
 {
-    redist_backend_t *be0 = st->world ? redist_sim_backend(st->world, 0)
-                                      : NULL;
+    redist_backend_t *be0 =
+        st->world && redist_spec_num_meshes(st->spec) == 1
+            ? redist_sim_backend(st->world, 0)
+            : NULL;
     uint64_t need = sim_bytes(st->plan, be0, opts);
     int nd = redist_spec_ndims(st->spec);
     if (need > a->max_bytes && a->shrink) {
@@ -372,7 +399,7 @@ static int fit(const run_args *a, run_state *st,
     if (need <= a->max_bytes)
         return CLI_OK;
     char b1[64], b2[64];
-    int64_t D = redist_mesh_num_devices(redist_spec_mesh(st->spec));
+    int64_t D = redist_spec_num_devices(st->spec);
     cli_fmt_bytes(need, b1, sizeof b1);
     cli_fmt_bytes(a->max_bytes, b2, sizeof b2);
     if (a->which == RUN_SIM)
@@ -393,7 +420,7 @@ static int fit(const run_args *a, run_state *st,
 /* The devices: --corrupt-device in range; the sim's world. */
 static int devices(const run_args *a, run_state *st)
 {
-    int64_t D = redist_mesh_num_devices(redist_spec_mesh(st->spec));
+    int64_t D = redist_spec_num_devices(st->spec);
     redist_error_t err;
     redist_error_clear(&err);
     if (a->corrupt != UINT64_MAX && a->corrupt >= (uint64_t)D) {

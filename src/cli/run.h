@@ -67,7 +67,7 @@ void cli_rank_result_fill(cli_rank_result *r, const redist_exec_report_t *best,
                           const void *src, const void *dst, int preserve);
 void cli_run_maxima(const cli_rank_result *all, int n, cli_run_max *m);
 /* One line per rank (up to 64 ranks), headed "UNIT  coords ...". */
-void cli_run_rank_table(const redist_mesh_t *mesh, const cli_rank_result *all,
+void cli_run_rank_table(const redist_spec_t *spec, const cli_rank_result *all,
                         int n, const char *unit);
 /* "  source    preserved / used as work space / not written" */
 void cli_run_source(int preserve, int writes);

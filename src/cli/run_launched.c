@@ -65,7 +65,7 @@ static void report(const cli_run *r, const cli_backend *b,
     cli_run_max m;
     cli_run_maxima(all, n, &m);
     cli_run_buffers(s, b->unit);
-    cli_run_rank_table(redist_spec_mesh(s), all, n, b->unit);
+    cli_run_rank_table(s, all, n, b->unit);
     b->scratch(b->self, &m);
     cli_run_source((r->opts.flags & REDIST_EXEC_PRESERVE_SRC) != 0,
                    m.writes);
@@ -74,24 +74,28 @@ static void report(const cli_run *r, const cli_backend *b,
 }
 
 /* Rank 0: the message of a wrong number of ranks. */
-static void wrong_size(const cli_backend *b, const redist_mesh_t *mesh,
+static void wrong_size(const cli_backend *b, const redist_spec_t *s,
                        int size)
 {
     char mm[256];
-    int64_t D = redist_mesh_num_devices(mesh);
-    cli_fmt_mesh(mesh, mm, sizeof mm);
+    int64_t D = redist_spec_num_devices(s);
+    if (redist_spec_num_meshes(s) == 2)
+        snprintf(mm, sizeof mm, "%s and %s, devices 0 to %lld",
+                 redist_spec_mesh_name(s, 0), redist_spec_mesh_name(s, 1),
+                 (long long)D - 1);
+    else
+        cli_fmt_mesh(redist_spec_mesh(s), mm, sizeof mm);
     fprintf(stderr,
-            "redistplan: run: the mesh (%s) has %lld devices but %d %s%s "
+            "redistplan: run: the mesh%s (%s) has %lld devices but %d %s%s "
             "started: run it with %s %lld\n",
-            mm, (long long)D, size, b->proc, size == 1 ? " was" : "s were",
+            redist_spec_num_meshes(s) == 2 ? "es" : "", mm, (long long)D, size, b->proc, size == 1 ? " was" : "s were",
             b->launcher, (long long)D);
 }
 
 int cli_launched_run(const cli_run *r, const cli_backend *b)
 {
     const redist_spec_t *s = redist_plan_spec(r->plan);
-    const redist_mesh_t *mesh = redist_spec_mesh(s);
-    int64_t D = redist_mesh_num_devices(mesh);
+    int64_t D = redist_spec_num_devices(s);
     if (cli_launch_size() < 0 && D != 1) {
         fprintf(stderr, b->no_launcher, (long long)D, (long long)D);
         return CLI_BAD_INPUT;
@@ -101,7 +105,7 @@ int cli_launched_run(const cli_run *r, const cli_backend *b)
         return CLI_BAD_INPUT;
     if (size != D) {
         if (rank == 0)
-            wrong_size(b, mesh, size);
+            wrong_size(b, s, size);
         return b->finish(b->self, CLI_BAD_INPUT);
     }
     void *src = NULL, *dst = NULL;

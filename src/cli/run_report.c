@@ -89,7 +89,7 @@ void cli_run_maxima(const cli_rank_result *all, int n, cli_run_max *m)
     }
 }
 
-void cli_run_rank_table(const redist_mesh_t *mesh, const cli_rank_result *all,
+void cli_run_rank_table(const redist_spec_t *spec, const cli_rank_result *all,
                         int n, const char *unit)
 {
     if (n > 64)
@@ -99,7 +99,7 @@ void cli_run_rank_table(const redist_mesh_t *mesh, const cli_rank_result *all,
            unit, 10, "");
     for (int r = 0; r < n; r++) {
         char co[128];
-        cli_fmt_coords(mesh, r, co, sizeof co);
+        cli_fmt_device(spec, r, co, sizeof co);
         printf("  %4d  %-16s %8.3f   %18llu   %14llu  %s\n", r, co,
                all[r].seconds * 1e3, (unsigned long long)all[r].high,
                (unsigned long long)all[r].recv,
@@ -131,7 +131,7 @@ void cli_run_mismatch(const redist_spec_t *s, int64_t device,
 {
     int nd = redist_spec_ndims(s);
     char where[256], lc[128], gc[128];
-    cli_fmt_coords(redist_spec_mesh(s), device, where, sizeof where);
+    cli_fmt_device(s, device, where, sizeof where);
     cli_fmt_shape(mm->local, nd, lc, sizeof lc);
     cli_fmt_shape(mm->global, nd, gc, sizeof gc);
     if (src_bad)
@@ -156,7 +156,7 @@ void cli_run_result(const redist_spec_t *s, const cli_rank_result *all, int n,
     for (int r = 0; r < n; r++)
         if (all[r].bad == CLI_OVER_PROMISE) {
             char where[256];
-            cli_fmt_coords(redist_spec_mesh(s), r, where, sizeof where);
+            cli_fmt_device(s, r, where, sizeof where);
             printf("  result    SCRATCH OVER ITS PROMISE on device %d (%s): "
                    "high-water %llu B, promised %llu B\n",
                    r, where, (unsigned long long)all[r].high,

@@ -100,7 +100,7 @@ static int check(const cli_run *r, sim_buffers *b)
 int cli_sim_run(const cli_run *r, redist_sim_t *world)
 {
     const redist_spec_t *s = redist_plan_spec(r->plan);
-    int64_t D = redist_mesh_num_devices(redist_spec_mesh(s));
+    int64_t D = redist_spec_num_devices(s);
     redist_exec_info_t info;
     redist_exec_report_t best;
     redist_error_t err;
@@ -109,8 +109,11 @@ int cli_sim_run(const cli_run *r, redist_sim_t *world)
     char b1[64], b2[64], b3[64];
     int rc = CLI_BAD_INPUT;
     redist_error_clear(&err);
-    if (redist_plan_exec_info(r->plan, redist_sim_backend(world, 0), &r->opts,
-                              &info, &err)) {
+    if (redist_plan_exec_info(r->plan,
+                              redist_spec_num_meshes(s) == 1
+                                  ? redist_sim_backend(world, 0)
+                                  : NULL,
+                              &r->opts, &info, &err)) {
         cli_print_error(&err);
         return CLI_BAD_INPUT;
     }

@@ -333,6 +333,11 @@ static redist_status_t program_build(const redist_plan_t *plan,
 {
     const redist_spec_t *spec = redist_plan_spec(plan);
     memset(p, 0, sizeof *p);
+    if (redist_spec_num_meshes(spec) == 2)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "a two-mesh plan runs its phases on the devices of "
+                        "each mesh: use redist_exec_sim_run or "
+                        "redist_mpi_execute_meshes (doc/meshes.md)");
     /* Uneven dims: one program for every device, its pass sizes the most
      * any device needs (program.c); the caller's buffers count with the
      * least any device has, except that the last pass's output is the

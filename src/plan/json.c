@@ -51,9 +51,9 @@ static json_t *lengths_json(const rd_layout *l, int i)
 /* A step's `after` layout: nothing for the default rule (ceil), "split"
  * for another rule that gives it, else "blocks" (null: ceil's blocks). */
 static void layout_json(json_t *o, const rd_layout *l, const redist_type_t *t,
-                        const redist_spec_t *s)
+                        const redist_spec_t *s, const redist_mesh_t *m)
 {
-    int r = rd_layout_named(l, t, &s->mesh, s->shape);
+    int r = rd_layout_named(l, t, m, s->shape);
     if (r == REDIST_SPLIT_CEIL)
         return;
     if (r > 0) {
@@ -63,8 +63,7 @@ static void layout_json(json_t *o, const rd_layout *l, const redist_type_t *t,
     }
     json_t *b = json_array();
     for (int i = 0; i < l->ndims; i++)
-        json_array_append_new(b, rd_layout_dim_is_rule(l, i, t, &s->mesh,
-                                                       s->shape,
+        json_array_append_new(b, rd_layout_dim_is_rule(l, i, t, m, s->shape,
                                                        REDIST_SPLIT_CEIL)
                                      ? json_null()
                                      : lengths_json(l, i));
@@ -104,24 +103,48 @@ static json_t *devices_json(const uint64_t *v, int64_t n)
     return a;
 }
 
-/* The spec part of a plan object (name, mesh, shape, dtype, from, to). */
-static void spec_fields(json_t *o, const redist_spec_t *s)
+static json_t *axes_json(const redist_mesh_t *m)
 {
     json_t *mesh = json_array();
-    json_object_set_new(o, "name", json_string(s->name ? s->name : ""));
-    for (int a = 0; a < s->mesh.naxes; a++) {
+    for (int a = 0; a < m->naxes; a++) {
         json_t *e = json_array();
-        json_array_append_new(e, json_string(s->mesh.name[a]));
-        json_array_append_new(e, json_integer((json_int_t)s->mesh.size[a]));
+        json_array_append_new(e, json_string(m->name[a]));
+        json_array_append_new(e, json_integer((json_int_t)m->size[a]));
         json_array_append_new(mesh, e);
     }
-    json_object_set_new(o, "mesh", mesh);
+    return mesh;
+}
+
+/* The spec part of a plan object (name, mesh or meshes, shape, dtype,
+ * from, to). */
+static void spec_fields(json_t *o, const redist_spec_t *s)
+{
+    json_object_set_new(o, "name", json_string(s->name ? s->name : ""));
+    if (s->two) {
+        json_t *ms = json_object();
+        for (int side = 0; side < 2; side++) {
+            json_t *e = json_object(), *dv = json_array();
+            const redist_mesh_t *m = &s->two->mesh[side];
+            json_object_set_new(e, "axes", axes_json(m));
+            for (int64_t r = 0; r < m->ndevices; r++)
+                json_array_append_new(
+                    dv, json_integer((json_int_t)s->two->dev[side][r]));
+            json_object_set_new(e, "devices", dv);
+            json_object_set_new(ms, s->two->name[side], e);
+        }
+        json_object_set_new(o, "meshes", ms);
+    } else
+        json_object_set_new(o, "mesh", axes_json(&s->mesh));
     json_object_set_new(o, "shape", shape_json(s->shape, s->ndims));
     json_object_set_new(o, "dtype", json_string(redist_dtype_name(s->dtype)));
     json_object_set_new(o, "reduce",
                         json_string(redist_reduce_name(s->reduce)));
-    json_t *from = type_json(&s->from, &s->mesh), *to = type_json(&s->to,
-                                                                   &s->mesh);
+    json_t *from = type_json(&s->from, rd_spec_side_mesh(s, 0));
+    json_t *to = type_json(&s->to, rd_spec_side_mesh(s, 1));
+    if (s->two) {
+        json_object_set_new(from, "mesh", json_string(s->two->name[0]));
+        json_object_set_new(to, "mesh", json_string(s->two->name[1]));
+    }
     side_layout_json(from, s, 0);
     side_layout_json(to, s, 1);
     json_object_set_new(o, "from", from);
@@ -168,8 +191,16 @@ char *redist_plan_to_json(const redist_plan_t *plan)
     for (int i = 0; i < plan->nsteps; i++) {
         const redist_step_view_t *v = &plan->steps[i];
         const rd_step_kind *k = &rd_step_kinds[v->op];
+        const redist_mesh_t *m = rd_spec_side_mesh(s, v->mesh);
         json_t *st = json_object();
         json_object_set_new(st, "op", json_string(k->name));
+        if (s->two && v->op == REDIST_OP_TRANSFER) {
+            json_object_set_new(st, "from_mesh",
+                                json_string(s->two->name[0]));
+            json_object_set_new(st, "to_mesh", json_string(s->two->name[1]));
+        } else if (s->two)
+            json_object_set_new(st, "mesh",
+                                json_string(s->two->name[v->mesh]));
         if (k->fields & RD_F_DIM)
             json_object_set_new(st, "dim", json_integer(v->dim));
         if (k->fields & RD_F_FROM_DIM)
@@ -177,11 +208,14 @@ char *redist_plan_to_json(const redist_plan_t *plan)
         if (k->fields & RD_F_TO_DIM)
             json_object_set_new(st, "to_dim", json_integer(v->to_dim));
         if (k->fields & RD_F_AXIS)
-            json_object_set_new(st, "axis",
-                                json_string(s->mesh.name[v->axis]));
-        json_t *after = type_json(&v->after, &s->mesh);
+            json_object_set_new(st, "axis", json_string(m->name[v->axis]));
+        json_t *after = type_json(&v->after, m);
+        if (s->two)
+            json_object_set_new(after, "mesh",
+                                json_string(s->two->name[v->mesh]));
         if (rd_plan_step_layout(plan, i))
-            layout_json(after, rd_plan_step_layout(plan, i), &v->after, s);
+            layout_json(after, rd_plan_step_layout(plan, i), &v->after, s,
+                        m);
         json_object_set_new(st, "after", after);
         json_object_set_new(st, "local_shape",
                             shape_json(v->local_shape, s->ndims));
@@ -203,7 +237,14 @@ char *redist_plan_to_json(const redist_plan_t *plan)
                         json_boolean(x->memory_efficient));
     if (plan->has_cost)
         json_object_set_new(stats, "time_s", json_real(x->time_s));
-    if (plan->u.dev_recv) {
+    if (plan->m) {
+        json_object_set_new(stats, "recv_bytes_per_device",
+                            devices_json(plan->m->dev_recv,
+                                         plan->m->ndevices));
+        json_object_set_new(stats, "peak_bytes_per_device",
+                            devices_json(plan->m->dev_peak,
+                                         plan->m->ndevices));
+    } else if (plan->u.dev_recv) {
         json_object_set_new(stats, "recv_bytes_per_device",
                             devices_json(plan->u.dev_recv, plan->u.ndevices));
         json_object_set_new(stats, "peak_bytes_per_device",
@@ -222,6 +263,8 @@ char *redist_plan_to_json(const redist_plan_t *plan)
         json_object_set_new(stats, "unproven",
                             json_string(plan->unproven == RD_UNPROVEN_BUDGET
                                             ? "max_states"
+                                        : plan->unproven == RD_UNPROVEN_MESHES
+                                            ? "two_mesh"
                                             : "permute_group"));
         json_object_set_new(stats, "bound_peak_bytes",
                             u64_json(x->bound_peak_bytes));

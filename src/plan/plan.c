@@ -488,6 +488,10 @@ redist_status_t redist_plan_create(const redist_spec_t *spec,
     rd_solve_info info;
     if (!spec || !out)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    if (spec->two) {
+        redist_status_t st = rd_solve_check_options(spec, opts, err);
+        return st ? st : rd_plan_meshes(spec, opts, out, err);
+    }
     redist_status_t st = rd_solve(spec, opts, &path, &n, &info, err);
     if (st)
         return st;
@@ -535,6 +539,7 @@ void redist_plan_free(redist_plan_t *plan)
     redist_spec_free(plan->spec);
     free(plan->steps);
     rd_uplan_free(&plan->u);
+    rd_mplan_free(plan->m);
     free(plan);
 }
 
@@ -695,6 +700,17 @@ redist_status_t redist_plan_verify(const redist_plan_t *plan,
 
 const rd_layout *rd_plan_step_layout(const redist_plan_t *plan, int i)
 {
+    if (plan && plan->m) {
+        /* a two-mesh plan: the phases' layouts, the transfer's R */
+        const redist_plan_t *a = plan->m->phase[0];
+        if (i >= 0 && i < a->nsteps)
+            return rd_plan_step_layout(a, i);
+        if (i == a->nsteps)
+            return rd_layout_is_even(&plan->m->recvd.lay, plan->spec->shape)
+                       ? NULL
+                       : &plan->m->recvd.lay;
+        return rd_plan_step_layout(plan->m->phase[1], i - a->nsteps - 1);
+    }
     if (!plan || !plan->u.lays || i < 0 || i >= plan->u.nlays)
         return NULL;
     return &plan->u.lays[i];

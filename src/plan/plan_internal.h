@@ -14,6 +14,45 @@ typedef struct rd_uplan {
 } rd_uplan;
 void rd_uplan_free(rd_uplan *up);
 
+/* Two-mesh plans (meshes.c).  One side of the transfer: a type on side's
+ * mesh (0 source, 1 target) and its layout (always built; the ceil rule
+ * gives even blocks where they divide). */
+typedef struct rd_mside {
+    redist_type_t t;
+    int side;
+    rd_layout lay;
+} rd_mside;
+void rd_mside_free(rd_mside *m);
+
+/* A two-mesh plan: phase[0] on the source mesh (source -> sent), the
+ * transfer sent -> recvd, phase[1] on the target mesh (recvd -> target);
+ * the phases are one-mesh plans of derived specs (their steps are copied
+ * into the plan's views).  Per-device figures by global device id. */
+typedef struct rd_mplan {
+    redist_plan_t *phase[2];
+    rd_mside sent, recvd;
+    uint64_t *dev_peak, *dev_recv;
+    int64_t ndevices;
+} rd_mplan;
+void rd_mplan_free(rd_mplan *m);
+
+/* Plan a two-mesh spec (redist_plan_create's path for them). */
+redist_status_t rd_plan_meshes(const redist_spec_t *spec,
+                               const redist_plan_options_t *opts,
+                               redist_plan_t **out, redist_error_t *err);
+
+/* Every piece of the transfer S -> R of a two-mesh spec: receiver `r`
+ * (a rank of the target mesh) gets the global box [lo, hi) from sender
+ * `q` (a rank of the source mesh; the same device when it holds the
+ * piece itself).  Pieces come in receiver order, per receiver in the
+ * row-major order of the S blocks; the senders among replicas in turn
+ * (meshes.c).  REDIST_ERR_NOMEM. */
+typedef void (*rd_piece_fn)(void *user, int64_t r, int64_t q,
+                            const int64_t lo[], const int64_t hi[]);
+redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
+                                 const rd_mside *R, rd_piece_fn fn,
+                                 void *user);
+
 struct redist_plan {
     redist_spec_t *spec;
     int nsteps;
@@ -27,6 +66,7 @@ struct redist_plan {
     int unproven; /* RD_UNPROVEN_* (solver.h) when stats.optimal is 0 */
     uint64_t max_states; /* the solver's budget */
     rd_uplan u; /* uneven specs only (else zeroed) */
+    rd_mplan *m; /* two-mesh specs only (else NULL) */
 };
 
 /* 1 when the plan's cost model is the built-in one (cost.c), axis links

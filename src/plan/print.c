@@ -18,14 +18,14 @@ static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
 
 /* The block a device holds in type t: per dim, its index among the dim's
  * blocks (mixed radix of its coordinates, first axis most significant). */
-static void device_cell(const redist_spec_t *s, const redist_type_t *t,
+static void device_cell(const redist_mesh_t *m, const redist_type_t *t,
                         const rd_layout *l, const int64_t coords[], char *buf,
                         size_t size)
 {
     size_t pos = 0;
     int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
     if (l)
-        rd_layout_box_coord(l, t, &s->mesh, coords, lo, hi);
+        rd_layout_box_coord(l, t, m, coords, lo, hi);
     rd_appendf(buf, size, &pos, "(");
     for (int i = 0; i < t->ndims; i++) {
         if (l && t->dim_naxes[i] > 0) {
@@ -41,7 +41,7 @@ static void device_cell(const redist_spec_t *s, const redist_type_t *t,
         int64_t idx = 0;
         for (int k = 0; k < t->dim_naxes[i]; k++) {
             int a = t->dims[i][k];
-            idx = idx * s->mesh.size[a] + coords[a];
+            idx = idx * m->size[a] + coords[a];
         }
         rd_appendf(buf, size, &pos, "%s%lld", i ? "," : "", (long long)idx);
     }
@@ -49,20 +49,19 @@ static void device_cell(const redist_spec_t *s, const redist_type_t *t,
     if (t->partial) {
         rd_appendf(buf, size, &pos, "+");
         int first = 1;
-        for (int a = 0; a < s->mesh.naxes; a++)
+        for (int a = 0; a < m->naxes; a++)
             if (t->partial >> a & 1u) {
                 rd_appendf(buf, size, &pos, "%s%s=%lld", first ? "" : ",",
-                           s->mesh.name[a], (long long)coords[a]);
+                           m->name[a], (long long)coords[a]);
                 first = 0;
             }
     }
 }
 
 /* Rows: coordinate on the first axis; columns: the other axes, row-major. */
-static void print_grid(const redist_spec_t *s, const redist_type_t *t,
-                       const rd_layout *l, FILE *out)
+static void print_grid(const redist_mesh_t *m,
+                       const redist_type_t *t, const rd_layout *l, FILE *out)
 {
-    const redist_mesh_t *m = &s->mesh;
     int64_t rows = m->size[0];
     int64_t cols = m->ndevices / rows;
     char cell[128];
@@ -70,7 +69,7 @@ static void print_grid(const redist_spec_t *s, const redist_type_t *t,
     int64_t coords[REDIST_MAX_AXES];
     for (int64_t r = 0; r < m->ndevices; r++) {
         redist_mesh_coords(m, r, coords);
-        device_cell(s, t, l, coords, cell, sizeof cell);
+        device_cell(m, t, l, coords, cell, sizeof cell);
         int w = (int)strlen(cell);
         if (w > width)
             width = w;
@@ -97,17 +96,36 @@ static void print_grid(const redist_spec_t *s, const redist_type_t *t,
         fprintf(out, "      %-8s", lbl);
         for (int64_t c = 0; c < cols; c++) {
             redist_mesh_coords(m, r * cols + c, coords);
-            device_cell(s, t, l, coords, cell, sizeof cell);
+            device_cell(m, t, l, coords, cell, sizeof cell);
             fprintf(out, " %-*s", width, cell);
         }
         fprintf(out, "\n");
     }
 }
 
+/* The mesh a step's `after` lives on. */
+static const redist_mesh_t *view_mesh(const redist_plan_t *p,
+                                      const redist_step_view_t *v)
+{
+    return rd_spec_side_mesh(p->spec, v->mesh);
+}
+
+/* A type as text; on a two-mesh spec prefixed by its mesh's name. */
+static const char *type_text(const redist_spec_t *s, int side,
+                             const redist_type_t *t, char *buf, size_t size)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    if (s->two)
+        rd_appendf(buf, size, &pos, "%s:", s->two->name[side]);
+    redist_type_format(t, rd_spec_side_mesh(s, side), buf + pos, size - pos);
+    return buf;
+}
+
 static void step_args(const redist_plan_t *p, const redist_step_view_t *v,
                       char *axis, size_t na, char *dims, size_t nd)
 {
-    const redist_mesh_t *m = &p->spec->mesh;
+    const redist_mesh_t *m = view_mesh(p, v);
     snprintf(axis, na, "%s", v->axis >= 0 ? m->name[v->axis] : "-");
     if (v->op == REDIST_OP_ALL_TO_ALL)
         snprintf(dims, nd, "%d->%d", v->from_dim, v->to_dim);
@@ -120,15 +138,16 @@ static void step_args(const redist_plan_t *p, const redist_step_view_t *v,
 /* The block lengths of the dims of `l` that do not split evenly, one line
  * ("blocks dim 1: 300,300,250,174 (balanced)"), or nothing. */
 static void blocks_line(FILE *out, const char *indent, const redist_spec_t *s,
-                        const redist_type_t *t, const rd_layout *l, int prefer)
+                        const redist_mesh_t *m, const redist_type_t *t,
+                        const rd_layout *l, int prefer)
 {
     if (!l || rd_layout_is_even(l, s->shape))
         return;
-    int r = rd_layout_named(l, t, &s->mesh, s->shape);
+    int r = rd_layout_named(l, t, m, s->shape);
     if (prefer >= 0) {
         int all = 1;
         for (int i = 0; i < l->ndims && all; i++)
-            all = rd_layout_dim_is_rule(l, i, t, &s->mesh, s->shape,
+            all = rd_layout_dim_is_rule(l, i, t, m, s->shape,
                                         (redist_split_t)prefer);
         if (all)
             r = prefer; /* the rule the spec names */
@@ -136,8 +155,7 @@ static void blocks_line(FILE *out, const char *indent, const redist_spec_t *s,
     fprintf(out, "%sblocks", indent);
     for (int i = 0; i < l->ndims; i++) {
         if (s->shape[i] % l->k[i] == 0 &&
-            rd_layout_dim_is_rule(l, i, t, &s->mesh, s->shape,
-                                  REDIST_SPLIT_CEIL))
+            rd_layout_dim_is_rule(l, i, t, m, s->shape, REDIST_SPLIT_CEIL))
             continue; /* even */
         fprintf(out, " dim %d: ", i);
         for (int64_t j = 0; j < l->k[i] && j < 16; j++)
@@ -150,27 +168,56 @@ static void blocks_line(FILE *out, const char *indent, const redist_spec_t *s,
             r >= 0 ? redist_split_name((redist_split_t)r) : "explicit");
 }
 
-/* The spec: name, mesh, array, source and target types and blocks. */
+/* A device list as ranges: "0-3,6". */
+static void devices_text(const int64_t *d, int64_t n, char *buf, size_t size)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int64_t i = 0; i < n;) {
+        int64_t j = i;
+        while (j + 1 < n && d[j + 1] == d[j] + 1)
+            j++;
+        if (j > i)
+            rd_appendf(buf, size, &pos, "%s%lld-%lld", i ? "," : "",
+                       (long long)d[i], (long long)d[j]);
+        else
+            rd_appendf(buf, size, &pos, "%s%lld", i ? "," : "",
+                       (long long)d[i]);
+        i = j + 1;
+    }
+}
+
+/* The spec: name, mesh(es), array, source and target types and blocks. */
 static void print_head(const redist_plan_t *plan, FILE *out)
 {
     const redist_spec_t *s = plan->spec;
-    const redist_mesh_t *m = &s->mesh;
-    char tf[512], tf2[512], sh[256];
+    char tf[512], sh[256], dv[256];
     fprintf(out, "plan %s\n", s->name && s->name[0] ? s->name : "(unnamed)");
-    fprintf(out, "  mesh   ");
-    for (int a = 0; a < m->naxes; a++)
-        fprintf(out, "%s%s=%lld", a ? " " : "", m->name[a],
-                (long long)m->size[a]);
+    for (int side = 0; side < (s->two ? 2 : 1); side++) {
+        const redist_mesh_t *m = rd_spec_side_mesh(s, side);
+        fprintf(out, "  mesh   ");
+        if (s->two)
+            fprintf(out, "%s: ", s->two->name[side]);
+        for (int a = 0; a < m->naxes; a++)
+            fprintf(out, "%s%s=%lld", a ? " " : "", m->name[a],
+                    (long long)m->size[a]);
+        if (s->two) {
+            devices_text(s->two->dev[side], m->ndevices, dv, sizeof dv);
+            fprintf(out, " on devices %s\n", dv);
+        } else
+            fprintf(out, " (%lld devices)\n", (long long)m->ndevices);
+    }
     fmt_shape(s->shape, s->ndims, sh, sizeof sh);
-    fprintf(out, " (%lld devices)\n  array  %s%s, reduce %s\n",
-            (long long)m->ndevices, redist_dtype_name(s->dtype), sh,
-            redist_reduce_name(s->reduce));
+    fprintf(out, "  array  %s%s, reduce %s\n", redist_dtype_name(s->dtype),
+            sh, redist_reduce_name(s->reduce));
     const rd_layout *sl = s->uneven ? &s->lay[0] : NULL;
     const rd_layout *dl = s->uneven ? &s->lay[1] : NULL;
-    fprintf(out, "  from   %s\n", redist_type_format(&s->from, m, tf, sizeof tf));
-    blocks_line(out, "           ", s, &s->from, sl, (int)s->split[0]);
-    fprintf(out, "  to     %s\n", redist_type_format(&s->to, m, tf2, sizeof tf2));
-    blocks_line(out, "           ", s, &s->to, dl, (int)s->split[1]);
+    fprintf(out, "  from   %s\n", type_text(s, 0, &s->from, tf, sizeof tf));
+    blocks_line(out, "           ", s, rd_spec_side_mesh(s, 0), &s->from, sl,
+                (int)s->split[0]);
+    fprintf(out, "  to     %s\n", type_text(s, 1, &s->to, tf, sizeof tf));
+    blocks_line(out, "           ", s, rd_spec_side_mesh(s, 1), &s->to, dl,
+                (int)s->split[1]);
     fprintf(out, "\n");
 }
 
@@ -194,7 +241,7 @@ static void print_steps(const redist_plan_t *plan, FILE *out)
     fprintf(out, "  %4s  %-14s %-8s %-6s %-20s %14s %14llu  %s%s\n", "-",
             "(source)", "", "", sh, "", (unsigned long long)peak,
             plan->has_cost ? "              " : "",
-            redist_type_format(&s->from, m, tf, sizeof tf));
+            type_text(s, 0, &s->from, tf, sizeof tf));
     for (int i = 0; i < plan->nsteps; i++) {
         const redist_step_view_t *v = &plan->steps[i];
         step_args(plan, v, ax, sizeof ax, dm, sizeof dm);
@@ -207,8 +254,8 @@ static void print_steps(const redist_plan_t *plan, FILE *out)
         fprintf(out, "  %4d  %-14s %-8s %-6s %-20s %14llu %14llu  %s%s\n",
                 i + 1, redist_op_name(v->op), ax, dm, sh,
                 (unsigned long long)v->recv_bytes, (unsigned long long)peak,
-                tm, redist_type_format(&v->after, m, tf, sizeof tf));
-        blocks_line(out, "                ", s, &v->after,
+                tm, type_text(s, v->mesh, &v->after, tf, sizeof tf));
+        blocks_line(out, "                ", s, view_mesh(plan, v), &v->after,
                     rd_plan_step_layout(plan, i), -1);
     }
 }
@@ -236,7 +283,7 @@ static void print_summary(const redist_plan_t *plan, FILE *out)
     else
         fprintf(out, "  objective: bytes\n");
     rd_format_bytes(bound, b1, sizeof b1);
-    if (s->uneven)
+    if (s->uneven || s->two)
         fprintf(out,
                 "  memory-efficient: %s (every device d within max(src_d, "
                 "dst_d)%s; peak %llu bytes, max(src, dst) %llu bytes)\n",
@@ -264,7 +311,11 @@ static void print_summary(const redist_plan_t *plan, FILE *out)
                 "bytes)\n",
                 (unsigned long long)x->peak_bytes, (unsigned long long)bound);
     if (plan->solved && !x->optimal) {
-        if (plan->unproven == RD_UNPROVEN_BUDGET)
+        if (plan->unproven == RD_UNPROVEN_MESHES)
+            fprintf(out, "  optimal: not proven: the best plan of the "
+                         "two-mesh family (phases on each mesh around one "
+                         "transfer; doc/meshes.md)\n");
+        else if (plan->unproven == RD_UNPROVEN_BUDGET)
             fprintf(out,
                     "  optimal: not proven: the search reached its budget of "
                     "%llu types (max_states); this is the constructive "
@@ -274,7 +325,10 @@ static void print_summary(const redist_plan_t *plan, FILE *out)
             fprintf(out, "  optimal: not proven: a permute group was too "
                          "large to enumerate; this is the best plan over "
                          "the moves searched\n");
-        if (plan->objective == REDIST_OBJECTIVE_TIME)
+        if (plan->unproven == RD_UNPROVEN_MESHES)
+            fprintf(out, "  lower bound: no plan peaks below %llu bytes\n",
+                    (unsigned long long)x->bound_peak_bytes);
+        else if (plan->objective == REDIST_OBJECTIVE_TIME)
             fprintf(out,
                     "  lower bounds: no plan peaks below %llu bytes; none "
                     "with this plan's peak takes less than %.2f us\n",
@@ -294,7 +348,6 @@ static void print_summary(const redist_plan_t *plan, FILE *out)
 static void print_grids(const redist_plan_t *plan, FILE *out)
 {
     const redist_spec_t *s = plan->spec;
-    const redist_mesh_t *m = &s->mesh;
     const rd_layout *sl = s->uneven ? &s->lay[0] : NULL;
     char tf[512], ax[80], dm[32];
     fprintf(out, s->uneven
@@ -302,20 +355,20 @@ static void print_grids(const redist_plan_t *plan, FILE *out)
                        "+axis=N = partial contribution N):\n"
                      : "\n  blocks held, (block index per dim; * = whole "
                        "dim; +axis=N = partial contribution N):\n");
-    fprintf(out, "    source %s\n",
-            redist_type_format(&s->from, m, tf, sizeof tf));
-    print_grid(s, &s->from, sl, out);
+    fprintf(out, "    source %s\n", type_text(s, 0, &s->from, tf, sizeof tf));
+    print_grid(rd_spec_side_mesh(s, 0), &s->from, sl, out);
     for (int i = 0; i < plan->nsteps; i++) {
         const redist_step_view_t *v = &plan->steps[i];
         step_args(plan, v, ax, sizeof ax, dm, sizeof dm);
-        if (v->op == REDIST_OP_PERMUTE)
-            fprintf(out, "    after step %d (permute) %s\n", i + 1,
-                    redist_type_format(&v->after, m, tf, sizeof tf));
+        type_text(s, v->mesh, &v->after, tf, sizeof tf);
+        if (v->op == REDIST_OP_PERMUTE || v->op == REDIST_OP_TRANSFER)
+            fprintf(out, "    after step %d (%s) %s\n", i + 1,
+                    redist_op_name(v->op), tf);
         else
             fprintf(out, "    after step %d (%s %s, dim %s) %s\n", i + 1,
-                    redist_op_name(v->op), ax, dm,
-                    redist_type_format(&v->after, m, tf, sizeof tf));
-        print_grid(s, &v->after, rd_plan_step_layout(plan, i), out);
+                    redist_op_name(v->op), ax, dm, tf);
+        print_grid(view_mesh(plan, v), &v->after,
+                   rd_plan_step_layout(plan, i), out);
     }
 }
 
@@ -327,7 +380,7 @@ redist_status_t redist_plan_print(const redist_plan_t *plan, FILE *out,
     print_head(plan, out);
     print_steps(plan, out);
     print_summary(plan, out);
-    if (grid && plan->spec->mesh.ndevices <= 64)
+    if (grid && redist_spec_num_devices(plan->spec) <= 64)
         print_grids(plan, out);
     return REDIST_OK;
 }

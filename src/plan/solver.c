@@ -1147,6 +1147,16 @@ static redist_status_t solve_check(const redist_spec_t *spec,
     return REDIST_OK;
 }
 
+redist_status_t rd_solve_check_options(const redist_spec_t *spec,
+                                       const redist_plan_options_t *opts,
+                                       redist_error_t *err)
+{
+    return solve_check(spec, opts,
+                       spec->src_bytes > spec->dst_bytes ? spec->src_bytes
+                                                         : spec->dst_bytes,
+                       err);
+}
+
 /* Uneven specs: per-device evaluation on layouts (U), states anchored
  * (src/core/layout.c); the source anchored at the source. */
 static redist_status_t uneven_init(const redist_spec_t *spec, rd_ctx *cx,

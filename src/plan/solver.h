@@ -14,7 +14,8 @@
 enum {
     RD_UNPROVEN_NONE,
     RD_UNPROVEN_BUDGET, /* max_states ran out: the constructive plan */
-    RD_UNPROVEN_GROUP   /* a permute group too large to enumerate */
+    RD_UNPROVEN_GROUP,  /* a permute group too large to enumerate */
+    RD_UNPROVEN_MESHES  /* a two-mesh plan: the best of its family */
 };
 
 typedef struct rd_solve_info {
@@ -43,6 +44,12 @@ int rd_construct(const rd_ctx *cx, const rd_ctype *src, const rd_ctype *dst,
                  int exchange, rd_step out[]);
 
 /* The objective of `opts` (NULL: the default, time). */
+/* What planning refuses before any search (an unknown objective, an
+ * invalid cost model, a pending reduction the target cannot get, a max
+ * peak below max(src, dst)). */
+redist_status_t rd_solve_check_options(const redist_spec_t *spec,
+                                       const redist_plan_options_t *opts,
+                                       redist_error_t *err);
 static inline redist_objective_t rd_objective(const redist_plan_options_t *opts)
 {
     return opts ? opts->objective : REDIST_OBJECTIVE_TIME;

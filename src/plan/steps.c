@@ -529,6 +529,20 @@ long rd_permute_targets(const rd_ctx *cx, const rd_ctype *t, long limit,
     return g.n;
 }
 
+/* A transfer is not a step on one mesh: the replay of a two-mesh plan
+ * (meshes.c) handles it between its phases. */
+static int apply_transfer(const rd_ctx *cx, const rd_ctype *in,
+                          const rd_step *st, rd_ctype *out, char *why,
+                          size_t whylen)
+{
+    (void)cx;
+    (void)in;
+    (void)st;
+    (void)out;
+    return WHY("a transfer moves data between the two meshes of a "
+               "two-mesh spec; this spec has one mesh");
+}
+
 /* name, fields, collective, recv_need, rounds (mul_s, add), recv
  * (mul_s, add, div_s), formula, precondition, apply, enumerate */
 const rd_step_kind rd_step_kinds[REDIST_OP_COUNT] = {
@@ -558,6 +572,11 @@ const rd_step_kind rd_step_kinds[REDIST_OP_COUNT] = {
     [REDIST_OP_EXCHANGE] = {"exchange", RD_F_AFTER, 1, 1, 0, 0, 0, 0, 0,
                             "exact need", "same partial set",
                             apply_exchange, NULL},
+    [REDIST_OP_TRANSFER] = {"transfer", RD_F_AFTER, 1, 1, 0, 0, 0, 0, 0,
+                            "exact need",
+                            "between the meshes of a two-mesh spec; no "
+                            "partial axis before or after",
+                            apply_transfer, NULL},
 };
 
 int rd_step_apply(const rd_ctx *cx, const rd_ctype *in, const rd_step *st,

@@ -17,6 +17,7 @@
 typedef struct {
     const char *source;
     redist_error_t *err;
+    int meshes; /* the spec has "meshes" (types may name theirs) */
 } ctx_t;
 
 #define FAIL(c, st, path, ...) rd_error((c)->err, st, (c)->source, path, __VA_ARGS__)
@@ -87,22 +88,23 @@ static redist_status_t get_int(ctx_t *c, json_t *v, const char *path,
     return REDIST_OK;
 }
 
-static redist_status_t parse_mesh(ctx_t *c, json_t *mesh, redist_mesh_t *out)
+static redist_status_t parse_mesh(ctx_t *c, json_t *mesh, const char *where,
+                                  redist_mesh_t *out)
 {
     if (!json_is_array(mesh))
-        return FAIL(c, REDIST_ERR_INVALID, "mesh",
+        return FAIL(c, REDIST_ERR_INVALID, where,
                     "expected an array of [name, size] pairs, got %s",
                     rd_json_kind(mesh));
     size_t n = json_array_size(mesh);
     if (n == 0 || n > REDIST_MAX_AXES)
-        return FAIL(c, REDIST_ERR_INVALID, "mesh",
+        return FAIL(c, REDIST_ERR_INVALID, where,
                     "a mesh has 1 to %d axes, not %zu", REDIST_MAX_AXES, n);
     const char *names[REDIST_MAX_AXES];
     int64_t sizes[REDIST_MAX_AXES];
-    char path[64];
+    char path[REDIST_MAX_NAME + 64];
     for (size_t a = 0; a < n; a++) {
         json_t *e = json_array_get(mesh, a);
-        snprintf(path, sizeof path, "mesh[%zu]", a);
+        snprintf(path, sizeof path, "%s[%zu]", where, a);
         if (!json_is_array(e) || json_array_size(e) != 2 ||
             !json_is_string(json_array_get(e, 0)))
             return FAIL(c, REDIST_ERR_INVALID, path,
@@ -116,7 +118,7 @@ static redist_status_t parse_mesh(ctx_t *c, json_t *mesh, redist_mesh_t *out)
         char why[160];
         if (rd_axis_name_problem(names[a], why, sizeof why))
             return FAIL(c, REDIST_ERR_INVALID, path, "%s", why);
-        snprintf(path, sizeof path, "mesh[%zu][1]", a);
+        snprintf(path, sizeof path, "%s[%zu][1]", where, a);
         json_t *sz = json_array_get(e, 1);
         if (!json_is_integer(sz))
             return FAIL(c, REDIST_ERR_INVALID, path,
@@ -135,6 +137,118 @@ static redist_status_t parse_mesh(ctx_t *c, json_t *mesh, redist_mesh_t *out)
     }
     *out = *m;
     redist_mesh_free(m);
+    return REDIST_OK;
+}
+
+/* "meshes": {"name": {"axes": [...], "devices": [...]}, ...} (doc/spec-format.md
+ * section 8): one or two placed meshes.  Which one each type lives on is
+ * its "mesh" key (required with two; with one, both types live on it).
+ * Fills s->two (the source's first), or, when both types live on one
+ * mesh over devices 0..n-1, only s->mesh: the version-1 spec exactly. */
+static redist_status_t parse_meshes(ctx_t *c, json_t *root, redist_spec_t *s)
+{
+    static const char *const keys[] = {"axes", "devices", NULL};
+    static const char *const side_name[2] = {"from", "to"};
+    json_t *ms = json_object_get(root, "meshes");
+    char path[REDIST_MAX_NAME + 64], why[200];
+    redist_status_t st;
+    if (!json_is_object(ms))
+        return FAIL(c, REDIST_ERR_INVALID, "meshes",
+                    "expected an object {\"name\": {\"axes\": [...], "
+                    "\"devices\": [...]}, ...}, got %s",
+                    rd_json_kind(ms));
+    size_t count = json_object_size(ms);
+    if (count < 1 || count > 2)
+        return FAIL(c, REDIST_ERR_INVALID, "meshes",
+                    "a spec has one or two meshes, not %zu", count);
+    const char *pick[2] = {NULL, NULL};
+    for (int side = 0; side < 2; side++) {
+        json_t *t = json_object_get(root, side_name[side]);
+        json_t *mn = json_is_object(t) ? json_object_get(t, "mesh") : NULL;
+        snprintf(path, sizeof path, "%s.mesh", side_name[side]);
+        if (!mn) {
+            if (count == 2)
+                return FAIL(c, REDIST_ERR_INVALID, path,
+                            "missing key \"mesh\": with two meshes each "
+                            "type names the one it lives on");
+            pick[side] = json_object_iter_key(json_object_iter(ms));
+            continue;
+        }
+        if (!json_is_string(mn))
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "expected a mesh name, got %s", rd_json_kind(mn));
+        pick[side] = json_string_value(mn);
+        if (!json_object_get(ms, pick[side])) {
+            char list[2 * (REDIST_MAX_NAME + 3)] = "";
+            size_t pos = 0;
+            const char *k;
+            json_t *unused;
+            json_object_foreach(ms, k, unused)
+                rd_appendf(list, sizeof list, &pos, "%s%.*s", pos ? ", " : "",
+                           REDIST_MAX_NAME, k);
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "mesh \"%.80s\" is not in \"meshes\" (meshes: %s)",
+                        pick[side], list);
+        }
+    }
+    rd_meshes *m = calloc(1, sizeof *m);
+    if (!m)
+        return FAIL(c, REDIST_ERR_NOMEM, NULL, "out of memory");
+    s->two = m;
+    for (int side = 0; side < 2; side++) {
+        json_t *e = json_object_get(ms, pick[side]);
+        snprintf(path, sizeof path, "meshes.%.*s", REDIST_MAX_NAME + 8,
+                 pick[side]);
+        if (rd_mesh_name_problem(pick[side], why, sizeof why))
+            return FAIL(c, REDIST_ERR_INVALID, path, "%s", why);
+        snprintf(m->name[side], sizeof m->name[side], "%s", pick[side]);
+        if (!json_is_object(e))
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "expected an object {\"axes\": [...], \"devices\": "
+                        "[...]}, got %s",
+                        rd_json_kind(e));
+        if ((st = check_keys(c, e, path, keys)))
+            return st;
+        json_t *axes = json_object_get(e, "axes");
+        char p2[sizeof path + 16];
+        snprintf(p2, sizeof p2, "%s.axes", path);
+        if (!axes)
+            return FAIL(c, REDIST_ERR_INVALID, p2, "missing key \"axes\"");
+        if ((st = parse_mesh(c, axes, p2, &m->mesh[side])))
+            return st;
+        int64_t n = m->mesh[side].ndevices;
+        json_t *dv = json_object_get(e, "devices");
+        snprintf(p2, sizeof p2, "%s.devices", path);
+        if (dv && !json_is_array(dv))
+            return FAIL(c, REDIST_ERR_INVALID, p2,
+                        "expected an array of device ids, got %s",
+                        rd_json_kind(dv));
+        if (dv && (int64_t)json_array_size(dv) != n)
+            return FAIL(c, REDIST_ERR_INVALID, p2,
+                        "%zu devices listed; the mesh has %lld",
+                        json_array_size(dv), (long long)n);
+        if (!(m->dev[side] = malloc((size_t)n * sizeof *m->dev[side])))
+            return FAIL(c, REDIST_ERR_NOMEM, NULL, "out of memory");
+        for (int64_t r = 0; r < n; r++) {
+            char p3[sizeof p2 + 24];
+            snprintf(p3, sizeof p3, "%s[%lld]", p2, (long long)r);
+            m->dev[side][r] = r;
+            if (dv && (st = get_int(c, json_array_get(dv, (size_t)r), p3, 0,
+                                    &m->dev[side][r])))
+                return st;
+        }
+    }
+    s->mesh = m->mesh[0];
+    if (!strcmp(m->name[0], m->name[1])) {
+        /* One mesh: the version-1 spec when it holds devices 0..n-1. */
+        int identity = 1;
+        for (int64_t r = 0; r < m->mesh[0].ndevices; r++)
+            identity &= m->dev[0][r] == r;
+        if (identity) {
+            rd_meshes_free(m);
+            s->two = NULL;
+        }
+    }
     return REDIST_OK;
 }
 
@@ -230,8 +344,12 @@ static redist_status_t parse_type(ctx_t *c, const redist_mesh_t *mesh,
                                   json_t *v, const char *what, int ndims,
                                   redist_type_t *t)
 {
-    static const char *const keys[] = {"dims", "partial", "split", "blocks",
-                                       NULL};
+    /* "mesh" only in a spec with "meshes" (parse_meshes reads it) */
+    static const char *const keys1[] = {"dims", "partial", "split", "blocks",
+                                        NULL};
+    static const char *const keys2[] = {"dims",   "partial", "split",
+                                        "blocks", "mesh",    NULL};
+    const char *const *keys = c->meshes ? keys2 : keys1;
     char path[REDIST_ERROR_PATH_LENGTH];
     int where[REDIST_MAX_AXES]; /* -2 unused, -1 partial, else dim */
     redist_status_t st;
@@ -406,11 +524,10 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
 static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
                                   redist_spec_t *s)
 {
-    static const char *const keys[] = {"name", "mesh",   "shape", "dtype",
-                                       "from", "to",     "reduce", "expect",
-                                       NULL};
-    static const char *const required[] = {"mesh", "shape", "from", "to",
-                                           NULL};
+    static const char *const keys[] = {"name", "mesh",   "meshes", "shape",
+                                       "dtype", "from",  "to",     "reduce",
+                                       "expect", NULL};
+    static const char *const required[] = {"shape", "from", "to", NULL};
     redist_status_t st;
     if (!json_is_object(root))
         return FAIL(c, REDIST_ERR_INVALID, NULL,
@@ -445,7 +562,26 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
         return FAIL(c, REDIST_ERR_NOMEM, NULL, "out of memory");
     strcpy(s->name, name);
 
-    if ((st = parse_mesh(c, json_object_get(root, "mesh"), &s->mesh)))
+    json_t *one = json_object_get(root, "mesh");
+    if (one && json_object_get(root, "meshes"))
+        return FAIL(c, REDIST_ERR_INVALID, "meshes",
+                    "give \"mesh\" (one mesh over devices 0..n-1) or "
+                    "\"meshes\" (named meshes with device lists), not both");
+    if (!one && !json_object_get(root, "meshes"))
+        return FAIL(c, REDIST_ERR_INVALID, "mesh",
+                    "missing required key \"mesh\" (or \"meshes\")");
+    if (one) {
+        for (int side = 0; side < 2; side++) {
+            json_t *t = json_object_get(root, side ? "to" : "from");
+            if (json_is_object(t) && json_object_get(t, "mesh"))
+                return FAIL(c, REDIST_ERR_INVALID,
+                            side ? "to.mesh" : "from.mesh",
+                            "a type names its mesh only in a spec with "
+                            "\"meshes\"");
+        }
+        if ((st = parse_mesh(c, one, "mesh", &s->mesh)))
+            return st;
+    } else if ((c->meshes = 1, st = parse_meshes(c, root, s)))
         return st;
 
     v = json_object_get(root, "shape");
@@ -496,8 +632,9 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
     if ((st = parse_type(c, &s->mesh, json_object_get(root, "from"), "from",
                          s->ndims, &s->from)))
         return st;
-    if ((st = parse_type(c, &s->mesh, json_object_get(root, "to"), "to",
-                         s->ndims, &s->to)) ||
+    if ((st = parse_type(c, s->two ? &s->two->mesh[1] : &s->mesh,
+                         json_object_get(root, "to"), "to", s->ndims,
+                         &s->to)) ||
         (st = parse_layout(c, json_object_get(root, "from"), "from", 0, s)) ||
         (st = parse_layout(c, json_object_get(root, "to"), "to", 1, s)))
         return st;
@@ -568,7 +705,7 @@ redist_status_t redist_spec_load_buffer(const char *text, size_t len,
                                         redist_spec_t **out,
                                         redist_error_t *err)
 {
-    ctx_t c = {source ? source : "<string>", err};
+    ctx_t c = {source ? source : "<string>", err, 0};
     if (!out || (!text && len))
         return FAIL(&c, REDIST_ERR_INVALID, NULL, "NULL argument");
     json_t *root;

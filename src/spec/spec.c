@@ -24,27 +24,156 @@ void rd_spec_axis_list(const redist_mesh_t *mesh, char *buf, size_t size)
         rd_appendf(buf, size, &pos, "%s%s", k ? ", " : "", mesh->name[k]);
 }
 
-uint64_t rd_spec_type_bytes(const redist_spec_t *s, const redist_type_t *t)
+uint64_t rd_spec_type_bytes_on(const redist_spec_t *s,
+                               const redist_mesh_t *mesh,
+                               const redist_type_t *t)
 {
     uint64_t e = 1;
     for (int i = 0; i < s->ndims; i++) {
         uint64_t p = 1;
         for (int k = 0; k < t->dim_naxes[i]; k++)
-            p *= (uint64_t)s->mesh.size[t->dims[i][k]];
+            p *= (uint64_t)mesh->size[t->dims[i][k]];
         e *= (uint64_t)s->shape[i] / p;
     }
     return e * s->elem_size; /* <= global bytes, checked at creation */
 }
 
+uint64_t rd_spec_type_bytes(const redist_spec_t *s, const redist_type_t *t)
+{
+    return rd_spec_type_bytes_on(s, &s->mesh, t);
+}
+
+const redist_mesh_t *rd_spec_side_mesh(const redist_spec_t *s, int side)
+{
+    return s->two && side ? &s->two->mesh[1] : &s->mesh;
+}
+
+void rd_meshes_free(rd_meshes *m)
+{
+    if (!m)
+        return;
+    free(m->dev[0]);
+    free(m->dev[1]);
+    free(m);
+}
+
+int rd_meshes_copy(rd_meshes **dst, const rd_meshes *m)
+{
+    *dst = NULL;
+    if (!m)
+        return 0;
+    rd_meshes *c = calloc(1, sizeof *c);
+    if (!c)
+        return -1;
+    *c = *m;
+    c->dev[0] = c->dev[1] = NULL;
+    for (int side = 0; side < 2; side++) {
+        size_t n = (size_t)m->mesh[side].ndevices;
+        if (!(c->dev[side] = malloc(n * sizeof *c->dev[side]))) {
+            rd_meshes_free(c);
+            return -1;
+        }
+        memcpy(c->dev[side], m->dev[side], n * sizeof *c->dev[side]);
+    }
+    *dst = c;
+    return 0;
+}
+
+int64_t rd_spec_mesh_rank(const redist_spec_t *s, int side, int64_t dev)
+{
+    const redist_mesh_t *m = rd_spec_side_mesh(s, side);
+    if (!s->two)
+        return dev >= 0 && dev < m->ndevices ? dev : -1;
+    for (int64_t r = 0; r < m->ndevices; r++)
+        if (s->two->dev[side][r] == dev)
+            return r;
+    return -1;
+}
+
+const char *rd_mesh_name_problem(const char *name, char *why, size_t size)
+{
+    unsigned cp = 0;
+    const char *sep = strpbrk(name, ",|=@:");
+    if (!*name || strlen(name) > REDIST_MAX_NAME)
+        snprintf(why, size, "a mesh name has 1 to %d characters, not %zu",
+                 REDIST_MAX_NAME, strlen(name));
+    else if (sep)
+        snprintf(why, size,
+                 "mesh name \"%.40s\" contains '%c' (',' '|' '=' '@' and "
+                 "':' separate the parts of the inline form)",
+                 rd_control_char(name, &cp) ? "..." : name, *sep);
+    else if (rd_control_char(name, &cp))
+        snprintf(why, size,
+                 "mesh name contains the control character U+%04X", cp);
+    else
+        return NULL;
+    return why;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Check the device lists of a two-mesh spec; set ndevices. */
+static redist_status_t check_devices(redist_spec_t *s, redist_error_t *err)
+{
+    rd_meshes *m = s->two;
+    m->ndevices = 0;
+    for (int side = 0; side < 2; side++) {
+        int64_t n = m->mesh[side].ndevices;
+        char path[REDIST_MAX_NAME + 48];
+        for (int64_t r = 0; r < n; r++) {
+            int64_t d = m->dev[side][r];
+            snprintf(path, sizeof path, "meshes.%s.devices[%lld]",
+                     m->name[side], (long long)r);
+            if (d < 0 || d >= REDIST_MAX_DEVICES)
+                return rd_error(err, REDIST_ERR_INVALID, NULL, path,
+                                "device %lld is out of range (0 to %lld)",
+                                (long long)d,
+                                (long long)REDIST_MAX_DEVICES - 1);
+            if (d + 1 > m->ndevices)
+                m->ndevices = d + 1;
+        }
+        int64_t *sorted = malloc((size_t)n * sizeof *sorted);
+        if (!sorted)
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+        memcpy(sorted, m->dev[side], (size_t)n * sizeof *sorted);
+        qsort(sorted, (size_t)n, sizeof *sorted, cmp_i64);
+        int64_t twice = -1;
+        for (int64_t r = 1; r < n && twice < 0; r++)
+            if (sorted[r] == sorted[r - 1])
+                twice = sorted[r];
+        free(sorted);
+        if (twice >= 0) {
+            snprintf(path, sizeof path, "meshes.%s.devices", m->name[side]);
+            return rd_error(err, REDIST_ERR_INVALID, NULL, path,
+                            "device %lld is listed twice (a mesh holds "
+                            "distinct devices)",
+                            (long long)twice);
+        }
+    }
+    return REDIST_OK;
+}
+
 redist_status_t rd_spec_partial_check(const redist_spec_t *s,
                                       redist_error_t *err)
 {
-    uint32_t extra = s->to.partial & ~s->from.partial;
-    for (int a = 0; a < s->mesh.naxes; a++)
-        if (s->mesh.size[a] == 1)
+    const redist_mesh_t *tm = rd_spec_side_mesh(s, 1);
+    uint32_t extra = s->two ? s->to.partial : s->to.partial & ~s->from.partial;
+    for (int a = 0; a < tm->naxes; a++)
+        if (tm->size[a] == 1)
             extra &= ~(1u << a); /* a reduction over one device: none */
     if (!extra)
         return REDIST_OK;
+    if (s->two)
+        return rd_error(err, REDIST_ERR_INFEASIBLE, NULL, "to.partial",
+                        "axis \"%s\" of mesh \"%s\" is partial in the "
+                        "target; pending reductions do not cross to "
+                        "another mesh",
+                        tm->name[__builtin_ctz(extra)], s->two->name[1]);
     return rd_error(err, REDIST_ERR_INFEASIBLE, NULL, "to.partial",
                     "axis \"%s\" is partial in the target but not in the "
                     "source; no collective creates pending reductions",
@@ -93,9 +222,15 @@ redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
                         "the array has %llu bytes; byte counts must fit a "
                         "signed 64-bit integer (overflow)",
                         (unsigned long long)s->global_bytes);
+    if (s->two) {
+        s->mesh = s->two->mesh[0];
+        if ((st = check_devices(s, err)))
+            return st;
+    }
     if ((st = rd_type_check(&s->from, &s->mesh, s->ndims, NULL, "from",
                             err)) ||
-        (st = rd_type_check(&s->to, &s->mesh, s->ndims, NULL, "to", err)) ||
+        (st = rd_type_check(&s->to, rd_spec_side_mesh(s, 1), s->ndims, NULL,
+                            "to", err)) ||
         (st = spec_layouts(s, err)))
         return st;
     if (!(flags & REDIST_SPEC_ALLOW_UNPLANNABLE) &&
@@ -106,17 +241,19 @@ redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
         s->dst_bytes = rd_layout_max_elems(&s->lay[1], NULL) * s->elem_size;
     } else {
         s->src_bytes = rd_spec_type_bytes(s, &s->from);
-        s->dst_bytes = rd_spec_type_bytes(s, &s->to);
+        s->dst_bytes = rd_spec_type_bytes_on(s, rd_spec_side_mesh(s, 1),
+                                             &s->to);
     }
     return REDIST_OK;
 }
 
-static int64_t type_blocks(const redist_spec_t *s, const redist_type_t *t,
-                           int i)
+static int64_t type_blocks(const redist_spec_t *s, int side, int i)
 {
+    const redist_type_t *t = side ? &s->to : &s->from;
+    const redist_mesh_t *m = rd_spec_side_mesh(s, side);
     int64_t k = 1;
     for (int a = 0; a < t->dim_naxes[i]; a++)
-        k *= s->mesh.size[t->dims[i][a]];
+        k *= m->size[t->dims[i][a]];
     return k;
 }
 
@@ -127,7 +264,6 @@ static redist_status_t spec_layouts(redist_spec_t *s, redist_error_t *err)
     static const char *const side_name[2] = {"from", "to"};
     s->uneven = 0;
     for (int side = 0; side < 2; side++) {
-        const redist_type_t *t = side ? &s->to : &s->from;
         char path[64];
         if ((unsigned)s->split[side] >= REDIST_SPLIT_COUNT) {
             snprintf(path, sizeof path, "%s.split", side_name[side]);
@@ -137,7 +273,7 @@ static redist_status_t spec_layouts(redist_spec_t *s, redist_error_t *err)
                             (int)s->split[side]);
         }
         for (int i = 0; i < s->ndims; i++) {
-            int64_t k = type_blocks(s, t, i);
+            int64_t k = type_blocks(s, side, i);
             const int64_t *b = s->blocks[side][i];
             if (s->shape[i] % k)
                 s->uneven = 1;
@@ -158,7 +294,7 @@ static redist_status_t spec_layouts(redist_spec_t *s, redist_error_t *err)
         return REDIST_OK;
     for (int side = 0; side < 2; side++) {
         int r = rd_layout_rule(&s->lay[side], side ? &s->to : &s->from,
-                               &s->mesh, s->ndims, s->shape, s->split[side],
+                               rd_spec_side_mesh(s, side), s->ndims, s->shape, s->split[side],
                                (const int64_t *const *)s->blocks[side]);
         if (r == -2)
             return rd_error(err, REDIST_ERR_LIMIT, NULL, side ? "to" : "from",
@@ -176,11 +312,12 @@ uint64_t rd_spec_device_bytes(const redist_spec_t *s, int side,
                               const int64_t coord[])
 {
     const redist_type_t *t = side ? &s->to : &s->from;
-    if (!s->uneven)
-        return rd_spec_type_bytes(s, t);
     int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
     uint64_t e = s->elem_size;
-    rd_layout_box_coord(&s->lay[side], t, &s->mesh, coord, lo, hi);
+    if (!s->uneven)
+        return rd_spec_type_bytes_on(s, rd_spec_side_mesh(s, side), t);
+    rd_layout_box_coord(&s->lay[side], t, rd_spec_side_mesh(s, side), coord,
+                        lo, hi);
     for (int i = 0; i < s->ndims; i++)
         e *= (uint64_t)(hi[i] - lo[i]);
     return e;
@@ -253,22 +390,32 @@ redist_status_t rd_spec_set_layout(redist_spec_t *s, int side,
     return REDIST_OK;
 }
 
-redist_status_t redist_spec_create(const redist_mesh_t *mesh, int ndims,
-                                   const int64_t shape[], redist_dtype_t dtype,
-                                   const redist_type_t *from,
-                                   const redist_type_t *to,
-                                   redist_reduce_t reduce, const char *name,
-                                   redist_spec_t **out, redist_error_t *err)
+/* redist_spec_create, with the two placed meshes `two` (NULL: one mesh;
+ * taken over, freed on failure). */
+static redist_status_t spec_new(const redist_mesh_t *mesh, int ndims,
+                                const int64_t shape[], redist_dtype_t dtype,
+                                const redist_type_t *from,
+                                const redist_type_t *to,
+                                redist_reduce_t reduce, const char *name,
+                                rd_meshes *two, redist_spec_t **out,
+                                redist_error_t *err)
 {
-    if (!mesh || !from || !to || !out || (ndims > 0 && !shape))
+    if (!mesh || !from || !to || !out || (ndims > 0 && !shape)) {
+        rd_meshes_free(two);
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
-    if (ndims < 0 || ndims > REDIST_MAX_DIMS)
+    }
+    if (ndims < 0 || ndims > REDIST_MAX_DIMS) {
+        rd_meshes_free(two);
         return rd_error(err, REDIST_ERR_INVALID, NULL, "shape",
                         "an array has 0 to %d dims, not %d", REDIST_MAX_DIMS,
                         ndims);
+    }
     redist_spec_t *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s) {
+        rd_meshes_free(two);
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    s->two = two;
     s->mesh = *mesh;
     s->ndims = ndims;
     for (int i = 0; i < ndims; i++)
@@ -278,17 +425,80 @@ redist_status_t redist_spec_create(const redist_mesh_t *mesh, int ndims,
     s->from = *from;
     s->to = *to;
     s->name = rd_strdup(name ? name : "");
-    if (!s->name) {
-        free(s);
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    }
-    redist_status_t st = rd_spec_finish(s, 0, err);
+    redist_status_t st =
+        s->name ? rd_spec_finish(s, 0, err)
+                : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     if (st) {
         redist_spec_free(s);
         return st;
     }
     *out = s;
     return REDIST_OK;
+}
+
+redist_status_t redist_spec_create(const redist_mesh_t *mesh, int ndims,
+                                   const int64_t shape[], redist_dtype_t dtype,
+                                   const redist_type_t *from,
+                                   const redist_type_t *to,
+                                   redist_reduce_t reduce, const char *name,
+                                   redist_spec_t **out, redist_error_t *err)
+{
+    return spec_new(mesh, ndims, shape, dtype, from, to, reduce, name, NULL,
+                    out, err);
+}
+
+redist_status_t redist_spec_create_meshes(
+    const redist_placed_mesh_t *from_mesh,
+    const redist_placed_mesh_t *to_mesh, int ndims, const int64_t shape[],
+    redist_dtype_t dtype, const redist_type_t *from, const redist_type_t *to,
+    redist_reduce_t reduce, const char *name, redist_spec_t **out,
+    redist_error_t *err)
+{
+    static const char *const dflt[2] = {"from", "to"};
+    if (!from_mesh || !to_mesh || !from_mesh->mesh || !to_mesh->mesh)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    rd_meshes *m = calloc(1, sizeof *m);
+    if (!m)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int side = 0; side < 2; side++) {
+        const redist_placed_mesh_t *p = side ? to_mesh : from_mesh;
+        const char *nm = p->name ? p->name : dflt[side];
+        char why[200];
+        if (rd_mesh_name_problem(nm, why, sizeof why)) {
+            rd_meshes_free(m);
+            return rd_error(err, REDIST_ERR_INVALID, NULL,
+                            side ? "to_mesh.name" : "from_mesh.name", "%s",
+                            why);
+        }
+        snprintf(m->name[side], sizeof m->name[side], "%s", nm);
+        m->mesh[side] = *p->mesh;
+        size_t n = (size_t)p->mesh->ndevices;
+        if (!(m->dev[side] = malloc(n * sizeof *m->dev[side]))) {
+            rd_meshes_free(m);
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+        }
+        for (size_t r = 0; r < n; r++)
+            m->dev[side][r] = p->devices ? p->devices[r] : (int64_t)r;
+    }
+    if (!strcmp(m->name[0], m->name[1])) {
+        int same = m->mesh[0].naxes == m->mesh[1].naxes &&
+                   m->mesh[0].ndevices == m->mesh[1].ndevices;
+        for (int a = 0; same && a < m->mesh[0].naxes; a++)
+            same = m->mesh[0].size[a] == m->mesh[1].size[a] &&
+                   !strcmp(m->mesh[0].name[a], m->mesh[1].name[a]);
+        for (int64_t r = 0; same && r < m->mesh[0].ndevices; r++)
+            same = m->dev[0][r] == m->dev[1][r];
+        if (!same) {
+            rd_meshes_free(m);
+            return rd_error(err, REDIST_ERR_INVALID, NULL, "to_mesh.name",
+                            "two different meshes have the same name "
+                            "\"%s\"",
+                            from_mesh->name ? from_mesh->name : "from");
+        }
+    }
+    return spec_new(from_mesh->mesh, ndims, shape, dtype, from, to, reduce,
+                    name, m, out, err);
 }
 
 redist_spec_t *rd_spec_clone(const redist_spec_t *src)
@@ -303,7 +513,8 @@ redist_spec_t *rd_spec_clone(const redist_spec_t *src)
     s->expect.nops = 0;
     s->expect.has_ops = 0;
     s->name = rd_strdup(src->name);
-    if (spec_layouts_copy(s, src) || !s->name)
+    if (rd_meshes_copy(&s->two, src->two) | spec_layouts_copy(s, src) ||
+        !s->name)
         goto fail;
     if (src->expect.has_ops) {
         s->ops = calloc((size_t)src->expect.nops + 1, sizeof *s->ops);
@@ -335,6 +546,7 @@ void redist_spec_free(redist_spec_t *spec)
         free(spec->ops);
     }
     spec_layouts_free(spec);
+    rd_meshes_free(spec->two);
     free(spec->name);
     free(spec);
 }
@@ -419,6 +631,39 @@ redist_status_t redist_spec_with_layouts(const redist_spec_t *spec,
     return REDIST_OK;
 }
 
+int redist_spec_num_meshes(const redist_spec_t *spec)
+{
+    return spec ? 1 + (spec->two != NULL) : 0;
+}
+
+const redist_mesh_t *redist_spec_side_mesh(const redist_spec_t *spec,
+                                           int side)
+{
+    return spec && (side == 0 || side == 1) ? rd_spec_side_mesh(spec, side)
+                                            : NULL;
+}
+
+const char *redist_spec_mesh_name(const redist_spec_t *spec, int side)
+{
+    return spec && spec->two && (side == 0 || side == 1)
+               ? spec->two->name[side]
+               : "";
+}
+
+int64_t redist_spec_mesh_device(const redist_spec_t *spec, int side,
+                                int64_t rank)
+{
+    if (!spec || (side != 0 && side != 1) || rank < 0 ||
+        rank >= rd_spec_side_mesh(spec, side)->ndevices)
+        return -1;
+    return spec->two ? spec->two->dev[side][rank] : rank;
+}
+
+int64_t redist_spec_num_devices(const redist_spec_t *spec)
+{
+    return !spec ? 0 : spec->two ? spec->two->ndevices : spec->mesh.ndevices;
+}
+
 int redist_spec_is_uneven(const redist_spec_t *spec)
 {
     return spec ? spec->uneven : 0;
@@ -436,8 +681,7 @@ int64_t redist_spec_block_lengths(const redist_spec_t *spec, int side,
     if (!spec || (side != 0 && side != 1) || dim < 0 || dim >= spec->ndims ||
         n < 0 || (n > 0 && !lengths))
         return -1;
-    const redist_type_t *t = side ? &spec->to : &spec->from;
-    int64_t k = type_blocks(spec, t, dim);
+    int64_t k = type_blocks(spec, side, dim);
     for (int64_t j = 0; j < k && j < n; j++)
         lengths[j] = spec->uneven ? spec->lay[side].b[dim][j + 1] -
                                         spec->lay[side].b[dim][j]
@@ -449,9 +693,11 @@ uint64_t redist_spec_device_bytes(const redist_spec_t *spec, int side,
                                   int64_t rank)
 {
     int64_t coord[REDIST_MAX_AXES];
-    if (!spec || (side != 0 && side != 1) || rank < 0 ||
-        rank >= spec->mesh.ndevices)
+    if (!spec || (side != 0 && side != 1))
         return 0;
-    redist_mesh_coords(&spec->mesh, rank, coord);
+    int64_t r = rd_spec_mesh_rank(spec, side, rank);
+    if (r < 0)
+        return 0; /* not in that side's mesh: holds nothing of it */
+    redist_mesh_coords(rd_spec_side_mesh(spec, side), r, coord);
     return rd_spec_device_bytes(spec, side, coord);
 }

@@ -5,9 +5,23 @@
 #include "../core/internal.h"
 #include "../core/layout.h"
 
+/* The two placed meshes of a version-2 spec (doc/spec-format.md section
+ * 8): [0] the source's, [1] the target's, each with its name and its
+ * device list in row-major order (global device ids).  ndevices: the
+ * devices the plan runs on are 0..ndevices-1 (the largest id + 1). */
+typedef struct rd_meshes {
+    redist_mesh_t mesh[2];
+    char name[2][REDIST_MAX_NAME + 1];
+    int64_t *dev[2];
+    int64_t ndevices;
+} rd_meshes;
+
 struct redist_spec {
     char *name;
-    redist_mesh_t mesh;
+    redist_mesh_t mesh; /* the source's mesh (the only one without two) */
+    /* NULL: one mesh over devices 0..N-1 (version 1).  Else the two
+     * placed meshes; `mesh` is a copy of two->mesh[0]. */
+    rd_meshes *two;
     int ndims;
     int64_t shape[REDIST_MAX_DIMS];
     redist_dtype_t dtype;
@@ -63,12 +77,27 @@ redist_status_t rd_spec_set_layout(redist_spec_t *s, int side,
                                    redist_split_t split,
                                    const int64_t *const blocks[],
                                    const int64_t counts[]);
-/* Bytes device `coord` holds of side 0 (source) or 1 (target). */
+/* The mesh of side 0 (source) or 1 (target). */
+const redist_mesh_t *rd_spec_side_mesh(const redist_spec_t *s, int side);
+/* Copy of `m` (NULL: NULL); -1 out of memory. */
+int rd_meshes_copy(rd_meshes **dst, const rd_meshes *m);
+void rd_meshes_free(rd_meshes *m);
+/* NULL for a good mesh name, else why it is not (into why). */
+const char *rd_mesh_name_problem(const char *name, char *why, size_t size);
+/* Position of global device `dev` in side's mesh (its rank there), or -1
+ * when it is not in that mesh.  One-mesh specs: dev itself if in range. */
+int64_t rd_spec_mesh_rank(const redist_spec_t *s, int side, int64_t dev);
+/* Bytes device `coord` (coordinates on side's mesh) holds of side 0
+ * (source) or 1 (target). */
 uint64_t rd_spec_device_bytes(const redist_spec_t *s, int side,
                               const int64_t coord[]);
 /* "x, y, z": the mesh's axis names, for messages (cut to `size`). */
 void rd_spec_axis_list(const redist_mesh_t *mesh, char *buf, size_t size);
 /* Local bytes of a type valid for the spec's mesh and shape. */
 uint64_t rd_spec_type_bytes(const redist_spec_t *s, const redist_type_t *t);
+/* The same on a given mesh (a two-mesh spec's target side). */
+uint64_t rd_spec_type_bytes_on(const redist_spec_t *s,
+                               const redist_mesh_t *mesh,
+                               const redist_type_t *t);
 
 #endif

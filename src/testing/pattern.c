@@ -207,7 +207,12 @@ typedef int (*visit_fn)(void *user, uint64_t li, const int64_t *lc,
 static int walk(const redist_spec_t *spec, int side, int64_t rank,
                 visit_fn fn, void *user)
 {
-    const redist_mesh_t *m = redist_spec_mesh(spec);
+    /* a two-mesh spec: `rank` is a global device, and holds nothing of a
+     * side whose mesh it is not in */
+    const redist_mesh_t *m = redist_spec_side_mesh(spec, side);
+    rank = rd_spec_mesh_rank(spec, side, rank);
+    if (rank < 0)
+        return 0;
     int nd = redist_spec_ndims(spec);
     const int64_t *shape = redist_spec_shape(spec);
     int64_t l[REDIST_MAX_DIMS], base[REDIST_MAX_DIMS], c[REDIST_MAX_AXES];
@@ -307,15 +312,19 @@ static int check_one(void *user, uint64_t li, const int64_t *lc, uint64_t g,
 static void setup(const redist_spec_t *spec, int64_t rank, int source,
                   pat *pt)
 {
-    const redist_mesh_t *m = redist_spec_mesh(spec);
-    int64_t c[REDIST_MAX_AXES];
+    /* the coordinates on the mesh of the side the pattern is of */
+    const redist_mesh_t *m = redist_spec_side_mesh(spec, !source);
+    int64_t c[REDIST_MAX_AXES] = {0};
+    int64_t r = rd_spec_mesh_rank(spec, !source, rank);
     memset(pt, 0, sizeof *pt);
     pt->dtype = redist_spec_dtype(spec);
     pt->op = redist_spec_reduce(spec);
     pt->elem = redist_dtype_size(pt->dtype);
     dtype_range(pt->dtype, &pt->P, &pt->lo, &pt->hi);
-    redist_mesh_coords(m, rank, c);
-    uint32_t kept = redist_spec_to(spec)->partial;
+    if (r >= 0)
+        redist_mesh_coords(m, r, c);
+    /* what the target keeps pending (none across two meshes) */
+    uint32_t kept = spec->two ? 0 : redist_spec_to(spec)->partial;
     pt->k = linear(m, kept, c, NULL);
     pt->Q = 1;
     if (source)

@@ -315,6 +315,10 @@ def rule(proto, p, idx):
         # a rule out of range, a wrong count of lengths, a negative length
         return Arg('NULL', '&g_layout',
                    [('&g_bad_layouts[%d]' % k, True) for k in range(3)])
+    if t == 'const redist_placed_mesh_t *':
+        # no mesh, a bad name, a device listed twice
+        return Arg('NULL', '&g_placed',
+                   [('&g_bad_placed[%d]' % k, True) for k in range(3)])
     if t == 'const redist_exec_options_t *':
         return Arg('NULL', '&g_xopts', [('&g_bad_xopts', True)])
     # ---- arrays
@@ -390,6 +394,7 @@ def string_rule(f, n):
         ('redist_split_from_name', 'name'): '"ceil"',
         ('redist_mesh_find_axis', 'name'): '"x"',
         ('redist_spec_create', 'name'): '"n"',
+        ('redist_spec_create_meshes', 'name'): '"n"',
         ('redist_spec_from_strings', 'name'): '"n"',
     }
     if (f, n) in valid:
@@ -689,6 +694,8 @@ UNUSED static redist_plan_options_t g_opts, g_bad_opts[4];
 UNUSED static redist_exec_options_t g_xopts, g_bad_xopts;
 UNUSED static const int64_t g_len44[2] = {4, 4}, g_len_neg[2] = {-1, 9};
 UNUSED static redist_layout_t g_layout, g_bad_layouts[3];
+UNUSED static redist_placed_mesh_t g_placed, g_bad_placed[3];
+UNUSED static const int64_t g_dup_devs[8] = {0, 1, 2, 3, 4, 5, 6, 6};
 UNUSED static const char *g_names[REDIST_MAX_AXES] = {"x", "y"};
 UNUSED static const char *g_bad_names[4][REDIST_MAX_AXES];
 UNUSED static const int64_t g_sizes[REDIST_MAX_AXES] = {2, 4};
@@ -745,6 +752,10 @@ static int setup_core(void)
     g_bad_layouts[1].nblocks[0] = 1;
     g_bad_layouts[2].blocks[0] = g_len_neg;
     g_bad_layouts[2].nblocks[0] = 2;
+    g_placed = (redist_placed_mesh_t){"a", g_mesh, NULL};
+    g_bad_placed[0] = (redist_placed_mesh_t){"a", NULL, NULL};
+    g_bad_placed[1] = (redist_placed_mesh_t){"a,b", g_mesh, NULL};
+    g_bad_placed[2] = (redist_placed_mesh_t){"a", g_mesh, g_dup_devs};
     g_nsteps = redist_plan_num_steps(g_plan);
     if (g_nsteps < 1 || g_nsteps > 16)
         return -1;

@@ -27,6 +27,7 @@
 
 #include "../../exec/exec_internal.h"
 #include "../../exec/kernels.h"
+#include "../../exec/meshes.h"
 #include "sim_internal.h"
 #include "../../core/internal.h"
 
@@ -652,6 +653,9 @@ redist_status_t redist_exec_sim_run(const redist_plan_t *plan,
     if (!plan || !src || !dst)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL plan or buffer array");
+    if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2)
+        return rd_meshes_sim_run(plan, src, dst, sim_flags, opts, report,
+                                 per_device, err);
     int64_t n = redist_mesh_num_devices(redist_spec_mesh(
         redist_plan_spec(plan)));
     redist_status_t st = redist_sim_create(n, sim_flags, &w, err);

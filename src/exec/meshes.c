@@ -1,0 +1,339 @@
+/*
+ * Executing two-mesh plans (doc/meshes.md): the transfer step on one
+ * device, and the in-process run of a whole two-mesh plan (sim backend).
+ *
+ * A two-mesh plan is [phase on the source mesh] transfer [phase on the
+ * target mesh] (src/plan/meshes.c).  The phases are one-mesh plans, run
+ * by the one-mesh executor on the devices of their mesh.  The transfer:
+ * rd_transfer_walk lists every piece (receiver, sender, global box);
+ * rd_transfer_lists keeps this device's sends and receives, with each
+ * box's origin in the sender's S block and the receiver's R block.  A
+ * piece whose sender is the receiver is a local copy.
+ *
+ * COST.  Building the lists walks every piece of every receiver:
+ * O(|target mesh| x pieces per receiver) per device, before any data
+ * moves; then one message per peer.  MEMORY (per device): the S block
+ * (scratch unless the source phase is empty: then the source buffer is
+ * sent from), the R block (scratch unless the target phase is empty:
+ * then the transfer writes the destination buffer), and the phases' own
+ * scratch.  So a device holds at most its S and R blocks besides its own
+ * buffers; a device in one mesh only holds one of them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_internal.h"
+#include "kernels.h"
+#include "meshes.h"
+#include "../core/internal.h"
+#include "../plan/plan_internal.h"
+#include "../spec/spec_internal.h"
+
+typedef struct lists_ctx {
+    const redist_spec_t *s;
+    int64_t dev;
+    rd_tlists *t;
+    int64_t cap_send, cap_recv;
+    int failed;
+} lists_ctx;
+
+static int push(rd_tpiece **v, int64_t *n, int64_t *cap)
+{
+    if (*n == *cap) {
+        int64_t c = *cap ? 2 * *cap : 16;
+        rd_tpiece *x = realloc(*v, (size_t)c * sizeof *x);
+        if (!x)
+            return -1;
+        *v = x;
+        *cap = c;
+    }
+    return 0;
+}
+
+static void keep_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
+                       const int64_t hi[])
+{
+    lists_ctx *c = user;
+    const redist_spec_t *s = c->s;
+    rd_tlists *t = c->t;
+    int64_t to = s->two->dev[1][r], from = s->two->dev[0][q];
+    if (c->failed || (to != c->dev && from != c->dev))
+        return;
+    for (int side = 0; side < 2; side++) {
+        int64_t me = side ? to : from;
+        if (me != c->dev)
+            continue;
+        rd_tpiece **v = side ? &t->recv : &t->send;
+        int64_t *n = side ? &t->nrecv : &t->nsend;
+        if (push(v, n, side ? &c->cap_recv : &c->cap_send)) {
+            c->failed = 1;
+            return;
+        }
+        rd_tpiece *p = &(*v)[(*n)++];
+        p->peer = side ? from : to;
+        for (int i = 0; i < s->ndims; i++) {
+            p->box[i] = hi[i] - lo[i];
+            p->off[i] = lo[i] - (side ? t->r_lo[i] : t->s_lo[i]);
+        }
+        p->bytes = s->elem_size;
+        for (int i = 0; i < s->ndims; i++)
+            p->bytes *= (uint64_t)p->box[i];
+    }
+}
+
+static int by_peer(const void *a, const void *b)
+{
+    const rd_tpiece *x = a, *y = b;
+    return (x->peer > y->peer) - (x->peer < y->peer);
+}
+
+void rd_tlists_free(rd_tlists *t)
+{
+    free(t->send);
+    free(t->recv);
+    memset(t, 0, sizeof *t);
+}
+
+redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
+                                  rd_tlists *t)
+{
+    const redist_spec_t *s = plan->spec;
+    const rd_mplan *m = plan->m;
+    memset(t, 0, sizeof *t);
+    t->ndims = s->ndims;
+    t->elem = s->elem_size;
+    int64_t q = rd_spec_mesh_rank(s, 0, dev), r = rd_spec_mesh_rank(s, 1, dev);
+    t->in_src = q >= 0;
+    t->in_dst = r >= 0;
+    int64_t hi[REDIST_MAX_DIMS];
+    if (q >= 0) {
+        rd_layout_box(&m->sent.lay, &m->sent.t, &s->two->mesh[0], q, t->s_lo,
+                      hi);
+        for (int i = 0; i < s->ndims; i++)
+            t->s_shape[i] = hi[i] - t->s_lo[i];
+    }
+    if (r >= 0) {
+        rd_layout_box(&m->recvd.lay, &m->recvd.t, &s->two->mesh[1], r,
+                      t->r_lo, hi);
+        for (int i = 0; i < s->ndims; i++)
+            t->r_shape[i] = hi[i] - t->r_lo[i];
+    }
+    lists_ctx c = {s, dev, t, 0, 0, 0};
+    if (!t->in_src && !t->in_dst)
+        return REDIST_OK;
+    if (rd_transfer_walk(s, &m->sent, &m->recvd, keep_piece, &c) ||
+        c.failed) {
+        rd_tlists_free(t);
+        return REDIST_ERR_NOMEM;
+    }
+    /* stable by peer: each peer sends one piece (it holds one S block) */
+    qsort(t->send, (size_t)t->nsend, sizeof *t->send, by_peer);
+    qsort(t->recv, (size_t)t->nrecv, sizeof *t->recv, by_peer);
+    return REDIST_OK;
+}
+
+uint64_t rd_tlists_bytes(const rd_tlists *t, int side)
+{
+    uint64_t b = t->elem;
+    const int64_t *sh = side ? t->r_shape : t->s_shape;
+    if (side ? !t->in_dst : !t->in_src)
+        return 0;
+    for (int i = 0; i < t->ndims; i++)
+        b *= (uint64_t)sh[i];
+    return b;
+}
+
+uint64_t rd_meshes_scratch(uint64_t phase_a, uint64_t S, uint64_t R,
+                           uint64_t phase_b)
+{
+    uint64_t x = phase_a + S, y = S + R, z = R + phase_b;
+    return x > y ? (x > z ? x : z) : (y > z ? y : z);
+}
+
+redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
+                                    const redist_exec_options_t *opts,
+                                    redist_exec_info_t *out,
+                                    redist_error_t *err)
+{
+    const redist_spec_t *s = plan->spec;
+    const rd_mplan *m = plan->m;
+    redist_exec_info_t ia, ib;
+    redist_status_t st;
+    memset(out, 0, sizeof *out);
+    if ((st = redist_plan_exec_info(m->phase[0], NULL, opts, &ia, err)) ||
+        (st = redist_plan_exec_info(m->phase[1], NULL, opts, &ib, err)))
+        return st;
+    int own_s = m->phase[0]->nsteps > 0, own_r = m->phase[1]->nsteps > 0;
+    for (int64_t d = 0; d < s->two->ndevices; d++) {
+        rd_tlists t;
+        if (rd_transfer_lists(plan, d, &t))
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+        uint64_t x = rd_meshes_scratch(
+            t.in_src ? ia.scratch_bytes : 0,
+            own_s ? rd_tlists_bytes(&t, 0) : 0,
+            own_r ? rd_tlists_bytes(&t, 1) : 0,
+            t.in_dst ? ib.scratch_bytes : 0);
+        rd_tlists_free(&t);
+        if (x > out->scratch_bytes)
+            out->scratch_bytes = x;
+    }
+    out->src_bytes = s->src_bytes;
+    out->dst_bytes = s->dst_bytes;
+    out->bound_bytes = s->src_bytes > s->dst_bytes ? s->src_bytes
+                                                   : s->dst_bytes;
+    out->writes_src = ia.writes_src;
+    out->passes = ia.passes + 1 + ib.passes;
+    out->collectives = ia.collectives + 1 + ib.collectives;
+    return REDIST_OK;
+}
+
+/* ------------------------------------------------ the sim backend's run */
+
+static void *alloc_block(uint64_t bytes)
+{
+    return malloc(bytes ? bytes : 1);
+}
+
+redist_status_t rd_meshes_sim_run(const redist_plan_t *plan,
+                                  void *const src[], void *const dst[],
+                                  unsigned sim_flags,
+                                  const redist_exec_options_t *opts,
+                                  redist_exec_report_t *report,
+                                  redist_exec_report_t *per_device,
+                                  redist_error_t *err)
+{
+    const redist_spec_t *s = plan->spec;
+    const rd_mplan *m = plan->m;
+    int64_t N = s->two->ndevices;
+    int64_t na = s->two->mesh[0].ndevices, nb = s->two->mesh[1].ndevices;
+    const redist_plan_t *pa = m->phase[0], *pb = m->phase[1];
+    int own_s = pa->nsteps > 0, own_r = pb->nsteps > 0;
+    void **sa = calloc((size_t)na, sizeof *sa), **da = calloc((size_t)na,
+                                                              sizeof *da);
+    void **sb = calloc((size_t)nb, sizeof *sb), **db = calloc((size_t)nb,
+                                                              sizeof *db);
+    rd_tlists *tl = calloc((size_t)N, sizeof *tl);
+    redist_exec_report_t *ra = calloc((size_t)na, sizeof *ra);
+    redist_exec_report_t *rb = calloc((size_t)nb, sizeof *rb);
+    redist_status_t st = REDIST_OK;
+    if (!sa || !da || !sb || !db || !tl || !ra || !rb) {
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+        goto done;
+    }
+    for (int64_t d = 0; d < N && !st; d++)
+        if (rd_transfer_lists(plan, d, &tl[d]))
+            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int64_t q = 0; q < na && !st; q++) {
+        int64_t d = s->two->dev[0][q];
+        sa[q] = src[d];
+        da[q] = own_s ? alloc_block(rd_tlists_bytes(&tl[d], 0)) : src[d];
+        if (!da[q])
+            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    for (int64_t r = 0; r < nb && !st; r++) {
+        int64_t d = s->two->dev[1][r];
+        db[r] = dst[d];
+        sb[r] = own_r ? alloc_block(rd_tlists_bytes(&tl[d], 1)) : dst[d];
+        if (!sb[r])
+            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    if (!st && own_s)
+        st = redist_exec_sim_run(pa, sa, da, sim_flags, opts, NULL, ra, err);
+    if (!st) {
+        /* the transfer: every receiver copies its pieces from the
+         * senders' S blocks (in-process, so a receive reads the send) */
+        for (int64_t r = 0; r < nb; r++) {
+            int64_t d = s->two->dev[1][r];
+            const rd_tlists *t = &tl[d];
+            for (int64_t k = 0; k < t->nrecv; k++) {
+                const rd_tpiece *p = &t->recv[k];
+                const rd_tlists *u = &tl[p->peer];
+                int64_t q = rd_spec_mesh_rank(s, 0, p->peer);
+                int64_t soff[REDIST_MAX_DIMS];
+                for (int i = 0; i < s->ndims; i++)
+                    soff[i] = p->off[i] + t->r_lo[i] - u->s_lo[i];
+                rd_kernel_box(sb[r], t->r_shape, p->off, da[q], u->s_shape,
+                              soff, p->box, s->ndims, s->elem_size);
+                if (p->peer != d) {
+                    rb[r].recv_bytes += p->bytes;
+                    ra[q].sent_bytes += p->bytes;
+                }
+            }
+        }
+    }
+    if (!st && own_r) {
+        redist_exec_report_t *tmp = calloc((size_t)nb, sizeof *tmp);
+        if (!tmp)
+            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+        else {
+            st = redist_exec_sim_run(pb, sb, db, sim_flags, opts, NULL, tmp,
+                                     err);
+            for (int64_t r = 0; r < nb; r++) {
+                uint64_t rv = rb[r].recv_bytes;
+                rb[r] = tmp[r];
+                rb[r].recv_bytes += rv;
+            }
+            free(tmp);
+        }
+    }
+    /* reports by global device: the phases' figures, the S and R blocks
+     * counted as scratch where the run allocated them */
+    if (report) {
+        memset(report, 0, sizeof *report);
+        report->failed_step = st ? 0 : -1;
+    }
+    for (int64_t d = 0; d < N; d++) {
+        redist_exec_report_t x = {0};
+        int64_t q = rd_spec_mesh_rank(s, 0, d), r = rd_spec_mesh_rank(s, 1, d);
+        uint64_t S = own_s ? rd_tlists_bytes(&tl[d], 0) : 0;
+        uint64_t R = own_r ? rd_tlists_bytes(&tl[d], 1) : 0;
+        uint64_t ha = q >= 0 ? ra[q].scratch_high_water : 0;
+        uint64_t hb = r >= 0 ? rb[r].scratch_high_water : 0;
+        uint64_t pa_ = q >= 0 ? ra[q].scratch_bytes : 0;
+        uint64_t pb_ = r >= 0 ? rb[r].scratch_bytes : 0;
+        x.scratch_high_water = rd_meshes_scratch(ha, S, R, hb);
+        x.scratch_bytes = rd_meshes_scratch(pa_, S, R, pb_);
+        x.scratch_allocations = (q >= 0 ? ra[q].scratch_allocations : 0) +
+                                (r >= 0 ? rb[r].scratch_allocations : 0) +
+                                (S > 0) + (R > 0);
+        x.sent_bytes = (q >= 0 ? ra[q].sent_bytes : 0) +
+                       (r >= 0 ? rb[r].sent_bytes : 0);
+        x.recv_bytes = (q >= 0 ? ra[q].recv_bytes : 0) +
+                       (r >= 0 ? rb[r].recv_bytes : 0);
+        x.writes_src = q >= 0 && ra[q].writes_src;
+        x.steps_done = st ? 0 : plan->nsteps;
+        x.failed_step = st ? 0 : -1;
+        if (per_device)
+            per_device[d] = x;
+        if (report) {
+            if (x.scratch_bytes > report->scratch_bytes)
+                report->scratch_bytes = x.scratch_bytes;
+            if (x.scratch_high_water > report->scratch_high_water)
+                report->scratch_high_water = x.scratch_high_water;
+            if (x.sent_bytes > report->sent_bytes)
+                report->sent_bytes = x.sent_bytes;
+            if (x.recv_bytes > report->recv_bytes)
+                report->recv_bytes = x.recv_bytes;
+            report->writes_src |= x.writes_src;
+            report->steps_done = x.steps_done;
+        }
+    }
+done:
+    for (int64_t q = 0; da && sa && q < na; q++)
+        if (own_s && da[q])
+            free(da[q]);
+    for (int64_t r = 0; sb && r < nb; r++)
+        if (own_r && sb[r])
+            free(sb[r]);
+    for (int64_t d = 0; tl && d < N; d++)
+        rd_tlists_free(&tl[d]);
+    free(sa);
+    free(da);
+    free(sb);
+    free(db);
+    free(tl);
+    free(ra);
+    free(rb);
+    return st;
+}

@@ -1,0 +1,64 @@
+/*
+ * Two-mesh plans on one device (internal; the algorithm is at the top of
+ * meshes.c): the transfer's lists, the sim backend's run.
+ */
+#ifndef REDIST_EXEC_MESHES_H
+#define REDIST_EXEC_MESHES_H
+
+#include "redist/exec.h"
+#include "redist/plan.h"
+
+/* One piece of the transfer on this device: the box `box` (shape) goes to
+ * (comes from) global device `peer`; `off` is its origin in this device's
+ * S block (a send) or R block (a receive).  bytes = its size. */
+typedef struct rd_tpiece {
+    int64_t peer;
+    int64_t box[REDIST_MAX_DIMS];
+    int64_t off[REDIST_MAX_DIMS];
+    uint64_t bytes;
+} rd_tpiece;
+
+/* This device's part of a plan's transfer: its S block (origin s_lo,
+ * shape s_shape; in_src: it is on the source mesh), its R block, and its
+ * pieces sorted by peer (a piece with peer == this device is a local
+ * copy, in both lists). */
+typedef struct rd_tlists {
+    int ndims;
+    uint64_t elem;
+    int in_src, in_dst;
+    int64_t s_lo[REDIST_MAX_DIMS], s_shape[REDIST_MAX_DIMS];
+    int64_t r_lo[REDIST_MAX_DIMS], r_shape[REDIST_MAX_DIMS];
+    int64_t nsend, nrecv;
+    rd_tpiece *send, *recv;
+} rd_tlists;
+
+/* The lists of global device `dev` for a two-mesh plan.  REDIST_ERR_NOMEM
+ * (nothing to free then). */
+redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
+                                  rd_tlists *t);
+void rd_tlists_free(rd_tlists *t);
+/* Bytes of the S (side 0) or R (side 1) block; 0 off that mesh. */
+uint64_t rd_tlists_bytes(const rd_tlists *t, int side);
+
+/* The scratch a device holds at most over a two-mesh run: phase A's
+ * (phase_a) beside its S block, then the S and R blocks, then R beside
+ * phase B's (0 for what the device or the run does not hold). */
+uint64_t rd_meshes_scratch(uint64_t phase_a, uint64_t S, uint64_t R,
+                           uint64_t phase_b);
+/* redist_plan_exec_info for a two-mesh plan (the largest device). */
+redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
+                                    const redist_exec_options_t *opts,
+                                    redist_exec_info_t *out,
+                                    redist_error_t *err);
+
+/* redist_exec_sim_run for a two-mesh plan: src[d], dst[d] by global
+ * device (NULL for a device outside that side's mesh). */
+redist_status_t rd_meshes_sim_run(const redist_plan_t *plan,
+                                  void *const src[], void *const dst[],
+                                  unsigned sim_flags,
+                                  const redist_exec_options_t *opts,
+                                  redist_exec_report_t *report,
+                                  redist_exec_report_t *per_device,
+                                  redist_error_t *err);
+
+#endif

@@ -1,0 +1,653 @@
+/*
+ * Two-mesh plans (doc/spec-format.md section 8, doc/meshes.md): an array
+ * moves from a type on one placed mesh A to a type on another, B.
+ *
+ * ALGORITHM.  A plan is three phases:
+ *     [one-mesh plan on A: source -> S]  transfer S -> R  [plan on B: R -> target]
+ * S ("sent") is the source with each pending reduction resolved: every
+ * partial axis p of A either reduce-scattered onto some dim (appended as
+ * that dim's minor axis, which shrinks what must cross) or all-reduced.
+ * R ("received") is the target with some of B's replicated axes appended
+ * as minor axes of some dims: the transfer then moves each byte across
+ * once and all-gathers on B replicate it.  Both phases are planned by the
+ * one-mesh solver (solver.c) on specs derived from this one, so they are
+ * optimal for their endpoints under the plan's objective.  Every choice
+ * of S (at most (ndims+1)^|partial| of them) is paired with every choice
+ * of R ((ndims+1)^|replicated|; beyond 64 choices a side keeps two: none
+ * and all onto the longest dim), and the pair wins that is memory-
+ * efficient, then has the least peak, then the least modelled time (time
+ * objective) or received bytes (bytes objective), then the fewest
+ * collectives.  The plan is the best of this family; it is not proven
+ * optimal over every plan (stats.optimal 0, "unproven": "two_mesh").
+ *
+ * THE TRANSFER.  Every device d of B needs its R block; each piece of it
+ * lies in one S block (a box of the layout of S), held by every device of
+ * A whose coordinates on the axes S shards name that block (replicas
+ * differ on the other axes of A).  A device that holds the piece itself
+ * copies it; otherwise the sender is the next replica in turn
+ * (rd_transfer_walk: per S block a counter over the receivers in B's rank
+ * order), so replicas share the sending.  Each byte crosses once.
+ *
+ * COST.  recv_d = |R(d)| - |R(d) & S(d)| bytes (the part of its new block
+ * a device does not already hold).  Modelled time: one message per peer,
+ *     alpha_L * max(peers sent to, peers received from)
+ *     + beta_L * max(bytes sent, bytes received)
+ * maximised over devices, at the slowest link level of the source mesh's
+ * axes and node (L; a model's axis links name the source mesh's axes, the
+ * target mesh's phase runs on node links).  Per candidate pair the walk costs
+ * O(|B| x pieces per device); phases are solved once per S and per R.
+ *
+ * MEMORY.  Per device, the most it holds of any type on the path (a
+ * device outside a type's mesh holds 0 of it); memory-efficient when that
+ * is at most max(src_d, dst_d) for every device d.  S holds at most what
+ * the source holds and R at most what the target holds, so the family
+ * always contains a memory-efficient plan when the source's reductions
+ * can be resolved without growing (all-reduce never grows).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+#define MAX_CHOICES 64
+
+void rd_mside_free(rd_mside *m)
+{
+    rd_layout_free(&m->lay);
+    memset(m, 0, sizeof *m);
+}
+
+/* Layout of side `side`'s type `t` when it keeps side's rule and, on the
+ * dims whose axis lists equal the spec's type there, side's explicit
+ * lengths. */
+static void side_layout(const redist_spec_t *s, int side,
+                        const redist_type_t *t, redist_layout_t *out)
+{
+    const redist_type_t *st = side ? &s->to : &s->from;
+    memset(out, 0, sizeof *out);
+    out->split = s->split[side];
+    for (int i = 0; i < s->ndims; i++) {
+        const int64_t *b = s->blocks[side][i];
+        if (!b || t->dim_naxes[i] != st->dim_naxes[i] ||
+            memcmp(t->dims[i], st->dims[i], t->dim_naxes[i]))
+            continue;
+        out->blocks[i] = b;
+        out->nblocks[i] = b[-1];
+    }
+}
+
+static redist_status_t mside_init(rd_mside *m, const redist_spec_t *s,
+                                  int side, const redist_type_t *t,
+                                  redist_error_t *err)
+{
+    redist_layout_t l;
+    memset(m, 0, sizeof *m);
+    m->t = *t;
+    m->side = side;
+    side_layout(s, side, t, &l);
+    int r = rd_layout_rule(&m->lay, t, rd_spec_side_mesh(s, side), s->ndims,
+                           s->shape, l.split,
+                           (const int64_t *const *)l.blocks);
+    if (r == -2)
+        return rd_error(err, REDIST_ERR_LIMIT, NULL, side ? "to" : "from",
+                        "a dim is split into more than %lld blocks",
+                        (long long)RD_LAYOUT_MAX_BLOCKS);
+    if (r)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    return REDIST_OK;
+}
+
+/* The one-mesh spec of a phase: on side's mesh, from `a` to `b`, with the
+ * side's rule (and its lengths where a dim is unchanged). */
+static redist_status_t phase_spec(const redist_spec_t *s, int side,
+                                  const redist_type_t *a,
+                                  const redist_type_t *b,
+                                  redist_spec_t **out, redist_error_t *err)
+{
+    redist_spec_t *tmp = NULL;
+    redist_layout_t la, lb;
+    redist_status_t st = redist_spec_create(rd_spec_side_mesh(s, side),
+                                            s->ndims, s->shape, s->dtype, a,
+                                            b, s->reduce, s->name, &tmp, err);
+    if (st)
+        return st;
+    side_layout(s, side, a, &la);
+    side_layout(s, side, b, &lb);
+    st = redist_spec_with_layouts(tmp, &la, &lb, out, err);
+    redist_spec_free(tmp);
+    return st;
+}
+
+/* ------------------------------------------------------------ the walk */
+
+/* Volume of the box [lo, hi) (0 if empty). */
+static uint64_t box_elems(int n, const int64_t lo[], const int64_t hi[])
+{
+    uint64_t v = 1;
+    for (int i = 0; i < n; i++) {
+        if (hi[i] <= lo[i])
+            return 0;
+        v *= (uint64_t)(hi[i] - lo[i]);
+    }
+    return v;
+}
+
+/* First block of dim i of l whose range meets x (blocks sorted). */
+static int64_t first_block(const rd_layout *l, int i, int64_t x)
+{
+    int64_t lo = 0, hi = l->k[i] - 1;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (l->b[i][mid + 1] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
+                                 const rd_mside *R, rd_piece_fn fn,
+                                 void *user)
+{
+    const redist_mesh_t *ma = rd_spec_side_mesh(s, 0);
+    const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
+    int n = s->ndims;
+    int64_t nblocks = 1;
+    for (int i = 0; i < n; i++)
+        nblocks *= S->lay.k[i];
+    /* replicated axes of A in S (S has no partial axes of size > 1:
+     * those of size 1 are replicas too) */
+    uint32_t used = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < S->t.dim_naxes[i]; k++)
+            used |= 1u << S->t.dims[i][k];
+    int64_t nrep = 1;
+    for (int a = 0; a < ma->naxes; a++)
+        if (!(used >> a & 1u))
+            nrep *= ma->size[a];
+    uint64_t *turn = calloc((size_t)nblocks, sizeof *turn);
+    if (!turn)
+        return REDIST_ERR_NOMEM;
+    for (int64_t r = 0; r < mb->ndevices; r++) {
+        int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+        rd_layout_box(&R->lay, &R->t, mb, r, lo, hi);
+        if (!box_elems(n, lo, hi))
+            continue;
+        int64_t dev = s->two->dev[1][r];
+        int64_t q = rd_spec_mesh_rank(s, 0, dev);
+        int64_t qc[REDIST_MAX_AXES];
+        if (q >= 0)
+            redist_mesh_coords(ma, q, qc);
+        /* the S blocks meeting the box: a range per dim */
+        int64_t j0[REDIST_MAX_DIMS], j1[REDIST_MAX_DIMS], j[REDIST_MAX_DIMS];
+        for (int i = 0; i < n; i++) {
+            j0[i] = first_block(&S->lay, i, lo[i]);
+            j1[i] = first_block(&S->lay, i, hi[i] - 1);
+            j[i] = j0[i];
+        }
+        for (;;) {
+            int64_t plo[REDIST_MAX_DIMS], phi[REDIST_MAX_DIMS];
+            for (int i = 0; i < n; i++) {
+                int64_t a = S->lay.b[i][j[i]], b = S->lay.b[i][j[i] + 1];
+                plo[i] = lo[i] > a ? lo[i] : a;
+                phi[i] = hi[i] < b ? hi[i] : b;
+            }
+            if (box_elems(n, plo, phi)) {
+                /* the holders' coordinates on the axes S shards */
+                int64_t c[REDIST_MAX_AXES] = {0};
+                int64_t lin = 0;
+                int mine = q >= 0;
+                for (int i = 0; i < n; i++) {
+                    int64_t x = j[i];
+                    lin = lin * S->lay.k[i] + j[i];
+                    for (int k = S->t.dim_naxes[i] - 1; k >= 0; k--) {
+                        int a = S->t.dims[i][k];
+                        c[a] = x % ma->size[a];
+                        x /= ma->size[a];
+                        if (mine && qc[a] != c[a])
+                            mine = 0;
+                    }
+                }
+                int64_t sender;
+                if (mine)
+                    sender = q;
+                else {
+                    int64_t rho = (int64_t)(turn[lin]++ % (uint64_t)nrep);
+                    for (int a = ma->naxes - 1; a >= 0; a--)
+                        if (!(used >> a & 1u)) {
+                            c[a] = rho % ma->size[a];
+                            rho /= ma->size[a];
+                        }
+                    sender = redist_mesh_rank(ma, c);
+                }
+                fn(user, r, sender, plo, phi);
+            }
+            int i = n - 1;
+            while (i >= 0 && j[i] == j1[i]) {
+                j[i] = j0[i];
+                i--;
+            }
+            if (i < 0)
+                break;
+            j[i]++;
+        }
+    }
+    free(turn);
+    return REDIST_OK;
+}
+
+/* ------------------------------------------------------ figures */
+
+typedef struct tfig {
+    const redist_spec_t *s;
+    uint64_t *recv, *send; /* bytes, by global device */
+    uint32_t *nrecv, *nsend; /* peers */
+    int64_t last_recv_r, last_sender;
+} tfig;
+
+static void count_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
+                        const int64_t hi[])
+{
+    tfig *f = user;
+    const redist_spec_t *s = f->s;
+    int64_t to = s->two->dev[1][r], from = s->two->dev[0][q];
+    if (to == from)
+        return;
+    uint64_t b = box_elems(s->ndims, lo, hi) * s->elem_size;
+    f->recv[to] += b;
+    f->send[from] += b;
+    /* one piece per (receiver, sender): each sender holds one S block */
+    f->nrecv[to]++;
+    f->nsend[from]++;
+}
+
+/* Per-device transfer figures of S -> R (arrays by global device). */
+static redist_status_t transfer_figures(const redist_spec_t *s,
+                                        const rd_mside *S, const rd_mside *R,
+                                        const redist_cost_model_t *cm,
+                                        uint64_t *recv, double *time_s)
+{
+    int64_t N = s->two->ndevices;
+    tfig f = {s, recv, calloc((size_t)N, sizeof(uint64_t)),
+              calloc((size_t)N, sizeof(uint32_t)),
+              calloc((size_t)N, sizeof(uint32_t)), -1, -1};
+    memset(recv, 0, (size_t)N * sizeof *recv);
+    redist_status_t st = REDIST_ERR_NOMEM;
+    if (f.send && f.nrecv && f.nsend)
+        st = rd_transfer_walk(s, S, R, count_piece, &f);
+    *time_s = 0;
+    if (!st && cm) {
+        int link = 0;
+        for (int a = 0; a < s->mesh.naxes; a++)
+            if (cm->axis_link[a] > link)
+                link = cm->axis_link[a];
+        if (link < REDIST_LINK_NODE)
+            link = REDIST_LINK_NODE; /* the meshes' devices may be far */
+        for (int64_t d = 0; d < N; d++) {
+            uint32_t m = f.nrecv[d] > f.nsend[d] ? f.nrecv[d] : f.nsend[d];
+            uint64_t b = recv[d] > f.send[d] ? recv[d] : f.send[d];
+            double t = cm->alpha[link] * m + cm->beta[link] * (double)b;
+            if (t > *time_s)
+                *time_s = t;
+        }
+    }
+    free(f.send);
+    free(f.nrecv);
+    free(f.nsend);
+    return st;
+}
+
+/* Per-device peak and received bytes of a one-mesh phase plan on side's
+ * mesh, added into the global arrays (peak: max, recv: sum). */
+static void phase_figures(const redist_spec_t *s, int side,
+                          const redist_plan_t *p, uint64_t *peak,
+                          uint64_t *recv)
+{
+    const redist_mesh_t *m = rd_spec_side_mesh(s, side);
+    for (int64_t r = 0; r < m->ndevices; r++) {
+        int64_t d = s->two->dev[side][r];
+        uint64_t pk = p->u.dev_peak ? p->u.dev_peak[r] : p->stats.peak_bytes;
+        uint64_t rv = p->u.dev_recv ? p->u.dev_recv[r] : p->stats.recv_bytes;
+        if (pk > peak[d])
+            peak[d] = pk;
+        recv[d] += rv;
+    }
+}
+
+/* ------------------------------------------------------ candidates */
+
+/* choice[k] in 0..ndims: 0 leaves axis ax[k] out, i + 1 appends it as
+ * the minor of dim i.  Fills up to max candidates into out; returns the
+ * count.  Beyond MAX_CHOICES: none, and all onto the longest dim. */
+static int candidates(const redist_type_t *base, const int ax[], int nax,
+                      const int64_t shape[], redist_type_t out[])
+{
+    int nd = base->ndims, n = 0;
+    uint64_t total = 1;
+    for (int k = 0; k < nax; k++) {
+        total *= (uint64_t)(nd + 1);
+        if (total > MAX_CHOICES)
+            break;
+    }
+    if (total > MAX_CHOICES || nd == 0) {
+        out[n++] = *base;
+        if (nd > 0 && nax > 0) {
+            int best = 0;
+            for (int i = 1; i < nd; i++)
+                if (shape[i] > shape[best])
+                    best = i;
+            redist_type_t t = *base;
+            for (int k = 0; k < nax; k++)
+                redist_type_push_axis(&t, best, ax[k]);
+            out[n++] = t;
+        }
+        return n;
+    }
+    for (uint64_t code = 0; code < total; code++) {
+        redist_type_t t = *base;
+        uint64_t c = code;
+        for (int k = 0; k < nax; k++) {
+            int ch = (int)(c % (uint64_t)(nd + 1));
+            c /= (uint64_t)(nd + 1);
+            if (ch && redist_type_push_axis(&t, ch - 1, ax[k]))
+                break;
+        }
+        out[n++] = t;
+    }
+    return n;
+}
+
+/* A candidate phase: its endpoint, its plan (NULL: not plannable). */
+typedef struct cand {
+    rd_mside m;
+    redist_plan_t *plan;
+} cand;
+
+static void cands_free(cand *c, int n)
+{
+    for (int k = 0; k < n; k++) {
+        rd_mside_free(&c[k].m);
+        redist_plan_free(c[k].plan);
+    }
+}
+
+/* Plan the phases for every choice of side's endpoint. */
+static redist_status_t side_cands(const redist_spec_t *s, int side,
+                                  const redist_plan_options_t *opts,
+                                  cand *c, int *nc, redist_error_t *err)
+{
+    const redist_mesh_t *m = rd_spec_side_mesh(s, side);
+    redist_type_t base = side ? s->to : s->from, types[MAX_CHOICES + 2];
+    int ax[REDIST_MAX_AXES], nax = 0;
+    uint32_t used = 0;
+    for (int i = 0; i < s->ndims; i++)
+        for (int k = 0; k < base.dim_naxes[i]; k++)
+            used |= 1u << base.dims[i][k];
+    for (int a = 0; a < m->naxes; a++) {
+        if (m->size[a] == 1)
+            continue;
+        if (side == 0 ? (base.partial >> a & 1u) : !(used >> a & 1u))
+            ax[nax++] = a;
+    }
+    base.partial = 0; /* S resolves every reduction; R has none */
+    int n = candidates(&base, ax, nax, s->shape, types);
+    *nc = 0;
+    redist_plan_options_t o = opts ? *opts : (redist_plan_options_t){0};
+    redist_cost_model_t cm;
+    o.max_peak_bytes = 0; /* judged on the whole plan */
+    if (side && o.cost) {
+        /* axis links name the source mesh's axes: the target's on node */
+        cm = *o.cost;
+        for (int a = 0; a < REDIST_MAX_AXES; a++)
+            cm.axis_link[a] = REDIST_LINK_NODE;
+        o.cost = &cm;
+    }
+    for (int k = 0; k < n; k++) {
+        redist_spec_t *ps = NULL;
+        redist_error_t e;
+        redist_error_clear(&e);
+        cand *x = &c[*nc];
+        redist_status_t st = mside_init(&x->m, s, side, &types[k], err);
+        if (st) {
+            rd_mside_free(&x->m);
+            return st;
+        }
+        x->plan = NULL;
+        st = side ? phase_spec(s, 1, &types[k], &s->to, &ps, &e)
+                  : phase_spec(s, 0, &s->from, &types[k], &ps, &e);
+        if (!st)
+            st = redist_plan_create(ps, &o, &x->plan, &e);
+        redist_spec_free(ps);
+        if (st == REDIST_ERR_NOMEM || st == REDIST_ERR_OVERFLOW) {
+            rd_mside_free(&x->m);
+            *err = e;
+            return st;
+        }
+        if (st) { /* this endpoint has no plan: not a candidate */
+            rd_mside_free(&x->m);
+            continue;
+        }
+        (*nc)++;
+    }
+    return REDIST_OK;
+}
+
+typedef struct score {
+    int efficient;
+    uint64_t peak, recv;
+    double time;
+    int colls;
+} score;
+
+static int better(const score *a, const score *b, int time_obj)
+{
+    if (a->efficient != b->efficient)
+        return a->efficient > b->efficient;
+    if (a->peak != b->peak)
+        return a->peak < b->peak;
+    if (time_obj && a->time != b->time)
+        return a->time < b->time;
+    if (a->recv != b->recv)
+        return a->recv < b->recv;
+    return a->colls < b->colls;
+}
+
+/* Evaluate the pair (a, b): per-device arrays into peak / recv. */
+static redist_status_t evaluate(const redist_spec_t *s, const cand *a,
+                                const cand *b, const redist_cost_model_t *cm,
+                                uint64_t *peak, uint64_t *recv,
+                                uint64_t *trecv, double *ttime, score *sc)
+{
+    int64_t N = s->two->ndevices;
+    memset(peak, 0, (size_t)N * sizeof *peak);
+    memset(recv, 0, (size_t)N * sizeof *recv);
+    redist_status_t st = transfer_figures(s, &a->m, &b->m, cm, trecv, ttime);
+    if (st)
+        return st;
+    phase_figures(s, 0, a->plan, peak, recv);
+    phase_figures(s, 1, b->plan, peak, recv);
+    sc->efficient = 1;
+    sc->peak = sc->recv = 0;
+    for (int64_t d = 0; d < N; d++) {
+        recv[d] += trecv[d];
+        uint64_t bound = redist_spec_device_bytes(s, 0, d);
+        uint64_t db = redist_spec_device_bytes(s, 1, d);
+        if (db > bound)
+            bound = db;
+        if (peak[d] > bound)
+            sc->efficient = 0;
+        if (peak[d] > sc->peak)
+            sc->peak = peak[d];
+        if (recv[d] > sc->recv)
+            sc->recv = recv[d];
+    }
+    sc->time = a->plan->stats.time_s + *ttime + b->plan->stats.time_s;
+    sc->colls = a->plan->stats.collectives + 1 + b->plan->stats.collectives;
+    return REDIST_OK;
+}
+
+/* The transfer's view: after = R, its longest blocks and figures. */
+static void transfer_view(const redist_spec_t *s, const rd_mside *R,
+                          const uint64_t *trecv, double t,
+                          redist_step_view_t *v)
+{
+    memset(v, 0, sizeof *v);
+    v->op = REDIST_OP_TRANSFER;
+    v->dim = v->from_dim = v->to_dim = v->axis = -1;
+    v->after = R->t;
+    v->mesh = 1;
+    v->local_bytes = rd_layout_max_elems(&R->lay, v->local_shape) *
+                     s->elem_size;
+    for (int64_t d = 0; d < s->two->ndevices; d++)
+        if (trecv[d] > v->recv_bytes)
+            v->recv_bytes = trecv[d];
+    v->time_s = t;
+}
+
+redist_status_t rd_plan_meshes(const redist_spec_t *s,
+                               const redist_plan_options_t *opts,
+                               redist_plan_t **out, redist_error_t *err)
+{
+    int64_t N = s->two->ndevices;
+    redist_objective_t objective = rd_objective(opts);
+    redist_cost_model_t defaults;
+    const redist_cost_model_t *cm = opts ? opts->cost : NULL;
+    if (!cm && objective == REDIST_OBJECTIVE_TIME) {
+        redist_cost_model_default(&defaults);
+        cm = &defaults;
+    }
+    cand *ca = calloc(MAX_CHOICES + 2, sizeof *ca);
+    cand *cb = calloc(MAX_CHOICES + 2, sizeof *cb);
+    uint64_t *arr = calloc((size_t)N * 6 + 6, sizeof *arr);
+    int na = 0, nb = 0, ba = -1, bb = -1;
+    double bt = 0;
+    redist_status_t st = REDIST_OK;
+    if (!ca || !cb || !arr) {
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+        goto done;
+    }
+    uint64_t *peak = arr, *recv = arr + N, *trecv = arr + 2 * N;
+    uint64_t *bpeak = arr + 3 * N, *brecv = arr + 4 * N,
+             *btrecv = arr + 5 * N;
+    if ((st = side_cands(s, 0, opts, ca, &na, err)) ||
+        (st = side_cands(s, 1, opts, cb, &nb, err)))
+        goto done;
+    score best = {0};
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++) {
+            score sc;
+            double t;
+            if ((st = evaluate(s, &ca[i], &cb[j], cm, peak, recv, trecv, &t,
+                               &sc))) {
+                rd_error(err, st, NULL, NULL, "out of memory");
+                goto done;
+            }
+            if (ba < 0 || better(&sc, &best, objective ==
+                                                 REDIST_OBJECTIVE_TIME)) {
+                best = sc;
+                ba = i;
+                bb = j;
+                bt = t;
+                memcpy(bpeak, peak, (size_t)N * sizeof *peak);
+                memcpy(brecv, recv, (size_t)N * sizeof *recv);
+                memcpy(btrecv, trecv, (size_t)N * sizeof *trecv);
+            }
+        }
+    if (ba < 0) {
+        st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
+                      "no plan: the source's reductions cannot be resolved "
+                      "on mesh \"%s\"",
+                      s->two->name[0]);
+        goto done;
+    }
+    if (opts && opts->max_peak_bytes && best.peak > opts->max_peak_bytes) {
+        st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
+                      "no plan within max_peak_bytes %llu: the least peak "
+                      "found is %llu bytes",
+                      (unsigned long long)opts->max_peak_bytes,
+                      (unsigned long long)best.peak);
+        goto done;
+    }
+    /* the plan: phase A's steps, the transfer, phase B's steps */
+    redist_plan_t *p = calloc(1, sizeof *p);
+    rd_mplan *mp = calloc(1, sizeof *mp);
+    const redist_plan_t *pa = ca[ba].plan, *pb = cb[bb].plan;
+    int n = pa->nsteps + 1 + pb->nsteps;
+    if (p)
+        p->m = mp;
+    if (!p || !mp || !(p->spec = rd_spec_clone(s)) ||
+        !(p->steps = calloc((size_t)n, sizeof *p->steps)) ||
+        !(mp->dev_peak = malloc((size_t)N * sizeof *mp->dev_peak)) ||
+        !(mp->dev_recv = malloc((size_t)N * sizeof *mp->dev_recv))) {
+        if (!p)
+            free(mp);
+        redist_plan_free(p);
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+        goto done;
+    }
+    memcpy(mp->dev_peak, bpeak, (size_t)N * sizeof *bpeak);
+    memcpy(mp->dev_recv, brecv, (size_t)N * sizeof *brecv);
+    mp->ndevices = N;
+    mp->phase[0] = ca[ba].plan;
+    mp->phase[1] = cb[bb].plan;
+    mp->sent = ca[ba].m;
+    mp->recvd = cb[bb].m;
+    ca[ba].plan = cb[bb].plan = NULL;
+    memset(&ca[ba].m, 0, sizeof ca[ba].m);
+    memset(&cb[bb].m, 0, sizeof cb[bb].m);
+    for (int i = 0; i < pa->nsteps; i++) {
+        p->steps[i] = pa->steps[i];
+        p->steps[i].mesh = 0;
+    }
+    transfer_view(s, &mp->recvd, btrecv, bt, &p->steps[pa->nsteps]);
+    for (int i = 0; i < pb->nsteps; i++) {
+        p->steps[pa->nsteps + 1 + i] = pb->steps[i];
+        p->steps[pa->nsteps + 1 + i].mesh = 1;
+    }
+    p->nsteps = n;
+    p->objective = objective;
+    p->solved = 1;
+    p->unproven = RD_UNPROVEN_MESHES;
+    p->states = pa->states + pb->states;
+    if (cm) {
+        p->has_cost = 1;
+        p->cost = *cm;
+    }
+    redist_plan_stats_t *x = &p->stats;
+    x->src_bytes = s->src_bytes;
+    x->dst_bytes = s->dst_bytes;
+    x->peak_bytes = best.peak;
+    x->recv_bytes = best.recv;
+    x->collectives = best.colls;
+    x->steps = n;
+    x->memory_efficient = best.efficient;
+    x->time_s = cm ? best.time : 0;
+    x->optimal = 0;
+    /* what every plan must hold: its endpoints */
+    x->bound_peak_bytes = s->src_bytes > s->dst_bytes ? s->src_bytes
+                                                      : s->dst_bytes;
+    *out = p;
+done:
+    if (ca)
+        cands_free(ca, na);
+    if (cb)
+        cands_free(cb, nb);
+    free(ca);
+    free(cb);
+    free(arr);
+    return st;
+}
+
+void rd_mplan_free(rd_mplan *m)
+{
+    if (!m)
+        return;
+    redist_plan_free(m->phase[0]);
+    redist_plan_free(m->phase[1]);
+    rd_mside_free(&m->sent);
+    rd_mside_free(&m->recvd);
+    free(m->dev_peak);
+    free(m->dev_recv);
+    free(m);
+}
