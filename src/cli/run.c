@@ -369,10 +369,8 @@ static uint64_t sim_bytes(const redist_plan_t *plan,
 static int fit(const run_args *a, run_state *st,
                const redist_exec_options_t *opts)
 {
-    redist_backend_t *be0 =
-        st->world && redist_spec_num_meshes(st->spec) == 1
-            ? redist_sim_backend(st->world, 0)
-            : NULL;
+    redist_backend_t *be0 = st->world ? redist_sim_backend(st->world, 0)
+                                      : NULL;
     uint64_t need = sim_bytes(st->plan, be0, opts);
     int nd = redist_spec_ndims(st->spec);
     if (need > a->max_bytes && a->shrink) {

@@ -109,11 +109,8 @@ int cli_sim_run(const cli_run *r, redist_sim_t *world)
     char b1[64], b2[64], b3[64];
     int rc = CLI_BAD_INPUT;
     redist_error_clear(&err);
-    if (redist_plan_exec_info(r->plan,
-                              redist_spec_num_meshes(s) == 1
-                                  ? redist_sim_backend(world, 0)
-                                  : NULL,
-                              &r->opts, &info, &err)) {
+    if (redist_plan_exec_info(r->plan, redist_sim_backend(world, 0), &r->opts,
+                              &info, &err)) {
         cli_print_error(&err);
         return CLI_BAD_INPUT;
     }

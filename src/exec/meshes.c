@@ -151,6 +151,7 @@ uint64_t rd_meshes_scratch(uint64_t phase_a, uint64_t S, uint64_t R,
 }
 
 redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
+                                    const redist_backend_t *be,
                                     const redist_exec_options_t *opts,
                                     redist_exec_info_t *out,
                                     redist_error_t *err)
@@ -160,8 +161,8 @@ redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
     redist_exec_info_t ia, ib;
     redist_status_t st;
     memset(out, 0, sizeof *out);
-    if ((st = redist_plan_exec_info(m->phase[0], NULL, opts, &ia, err)) ||
-        (st = redist_plan_exec_info(m->phase[1], NULL, opts, &ib, err)))
+    if ((st = redist_plan_exec_info(m->phase[0], be, opts, &ia, err)) ||
+        (st = redist_plan_exec_info(m->phase[1], be, opts, &ib, err)))
         return st;
     int own_s = m->phase[0]->nsteps > 0, own_r = m->phase[1]->nsteps > 0;
     for (int64_t d = 0; d < s->two->ndevices; d++) {
@@ -228,18 +229,26 @@ redist_status_t rd_meshes_sim_run(const redist_plan_t *plan,
         int64_t d = s->two->dev[0][q];
         sa[q] = src[d];
         da[q] = own_s ? alloc_block(rd_tlists_bytes(&tl[d], 0)) : src[d];
-        if (!da[q])
+        if (own_s && !da[q])
             st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
     for (int64_t r = 0; r < nb && !st; r++) {
         int64_t d = s->two->dev[1][r];
         db[r] = dst[d];
         sb[r] = own_r ? alloc_block(rd_tlists_bytes(&tl[d], 1)) : dst[d];
-        if (!sb[r])
+        if (own_r && !sb[r])
             st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
+    redist_exec_report_t whole_a = {0};
+    redist_exec_info_t promise = {0};
+    redist_sim_t *probe = NULL;
+    if (!st && !(st = redist_sim_create(1, sim_flags, &probe, err)))
+        st = rd_meshes_exec_info(plan, redist_sim_backend(probe, 0), opts,
+                                 &promise, err);
+    redist_sim_free(probe);
     if (!st && own_s)
-        st = redist_exec_sim_run(pa, sa, da, sim_flags, opts, NULL, ra, err);
+        st = redist_exec_sim_run(pa, sa, da, sim_flags, opts, &whole_a, ra,
+                                 err);
     if (!st) {
         /* the transfer: every receiver copies its pieces from the
          * senders' S blocks (in-process, so a receive reads the send) */
@@ -290,10 +299,8 @@ redist_status_t rd_meshes_sim_run(const redist_plan_t *plan,
         uint64_t R = own_r ? rd_tlists_bytes(&tl[d], 1) : 0;
         uint64_t ha = q >= 0 ? ra[q].scratch_high_water : 0;
         uint64_t hb = r >= 0 ? rb[r].scratch_high_water : 0;
-        uint64_t pa_ = q >= 0 ? ra[q].scratch_bytes : 0;
-        uint64_t pb_ = r >= 0 ? rb[r].scratch_bytes : 0;
         x.scratch_high_water = rd_meshes_scratch(ha, S, R, hb);
-        x.scratch_bytes = rd_meshes_scratch(pa_, S, R, pb_);
+        x.scratch_bytes = promise.scratch_bytes; /* the largest device's */
         x.scratch_allocations = (q >= 0 ? ra[q].scratch_allocations : 0) +
                                 (r >= 0 ? rb[r].scratch_allocations : 0) +
                                 (S > 0) + (R > 0);
@@ -301,7 +308,7 @@ redist_status_t rd_meshes_sim_run(const redist_plan_t *plan,
                        (r >= 0 ? rb[r].sent_bytes : 0);
         x.recv_bytes = (q >= 0 ? ra[q].recv_bytes : 0) +
                        (r >= 0 ? rb[r].recv_bytes : 0);
-        x.writes_src = q >= 0 && ra[q].writes_src;
+        x.writes_src = q >= 0 && whole_a.writes_src;
         x.steps_done = st ? 0 : plan->nsteps;
         x.failed_step = st ? 0 : -1;
         if (per_device)

@@ -45,8 +45,11 @@ uint64_t rd_tlists_bytes(const rd_tlists *t, int side);
  * phase B's (0 for what the device or the run does not hold). */
 uint64_t rd_meshes_scratch(uint64_t phase_a, uint64_t S, uint64_t R,
                            uint64_t phase_b);
-/* redist_plan_exec_info for a two-mesh plan (the largest device). */
+/* redist_plan_exec_info for a two-mesh plan (the largest device); be
+ * (may be NULL) is the backend kind the phases run on (its ops decide the
+ * phases' programs; its rank and size do not matter). */
 redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
+                                    const redist_backend_t *be,
                                     const redist_exec_options_t *opts,
                                     redist_exec_info_t *out,
                                     redist_error_t *err);

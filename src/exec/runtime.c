@@ -80,8 +80,8 @@ redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
     if (flags & ~known_flags)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
                         "unknown execution flags 0x%x", flags & ~known_flags);
-    if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2 && !be)
-        return rd_meshes_exec_info(plan, opts, out, err);
+    if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2)
+        return rd_meshes_exec_info(plan, be, opts, out, err);
     redist_status_t st = rd_program_build_for(plan, be, flags, &p, err);
     if (!st && be && be->ops)
         st = check_backend(&p, be->ops, err);

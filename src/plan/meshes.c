@@ -6,15 +6,19 @@
  *     [one-mesh plan on A: source -> S]  transfer S -> R  [plan on B: R -> target]
  * S ("sent") is the source with each pending reduction resolved: every
  * partial axis p of A either reduce-scattered onto some dim (appended as
- * that dim's minor axis, which shrinks what must cross) or all-reduced.
+ * that dim's minor axis, which shrinks what must cross) or all-reduced;
+ * and each replicated axis of A either left or sliced onto some dim
+ * (then the blocks may already sit where the target wants them).
  * R ("received") is the target with some of B's replicated axes appended
  * as minor axes of some dims: the transfer then moves each byte across
  * once and all-gathers on B replicate it.  Both phases are planned by the
  * one-mesh solver (solver.c) on specs derived from this one, so they are
  * optimal for their endpoints under the plan's objective.  Every choice
- * of S (at most (ndims+1)^|partial| of them) is paired with every choice
- * of R ((ndims+1)^|replicated|; beyond 64 choices a side keeps two: none
- * and all onto the longest dim), and the pair wins that is memory-
+ * of S (each unused axis of A onto a dim or none, in every order: at most
+ * (ndims+1)^k k! for k such axes) is paired with every choice of R (the
+ * same over B's unused axes); beyond 96 choices a side keeps two (none,
+ * and all onto the longest dim; 8 choices beyond 256 devices, where each
+ * evaluation walks every device), and the pair wins that is memory-
  * efficient, then has the least peak, then the least modelled time (time
  * objective) or received bytes (bytes objective), then the fewest
  * collectives.  The plan is the best of this family; it is not proven
@@ -49,7 +53,7 @@
 
 #include "plan_internal.h"
 
-#define MAX_CHOICES 64
+#define MAX_CHOICES 96
 
 void rd_mside_free(rd_mside *m)
 {
@@ -76,7 +80,7 @@ static void side_layout(const redist_spec_t *s, int side,
     }
 }
 
-static redist_status_t mside_init(rd_mside *m, const redist_spec_t *s,
+redist_status_t rd_mside_init(rd_mside *m, const redist_spec_t *s,
                                   int side, const redist_type_t *t,
                                   redist_error_t *err)
 {
@@ -99,7 +103,7 @@ static redist_status_t mside_init(rd_mside *m, const redist_spec_t *s,
 
 /* The one-mesh spec of a phase: on side's mesh, from `a` to `b`, with the
  * side's rule (and its lengths where a dim is unchanged). */
-static redist_status_t phase_spec(const redist_spec_t *s, int side,
+redist_status_t rd_meshes_phase_spec(const redist_spec_t *s, int side,
                                   const redist_type_t *a,
                                   const redist_type_t *b,
                                   redist_spec_t **out, redist_error_t *err)
@@ -116,6 +120,18 @@ static redist_status_t phase_spec(const redist_spec_t *s, int side,
     st = redist_spec_with_layouts(tmp, &la, &lb, out, err);
     redist_spec_free(tmp);
     return st;
+}
+
+const redist_cost_model_t *rd_meshes_phase_cost(
+    const redist_cost_model_t *cm, int side, redist_cost_model_t *tmp)
+{
+    if (!side || !cm)
+        return cm;
+    /* axis links name the source mesh's axes: the target's on node */
+    *tmp = *cm;
+    for (int a = 0; a < REDIST_MAX_AXES; a++)
+        tmp->axis_link[a] = REDIST_LINK_NODE;
+    return tmp;
 }
 
 /* ------------------------------------------------------------ the walk */
@@ -262,8 +278,7 @@ static void count_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
     f->nsend[from]++;
 }
 
-/* Per-device transfer figures of S -> R (arrays by global device). */
-static redist_status_t transfer_figures(const redist_spec_t *s,
+redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
                                         const rd_mside *S, const rd_mside *R,
                                         const redist_cost_model_t *cm,
                                         uint64_t *recv, double *time_s)
@@ -317,20 +332,18 @@ static void phase_figures(const redist_spec_t *s, int side,
 
 /* ------------------------------------------------------ candidates */
 
-/* choice[k] in 0..ndims: 0 leaves axis ax[k] out, i + 1 appends it as
- * the minor of dim i.  Fills up to max candidates into out; returns the
- * count.  Beyond MAX_CHOICES: none, and all onto the longest dim. */
+/* The endpoints of one side: `base` with each axis of ax[0..nax) left
+ * out (0) or appended as the minor of dim i (i + 1), in every order of
+ * the appended ones, duplicates dropped, at most `max` (then: none, and
+ * all onto the longest dim in the order given).  Returns the count. */
 static int candidates(const redist_type_t *base, const int ax[], int nax,
-                      const int64_t shape[], redist_type_t out[])
+                      const int64_t shape[], int max, redist_type_t out[])
 {
     int nd = base->ndims, n = 0;
     uint64_t total = 1;
-    for (int k = 0; k < nax; k++) {
-        total *= (uint64_t)(nd + 1);
-        if (total > MAX_CHOICES)
-            break;
-    }
-    if (total > MAX_CHOICES || nd == 0) {
+    for (int k = 0; k < nax && total <= (uint64_t)max; k++)
+        total *= (uint64_t)(nd + 1) * (uint64_t)(k + 1); /* choices x orders */
+    if (total > (uint64_t)max || nd == 0) {
         out[n++] = *base;
         if (nd > 0 && nax > 0) {
             int best = 0;
@@ -344,16 +357,40 @@ static int candidates(const redist_type_t *base, const int ax[], int nax,
         }
         return n;
     }
-    for (uint64_t code = 0; code < total; code++) {
-        redist_type_t t = *base;
-        uint64_t c = code;
+    /* code: a dim choice per axis, then a permutation (Lehmer code) */
+    uint64_t nchoice = 1, nperm = 1;
+    for (int k = 0; k < nax; k++) {
+        nchoice *= (uint64_t)(nd + 1);
+        nperm *= (uint64_t)(k + 1);
+    }
+    for (uint64_t code = 0; code < nchoice * nperm && n < max; code++) {
+        uint64_t c = code % nchoice, p = code / nchoice;
+        int order[REDIST_MAX_AXES], left[REDIST_MAX_AXES];
+        for (int k = 0; k < nax; k++)
+            left[k] = k;
         for (int k = 0; k < nax; k++) {
-            int ch = (int)(c % (uint64_t)(nd + 1));
+            int j = (int)(p % (uint64_t)(nax - k));
+            p /= (uint64_t)(nax - k);
+            order[k] = left[j];
+            for (int m = j; m < nax - k - 1; m++)
+                left[m] = left[m + 1];
+        }
+        int ch[REDIST_MAX_AXES];
+        for (int k = 0; k < nax; k++) {
+            ch[k] = (int)(c % (uint64_t)(nd + 1));
             c /= (uint64_t)(nd + 1);
-            if (ch && redist_type_push_axis(&t, ch - 1, ax[k]))
+        }
+        redist_type_t t = *base;
+        for (int k = 0; k < nax; k++) {
+            int a = order[k];
+            if (ch[a] && redist_type_push_axis(&t, ch[a] - 1, ax[a]))
                 break;
         }
-        out[n++] = t;
+        int dup = 0;
+        for (int m = 0; m < n && !dup; m++)
+            dup = redist_type_equal(&out[m], &t);
+        if (!dup)
+            out[n++] = t;
     }
     return n;
 }
@@ -378,50 +415,51 @@ static redist_status_t side_cands(const redist_spec_t *s, int side,
                                   cand *c, int *nc, redist_error_t *err)
 {
     const redist_mesh_t *m = rd_spec_side_mesh(s, side);
-    redist_type_t base = side ? s->to : s->from, types[MAX_CHOICES + 2];
+    redist_type_t base = side ? s->to : s->from;
+    redist_type_t *types = malloc((MAX_CHOICES + 2) * sizeof *types);
     int ax[REDIST_MAX_AXES], nax = 0;
     uint32_t used = 0;
+    if (!types)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     for (int i = 0; i < s->ndims; i++)
         for (int k = 0; k < base.dim_naxes[i]; k++)
             used |= 1u << base.dims[i][k];
-    for (int a = 0; a < m->naxes; a++) {
-        if (m->size[a] == 1)
-            continue;
-        if (side == 0 ? (base.partial >> a & 1u) : !(used >> a & 1u))
+    /* the axes that may be appended: every unused axis of size > 1 (on
+     * the source side a partial one is reduce-scattered there, a
+     * replicated one sliced) */
+    for (int a = 0; a < m->naxes; a++)
+        if (m->size[a] > 1 && !(used >> a & 1u))
             ax[nax++] = a;
-    }
     base.partial = 0; /* S resolves every reduction; R has none */
-    int n = candidates(&base, ax, nax, s->shape, types);
+    /* fewer choices where every transfer evaluation walks many devices */
+    int max = s->two->ndevices > 256 ? 8 : MAX_CHOICES;
+    int n = candidates(&base, ax, nax, s->shape, max, types);
     *nc = 0;
     redist_plan_options_t o = opts ? *opts : (redist_plan_options_t){0};
     redist_cost_model_t cm;
     o.max_peak_bytes = 0; /* judged on the whole plan */
-    if (side && o.cost) {
-        /* axis links name the source mesh's axes: the target's on node */
-        cm = *o.cost;
-        for (int a = 0; a < REDIST_MAX_AXES; a++)
-            cm.axis_link[a] = REDIST_LINK_NODE;
-        o.cost = &cm;
-    }
+    o.cost = rd_meshes_phase_cost(o.cost, side, &cm);
     for (int k = 0; k < n; k++) {
         redist_spec_t *ps = NULL;
         redist_error_t e;
         redist_error_clear(&e);
         cand *x = &c[*nc];
-        redist_status_t st = mside_init(&x->m, s, side, &types[k], err);
+        redist_status_t st = rd_mside_init(&x->m, s, side, &types[k], err);
         if (st) {
             rd_mside_free(&x->m);
+            free(types);
             return st;
         }
         x->plan = NULL;
-        st = side ? phase_spec(s, 1, &types[k], &s->to, &ps, &e)
-                  : phase_spec(s, 0, &s->from, &types[k], &ps, &e);
+        st = side ? rd_meshes_phase_spec(s, 1, &types[k], &s->to, &ps, &e)
+                  : rd_meshes_phase_spec(s, 0, &s->from, &types[k], &ps, &e);
         if (!st)
             st = redist_plan_create(ps, &o, &x->plan, &e);
         redist_spec_free(ps);
         if (st == REDIST_ERR_NOMEM || st == REDIST_ERR_OVERFLOW) {
             rd_mside_free(&x->m);
             *err = e;
+            free(types);
             return st;
         }
         if (st) { /* this endpoint has no plan: not a candidate */
@@ -430,6 +468,7 @@ static redist_status_t side_cands(const redist_spec_t *s, int side,
         }
         (*nc)++;
     }
+    free(types);
     return REDIST_OK;
 }
 
@@ -462,7 +501,8 @@ static redist_status_t evaluate(const redist_spec_t *s, const cand *a,
     int64_t N = s->two->ndevices;
     memset(peak, 0, (size_t)N * sizeof *peak);
     memset(recv, 0, (size_t)N * sizeof *recv);
-    redist_status_t st = transfer_figures(s, &a->m, &b->m, cm, trecv, ttime);
+    redist_status_t st = rd_meshes_transfer_figures(s, &a->m, &b->m, cm, trecv,
+                                                    ttime);
     if (st)
         return st;
     phase_figures(s, 0, a->plan, peak, recv);

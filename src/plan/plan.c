@@ -650,6 +650,19 @@ redist_status_t redist_plan_verify(const redist_plan_t *plan,
     redist_verify_result_t res;
     if (!plan)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    if (plan->m) {
+        /* two meshes: the replay of its own plan document, which states
+         * every step and figure (json_read.c) */
+        char *text = redist_plan_to_json(plan);
+        if (!text)
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+        redist_status_t st = redist_plan_verify_buffer_cost(
+            plan->spec, text, strlen(text), "plan",
+            plan->has_cost ? &plan->cost : NULL, out, err);
+        free(text);
+        return st;
+    }
     rd_step *path = calloc((size_t)(plan->nsteps ? plan->nsteps : 1),
                            sizeof *path);
     redist_step_view_t *views = calloc((size_t)(plan->nsteps ? plan->nsteps

@@ -36,6 +36,34 @@ typedef struct rd_mplan {
 } rd_mplan;
 void rd_mplan_free(rd_mplan *m);
 
+/* The pieces of the planner that the reader of two-mesh plan files
+ * (json_read.c) replays with: side's type `t` and its layout (the side's
+ * rule, its lengths where a dim is unchanged); a phase's one-mesh spec
+ * (side's mesh, from a to b); the transfer's figures by global device
+ * (recv; the modelled time with a cost model); the cost model of side's
+ * phase (tmp may receive a copy). */
+redist_status_t rd_mside_init(rd_mside *m, const redist_spec_t *s, int side,
+                              const redist_type_t *t, redist_error_t *err);
+redist_status_t rd_meshes_phase_spec(const redist_spec_t *s, int side,
+                                     const redist_type_t *a,
+                                     const redist_type_t *b,
+                                     redist_spec_t **out,
+                                     redist_error_t *err);
+redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
+                                           const rd_mside *S,
+                                           const rd_mside *R,
+                                           const redist_cost_model_t *cm,
+                                           uint64_t *recv, double *time_s);
+const redist_cost_model_t *rd_meshes_phase_cost(
+    const redist_cost_model_t *cm, int side, redist_cost_model_t *tmp);
+/* Replay a two-mesh plan document (json_read.c). */
+struct json_t;
+redist_status_t rd_meshes_verify_doc(const redist_spec_t *spec,
+                                     struct json_t *root, const char *source,
+                                     const redist_cost_model_t *cost,
+                                     redist_verify_result_t *res,
+                                     redist_error_t *err);
+
 /* Plan a two-mesh spec (redist_plan_create's path for them). */
 redist_status_t rd_plan_meshes(const redist_spec_t *spec,
                                const redist_plan_options_t *opts,

@@ -119,6 +119,15 @@ redist_status_t rp_plan(const rp_problem *p, const redist_plan_options_t *po,
 redist_status_t rp_uneven_spec(rp_rng *r, rp_problem *p,
                                redist_spec_t **spec, redist_error_t *err);
 
+/* A random two-mesh spec (doc/meshes.md) on at most `max` (2..64)
+ * devices: *kind 0 disjoint meshes, 1 overlapping ranges, 2 the same
+ * devices in another shape and order, 3 any devices in any order; each
+ * mesh from rp_mesh_exact, a source with any partial axes, a target
+ * without, dims often uneven, a random rule per side, dtype and reduce
+ * op.  err may be NULL. */
+redist_status_t rp_meshes_spec(rp_rng *r, int64_t max, int *kind,
+                               redist_spec_t **spec, redist_error_t *err);
+
 /* -------------------------------------------------------------- walks */
 
 #define RP_WALK_MAX 6
