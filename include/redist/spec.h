@@ -108,6 +108,22 @@ REDIST_API redist_status_t redist_spec_from_strings(const char *mesh, const char
                                          redist_error_t *err);
 
 /**
+ * The inline form of a two-mesh spec (doc/meshes.md): each placed mesh as
+ * "[NAME:]AXES[@DEVICES]", e.g. "train:dp=2,tp=2@0-3" and "tp=4@4-7":
+ * AXES as the mesh of redist_spec_from_strings, DEVICES ids and LO-HI
+ * ranges separated by ',' (default 0..n-1), NAME a mesh name (default
+ * "from", "to").  The types are read against their own meshes; the rest
+ * as redist_spec_from_strings.  Errors name "--from-mesh", "--to-mesh",
+ * ... as their path.
+ */
+REDIST_API redist_status_t redist_spec_from_strings_meshes(
+    const char *from_mesh, const char *to_mesh, const char *shape,
+    const char *dtype, const char *from, const char *from_partial,
+    const char *to, const char *to_partial, const char *reduce,
+    const char *name, unsigned flags, redist_spec_t **out,
+    redist_error_t *err);
+
+/**
  * Uneven dims (doc/spec-format.md section 7).  A dim of size n split into k blocks
  * (k = product of the sizes of its axes) need not divide: `split` chooses
  * which elements each block holds (redist_split_t; REDIST_SPLIT_CEIL by

@@ -81,6 +81,7 @@ typedef struct cli_spec_args {
     const char *mesh, *shape, *dtype, *from, *from_partial, *to, *to_partial,
         *reduce, *name;
     const char *from_split, *from_blocks, *to_split, *to_blocks;
+    const char *from_mesh, *to_mesh; /* two meshes (doc/meshes.md) */
 } cli_spec_args;
 
 /* Topology options (--xml FILE, --synthetic DESC, --rank-map FILE). */

@@ -19,7 +19,7 @@
 #include "cli.h"
 #include "../core/internal.h"
 
-#define CLI_SPEC_OPTS 13
+#define CLI_SPEC_OPTS 15
 #define CLI_COST_OPTS 6
 #define CLI_MAX_OPTS 64
 
@@ -48,11 +48,12 @@ static int spec_table(cli_spec_args *s, cli_opt *t)
     static const char *const names[CLI_SPEC_OPTS] = {
         "--mesh", "--shape", "--dtype", "--from", "--from-partial", "--to",
         "--to-partial", "--reduce", "--name", "--from-split", "--from-blocks",
-        "--to-split", "--to-blocks"};
+        "--to-split", "--to-blocks", "--from-mesh", "--to-mesh"};
     const char **slots[CLI_SPEC_OPTS] = {
         &s->mesh, &s->shape,      &s->dtype,  &s->from, &s->from_partial,
         &s->to,   &s->to_partial, &s->reduce, &s->name, &s->from_split,
-        &s->from_blocks, &s->to_split, &s->to_blocks};
+        &s->from_blocks, &s->to_split, &s->to_blocks, &s->from_mesh,
+        &s->to_mesh};
     for (int k = 0; k < CLI_SPEC_OPTS; k++)
         t[k] = (cli_opt){.name = names[k], .kind = CLI_STR, .out = slots[k]};
     return CLI_SPEC_OPTS;
@@ -230,23 +231,38 @@ int cli_wants_help(int argc, char **argv)
 
 /* ---------------------------------------------------------------- spec */
 
-int cli_spec_given(const cli_spec_args *a) { return a->path || a->mesh; }
+int cli_spec_given(const cli_spec_args *a)
+{
+    return a->path || a->mesh || a->from_mesh || a->to_mesh;
+}
 
 redist_status_t cli_load_spec(const cli_spec_args *a, unsigned flags,
                               redist_spec_t **out, redist_error_t *err)
 {
     if (a->path && strcmp(a->path, "-") != 0) {
         if (a->mesh || a->shape || a->from || a->to || a->from_split ||
-            a->from_blocks || a->to_split || a->to_blocks)
+            a->from_blocks || a->to_split || a->to_blocks || a->from_mesh ||
+            a->to_mesh)
             return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                             "give either a spec file or the inline options "
                             "(with '-'), not both");
         return redist_spec_load_file(a->path, flags, out, err);
     }
     redist_spec_t *s = NULL, *u = NULL;
-    redist_status_t st = redist_spec_from_strings(
-        a->mesh, a->shape, a->dtype, a->from, a->from_partial, a->to,
-        a->to_partial, a->reduce, a->name, flags, &s, err);
+    redist_status_t st;
+    if (a->from_mesh || a->to_mesh) {
+        if (a->mesh)
+            return rd_error(err, REDIST_ERR_INVALID, NULL, "--mesh",
+                            "give --mesh (one mesh) or --from-mesh and "
+                            "--to-mesh (two), not both");
+        st = redist_spec_from_strings_meshes(
+            a->from_mesh, a->to_mesh, a->shape, a->dtype, a->from,
+            a->from_partial, a->to, a->to_partial, a->reduce, a->name, flags,
+            &s, err);
+    } else
+        st = redist_spec_from_strings(a->mesh, a->shape, a->dtype, a->from,
+                                      a->from_partial, a->to, a->to_partial,
+                                      a->reduce, a->name, flags, &s, err);
     if (st || !(a->from_split || a->from_blocks || a->to_split ||
                 a->to_blocks)) {
         *out = s;

@@ -36,7 +36,10 @@
     "                               (PyTorch DTensor); and --to-split\n"     \
     "  --from-blocks '|3,3,2'     explicit block lengths, dims separated\n"  \
     "                               by '|', empty: the rule; and --to-blocks\n"\
-    "  --name NAME                the spec's name\n"
+    "  --name NAME                the spec's name\n"                       \
+    "  --from-mesh train:dp=2,tp=2@0-3  in place of --mesh: two meshes,\n"  \
+    "  --to-mesh infer:tp=4@4-7     each [NAME:]AXES[@DEVICES] (devices:\n"\
+    "                               ids and ranges; default 0..n-1)\n"
 
 #ifdef REDIST_HAVE_HWLOC
 #define TOPO_SYNOPSIS " [--xml FILE | --synthetic DESC] [--rank-map FILE]"

@@ -127,8 +127,10 @@ redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
         return REDIST_ERR_NOMEM;
     }
     /* stable by peer: each peer sends one piece (it holds one S block) */
-    qsort(t->send, (size_t)t->nsend, sizeof *t->send, by_peer);
-    qsort(t->recv, (size_t)t->nrecv, sizeof *t->recv, by_peer);
+    if (t->nsend > 1)
+        qsort(t->send, (size_t)t->nsend, sizeof *t->send, by_peer);
+    if (t->nrecv > 1)
+        qsort(t->recv, (size_t)t->nrecv, sizeof *t->recv, by_peer);
     return REDIST_OK;
 }
 

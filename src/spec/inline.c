@@ -56,8 +56,8 @@ static int parse_i64(const char *s, int64_t *out)
     return 0;
 }
 
-static redist_status_t parse_mesh(const char *text, redist_mesh_t *out,
-                                  redist_error_t *err)
+static redist_status_t parse_mesh_opt(const char *text, const char *opt,
+                                      redist_mesh_t *out, redist_error_t *err)
 {
     const char *names[REDIST_MAX_AXES];
     char store[REDIST_MAX_AXES][REDIST_MAX_NAME + 1];
@@ -66,26 +66,26 @@ static redist_status_t parse_mesh(const char *text, redist_mesh_t *out,
     const char *p = text;
     char tok[128];
     if (!text || !*skip_ws(text))
-        return rd_error(err, REDIST_ERR_INVALID, SRC, "--mesh",
-                        "missing mesh (e.g. --mesh data=2,model=4)");
+        return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                        "missing mesh (e.g. %s data=2,model=4)", opt);
     for (;;) {
         p = next_token(p, "=,", tok, sizeof tok, &too_long);
         if (n == REDIST_MAX_AXES)
-            return rd_error(err, REDIST_ERR_INVALID, SRC, "--mesh",
+            return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
                             "more than %d axes", REDIST_MAX_AXES);
         if (*p != '=' || !tok[0] || too_long || strlen(tok) > REDIST_MAX_NAME)
-            return rd_error(err, REDIST_ERR_INVALID, SRC, "--mesh",
+            return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
                             "expected NAME=SIZE at axis %d in \"%.80s\"",
                             n + 1, text);
         char why[160];
         if (rd_axis_name_problem(tok, why, sizeof why))
-            return rd_error(err, REDIST_ERR_INVALID, SRC, "--mesh", "%s",
+            return rd_error(err, REDIST_ERR_INVALID, SRC, opt, "%s",
                             why);
         rd_strlcpy(store[n], tok, sizeof store[n]);
         names[n] = store[n];
         p = next_token(p + 1, ",", tok, sizeof tok, &too_long);
         if (parse_i64(tok, &sizes[n]) || too_long)
-            return rd_error(err, REDIST_ERR_INVALID, SRC, "--mesh",
+            return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
                             "axis \"%s\": size \"%.40s\" is not a positive "
                             "integer",
                             names[n], tok);
@@ -98,13 +98,19 @@ static redist_status_t parse_mesh(const char *text, redist_mesh_t *out,
     redist_status_t st = redist_mesh_create(n, names, sizes, &m, err);
     if (st) {
         if (err && err->path[0] == 'm')
-            rd_strlcpy(err->path, "--mesh", sizeof err->path);
+            rd_strlcpy(err->path, opt, sizeof err->path);
         rd_error_set_source(err, SRC);
         return st;
     }
     *out = *m;
     redist_mesh_free(m);
     return REDIST_OK;
+}
+
+static redist_status_t parse_mesh(const char *text, redist_mesh_t *out,
+                                  redist_error_t *err)
+{
+    return parse_mesh_opt(text, "--mesh", out, err);
 }
 
 static redist_status_t parse_shape(const char *text, int *ndims,
@@ -303,6 +309,135 @@ redist_status_t redist_spec_from_strings(const char *mesh, const char *shape,
     return REDIST_OK;
 fail:
     redist_spec_free(s);
+    return st;
+}
+
+/* A placed mesh "[NAME:]AXES[@DEVICES]" of side `side` into m (name,
+ * mesh, device list; DEVICES ids and LO-HI ranges separated by ','). */
+static redist_status_t parse_placed(const char *text, int side,
+                                    rd_meshes *m, redist_error_t *err)
+{
+    const char *opt = side ? "--to-mesh" : "--from-mesh";
+    char buf[1024], why[200];
+    if (!text || !*skip_ws(text))
+        return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                        "missing mesh (e.g. %s %s:tp=4@4-7)", opt,
+                        side ? "infer" : "train");
+    if (strlen(text) >= sizeof buf)
+        return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                        "longer than %zu characters", sizeof buf - 1);
+    rd_strlcpy(buf, text, sizeof buf);
+    char *axes = buf, *colon = strchr(buf, ':'), *at = strchr(buf, '@');
+    if (at)
+        *at = '\0';
+    if (colon && (!at || colon < at)) {
+        *colon = '\0';
+        axes = colon + 1;
+        if (rd_mesh_name_problem(buf, why, sizeof why))
+            return rd_error(err, REDIST_ERR_INVALID, SRC, opt, "%s", why);
+        rd_strlcpy(m->name[side], buf, sizeof m->name[side]);
+    } else
+        rd_strlcpy(m->name[side], side ? "to" : "from", sizeof m->name[side]);
+    redist_status_t st = parse_mesh_opt(axes, opt, &m->mesh[side], err);
+    if (st)
+        return st;
+    int64_t n = m->mesh[side].ndevices, k = 0;
+    if (!(m->dev[side] = malloc((size_t)n * sizeof *m->dev[side])))
+        return rd_error(err, REDIST_ERR_NOMEM, SRC, NULL, "out of memory");
+    if (!at) {
+        for (int64_t r = 0; r < n; r++)
+            m->dev[side][r] = r;
+        return REDIST_OK;
+    }
+    for (const char *p = at + 1;;) {
+        char tok[64];
+        int too_long;
+        int64_t lo, hi;
+        p = next_token(p, ",", tok, sizeof tok, &too_long);
+        char *dash = strchr(tok, '-');
+        if (dash)
+            *dash = '\0';
+        if (too_long || parse_i64(tok, &lo) < 0 ||
+            (dash ? parse_i64(dash + 1, &hi) < 0 : (hi = lo, 0)) ||
+            lo < 0 || hi < lo)
+            return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                            "devices: expected ids and LO-HI ranges "
+                            "separated by ',' (e.g. @0-3,8), at \"%.40s\"",
+                            tok);
+        for (int64_t d = lo; d <= hi; d++) {
+            if (k == n)
+                return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                                "more devices than the mesh's %lld",
+                                (long long)n);
+            m->dev[side][k++] = d;
+        }
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (k != n)
+        return rd_error(err, REDIST_ERR_INVALID, SRC, opt,
+                        "%lld devices listed; the mesh has %lld",
+                        (long long)k, (long long)n);
+    return REDIST_OK;
+}
+
+redist_status_t redist_spec_from_strings_meshes(
+    const char *from_mesh, const char *to_mesh, const char *shape,
+    const char *dtype, const char *from, const char *from_partial,
+    const char *to, const char *to_partial, const char *reduce,
+    const char *name, unsigned flags, redist_spec_t **out,
+    redist_error_t *err)
+{
+    redist_status_t st;
+    redist_type_t tf, tt;
+    int ndims = 0;
+    int64_t sh[REDIST_MAX_DIMS];
+    redist_dtype_t dt = REDIST_F32;
+    redist_reduce_t op = REDIST_REDUCE_SUM;
+    if (!out)
+        return rd_error(err, REDIST_ERR_INVALID, SRC, NULL, "NULL argument");
+    rd_meshes *m = calloc(1, sizeof *m);
+    if (!m)
+        return rd_error(err, REDIST_ERR_NOMEM, SRC, NULL, "out of memory");
+    if ((st = parse_placed(from_mesh, 0, m, err)) ||
+        (st = parse_placed(to_mesh, 1, m, err)) ||
+        (st = parse_shape(shape, &ndims, sh, err)))
+        goto fail;
+    if (dtype && redist_dtype_from_name(dtype, &dt)) {
+        st = rd_error(err, REDIST_ERR_INVALID, SRC, "--dtype",
+                      "unknown dtype \"%.40s\"", dtype);
+        goto fail;
+    }
+    if (reduce && redist_reduce_from_name(reduce, &op)) {
+        st = rd_error(err, REDIST_ERR_INVALID, SRC, "--reduce",
+                      "unknown reduce op \"%.40s\" (ops: sum, max, min, "
+                      "prod)",
+                      reduce);
+        goto fail;
+    }
+    if ((st = parse_type(from, from_partial, &m->mesh[0], ndims, "--from",
+                         "--from-partial", &tf, err)) ||
+        (st = parse_type(to, to_partial, &m->mesh[1], ndims, "--to",
+                         "--to-partial", &tt, err)))
+        goto fail;
+    if (!strcmp(m->name[0], m->name[1])) {
+        st = rd_error(err, REDIST_ERR_INVALID, SRC, "--to-mesh",
+                      "both meshes are named \"%s\"", m->name[0]);
+        goto fail;
+    }
+    unsigned cp = 0;
+    if (name && rd_control_char(name, &cp)) {
+        st = rd_error(err, REDIST_ERR_INVALID, SRC, "--name",
+                      "the name contains the control character U+%04X", cp);
+        goto fail;
+    }
+    st = rd_spec_new(&m->mesh[0], ndims, sh, dt, &tf, &tt, op, name, m,
+                     flags, out, err);
+    rd_error_set_source(err, SRC);
+    return st;
+fail:
+    rd_meshes_free(m);
     return st;
 }
 

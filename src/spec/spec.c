@@ -391,14 +391,13 @@ redist_status_t rd_spec_set_layout(redist_spec_t *s, int side,
 }
 
 /* redist_spec_create, with the two placed meshes `two` (NULL: one mesh;
- * taken over, freed on failure). */
-static redist_status_t spec_new(const redist_mesh_t *mesh, int ndims,
-                                const int64_t shape[], redist_dtype_t dtype,
-                                const redist_type_t *from,
-                                const redist_type_t *to,
-                                redist_reduce_t reduce, const char *name,
-                                rd_meshes *two, redist_spec_t **out,
-                                redist_error_t *err)
+ * taken over, freed on failure) and the loaders' flags. */
+redist_status_t rd_spec_new(const redist_mesh_t *mesh, int ndims,
+                            const int64_t shape[], redist_dtype_t dtype,
+                            const redist_type_t *from,
+                            const redist_type_t *to, redist_reduce_t reduce,
+                            const char *name, rd_meshes *two, unsigned flags,
+                            redist_spec_t **out, redist_error_t *err)
 {
     if (!mesh || !from || !to || !out || (ndims > 0 && !shape)) {
         rd_meshes_free(two);
@@ -426,7 +425,7 @@ static redist_status_t spec_new(const redist_mesh_t *mesh, int ndims,
     s->to = *to;
     s->name = rd_strdup(name ? name : "");
     redist_status_t st =
-        s->name ? rd_spec_finish(s, 0, err)
+        s->name ? rd_spec_finish(s, flags, err)
                 : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     if (st) {
         redist_spec_free(s);
@@ -443,8 +442,8 @@ redist_status_t redist_spec_create(const redist_mesh_t *mesh, int ndims,
                                    redist_reduce_t reduce, const char *name,
                                    redist_spec_t **out, redist_error_t *err)
 {
-    return spec_new(mesh, ndims, shape, dtype, from, to, reduce, name, NULL,
-                    out, err);
+    return rd_spec_new(mesh, ndims, shape, dtype, from, to, reduce, name, NULL,
+                       0, out, err);
 }
 
 redist_status_t redist_spec_create_meshes(
@@ -497,8 +496,8 @@ redist_status_t redist_spec_create_meshes(
                             from_mesh->name ? from_mesh->name : "from");
         }
     }
-    return spec_new(from_mesh->mesh, ndims, shape, dtype, from, to, reduce,
-                    name, m, out, err);
+    return rd_spec_new(from_mesh->mesh, ndims, shape, dtype, from, to,
+                       reduce, name, m, 0, out, err);
 }
 
 redist_spec_t *rd_spec_clone(const redist_spec_t *src)

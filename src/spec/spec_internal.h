@@ -82,6 +82,14 @@ const redist_mesh_t *rd_spec_side_mesh(const redist_spec_t *s, int side);
 /* Copy of `m` (NULL: NULL); -1 out of memory. */
 int rd_meshes_copy(rd_meshes **dst, const rd_meshes *m);
 void rd_meshes_free(rd_meshes *m);
+/* redist_spec_create with two placed meshes (NULL: one; taken over,
+ * freed on failure) and the loaders' flags (REDIST_SPEC_*). */
+redist_status_t rd_spec_new(const redist_mesh_t *mesh, int ndims,
+                            const int64_t shape[], redist_dtype_t dtype,
+                            const redist_type_t *from,
+                            const redist_type_t *to, redist_reduce_t reduce,
+                            const char *name, rd_meshes *two, unsigned flags,
+                            redist_spec_t **out, redist_error_t *err);
 /* NULL for a good mesh name, else why it is not (into why). */
 const char *rd_mesh_name_problem(const char *name, char *why, size_t size);
 /* Position of global device `dev` in side's mesh (its rank there), or -1

@@ -396,6 +396,7 @@ def string_rule(f, n):
         ('redist_spec_create', 'name'): '"n"',
         ('redist_spec_create_meshes', 'name'): '"n"',
         ('redist_spec_from_strings', 'name'): '"n"',
+        ('redist_spec_from_strings_meshes', 'name'): '"n"',
     }
     if (f, n) in valid:
         bad = f.endswith('_from_name') or f == 'redist_mesh_find_axis'
@@ -427,6 +428,10 @@ def string_rule(f, n):
               'to_partial': '""', 'reduce': '"sum"'}
     if f == 'redist_spec_from_strings' and n in inline:
         return Arg('NULL', inline[n], odd)
+    placed = dict(inline, from_mesh='"a:x=2,y=4@0-7"',
+                  to_mesh='"b:x=2,y=4@8-15"')
+    if f == 'redist_spec_from_strings_meshes' and n in placed:
+        return Arg('NULL', placed[n], odd)
     raise GenError('%s: no rule for const char * %s' % (f, n))
 
 

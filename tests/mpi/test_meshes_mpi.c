@@ -1,0 +1,135 @@
+/*
+ * Two-mesh plans over MPI (redist_mpi_execute_meshes, doc/meshes.md):
+ * random two-mesh specs on at most the job's ranks (rp_meshes_spec; every
+ * rank draws the same), planned under both objectives and run on
+ * MPI_COMM_WORLD.  Every rank checks its target block exactly, its source
+ * intact under REDIST_EXEC_PRESERVE_SRC, and its scratch high-water mark
+ * within the promise; ranks outside both meshes pass NULL buffers.  Then
+ * a call with a rank that passes another plan must fail on every rank.
+ * Arguments: CASES [SEED].  Exit 0 when every rank passed.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redist/mpi.h"
+#include "../common/random_plan.h"
+#include "../../src/testing/pattern.h"
+
+static rp_rng rng = {0x9e3779b97f4a7c15ULL};
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, cases = argc > 1 ? atoi(argv[1]) : 40;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)size);
+    int fails = 0, runs = 0, outside = 0;
+    for (int i = 0; i < cases; i++) {
+        redist_spec_t *spec = NULL;
+        int kind;
+        if (rp_meshes_spec(&rng, size < 2 ? 2 : size, &kind, &spec, NULL))
+            continue;
+        if (redist_spec_num_devices(spec) > size) { /* one rank: 2 devices */
+            redist_spec_free(spec);
+            continue;
+        }
+        for (int obj = 0; obj < 2; obj++) {
+            redist_plan_options_t po = {0};
+            po.objective = obj ? REDIST_OBJECTIVE_BYTES : REDIST_OBJECTIVE_TIME;
+            redist_plan_t *plan = NULL;
+            redist_error_t err;
+            redist_error_clear(&err);
+            if (redist_plan_create(spec, &po, &plan, &err)) {
+                fprintf(stderr, "rank %d case %d: plan: %s\n", rank, i,
+                        err.text);
+                fails++;
+                continue;
+            }
+            uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank);
+            uint64_t db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
+            void *src = sb ? malloc(sb) : NULL, *dst = db ? malloc(db) : NULL;
+            outside += !sb && !db;
+            if (src)
+                rd_pattern_fill(spec, rank, src);
+            if (dst)
+                memset(dst, 0xEE, db);
+            redist_exec_options_t xo = {0};
+            xo.flags = i % 3 == 0 ? REDIST_EXEC_PRESERVE_SRC : 0;
+            redist_exec_report_t rep;
+            redist_status_t st = redist_mpi_execute_meshes(
+                MPI_COMM_WORLD, plan, src, dst, &xo, &rep, &err);
+            rd_mismatch mm;
+            runs++;
+            if (st) {
+                fprintf(stderr, "rank %d case %d: execute: %s\n", rank, i,
+                        err.text);
+                fails++;
+            } else if (dst && rd_pattern_check(spec, rank, dst, &mm)) {
+                fprintf(stderr,
+                        "rank %d case %d: global %llu expected %s got %s\n",
+                        rank, i, (unsigned long long)mm.global_index,
+                        mm.expected, mm.got);
+                fails++;
+            } else if (src && xo.flags &&
+                       rd_pattern_check_src(spec, rank, src, &mm)) {
+                fprintf(stderr, "rank %d case %d: source modified\n", rank,
+                        i);
+                fails++;
+            } else if (rep.scratch_high_water > rep.scratch_bytes) {
+                fprintf(stderr, "rank %d case %d: scratch %llu > promise "
+                                "%llu\n",
+                        rank, i, (unsigned long long)rep.scratch_high_water,
+                        (unsigned long long)rep.scratch_bytes);
+                fails++;
+            }
+            free(src);
+            free(dst);
+            redist_plan_free(plan);
+        }
+        redist_spec_free(spec);
+    }
+    /* a rank that passes another plan: every rank fails, none hangs */
+    int diverged = 0;
+    if (size >= 2) {
+        redist_spec_t *a = NULL;
+        int kind;
+        rp_rng r2 = {0x1234567ULL + (rank == size - 1)};
+        do {
+            redist_spec_free(a);
+            a = NULL;
+            rp_meshes_spec(&r2, size, &kind, &a, NULL);
+        } while (!a || redist_spec_num_devices(a) > size);
+        redist_plan_t *p = NULL;
+        redist_error_t err;
+        redist_error_clear(&err);
+        redist_plan_create(a, NULL, &p, &err);
+        uint64_t sb = redist_spec_device_bytes(a, REDIST_SIDE_FROM, rank);
+        uint64_t db = redist_spec_device_bytes(a, REDIST_SIDE_TO, rank);
+        void *src = malloc(sb + 1), *dst = malloc(db + 1);
+        redist_status_t st = redist_mpi_execute_meshes(MPI_COMM_WORLD, p, src,
+                                                       dst, NULL, NULL, &err);
+        diverged = st == REDIST_ERR_MISMATCH;
+        if (!diverged) {
+            fprintf(stderr, "rank %d: a diverging plan gave %s\n", rank,
+                    redist_status_string(st));
+            fails++;
+        }
+        free(src);
+        free(dst);
+        redist_plan_free(p);
+        redist_spec_free(a);
+    }
+    int all = 0;
+    MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("mpi meshes, %d ranks: %d runs on rank 0 (%d outside both "
+               "meshes), diverging plans %s; %d failures\n",
+               size, runs, outside,
+               size >= 2 ? (diverged ? "caught" : "MISSED") : "not tried",
+               all);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
