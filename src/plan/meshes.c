@@ -545,6 +545,133 @@ static void transfer_view(const redist_spec_t *s, const rd_mside *R,
     v->time_s = t;
 }
 
+/* The plan of the pair (a, b) (taken over: a's and b's plan and side are
+ * moved into it): phase A's steps, the transfer, phase B's steps, with
+ * the pair's score and per-device figures (by global device). */
+static redist_status_t compose(const redist_spec_t *s, cand *a, cand *b,
+                               const redist_cost_model_t *cm,
+                               redist_objective_t objective,
+                               const score *best, const uint64_t *bpeak,
+                               const uint64_t *brecv, const uint64_t *btrecv,
+                               double bt, redist_plan_t **out,
+                               redist_error_t *err)
+{
+    int64_t N = s->two->ndevices;
+    redist_plan_t *p = calloc(1, sizeof *p);
+    rd_mplan *mp = calloc(1, sizeof *mp);
+    const redist_plan_t *pa = a->plan, *pb = b->plan;
+    int n = pa->nsteps + 1 + pb->nsteps;
+    if (p)
+        p->m = mp;
+    if (!p || !mp || !(p->spec = rd_spec_clone(s)) ||
+        !(p->steps = calloc((size_t)n, sizeof *p->steps)) ||
+        !(mp->dev_peak = malloc((size_t)N * sizeof *mp->dev_peak)) ||
+        !(mp->dev_recv = malloc((size_t)N * sizeof *mp->dev_recv))) {
+        if (!p)
+            free(mp);
+        redist_plan_free(p);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    memcpy(mp->dev_peak, bpeak, (size_t)N * sizeof *bpeak);
+    memcpy(mp->dev_recv, brecv, (size_t)N * sizeof *brecv);
+    mp->ndevices = N;
+    mp->phase[0] = a->plan;
+    mp->phase[1] = b->plan;
+    mp->sent = a->m;
+    mp->recvd = b->m;
+    a->plan = b->plan = NULL;
+    memset(&a->m, 0, sizeof a->m);
+    memset(&b->m, 0, sizeof b->m);
+    for (int i = 0; i < pa->nsteps; i++) {
+        p->steps[i] = pa->steps[i];
+        p->steps[i].mesh = 0;
+    }
+    transfer_view(s, &mp->recvd, btrecv, bt, &p->steps[pa->nsteps]);
+    for (int i = 0; i < pb->nsteps; i++) {
+        p->steps[pa->nsteps + 1 + i] = pb->steps[i];
+        p->steps[pa->nsteps + 1 + i].mesh = 1;
+    }
+    p->nsteps = n;
+    p->objective = objective;
+    p->states = pa->states + pb->states;
+    if (cm) {
+        p->has_cost = 1;
+        p->cost = *cm;
+    }
+    redist_plan_stats_t *x = &p->stats;
+    x->src_bytes = s->src_bytes;
+    x->dst_bytes = s->dst_bytes;
+    x->peak_bytes = best->peak;
+    x->recv_bytes = best->recv;
+    x->collectives = best->colls;
+    x->steps = n;
+    x->memory_efficient = best->efficient;
+    x->time_s = cm ? best->time : 0;
+    x->optimal = 0;
+    *out = p;
+    return REDIST_OK;
+}
+
+redist_status_t rd_plan_meshes_from_steps(const redist_spec_t *s, int n,
+                                          const redist_step_view_t v[],
+                                          redist_plan_t **out,
+                                          redist_error_t *err)
+{
+    int t = -1, count = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i].op == REDIST_OP_TRANSFER) {
+            t = i;
+            count++;
+        }
+    if (count != 1)
+        return rd_error(err, REDIST_ERR_PLAN, NULL, "steps",
+                        "a plan between two meshes has exactly one transfer "
+                        "step, not %d",
+                        count);
+    cand a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    redist_spec_t *ps[2] = {NULL, NULL};
+    const redist_type_t *S = t > 0 ? &v[t - 1].after : &s->from;
+    const redist_type_t *R = &v[t].after;
+    uint64_t *arr = NULL;
+    redist_status_t st;
+    if ((st = rd_mside_init(&a.m, s, 0, S, err)) ||
+        (st = rd_mside_init(&b.m, s, 1, R, err)))
+        goto out;
+    if ((st = rd_meshes_phase_spec(s, 0, &s->from, S, &ps[0], err)) ||
+        (st = rd_meshes_phase_spec(s, 1, R, &s->to, &ps[1], err))) {
+        if (st == REDIST_ERR_INVALID || st == REDIST_ERR_INFEASIBLE)
+            st = REDIST_ERR_PLAN; /* a type the transfer cannot have */
+        goto out;
+    }
+    if ((st = redist_plan_from_steps(ps[0], t, v, &a.plan, err)) ||
+        (st = redist_plan_from_steps(ps[1], n - t - 1, v + t + 1, &b.plan,
+                                     err)))
+        goto out;
+    int64_t N = s->two->ndevices;
+    if (!(arr = calloc((size_t)N * 3 + 3, sizeof *arr))) {
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+        goto out;
+    }
+    score sc;
+    double tt;
+    if ((st = evaluate(s, &a, &b, NULL, arr, arr + N, arr + 2 * N, &tt,
+                       &sc))) {
+        rd_error(err, st, NULL, NULL, "out of memory");
+        goto out;
+    }
+    st = compose(s, &a, &b, NULL, REDIST_OBJECTIVE_BYTES, &sc, arr, arr + N,
+                 arr + 2 * N, 0, out, err);
+out:
+    cands_free(&a, 1);
+    cands_free(&b, 1);
+    redist_spec_free(ps[0]);
+    redist_spec_free(ps[1]);
+    free(arr);
+    return st;
+}
+
 redist_status_t rd_plan_meshes(const redist_spec_t *s,
                                const redist_plan_options_t *opts,
                                redist_plan_t **out, redist_error_t *err)
@@ -609,65 +736,17 @@ redist_status_t rd_plan_meshes(const redist_spec_t *s,
                       (unsigned long long)best.peak);
         goto done;
     }
-    /* the plan: phase A's steps, the transfer, phase B's steps */
-    redist_plan_t *p = calloc(1, sizeof *p);
-    rd_mplan *mp = calloc(1, sizeof *mp);
-    const redist_plan_t *pa = ca[ba].plan, *pb = cb[bb].plan;
-    int n = pa->nsteps + 1 + pb->nsteps;
-    if (p)
-        p->m = mp;
-    if (!p || !mp || !(p->spec = rd_spec_clone(s)) ||
-        !(p->steps = calloc((size_t)n, sizeof *p->steps)) ||
-        !(mp->dev_peak = malloc((size_t)N * sizeof *mp->dev_peak)) ||
-        !(mp->dev_recv = malloc((size_t)N * sizeof *mp->dev_recv))) {
-        if (!p)
-            free(mp);
-        redist_plan_free(p);
-        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-        goto done;
+    st = compose(s, &ca[ba], &cb[bb], cm, objective, &best, bpeak, brecv,
+                 btrecv, bt, out, err);
+    if (!st) {
+        redist_plan_t *p = *out;
+        p->solved = 1;
+        p->unproven = RD_UNPROVEN_MESHES;
+        /* what every plan must hold: its endpoints */
+        p->stats.bound_peak_bytes = s->src_bytes > s->dst_bytes
+                                        ? s->src_bytes
+                                        : s->dst_bytes;
     }
-    memcpy(mp->dev_peak, bpeak, (size_t)N * sizeof *bpeak);
-    memcpy(mp->dev_recv, brecv, (size_t)N * sizeof *brecv);
-    mp->ndevices = N;
-    mp->phase[0] = ca[ba].plan;
-    mp->phase[1] = cb[bb].plan;
-    mp->sent = ca[ba].m;
-    mp->recvd = cb[bb].m;
-    ca[ba].plan = cb[bb].plan = NULL;
-    memset(&ca[ba].m, 0, sizeof ca[ba].m);
-    memset(&cb[bb].m, 0, sizeof cb[bb].m);
-    for (int i = 0; i < pa->nsteps; i++) {
-        p->steps[i] = pa->steps[i];
-        p->steps[i].mesh = 0;
-    }
-    transfer_view(s, &mp->recvd, btrecv, bt, &p->steps[pa->nsteps]);
-    for (int i = 0; i < pb->nsteps; i++) {
-        p->steps[pa->nsteps + 1 + i] = pb->steps[i];
-        p->steps[pa->nsteps + 1 + i].mesh = 1;
-    }
-    p->nsteps = n;
-    p->objective = objective;
-    p->solved = 1;
-    p->unproven = RD_UNPROVEN_MESHES;
-    p->states = pa->states + pb->states;
-    if (cm) {
-        p->has_cost = 1;
-        p->cost = *cm;
-    }
-    redist_plan_stats_t *x = &p->stats;
-    x->src_bytes = s->src_bytes;
-    x->dst_bytes = s->dst_bytes;
-    x->peak_bytes = best.peak;
-    x->recv_bytes = best.recv;
-    x->collectives = best.colls;
-    x->steps = n;
-    x->memory_efficient = best.efficient;
-    x->time_s = cm ? best.time : 0;
-    x->optimal = 0;
-    /* what every plan must hold: its endpoints */
-    x->bound_peak_bytes = s->src_bytes > s->dst_bytes ? s->src_bytes
-                                                      : s->dst_bytes;
-    *out = p;
 done:
     if (ca)
         cands_free(ca, na);

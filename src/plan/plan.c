@@ -51,8 +51,11 @@ void rd_plan_path_multiples(const redist_plan_t *plan,
         const redist_type_t *t = k < 0                ? &s->from
                                  : k == plan->nsteps ? &s->to
                                                      : &plan->steps[k].after;
+        /* the mesh the type lives on (two meshes: the step's) */
+        const redist_mesh_t *m = rd_spec_side_mesh(
+            s, k < 0 ? 0 : k == plan->nsteps ? 1 : plan->steps[k].mesh);
         for (int i = 0; i < s->ndims; i++) {
-            int64_t p = split_count(t, &s->mesh, i);
+            int64_t p = split_count(t, m, i);
             q[i] = q[i] / (int64_t)rd_gcd_u64((uint64_t)q[i], (uint64_t)p) * p;
         }
     }
@@ -604,6 +607,8 @@ redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
 {
     if (!spec || !out || nsteps < 0 || (nsteps > 0 && !steps))
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    if (spec->two)
+        return rd_plan_meshes_from_steps(spec, nsteps, steps, out, err);
     rd_step *path = calloc((size_t)(nsteps ? nsteps : 1), sizeof *path);
     if (!path)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");

@@ -64,6 +64,12 @@ redist_status_t rd_meshes_verify_doc(const redist_spec_t *spec,
                                      redist_verify_result_t *res,
                                      redist_error_t *err);
 
+/* redist_plan_from_steps for a two-mesh spec: the steps split at their
+ * one transfer into the phases' one-mesh plans. */
+redist_status_t rd_plan_meshes_from_steps(const redist_spec_t *spec, int n,
+                                          const redist_step_view_t v[],
+                                          redist_plan_t **out,
+                                          redist_error_t *err);
 /* Plan a two-mesh spec (redist_plan_create's path for them). */
 redist_status_t rd_plan_meshes(const redist_spec_t *spec,
                                const redist_plan_options_t *opts,

@@ -443,10 +443,12 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
     static const char *const keys[] = {"max_collectives", "max_recv_bytes",
                                        "max_peak_bytes",  "ops",
                                        "infeasible",      NULL};
-    static const char *const opnames[] = {"slice",          "all_gather",
-                                          "all_to_all",     "reduce_scatter",
-                                          "all_reduce",     "permute",
-                                          "exchange",       NULL};
+    /* The step table's op names (src/plan/steps.c; the spec layer comes
+     * before the plan layer, so it keeps their list here). */
+    static const char *const opnames[] = {
+        "slice",      "all_gather", "all_to_all", "reduce_scatter",
+        "all_reduce", "permute",    "exchange",   "transfer",
+        NULL};
     redist_status_t st;
     int64_t x = 0;
     if (!json_is_object(v))
@@ -507,7 +509,7 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
                 return FAIL(c, REDIST_ERR_INVALID, path,
                             "unknown op \"%.60s\" (ops: slice, all_gather, "
                             "all_to_all, reduce_scatter, all_reduce, permute, "
-                            "exchange)",
+                            "exchange, transfer)",
                             nm);
             s->ops[k] = malloc(strlen(nm) + 1);
             if (!s->ops[k])
