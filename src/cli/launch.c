@@ -323,8 +323,24 @@ void cli_fp_plan(cli_fp *fp, const redist_plan_t *plan, const int64_t *orig)
     char buf[CLI_FP_VALUE];
     size_t pos = 0;
     cli_fp_add(fp, "the spec name", "%s", redist_spec_name(s));
-    cli_fmt_mesh(m, buf, sizeof buf);
-    cli_fp_add(fp, "the mesh", "%s", buf);
+    if (redist_spec_num_meshes(s) == 2) {
+        /* each mesh: its name, axes and a hash of its device list */
+        for (int side = 0; side < 2; side++) {
+            const redist_mesh_t *ms = redist_spec_side_mesh(s, side);
+            uint64_t h = 1;
+            for (int64_t r = 0; r < redist_mesh_num_devices(ms); r++) {
+                int64_t d = redist_spec_mesh_device(s, side, r);
+                h = cli_fp_hash(h, &d, sizeof d);
+            }
+            cli_fmt_mesh(ms, buf, sizeof buf);
+            cli_fp_add(fp, side ? "the target mesh" : "the source mesh",
+                       "%s:%s [%016llx]", redist_spec_mesh_name(s, side), buf,
+                       (unsigned long long)h);
+        }
+    } else {
+        cli_fmt_mesh(m, buf, sizeof buf);
+        cli_fp_add(fp, "the mesh", "%s", buf);
+    }
     cli_fmt_shape(orig, nd, buf, sizeof buf);
     cli_fp_add(fp, "the spec's shape", "%s", buf);
     cli_fmt_shape(redist_spec_shape(s), nd, buf, sizeof buf);
@@ -334,7 +350,8 @@ void cli_fp_plan(cli_fp *fp, const redist_plan_t *plan, const int64_t *orig)
                redist_reduce_name(redist_spec_reduce(s)));
     redist_type_format(redist_spec_from(s), m, buf, sizeof buf);
     cli_fp_add(fp, "the source type", "%s", buf);
-    redist_type_format(redist_spec_to(s), m, buf, sizeof buf);
+    redist_type_format(redist_spec_to(s), redist_spec_side_mesh(s, 1), buf,
+                       sizeof buf);
     cli_fp_add(fp, "the target type", "%s", buf);
     pos = 0;
     buf[0] = '\0';
@@ -345,7 +362,8 @@ void cli_fp_plan(cli_fp *fp, const redist_plan_t *plan, const int64_t *orig)
                    redist_op_name(v.op));
         if (v.axis >= 0)
             rd_appendf(buf, sizeof buf, &pos, "(%s)",
-                       redist_mesh_axis_name(m, v.axis));
+                       redist_mesh_axis_name(
+                           redist_spec_side_mesh(s, v.mesh), v.axis));
     }
     cli_fp_add(fp, "the plan", "%s%s[%016llx]", buf, pos ? " " : "",
                (unsigned long long)rd_plan_hash(plan, 0));

@@ -17,8 +17,9 @@
  * of S (each unused axis of A onto a dim or none, in every order: at most
  * (ndims+1)^k k! for k such axes) is paired with every choice of R (the
  * same over B's unused axes); beyond 96 choices a side keeps two (none,
- * and all onto the longest dim; 8 choices beyond 256 devices, where each
- * evaluation walks every device), and the pair wins that is memory-
+ * and all onto the longest dim; 8 choices beyond 256 devices and 2 beyond
+ * 65536, where each evaluation walks every device), and the pair wins
+ * that is memory-
  * efficient, then has the least peak, then the least modelled time (time
  * objective) or received bytes (bytes objective), then the fewest
  * collectives.  The plan is the best of this family; it is not proven
@@ -432,7 +433,9 @@ static redist_status_t side_cands(const redist_spec_t *s, int side,
             ax[nax++] = a;
     base.partial = 0; /* S resolves every reduction; R has none */
     /* fewer choices where every transfer evaluation walks many devices */
-    int max = s->two->ndevices > 256 ? 8 : MAX_CHOICES;
+    int max = s->two->ndevices > 65536 ? 2
+              : s->two->ndevices > 256 ? 8
+                                       : MAX_CHOICES;
     int n = candidates(&base, ax, nax, s->shape, max, types);
     *nc = 0;
     redist_plan_options_t o = opts ? *opts : (redist_plan_options_t){0};

@@ -342,6 +342,11 @@ static redist_status_t parse_placed(const char *text, int side,
     if (st)
         return st;
     int64_t n = m->mesh[side].ndevices, k = 0;
+    if (n > RD_MESHES_MAX_DEVICES)
+        return rd_error(err, REDIST_ERR_LIMIT, SRC, opt,
+                        "%lld devices; a mesh of a two-mesh spec has at "
+                        "most %lld",
+                        (long long)n, (long long)RD_MESHES_MAX_DEVICES);
     if (!(m->dev[side] = malloc((size_t)n * sizeof *m->dev[side])))
         return rd_error(err, REDIST_ERR_NOMEM, SRC, NULL, "out of memory");
     if (!at) {

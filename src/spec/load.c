@@ -217,6 +217,11 @@ static redist_status_t parse_meshes(ctx_t *c, json_t *root, redist_spec_t *s)
         if ((st = parse_mesh(c, axes, p2, &m->mesh[side])))
             return st;
         int64_t n = m->mesh[side].ndevices;
+        if (n > RD_MESHES_MAX_DEVICES)
+            return FAIL(c, REDIST_ERR_LIMIT, path,
+                        "%lld devices; a mesh of a two-mesh spec has at "
+                        "most %lld (its device list is stored)",
+                        (long long)n, (long long)RD_MESHES_MAX_DEVICES);
         json_t *dv = json_object_get(e, "devices");
         snprintf(p2, sizeof p2, "%s.devices", path);
         if (dv && !json_is_array(dv))

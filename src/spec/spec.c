@@ -52,8 +52,10 @@ void rd_meshes_free(rd_meshes *m)
 {
     if (!m)
         return;
-    free(m->dev[0]);
-    free(m->dev[1]);
+    for (int side = 0; side < 2; side++) {
+        free(m->dev[side]);
+        free(m->pos[side]);
+    }
     free(m);
 }
 
@@ -66,14 +68,19 @@ int rd_meshes_copy(rd_meshes **dst, const rd_meshes *m)
     if (!c)
         return -1;
     *c = *m;
-    c->dev[0] = c->dev[1] = NULL;
+    c->dev[0] = c->dev[1] = c->pos[0] = c->pos[1] = NULL;
     for (int side = 0; side < 2; side++) {
         size_t n = (size_t)m->mesh[side].ndevices;
-        if (!(c->dev[side] = malloc(n * sizeof *c->dev[side]))) {
+        size_t N = (size_t)m->ndevices;
+        if (!(c->dev[side] = malloc(n * sizeof *c->dev[side])) ||
+            (m->pos[side] &&
+             !(c->pos[side] = malloc(N * sizeof *c->pos[side])))) {
             rd_meshes_free(c);
             return -1;
         }
         memcpy(c->dev[side], m->dev[side], n * sizeof *c->dev[side]);
+        if (m->pos[side])
+            memcpy(c->pos[side], m->pos[side], N * sizeof *c->pos[side]);
     }
     *dst = c;
     return 0;
@@ -84,10 +91,7 @@ int64_t rd_spec_mesh_rank(const redist_spec_t *s, int side, int64_t dev)
     const redist_mesh_t *m = rd_spec_side_mesh(s, side);
     if (!s->two)
         return dev >= 0 && dev < m->ndevices ? dev : -1;
-    for (int64_t r = 0; r < m->ndevices; r++)
-        if (s->two->dev[side][r] == dev)
-            return r;
-    return -1;
+    return dev >= 0 && dev < s->two->ndevices ? s->two->pos[side][dev] : -1;
 }
 
 const char *rd_mesh_name_problem(const char *name, char *why, size_t size)
@@ -110,13 +114,8 @@ const char *rd_mesh_name_problem(const char *name, char *why, size_t size)
     return why;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Check the device lists of a two-mesh spec; set ndevices. */
+/* Check the device lists of a two-mesh spec; set ndevices and the
+ * inverse maps. */
 static redist_status_t check_devices(redist_spec_t *s, redist_error_t *err)
 {
     rd_meshes *m = s->two;
@@ -124,35 +123,46 @@ static redist_status_t check_devices(redist_spec_t *s, redist_error_t *err)
     for (int side = 0; side < 2; side++) {
         int64_t n = m->mesh[side].ndevices;
         char path[REDIST_MAX_NAME + 48];
+        snprintf(path, sizeof path, "meshes.%s", m->name[side]);
+        if (n > RD_MESHES_MAX_DEVICES)
+            return rd_error(err, REDIST_ERR_LIMIT, NULL, path,
+                            "%lld devices; a mesh of a two-mesh spec has at "
+                            "most %lld (its device list is stored)",
+                            (long long)n, (long long)RD_MESHES_MAX_DEVICES);
         for (int64_t r = 0; r < n; r++) {
             int64_t d = m->dev[side][r];
             snprintf(path, sizeof path, "meshes.%s.devices[%lld]",
                      m->name[side], (long long)r);
-            if (d < 0 || d >= REDIST_MAX_DEVICES)
+            if (d < 0 || d >= 2 * RD_MESHES_MAX_DEVICES)
                 return rd_error(err, REDIST_ERR_INVALID, NULL, path,
                                 "device %lld is out of range (0 to %lld)",
                                 (long long)d,
-                                (long long)REDIST_MAX_DEVICES - 1);
+                                (long long)2 * RD_MESHES_MAX_DEVICES - 1);
             if (d + 1 > m->ndevices)
                 m->ndevices = d + 1;
         }
-        int64_t *sorted = malloc((size_t)n * sizeof *sorted);
-        if (!sorted)
+    }
+    for (int side = 0; side < 2; side++) {
+        int64_t n = m->mesh[side].ndevices;
+        free(m->pos[side]);
+        m->pos[side] = malloc((size_t)m->ndevices * sizeof *m->pos[side]);
+        if (!m->pos[side])
             return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                             "out of memory");
-        memcpy(sorted, m->dev[side], (size_t)n * sizeof *sorted);
-        qsort(sorted, (size_t)n, sizeof *sorted, cmp_i64);
-        int64_t twice = -1;
-        for (int64_t r = 1; r < n && twice < 0; r++)
-            if (sorted[r] == sorted[r - 1])
-                twice = sorted[r];
-        free(sorted);
-        if (twice >= 0) {
-            snprintf(path, sizeof path, "meshes.%s.devices", m->name[side]);
-            return rd_error(err, REDIST_ERR_INVALID, NULL, path,
-                            "device %lld is listed twice (a mesh holds "
-                            "distinct devices)",
-                            (long long)twice);
+        for (int64_t d = 0; d < m->ndevices; d++)
+            m->pos[side][d] = -1;
+        for (int64_t r = 0; r < n; r++) {
+            int64_t d = m->dev[side][r];
+            if (m->pos[side][d] >= 0) {
+                char path[REDIST_MAX_NAME + 48];
+                snprintf(path, sizeof path, "meshes.%s.devices",
+                         m->name[side]);
+                return rd_error(err, REDIST_ERR_INVALID, NULL, path,
+                                "device %lld is listed twice (a mesh holds "
+                                "distinct devices)",
+                                (long long)d);
+            }
+            m->pos[side][d] = r;
         }
     }
     return REDIST_OK;
@@ -471,6 +481,15 @@ redist_status_t redist_spec_create_meshes(
         }
         snprintf(m->name[side], sizeof m->name[side], "%s", nm);
         m->mesh[side] = *p->mesh;
+        if (p->mesh->ndevices > RD_MESHES_MAX_DEVICES) {
+            rd_meshes_free(m);
+            return rd_error(err, REDIST_ERR_LIMIT, NULL,
+                            side ? "to_mesh" : "from_mesh",
+                            "%lld devices; a mesh of a two-mesh spec has at "
+                            "most %lld",
+                            (long long)p->mesh->ndevices,
+                            (long long)RD_MESHES_MAX_DEVICES);
+        }
         size_t n = (size_t)p->mesh->ndevices;
         if (!(m->dev[side] = malloc(n * sizeof *m->dev[side]))) {
             rd_meshes_free(m);

@@ -14,7 +14,15 @@ typedef struct rd_meshes {
     char name[2][REDIST_MAX_NAME + 1];
     int64_t *dev[2];
     int64_t ndevices;
+    /* pos[side][d]: the rank of global device d in side's mesh, -1 when
+     * it is not there (built by rd_spec_finish; ndevices entries) */
+    int64_t *pos[2];
 } rd_meshes;
+
+/* Most devices a placed mesh of a two-mesh spec may have, and its device
+ * ids stay below twice that: device lists and the plans' per-device
+ * figures are stored. */
+#define RD_MESHES_MAX_DEVICES (1ll << 20)
 
 struct redist_spec {
     char *name;

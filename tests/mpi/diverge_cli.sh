@@ -292,6 +292,17 @@ if [ "$mode" = mpi ]; then
         "${I[@]}" -- --from-blocks '1,1|'
     t --to-blocks local "--to-blocks: dim 1 is split into 3 blocks" -- \
         "${I[@]}" -- --to-blocks '|1,1'
+    # two meshes: another device order, another shape, a bad list
+    M=(run - --from-mesh 'a:x=3@0-2' --to-mesh 'b:y=3@0-2' --shape 6x12
+       --from 'x|' --to '|y' --backend mpi)
+    Q=1 NP=3 same 0 "the same two-mesh command on every rank" "${M[@]}"
+    NP=3 t --from-mesh fp "the source mesh" -- "${M[@]}" -- \
+        --from-mesh 'a:x=3@2,1,0'
+    NP=3 t --to-mesh fp "the target mesh" -- "${M[@]}" -- \
+        --to-mesh 'b:y=3@1,2,0'
+    NP=3 t --to-mesh local "--to-mesh: 2 devices listed" -- "${M[@]}" -- \
+        --to-mesh 'b:y=3@0-1'
+    NP=3 t --from-mesh local "give --mesh" -- "${M[@]}" -- --mesh x=3
     t SPEC fp "the spec's shape" -- "${F[@]}" -- = \
         run "$tmp/b.json" --backend mpi
     # rank 1 fails on its own, before MPI would have started

@@ -190,6 +190,17 @@ def test_load_spec_errors(tmp_path):
         redist.load_spec(None)
 
 
+def test_two_mesh_spec_refused_clearly():
+    # two-mesh specs (doc/meshes.md) are not available from Python yet: a
+    # SpecError naming "meshes", never a spec whose target axes are read on
+    # the wrong mesh
+    path = os.path.join(os.environ["SPECS_DIR"], "meshes",
+                        "grad-partial-dp-to-inference-tp.json")
+    with pytest.raises(redist.SpecError) as e:
+        redist.load_spec(path)
+    assert "two meshes" in str(e.value) and "meshes" in str(e.value)
+
+
 def test_steps_and_verify():
     spec = redist.Spec({"x": 2, "y": 2}, (8, 8), "f64", redist.Type((None, None), partial=("x",)),
                        ("x", "y"))
