@@ -154,6 +154,12 @@ static int setup(void *self, const cli_run *r, void **src, void **dst,
     redist_shmem_options_t mo = {m->args->flags, m->args->work_bytes};
     redist_error_t err;
     redist_error_clear(&err);
+    /* the same on every PE: every PE refuses alike */
+    if (cli_launch_failed(redist_spec_num_meshes(s) == 2, NULL,
+                          "the OpenSHMEM backend does not run two-mesh "
+                          "plans yet (doc/meshes.md): use --backend mpi or "
+                          "sim"))
+        return -1;
     redist_status_t st = redist_shmem_create(redist_spec_mesh(s), &mo,
                                              &m->ctx, &err);
     if (cli_launch_failed(st != REDIST_OK, &err, NULL) ||

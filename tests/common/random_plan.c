@@ -415,7 +415,7 @@ redist_status_t rp_sim_expect(const redist_plan_t *plan, uint64_t seed,
                               redist_error_t *err)
 {
     const redist_spec_t *s = redist_plan_spec(plan);
-    int64_t D = redist_mesh_num_devices(redist_spec_mesh(s));
+    int64_t D = redist_spec_num_devices(s);
     uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
     void **ss = calloc((size_t)D, sizeof *ss);
     void **dd = calloc((size_t)D, sizeof *dd);
