@@ -277,17 +277,48 @@ REDIST_API redist_status_t redist_mpi_execute(redist_mpi_t *ctx,
  * outside a mesh holds nothing of it; a rank in neither only takes part
  * in the agreements).  The call runs the source mesh's phase on its
  * ranks, the transfer between the meshes point to point, and the target
- * mesh's phase; the phases use contexts of their own (created and freed
- * by the call).  Collective, failing together on every rank of comm as
+ * mesh's phase.  Collective, failing together on every rank of comm as
  * redist_mpi_execute does.  opts: REDIST_EXEC_PRESERVE_SRC only (or
  * NULL).  `report` (may be NULL): this rank's figures; scratch_bytes is
  * the promise, scratch_high_water the measure (the S and R blocks and the
- * phases' scratch, src/exec/meshes.c).
+ * phases' scratch, src/exec/meshes.c).  It is prepare, one run and free
+ * of the prepared form below.
  */
 REDIST_API redist_status_t redist_mpi_execute_meshes(
     MPI_Comm comm, const redist_plan_t *plan, void *src, void *dst,
     const redist_exec_options_t *opts, redist_exec_report_t *report,
     redist_error_t *err);
+
+/** A prepared two-mesh execution (one rank's part). */
+typedef struct redist_mpi_meshes redist_mpi_meshes_t;
+
+/**
+ * Prepare a two-mesh plan once on bound buffers, as redist_mpi_execute_meshes
+ * takes them (they stay bound until the object is freed): the
+ * communicators of each mesh, each phase's context and prepared object
+ * (PREPARED OBJECTS below), the S and R blocks, and the transfer's
+ * persistent requests.  Collective over comm, failing together (a NULL
+ * buffer for a non-empty block, different plans, an allocation).  The
+ * plan may be freed afterwards.  *out belongs to the caller.
+ */
+REDIST_API redist_status_t redist_mpi_prepare_meshes(
+    MPI_Comm comm, const redist_plan_t *plan, void *src, void *dst,
+    const redist_exec_options_t *opts, redist_mpi_meshes_t **out,
+    redist_error_t *err);
+
+/**
+ * Run it once (blocking; collective over the object's communicator).
+ * Only data moves, and one allreduce of an int after the source phase:
+ * a failure there fails the run on every rank (the target mesh's ranks
+ * would otherwise wait for it).  MPI's errors: REDIST_ERR_BACKEND.
+ * `report` (may be NULL) as for redist_mpi_execute_meshes.
+ */
+REDIST_API redist_status_t redist_mpi_run_meshes(redist_mpi_meshes_t *prep,
+                                                 redist_exec_report_t *report,
+                                                 redist_error_t *err);
+
+/** Free it (collective over its communicator).  NULL is accepted. */
+REDIST_API void redist_mpi_meshes_free(redist_mpi_meshes_t *prep);
 
 /* ------------------------------------------------ prepared objects */
 

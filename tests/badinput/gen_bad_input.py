@@ -194,6 +194,7 @@ HANDLES = {  # out handle type -> free function (None: NULL pass only)
     'redist_mpi_t': None,
     'redist_shmem_t': None,
     'redist_mpi_prepared_t': None,
+    'redist_mpi_meshes_t': None,
     'redist_shmem_prepared_t': None,
 }
 
@@ -283,6 +284,7 @@ def rule(proto, p, idx):
              'const redist_shmem_t *', 'const redist_mpi_options_t *',
              'const redist_shmem_options_t *', 'const void *',
              'redist_mpi_prepared_t *', 'const redist_mpi_prepared_t *',
+             'redist_mpi_meshes_t *',
              'redist_shmem_prepared_t *',
              'const redist_shmem_prepared_t *'):
         return Arg('NULL', 'NULL', null_only=True)

@@ -1,5 +1,6 @@
 /*
- * Two-mesh plans over MPI (redist_mpi_execute_meshes, doc/meshes.md):
+ * Two-mesh plans over MPI (redist_mpi_execute_meshes, and one case in two
+ * prepared and run twice on the same buffers; doc/meshes.md):
  * random two-mesh specs on at most the job's ranks (rp_meshes_spec; every
  * rank draws the same), planned under both objectives and run on
  * MPI_COMM_WORLD.  Every rank checks its target block exactly, its source
@@ -26,7 +27,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)size);
-    int fails = 0, runs = 0, outside = 0;
+    int fails = 0, runs = 0, outside = 0, prepared = 0;
     for (int i = 0; i < cases; i++) {
         redist_spec_t *spec = NULL;
         int kind;
@@ -59,8 +60,24 @@ int main(int argc, char **argv)
             redist_exec_options_t xo = {0};
             xo.flags = i % 3 == 0 ? REDIST_EXEC_PRESERVE_SRC : 0;
             redist_exec_report_t rep;
-            redist_status_t st = redist_mpi_execute_meshes(
-                MPI_COMM_WORLD, plan, src, dst, &xo, &rep, &err);
+            redist_status_t st;
+            if (i % 2) { /* the one-shot call */
+                st = redist_mpi_execute_meshes(MPI_COMM_WORLD, plan, src,
+                                               dst, &xo, &rep, &err);
+            } else { /* prepared, run twice (the source refilled) */
+                redist_mpi_meshes_t *pm = NULL;
+                st = redist_mpi_prepare_meshes(MPI_COMM_WORLD, plan, src,
+                                               dst, &xo, &pm, &err);
+                for (int k = 0; k < 2 && !st; k++) {
+                    if (src)
+                        rd_pattern_fill(spec, rank, src);
+                    if (dst)
+                        memset(dst, 0xEE, db);
+                    st = redist_mpi_run_meshes(pm, &rep, &err);
+                    prepared += k == 1 && !st;
+                }
+                redist_mpi_meshes_free(pm);
+            }
             rd_mismatch mm;
             runs++;
             if (st) {
@@ -125,9 +142,10 @@ int main(int argc, char **argv)
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("mpi meshes, %d ranks: %d runs on rank 0 (%d outside both "
-               "meshes), diverging plans %s; %d failures\n",
-               size, runs, outside,
+        printf("mpi meshes, %d ranks: %d runs on rank 0 (%d prepared and "
+               "run twice, %d outside both meshes), diverging plans %s; %d "
+               "failures\n",
+               size, runs, prepared, outside,
                size >= 2 ? (diverged ? "caught" : "MISSED") : "not tried",
                all);
     MPI_Finalize();

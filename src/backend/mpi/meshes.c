@@ -1,32 +1,37 @@
 /*
- * Two-mesh plans over MPI (redist_mpi_execute_meshes; doc/meshes.md).
+ * Two-mesh plans over MPI (doc/meshes.md): redist_mpi_prepare_meshes,
+ * redist_mpi_run_meshes and the one-shot redist_mpi_execute_meshes.
  *
  * ALGORITHM.  Rank d of the caller's communicator is global device d.
- * The call duplicates it, splits the duplicate into the source mesh's
- * ranks and the target mesh's (ordered by mesh rank), and runs
- *   1. the source phase on the source mesh (redist_mpi_execute on a
- *      context over its ranks), source block -> S block;
- *   2. the transfer: each rank posts one MPI_Irecv per peer it receives
- *      from and one MPI_Isend per peer it sends to, every piece an
- *      (h)vector datatype over its box in the S block (send) or the R
- *      block (receive), so nothing is packed; its own pieces are local
- *      box copies; then MPI_Waitall;
- *   3. the target phase on the target mesh, R block -> target block.
+ * Prepare duplicates it, splits the duplicate into the source mesh's
+ * ranks and the target mesh's (ordered by mesh rank), makes a context and
+ * a prepared object (redist_mpi_prepare) for each non-empty phase on its
+ * mesh's ranks, allocates the S and R blocks, and binds the transfer as
+ * persistent requests: one MPI_Recv_init per peer this rank receives
+ * from and one MPI_Send_init per peer it sends to, every piece an
+ * (h)vector datatype over its box in the S block (send) or the R block
+ * (receive), so nothing is packed.  A run then:
+ *   1. runs the source phase (redist_mpi_run), source block -> S block;
+ *   2. agrees over the whole communicator on its outcome (one allreduce
+ *      of an int: the target mesh's ranks would otherwise wait for
+ *      messages a failed phase never sends);
+ *   3. starts the transfer's requests, copies its own pieces (local box
+ *      copies) and waits;
+ *   4. runs the target phase, R block -> target block.
  * An empty phase is skipped: the transfer then sends from the source
  * buffer or receives into the destination buffer directly.
  *
- * FAILURE.  Every rank of the communicator takes part in an agreement
- * (rd_mpi_agree_comm: status and plan hash) before any data moves, after
- * the source phase and after the transfer, so a failure anywhere ends
- * the call on every rank with an error (no rank waits for a message that
- * will not come); a phase fails together on its own mesh, by
- * redist_mpi_execute's rules.
+ * FAILURE.  Prepare fails together on every rank of the communicator:
+ * agreements (status and plan hash) come before anything is bound and
+ * after the phases' objects are made.  A run's MPI errors are returned as
+ * by redist_mpi_run; a failed source phase fails the run on every rank
+ * (step 2).
  *
- * COST.  Four allreduces over the union, two communicator splits and two
- * contexts per call (set-up a prepared object would keep; not yet built),
- * plus the phases' own costs and one message per transfer peer.  MEMORY:
- * rd_meshes_scratch (src/exec/meshes.c): the S and R blocks, where the
- * phases run, besides the phases' own scratch.
+ * COST.  Prepare: two communicator splits, two contexts, the phases'
+ * preparation and the transfer lists (O(target devices x pieces) per
+ * rank).  A run: the phases' runs, one allreduce, one message per
+ * transfer peer.  MEMORY: rd_meshes_scratch (src/exec/meshes.c): the S
+ * and R blocks, where the phases run, besides the phases' own scratch.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +41,21 @@
 #include "../../exec/meshes.h"
 #include "../../plan/plan_internal.h"
 #include "../../spec/spec_internal.h"
+
+struct redist_mpi_meshes {
+    MPI_Comm c, ca, cb;
+    int rank;
+    redist_mpi_t *x[2];
+    redist_mpi_prepared_t *ph[2];
+    char *sbuf, *rbuf;
+    int own_s, own_r;
+    rd_tlists t;
+    MPI_Request *req;
+    int nreq;
+    uint64_t S, R;                   /* the S and R blocks this rank owns */
+    uint64_t sent, recvd;            /* transfer bytes to and from others */
+    int nsteps;
+};
 
 /* The plan, the device lists and the phases' plans, hashed. */
 static uint64_t meshes_hash(const redist_plan_t *plan)
@@ -53,106 +73,117 @@ static uint64_t meshes_hash(const redist_plan_t *plan)
     return h;
 }
 
-/* Post the transfer's messages (receives first) and copy the own pieces;
- * then wait for them all. */
-static redist_status_t transfer(MPI_Comm comm, uint64_t limit,
-                                const rd_tlists *t, const char *sbuf,
-                                char *rbuf, int64_t me, redist_error_t *err)
+/* Bind the transfer as persistent requests (receives first): the own
+ * pieces are copied by the run. */
+static int bind_transfer(redist_mpi_meshes_t *m, const char **call)
 {
-    int64_t n = t->nsend + t->nrecv, k = 0;
-    MPI_Request *req = malloc((size_t)(n ? n : 1) * sizeof *req);
+    const rd_tlists *t = &m->t;
+    int64_t n = t->nsend + t->nrecv;
     int rc = MPI_SUCCESS;
-    const char *call = "MPI_Irecv";
-    if (!req)
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    for (int64_t i = 0; i < t->nrecv && rc == MPI_SUCCESS; i++) {
-        const rd_tpiece *p = &t->recv[i];
-        MPI_Datatype dt = MPI_DATATYPE_NULL;
-        if (p->peer == me)
-            continue;
-        rc = rd_mpi_dt_box(limit, t->ndims, t->r_shape, p->box, t->elem, &dt);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Irecv(rbuf + rd_mpi_box_offset(t->ndims, t->r_shape,
-                                                    p->off, t->elem),
-                           1, dt, (int)p->peer, RD_MPI_TAG_XCHG, comm,
-                           &req[k++]);
-        rd_mpi_dt_free(&dt);
-    }
-    if (rc == MPI_SUCCESS)
-        call = "MPI_Isend";
-    for (int64_t i = 0; i < t->nsend && rc == MPI_SUCCESS; i++) {
-        const rd_tpiece *p = &t->send[i];
-        MPI_Datatype dt = MPI_DATATYPE_NULL;
-        if (p->peer == me) {
-            /* the own piece: from the S block straight to the R block */
-            const rd_tpiece *q = NULL;
-            for (int64_t j = 0; j < t->nrecv && !q; j++)
-                if (t->recv[j].peer == me)
-                    q = &t->recv[j];
-            if (q)
-                rd_kernel_box(rbuf, t->r_shape, q->off, sbuf, t->s_shape,
-                              p->off, p->box, t->ndims, t->elem);
-            continue;
+    if (!(m->req = malloc((size_t)(n ? n : 1) * sizeof *m->req)))
+        return MPI_ERR_NO_MEM;
+    *call = "MPI_Recv_init";
+    for (int side = 1; side >= 0 && rc == MPI_SUCCESS; side--) {
+        const rd_tpiece *v = side ? t->recv : t->send;
+        int64_t nv = side ? t->nrecv : t->nsend;
+        const int64_t *shape = side ? t->r_shape : t->s_shape;
+        char *buf = side ? m->rbuf : m->sbuf;
+        if (!side)
+            *call = "MPI_Send_init";
+        for (int64_t i = 0; i < nv && rc == MPI_SUCCESS; i++) {
+            MPI_Datatype dt = MPI_DATATYPE_NULL;
+            if (v[i].peer == m->rank)
+                continue;
+            rc = rd_mpi_dt_box((uint64_t)INT32_MAX, t->ndims, shape,
+                               v[i].box, t->elem, &dt);
+            char *at = buf + rd_mpi_box_offset(t->ndims, shape, v[i].off,
+                                               t->elem);
+            if (rc == MPI_SUCCESS)
+                rc = side ? MPI_Recv_init(at, 1, dt, (int)v[i].peer,
+                                          RD_MPI_TAG_XCHG, m->c,
+                                          &m->req[m->nreq])
+                          : MPI_Send_init(at, 1, dt, (int)v[i].peer,
+                                          RD_MPI_TAG_XCHG, m->c,
+                                          &m->req[m->nreq]);
+            if (rc == MPI_SUCCESS)
+                m->nreq++;
+            rd_mpi_dt_free(&dt); /* the request keeps its own reference */
+            if (side)
+                m->recvd += v[i].bytes;
+            else
+                m->sent += v[i].bytes;
         }
-        rc = rd_mpi_dt_box(limit, t->ndims, t->s_shape, p->box, t->elem, &dt);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Isend(sbuf + rd_mpi_box_offset(t->ndims, t->s_shape,
-                                                    p->off, t->elem),
-                           1, dt, (int)p->peer, RD_MPI_TAG_XCHG, comm,
-                           &req[k++]);
-        rd_mpi_dt_free(&dt);
     }
-    if (rc == MPI_SUCCESS) {
-        call = "MPI_Waitall";
-        rc = MPI_Waitall((int)k, req, MPI_STATUSES_IGNORE);
-    } else if (k > 0) {
-        /* a post failed: the posted ones still complete (their peers
-         * posted their halves), then the agreement reports it */
-        MPI_Waitall((int)k, req, MPI_STATUSES_IGNORE);
-    }
-    free(req);
-    return rc == MPI_SUCCESS ? REDIST_OK : rd_mpi_fail(err, rc, call);
+    return rc;
 }
 
-/* A context over `comm` (a mesh's ranks) for `mesh`; NULL comm: none. */
-static redist_status_t phase_ctx(MPI_Comm comm, const redist_mesh_t *mesh,
-                                 const redist_plan_t *phase,
-                                 redist_mpi_t **out, redist_error_t *err)
+/* A context and a prepared object of `phase` on `comm` (a mesh's ranks;
+ * MPI_COMM_NULL or an empty phase: none). */
+static redist_status_t phase_prepare(MPI_Comm comm, const redist_mesh_t *mesh,
+                                     const redist_plan_t *phase, void *in,
+                                     void *out, const redist_exec_options_t *o,
+                                     redist_mpi_t **x,
+                                     redist_mpi_prepared_t **p,
+                                     redist_error_t *err)
 {
-    *out = NULL;
     if (comm == MPI_COMM_NULL || phase->nsteps == 0)
         return REDIST_OK;
-    return redist_mpi_create(comm, mesh, NULL, out, err);
+    redist_status_t st = redist_mpi_create(comm, mesh, NULL, x, err);
+    return st ? st : redist_mpi_prepare(*x, phase, in, out, o, p, err);
 }
 
-redist_status_t redist_mpi_execute_meshes(MPI_Comm comm,
+void redist_mpi_meshes_free(redist_mpi_meshes_t *m)
+{
+    if (!m)
+        return;
+    for (int k = 0; k < m->nreq; k++)
+        MPI_Request_free(&m->req[k]);
+    free(m->req);
+    for (int side = 0; side < 2; side++) {
+        redist_mpi_prepared_free(m->ph[side]);
+        redist_mpi_free(m->x[side]);
+    }
+    if (m->ca != MPI_COMM_NULL)
+        MPI_Comm_free(&m->ca);
+    if (m->cb != MPI_COMM_NULL)
+        MPI_Comm_free(&m->cb);
+    if (m->c != MPI_COMM_NULL)
+        MPI_Comm_free(&m->c);
+    if (m->own_s)
+        free(m->sbuf);
+    if (m->own_r)
+        free(m->rbuf);
+    rd_tlists_free(&m->t);
+    free(m);
+}
+
+redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
                                           const redist_plan_t *plan,
                                           void *src, void *dst,
                                           const redist_exec_options_t *opts,
-                                          redist_exec_report_t *report,
+                                          redist_mpi_meshes_t **out,
                                           redist_error_t *err)
 {
-    redist_exec_report_t ra = {0}, rb = {0};
-    double t0 = MPI_Wtime();
-    if (report) {
-        memset(report, 0, sizeof *report);
-        report->failed_step = -1;
-    }
-    if (comm == MPI_COMM_NULL)
+    if (comm == MPI_COMM_NULL || !out)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "MPI_COMM_NULL");
-    MPI_Comm c = MPI_COMM_NULL, ca = MPI_COMM_NULL, cb = MPI_COMM_NULL;
-    int rank = 0, size = 0, rc = MPI_Comm_dup(comm, &c);
-    if (rc != MPI_SUCCESS)
+                        comm == MPI_COMM_NULL ? "MPI_COMM_NULL"
+                                              : "NULL argument");
+    redist_mpi_meshes_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    m->c = m->ca = m->cb = MPI_COMM_NULL;
+    int size = 0, rc = MPI_Comm_dup(comm, &m->c);
+    if (rc != MPI_SUCCESS) {
+        m->c = MPI_COMM_NULL;
+        redist_mpi_meshes_free(m);
         return rd_mpi_fail(err, rc, "MPI_Comm_dup");
-    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(c, &rank);
-    MPI_Comm_size(c, &size);
+    }
+    MPI_Comm_set_errhandler(m->c, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(m->c, &m->rank);
+    MPI_Comm_size(m->c, &size);
 
-    /* local checks, then the first agreement: before any data moves */
+    /* local checks, then the first agreement: before anything is bound */
     redist_status_t st = REDIST_OK;
-    rd_tlists t;
-    memset(&t, 0, sizeof t);
     const redist_spec_t *s = plan ? plan->spec : NULL;
     uint64_t hash = 0;
     if (!plan)
@@ -168,95 +199,166 @@ redist_status_t redist_mpi_execute_meshes(MPI_Comm comm,
     else if (opts && (opts->flags & ~REDIST_EXEC_PRESERVE_SRC))
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
                       "two-mesh runs take REDIST_EXEC_PRESERVE_SRC only");
-    else if (rd_transfer_lists(plan, rank, &t))
+    else if (rd_transfer_lists(plan, m->rank, &m->t))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     else {
         hash = meshes_hash(plan);
-        if ((redist_spec_device_bytes(s, 0, rank) && !src) ||
-            (redist_spec_device_bytes(s, 1, rank) && !dst))
+        if ((redist_spec_device_bytes(s, 0, m->rank) && !src) ||
+            (redist_spec_device_bytes(s, 1, m->rank) && !dst))
             st = rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                           "device %d: a NULL buffer for a non-empty block",
-                          rank);
+                          m->rank);
+        else if (src && dst && src == dst)
+            st = rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                          "device %d: the same buffer for the source and "
+                          "the target",
+                          m->rank);
     }
-    st = rd_mpi_agree_comm(c, rank, st, hash,
+    st = rd_mpi_agree_comm(m->c, m->rank, st, hash,
                            "the ranks passed different plans", err);
-    if (st)
-        goto out;
+    if (st) {
+        redist_mpi_meshes_free(m);
+        return st;
+    }
 
     const redist_plan_t *pa = plan->m->phase[0], *pb = plan->m->phase[1];
-    int own_s = pa->nsteps > 0 && t.in_src, own_r = pb->nsteps > 0 && t.in_dst;
-    int64_t q = rd_spec_mesh_rank(s, 0, rank), r = rd_spec_mesh_rank(s, 1, rank);
-    char *sbuf = own_s ? rd_mpi_malloc(rd_tlists_bytes(&t, 0) + 1) : src;
-    char *rbuf = own_r ? rd_mpi_malloc(rd_tlists_bytes(&t, 1) + 1) : dst;
-    redist_mpi_t *xa = NULL, *xb = NULL;
-    redist_exec_options_t po = opts ? *opts : (redist_exec_options_t){0};
-    if ((own_s && !sbuf) || (own_r && !rbuf))
+    int64_t q = rd_spec_mesh_rank(s, 0, m->rank);
+    int64_t r = rd_spec_mesh_rank(s, 1, m->rank);
+    m->nsteps = plan->nsteps;
+    m->own_s = pa->nsteps > 0 && m->t.in_src;
+    m->own_r = pb->nsteps > 0 && m->t.in_dst;
+    m->S = m->own_s ? rd_tlists_bytes(&m->t, 0) : 0;
+    m->R = m->own_r ? rd_tlists_bytes(&m->t, 1) : 0;
+    m->sbuf = m->own_s ? rd_mpi_malloc(m->S + 1) : src;
+    m->rbuf = m->own_r ? rd_mpi_malloc(m->R + 1) : dst;
+    if ((m->own_s && !m->sbuf) || (m->own_r && !m->rbuf)) {
+        if (m->own_s && !m->sbuf)
+            m->own_s = 0;
+        if (m->own_r && !m->rbuf)
+            m->own_r = 0;
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    if ((rc = MPI_Comm_split(c, q >= 0 ? 0 : MPI_UNDEFINED, (int)q, &ca)) !=
-            MPI_SUCCESS ||
-        (rc = MPI_Comm_split(c, r >= 0 ? 0 : MPI_UNDEFINED, (int)r, &cb)) !=
-            MPI_SUCCESS)
-        st = st ? st : rd_mpi_fail(err, rc, "MPI_Comm_split");
-    /* the contexts are collective over their mesh's ranks: every rank of
-     * a mesh creates it, whatever failed locally before */
-    redist_error_t e2;
-    redist_error_clear(&e2);
-    redist_status_t sa = phase_ctx(ca, &s->two->mesh[0], pa, &xa, &e2);
-    if (sa && !st)
-        st = sa, *err = e2;
-    redist_status_t sb = phase_ctx(cb, &s->two->mesh[1], pb, &xb, &e2);
-    if (sb && !st)
-        st = sb, *err = e2;
-    st = rd_mpi_agree_comm(c, rank, st, 0, "", err);
-
-    /* 1. the source phase */
-    if (!st && xa)
-        st = redist_mpi_execute(xa, pa, src, sbuf, &po, &ra, err);
-    st = rd_mpi_agree_comm(c, rank, st, 0, "", err);
-    /* 2. the transfer */
-    if (!st)
-        st = transfer(c, (uint64_t)INT32_MAX, &t, sbuf, rbuf, rank, err);
-    st = rd_mpi_agree_comm(c, rank, st, 0, "", err);
-    /* 3. the target phase */
-    if (!st && xb)
-        st = redist_mpi_execute(xb, pb, rbuf, dst, &po, &rb, err);
-    st = rd_mpi_agree_comm(c, rank, st, 0, "", err);
-
-    redist_mpi_free(xa);
-    redist_mpi_free(xb);
-    if (ca != MPI_COMM_NULL)
-        MPI_Comm_free(&ca);
-    if (cb != MPI_COMM_NULL)
-        MPI_Comm_free(&cb);
-    if (report) {
-        uint64_t S = own_s ? rd_tlists_bytes(&t, 0) : 0;
-        uint64_t R = own_r ? rd_tlists_bytes(&t, 1) : 0;
-        report->scratch_bytes = rd_meshes_scratch(ra.scratch_bytes, S, R,
-                                                  rb.scratch_bytes);
-        report->scratch_high_water = rd_meshes_scratch(
-            ra.scratch_high_water, S, R, rb.scratch_high_water);
-        report->scratch_allocations = ra.scratch_allocations +
-                                      rb.scratch_allocations + (S > 0) +
-                                      (R > 0);
-        for (int64_t i = 0; i < t.nsend; i++)
-            if (t.send[i].peer != rank)
-                report->sent_bytes += t.send[i].bytes;
-        for (int64_t i = 0; i < t.nrecv; i++)
-            if (t.recv[i].peer != rank)
-                report->recv_bytes += t.recv[i].bytes;
-        report->sent_bytes += ra.sent_bytes + rb.sent_bytes;
-        report->recv_bytes += ra.recv_bytes + rb.recv_bytes;
-        report->writes_src = ra.writes_src;
-        report->steps_done = st ? 0 : plan->nsteps;
-        report->failed_step = st ? 0 : -1;
     }
-    if (own_s)
-        free(sbuf);
-    if (own_r)
-        free(rbuf);
-out:
-    rd_tlists_free(&t);
-    MPI_Comm_free(&c);
+    if ((rc = MPI_Comm_split(m->c, q >= 0 ? 0 : MPI_UNDEFINED, (int)q,
+                             &m->ca)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_split(m->c, r >= 0 ? 0 : MPI_UNDEFINED, (int)r,
+                             &m->cb)) != MPI_SUCCESS)
+        st = st ? st : rd_mpi_fail(err, rc, "MPI_Comm_split");
+    /* the phases' objects are collective over their mesh's ranks: every
+     * rank of a mesh makes them, whatever failed locally before */
+    redist_exec_options_t po = opts ? *opts : (redist_exec_options_t){0};
+    for (int side = 0; side < 2; side++) {
+        redist_error_t e2;
+        redist_error_clear(&e2);
+        redist_status_t sx = phase_prepare(
+            side ? m->cb : m->ca, &s->two->mesh[side], side ? pb : pa,
+            side ? m->rbuf : src, side ? dst : m->sbuf, &po, &m->x[side],
+            &m->ph[side], &e2);
+        if (sx && !st) {
+            st = sx;
+            *err = e2;
+        }
+    }
+    const char *call = "";
+    if (!st && (rc = bind_transfer(m, &call)) != MPI_SUCCESS)
+        st = rd_mpi_fail(err, rc, call);
+    st = rd_mpi_agree_comm(m->c, m->rank, st, 0, "", err);
+    if (st) {
+        redist_mpi_meshes_free(m);
+        return st;
+    }
+    *out = m;
+    return REDIST_OK;
+}
+
+redist_status_t redist_mpi_run_meshes(redist_mpi_meshes_t *m,
+                                      redist_exec_report_t *report,
+                                      redist_error_t *err)
+{
+    redist_exec_report_t rp[2];
+    double t0 = MPI_Wtime();
+    memset(rp, 0, sizeof rp);
+    if (report) {
+        memset(report, 0, sizeof *report);
+        report->failed_step = -1;
+    }
+    if (!m)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    redist_status_t st = REDIST_OK;
+    /* 1. the source phase */
+    if (m->ph[0])
+        st = redist_mpi_run(m->ph[0], &rp[0], err);
+    /* 2. its outcome on every rank: the target mesh's ranks would wait */
+    int bad = st != REDIST_OK, any = 0;
+    int rc = MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, m->c);
+    if (rc != MPI_SUCCESS && !st)
+        st = rd_mpi_fail(err, rc, "MPI_Allreduce");
+    else if (any && !st)
+        st = rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                      "the source mesh's phase failed on another rank");
+    /* 3. the transfer */
+    if (!st) {
+        rc = m->nreq ? MPI_Startall(m->nreq, m->req) : MPI_SUCCESS;
+        const rd_tlists *t = &m->t;
+        for (int64_t i = 0; rc == MPI_SUCCESS && i < t->nsend; i++) {
+            if (t->send[i].peer != m->rank)
+                continue;
+            for (int64_t j = 0; j < t->nrecv; j++)
+                if (t->recv[j].peer == m->rank)
+                    rd_kernel_box(m->rbuf, t->r_shape, t->recv[j].off,
+                                  m->sbuf, t->s_shape, t->send[i].off,
+                                  t->send[i].box, t->ndims, t->elem);
+        }
+        if (rc == MPI_SUCCESS && m->nreq)
+            rc = MPI_Waitall(m->nreq, m->req, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS)
+            st = rd_mpi_fail(err, rc, "the transfer (MPI_Startall, "
+                                      "MPI_Waitall)");
+    }
+    /* 4. the target phase */
+    if (!st && m->ph[1])
+        st = redist_mpi_run(m->ph[1], &rp[1], err);
+    if (report) {
+        report->scratch_bytes = rd_meshes_scratch(
+            rp[0].scratch_bytes, m->S, m->R, rp[1].scratch_bytes);
+        report->scratch_high_water = rd_meshes_scratch(
+            rp[0].scratch_high_water, m->S, m->R,
+            rp[1].scratch_high_water);
+        report->scratch_allocations = rp[0].scratch_allocations +
+                                      rp[1].scratch_allocations +
+                                      (m->S > 0) + (m->R > 0);
+        report->sent_bytes = m->sent + rp[0].sent_bytes + rp[1].sent_bytes;
+        report->recv_bytes = m->recvd + rp[0].recv_bytes + rp[1].recv_bytes;
+        report->writes_src = rp[0].writes_src;
+        report->steps_done = st ? 0 : m->nsteps;
+        report->failed_step = st ? 0 : -1;
+        report->seconds = MPI_Wtime() - t0;
+    }
+    return st;
+}
+
+redist_status_t redist_mpi_execute_meshes(MPI_Comm comm,
+                                          const redist_plan_t *plan,
+                                          void *src, void *dst,
+                                          const redist_exec_options_t *opts,
+                                          redist_exec_report_t *report,
+                                          redist_error_t *err)
+{
+    redist_mpi_meshes_t *m = NULL;
+    double t0 = MPI_Wtime();
+    if (report) {
+        memset(report, 0, sizeof *report);
+        report->failed_step = -1;
+    }
+    redist_status_t st =
+        redist_mpi_prepare_meshes(comm, plan, src, dst, opts, &m, err);
+    if (!st)
+        st = redist_mpi_run_meshes(m, report, err);
+    /* collective: every rank learns the run's outcome */
+    if (m) {
+        redist_status_t s2 = rd_mpi_agree_comm(m->c, m->rank, st, 0, "", err);
+        st = st ? st : s2;
+    }
+    redist_mpi_meshes_free(m);
     if (report)
         report->seconds = MPI_Wtime() - t0;
     return st;
