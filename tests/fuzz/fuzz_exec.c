@@ -18,7 +18,8 @@
  *
  * Sizes are bounded before planning so that an input runs in
  * milliseconds: at most FUZZ_MAX_DEVICES devices (one thread each;
- * FUZZ_MAX_UNEVEN_DEVICES for an uneven spec, whose search costs more) and
+ * FUZZ_MAX_UNEVEN_DEVICES for an uneven spec, whose search costs more,
+ * FUZZ_MAX_MESHES_DEVICES for a two-mesh one, which runs many) and
  * FUZZ_MAX_ELEMS global elements.  A larger shape is first cut to the
  * least one the source and target types divide (so the specs of specs/
  * serve as seeds); a spec still over the bounds is skipped.
@@ -41,6 +42,8 @@
 
 #define FUZZ_MAX_DEVICES 32
 #define FUZZ_MAX_UNEVEN_DEVICES 16
+/* a two-mesh plan solves a phase per candidate (src/plan/meshes.c) */
+#define FUZZ_MAX_MESHES_DEVICES 8
 #define FUZZ_MAX_ELEMS 4096
 
 /* The global element count of `shape`, saturated at FUZZ_MAX_ELEMS + 1. */
@@ -61,8 +64,9 @@ static redist_spec_t *bounded(redist_spec_t *spec)
     const redist_mesh_t *m = redist_spec_mesh(spec);
     int nd = redist_spec_ndims(spec);
     if (redist_spec_num_devices(spec) >
-        (redist_spec_is_uneven(spec) ? FUZZ_MAX_UNEVEN_DEVICES
-                                     : FUZZ_MAX_DEVICES)) {
+        (redist_spec_num_meshes(spec) == 2 ? FUZZ_MAX_MESHES_DEVICES
+         : redist_spec_is_uneven(spec)     ? FUZZ_MAX_UNEVEN_DEVICES
+                                           : FUZZ_MAX_DEVICES)) {
         redist_spec_free(spec);
         return NULL;
     }
