@@ -10,9 +10,10 @@
  * box's origin in the sender's S block and the receiver's R block.  A
  * piece whose sender is the receiver is a local copy.
  *
- * COST.  Building the lists walks every piece of every receiver:
- * O(|target mesh| x pieces per receiver) per device, before any data
- * moves; then one message per peer.  MEMORY (per device): the S block
+ * COST.  Building one device's lists walks every piece of every
+ * receiver: O(|target mesh| x pieces per receiver), before any data
+ * moves (the sim run builds every device's lists in that one walk);
+ * then one message per peer.  MEMORY (per device): the S block
  * (scratch unless the source phase is empty: then the source buffer is
  * sent from), the R block (scratch unless the target phase is empty:
  * then the transfer writes the destination buffer), and the phases' own
@@ -29,11 +30,12 @@
 #include "../plan/plan_internal.h"
 #include "../spec/spec_internal.h"
 
+/* The walk's consumer: the pieces of device `dev` into *t, or with dev
+ * -1 every device's into t[device]. */
 typedef struct lists_ctx {
     const redist_spec_t *s;
     int64_t dev;
     rd_tlists *t;
-    int64_t cap_send, cap_recv;
     int failed;
 } lists_ctx;
 
@@ -55,17 +57,15 @@ static void keep_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
 {
     lists_ctx *c = user;
     const redist_spec_t *s = c->s;
-    rd_tlists *t = c->t;
     int64_t to = s->two->dev[1][r], from = s->two->dev[0][q];
-    if (c->failed || (to != c->dev && from != c->dev))
-        return;
-    for (int side = 0; side < 2; side++) {
+    for (int side = 0; side < 2 && !c->failed; side++) {
         int64_t me = side ? to : from;
-        if (me != c->dev)
+        if (c->dev >= 0 && me != c->dev)
             continue;
+        rd_tlists *t = c->dev >= 0 ? c->t : &c->t[me];
         rd_tpiece **v = side ? &t->recv : &t->send;
         int64_t *n = side ? &t->nrecv : &t->nsend;
-        if (push(v, n, side ? &c->cap_recv : &c->cap_send)) {
+        if (push(v, n, side ? &t->cap_recv : &t->cap_send)) {
             c->failed = 1;
             return;
         }
@@ -94,8 +94,8 @@ void rd_tlists_free(rd_tlists *t)
     memset(t, 0, sizeof *t);
 }
 
-redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
-                                  rd_tlists *t)
+/* Device dev's S and R blocks (no pieces yet). */
+static void lists_head(const redist_plan_t *plan, int64_t dev, rd_tlists *t)
 {
     const redist_spec_t *s = plan->spec;
     const rd_mplan *m = plan->m;
@@ -118,19 +118,48 @@ redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
         for (int i = 0; i < s->ndims; i++)
             t->r_shape[i] = hi[i] - t->r_lo[i];
     }
-    lists_ctx c = {s, dev, t, 0, 0, 0};
-    if (!t->in_src && !t->in_dst)
-        return REDIST_OK;
-    if (rd_transfer_walk(s, &m->sent, &m->recvd, keep_piece, &c) ||
-        c.failed) {
-        rd_tlists_free(t);
-        return REDIST_ERR_NOMEM;
-    }
-    /* stable by peer: each peer sends one piece (it holds one S block) */
+}
+
+/* Sorted by peer: each peer sends one piece (it holds one S block). */
+static void lists_sort(rd_tlists *t)
+{
     if (t->nsend > 1)
         qsort(t->send, (size_t)t->nsend, sizeof *t->send, by_peer);
     if (t->nrecv > 1)
         qsort(t->recv, (size_t)t->nrecv, sizeof *t->recv, by_peer);
+}
+
+redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
+                                  rd_tlists *t)
+{
+    lists_head(plan, dev, t);
+    if (!t->in_src && !t->in_dst)
+        return REDIST_OK;
+    lists_ctx c = {plan->spec, dev, t, 0};
+    if (rd_transfer_walk(plan->spec, &plan->m->sent, &plan->m->recvd,
+                         keep_piece, &c) ||
+        c.failed) {
+        rd_tlists_free(t);
+        return REDIST_ERR_NOMEM;
+    }
+    lists_sort(t);
+    return REDIST_OK;
+}
+
+/* Every device's lists in one walk (t: one per global device). */
+static redist_status_t transfer_lists_all(const redist_plan_t *plan,
+                                          rd_tlists *t)
+{
+    int64_t N = plan->spec->two->ndevices;
+    for (int64_t d = 0; d < N; d++)
+        lists_head(plan, d, &t[d]);
+    lists_ctx c = {plan->spec, -1, t, 0};
+    if (rd_transfer_walk(plan->spec, &plan->m->sent, &plan->m->recvd,
+                         keep_piece, &c) ||
+        c.failed)
+        return REDIST_ERR_NOMEM; /* the caller frees t */
+    for (int64_t d = 0; d < N; d++)
+        lists_sort(&t[d]);
     return REDIST_OK;
 }
 
@@ -168,16 +197,13 @@ redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
         return st;
     int own_s = m->phase[0]->nsteps > 0, own_r = m->phase[1]->nsteps > 0;
     for (int64_t d = 0; d < s->two->ndevices; d++) {
-        rd_tlists t;
-        if (rd_transfer_lists(plan, d, &t))
-            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
-                            "out of memory");
+        rd_tlists t; /* its blocks only: no pieces needed */
+        lists_head(plan, d, &t);
         uint64_t x = rd_meshes_scratch(
             t.in_src ? ia.scratch_bytes : 0,
             own_s ? rd_tlists_bytes(&t, 0) : 0,
             own_r ? rd_tlists_bytes(&t, 1) : 0,
             t.in_dst ? ib.scratch_bytes : 0);
-        rd_tlists_free(&t);
         if (x > out->scratch_bytes)
             out->scratch_bytes = x;
     }
@@ -224,9 +250,8 @@ redist_status_t rd_meshes_sim_run(const redist_plan_t *plan,
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
         goto done;
     }
-    for (int64_t d = 0; d < N && !st; d++)
-        if (rd_transfer_lists(plan, d, &tl[d]))
-            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    if (!st && transfer_lists_all(plan, tl))
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     for (int64_t q = 0; q < na && !st; q++) {
         int64_t d = s->two->dev[0][q];
         sa[q] = src[d];

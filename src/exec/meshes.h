@@ -28,7 +28,7 @@ typedef struct rd_tlists {
     int in_src, in_dst;
     int64_t s_lo[REDIST_MAX_DIMS], s_shape[REDIST_MAX_DIMS];
     int64_t r_lo[REDIST_MAX_DIMS], r_shape[REDIST_MAX_DIMS];
-    int64_t nsend, nrecv;
+    int64_t nsend, nrecv, cap_send, cap_recv;
     rd_tpiece *send, *recv;
 } rd_tlists;
 

@@ -782,31 +782,15 @@ redist_status_t rd_meshes_verify_doc(const redist_spec_t *s, json_t *root,
     }
     uint64_t tmax = 0;
     for (int side = 0; side < 2; side++)
-        for (int64_t r = 0; r < mm->mesh[side].ndevices; r++) {
-            int64_t d = mm->dev[side][r];
-            uint64_t pk = up[side].dev_peak ? up[side].dev_peak[r]
-                                            : pr[side].peak_bytes;
-            uint64_t rv = up[side].dev_recv ? up[side].dev_recv[r]
-                                            : pr[side].recv_bytes;
-            if (pk > peak[d])
-                peak[d] = pk;
-            recv[d] += rv;
-        }
-    res->valid = 1;
-    res->memory_efficient = 1;
-    for (int64_t d = 0; d < N; d++) {
-        uint64_t a = redist_spec_device_bytes(s, 0, d);
-        uint64_t b = redist_spec_device_bytes(s, 1, d);
-        recv[d] += trecv[d];
+        rd_meshes_add_phase(s, side, up[side].dev_peak, up[side].dev_recv,
+                            pr[side].peak_bytes, pr[side].recv_bytes, peak,
+                            recv);
+    for (int64_t d = 0; d < N; d++)
         if (trecv[d] > tmax)
             tmax = trecv[d];
-        if (peak[d] > (a > b ? a : b))
-            res->memory_efficient = 0;
-        if (peak[d] > res->peak_bytes)
-            res->peak_bytes = peak[d];
-        if (recv[d] > res->recv_bytes)
-            res->recv_bytes = recv[d];
-    }
+    res->valid = 1;
+    rd_meshes_judge(s, trecv, peak, recv, &res->memory_efficient,
+                    &res->peak_bytes, &res->recv_bytes);
     res->collectives = pr[0].collectives + 1 + pr[1].collectives;
     res->steps = (int)n;
     res->exchange_steps = pr[0].exchange_steps + pr[1].exchange_steps;

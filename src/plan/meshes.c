@@ -314,21 +314,47 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
     return st;
 }
 
-/* Per-device peak and received bytes of a one-mesh phase plan on side's
- * mesh, added into the global arrays (peak: max, recv: sum). */
-static void phase_figures(const redist_spec_t *s, int side,
-                          const redist_plan_t *p, uint64_t *peak,
-                          uint64_t *recv)
+void rd_meshes_add_phase(const redist_spec_t *s, int side,
+                         const uint64_t *dev_peak, const uint64_t *dev_recv,
+                         uint64_t peak_all, uint64_t recv_all, uint64_t *peak,
+                         uint64_t *recv)
 {
     const redist_mesh_t *m = rd_spec_side_mesh(s, side);
     for (int64_t r = 0; r < m->ndevices; r++) {
         int64_t d = s->two->dev[side][r];
-        uint64_t pk = p->u.dev_peak ? p->u.dev_peak[r] : p->stats.peak_bytes;
-        uint64_t rv = p->u.dev_recv ? p->u.dev_recv[r] : p->stats.recv_bytes;
+        uint64_t pk = dev_peak ? dev_peak[r] : peak_all;
         if (pk > peak[d])
             peak[d] = pk;
-        recv[d] += rv;
+        recv[d] += dev_recv ? dev_recv[r] : recv_all;
     }
+}
+
+void rd_meshes_judge(const redist_spec_t *s, const uint64_t *trecv,
+                     const uint64_t *peak, uint64_t *recv, int *efficient,
+                     uint64_t *max_peak, uint64_t *max_recv)
+{
+    *efficient = 1;
+    *max_peak = *max_recv = 0;
+    for (int64_t d = 0; d < s->two->ndevices; d++) {
+        uint64_t a = redist_spec_device_bytes(s, 0, d);
+        uint64_t b = redist_spec_device_bytes(s, 1, d);
+        recv[d] += trecv[d];
+        if (peak[d] > (a > b ? a : b))
+            *efficient = 0;
+        if (peak[d] > *max_peak)
+            *max_peak = peak[d];
+        if (recv[d] > *max_recv)
+            *max_recv = recv[d];
+    }
+}
+
+/* A one-mesh phase plan's per-device figures into the whole plan's. */
+static void phase_figures(const redist_spec_t *s, int side,
+                          const redist_plan_t *p, uint64_t *peak,
+                          uint64_t *recv)
+{
+    rd_meshes_add_phase(s, side, p->u.dev_peak, p->u.dev_recv,
+                        p->stats.peak_bytes, p->stats.recv_bytes, peak, recv);
 }
 
 /* ------------------------------------------------------ candidates */
@@ -510,21 +536,8 @@ static redist_status_t evaluate(const redist_spec_t *s, const cand *a,
         return st;
     phase_figures(s, 0, a->plan, peak, recv);
     phase_figures(s, 1, b->plan, peak, recv);
-    sc->efficient = 1;
-    sc->peak = sc->recv = 0;
-    for (int64_t d = 0; d < N; d++) {
-        recv[d] += trecv[d];
-        uint64_t bound = redist_spec_device_bytes(s, 0, d);
-        uint64_t db = redist_spec_device_bytes(s, 1, d);
-        if (db > bound)
-            bound = db;
-        if (peak[d] > bound)
-            sc->efficient = 0;
-        if (peak[d] > sc->peak)
-            sc->peak = peak[d];
-        if (recv[d] > sc->recv)
-            sc->recv = recv[d];
-    }
+    rd_meshes_judge(s, trecv, peak, recv, &sc->efficient, &sc->peak,
+                    &sc->recv);
     sc->time = a->plan->stats.time_s + *ttime + b->plan->stats.time_s;
     sc->colls = a->plan->stats.collectives + 1 + b->plan->stats.collectives;
     return REDIST_OK;

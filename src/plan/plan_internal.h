@@ -54,6 +54,19 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
                                            const rd_mside *R,
                                            const redist_cost_model_t *cm,
                                            uint64_t *recv, double *time_s);
+/* The whole plan's per-device figures (arrays by global device), shared
+ * by the planner and the reader: add side's phase (per mesh rank from
+ * dev_peak / dev_recv, or peak_all / recv_all for every device when they
+ * are NULL: an even phase) as peak max and recv sum; then add the
+ * transfer's recv and judge: memory-efficient (every device within
+ * max(src_d, dst_d)), the largest peak and recv. */
+void rd_meshes_add_phase(const redist_spec_t *s, int side,
+                         const uint64_t *dev_peak, const uint64_t *dev_recv,
+                         uint64_t peak_all, uint64_t recv_all, uint64_t *peak,
+                         uint64_t *recv);
+void rd_meshes_judge(const redist_spec_t *s, const uint64_t *trecv,
+                     const uint64_t *peak, uint64_t *recv, int *efficient,
+                     uint64_t *max_peak, uint64_t *max_recv);
 const redist_cost_model_t *rd_meshes_phase_cost(
     const redist_cost_model_t *cm, int side, redist_cost_model_t *tmp);
 /* Replay a two-mesh plan document (json_read.c). */
