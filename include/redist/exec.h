@@ -188,6 +188,131 @@ REDIST_API redist_status_t redist_reduce_local(redist_dtype_t dtype,
                                     const void *const inputs[], void *dst,
                                     int64_t count, redist_error_t *err);
 
+
+/* ------------------------------------------- many arrays (spec §10) */
+/**
+ * A plan of many arrays (doc/spec-format.md section 10, doc/arrays.md):
+ * every array's plan and the rounds the set runs in.  The arrays of a
+ * round run together: their exchanges go as one message per peer, and
+ * their scratch is held at once, so a round's scratch is the sum of its
+ * arrays' (each array's: its executor program's scratch with the given
+ * execution options, the most any device needs).  No round's scratch
+ * exceeds the set's budget_bytes; without a budget there is one round.
+ */
+typedef struct redist_plan_set redist_plan_set_t;
+
+/** A round's figures.  recv, peak and time are the sums of its arrays'
+ *  plan figures (each the most any device has), so they bound the
+ *  round's per-device figures; scratch is the sum of its arrays'. */
+typedef struct redist_round_stats {
+    int narrays;
+    uint64_t scratch_bytes; /**< executor scratch per device, at most */
+    uint64_t recv_bytes;    /**< bytes received per device, at most */
+    uint64_t peak_bytes;    /**< bytes of the round's arrays held, at most */
+    double time_s;          /**< the arrays' modelled times, added up */
+    int collectives;        /**< the arrays' collectives, added up */
+    int exchanges;          /**< combined point-to-point rounds (exchange
+                                 and transfer steps of the arrays, one
+                                 message per peer each) */
+} redist_round_stats_t;
+
+/** The whole set's figures. */
+typedef struct redist_plan_set_stats {
+    int narrays, nrounds;
+    uint64_t budget_bytes;  /**< REDIST_NO_BUDGET when none */
+    uint64_t scratch_bytes; /**< the largest round's scratch */
+    uint64_t peak_bytes;    /**< the largest round's peak */
+    uint64_t recv_bytes;    /**< added up over the rounds */
+    double time_s;          /**< added up over the rounds */
+    int collectives, exchanges;
+    int memory_efficient;   /**< every array's plan is */
+} redist_plan_set_stats_t;
+
+/**
+ * Plan every array of `arrays` (popts as redist_plan_create; NULL: the
+ * defaults) and group them into rounds under its budget, with the
+ * scratch the executor needs under `eopts` (NULL: the defaults).
+ * Errors: those of redist_plan_create for an array (the message names
+ * the array); REDIST_ERR_INFEASIBLE when an array alone needs more
+ * scratch than the budget (the message names it and the smallest budget
+ * that works); REDIST_ERR_INVALID for NULL arguments.
+ */
+REDIST_API redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
+                                                  const redist_plan_options_t *popts,
+                                                  const redist_exec_options_t *eopts,
+                                                  redist_plan_set_t **out,
+                                                  redist_error_t *err);
+REDIST_API void redist_plan_set_free(redist_plan_set_t *set);
+/** Number of arrays.  NULL: 0. */
+REDIST_API int redist_plan_set_num_arrays(const redist_plan_set_t *set);
+/** Array i's plan (its spec, redist_plan_spec, is named as the array),
+ *  owned by the set.  NULL or out of range: NULL. */
+REDIST_API const redist_plan_t *redist_plan_set_plan(const redist_plan_set_t *set,
+                                                     int i);
+/** Array i's executor scratch per device.  NULL or out of range: 0. */
+REDIST_API uint64_t redist_plan_set_array_scratch(const redist_plan_set_t *set,
+                                                  int i);
+/** Number of rounds.  NULL: 0. */
+REDIST_API int redist_plan_set_num_rounds(const redist_plan_set_t *set);
+/** The round of array i.  NULL or out of range: -1. */
+REDIST_API int redist_plan_set_round_of(const redist_plan_set_t *set, int i);
+/** Round r's figures; REDIST_ERR_INVALID for NULL or out of range. */
+REDIST_API redist_status_t redist_plan_set_round(const redist_plan_set_t *set,
+                                                 int r,
+                                                 redist_round_stats_t *out);
+/** The set's figures (all zero, no budget, for NULL). */
+REDIST_API void redist_plan_set_stats(const redist_plan_set_t *set,
+                                      redist_plan_set_stats_t *out);
+/** The set as JSON (doc/spec-format.md section 10): its name, budget,
+ *  rounds and totals, and each array's plan object as
+ *  redist_plan_to_json writes it, with its "array" name, "round" and
+ *  "scratch_bytes".  malloc'd; NULL on allocation failure.  NULL: NULL. */
+REDIST_API char *redist_plan_set_to_json(const redist_plan_set_t *set);
+/** The set as a table: the rounds and their figures, the totals, and a
+ *  line per array (round, steps, received bytes, peak, scratch); with
+ *  `plans` non-zero each array's plan table follows, as
+ *  redist_plan_print writes it (without grids).  REDIST_ERR_INVALID for
+ *  NULL, REDIST_ERR_IO when writing fails. */
+REDIST_API redist_status_t redist_plan_set_print(const redist_plan_set_t *set,
+                                                 FILE *out, int plans);
+
+/**
+ * A set prepared on this device, run many times: every array's program
+ * built and bound, one agreement across the ranks, and one scratch arena
+ * as large as the largest round (the arrays of a round use disjoint
+ * parts of it), so a run only moves data.  src[i] and dst[i] are this
+ * device's blocks of array i (NULL for an empty block), bound until
+ * redist_set_prepared_free.  One-mesh arrays only for now: a set with a
+ * two-mesh array is refused (REDIST_ERR_INVALID, on every rank).
+ * Failure is collective as for redist_plan_execute.  The report's
+ * scratch figures are the arena's; its high-water mark is measured by
+ * the counting allocator.
+ */
+typedef struct redist_set_prepared redist_set_prepared_t;
+REDIST_API redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
+                                                   redist_backend_t *backend,
+                                                   void *const src[],
+                                                   void *const dst[],
+                                                   redist_set_prepared_t **out,
+                                                   redist_error_t *err);
+/** Run every round in order.  report (may be NULL): traffic of the run,
+ *  the arena's scratch, the messages counted by `messages`. */
+REDIST_API redist_status_t redist_set_run(redist_set_prepared_t *prep,
+                                          redist_exec_report_t *report,
+                                          redist_error_t *err);
+/** Point-to-point messages this device sent in the last run (each
+ *  combined exchange sends one per peer).  NULL: 0. */
+REDIST_API uint64_t redist_set_prepared_messages(const redist_set_prepared_t *prep);
+/** Free (collective when the backend's scratch is, as for a plan). */
+REDIST_API void redist_set_prepared_free(redist_set_prepared_t *prep);
+/** prepare + run + free. */
+REDIST_API redist_status_t redist_plan_set_execute(const redist_plan_set_t *set,
+                                                   redist_backend_t *backend,
+                                                   void *const src[],
+                                                   void *const dst[],
+                                                   redist_exec_report_t *report,
+                                                   redist_error_t *err);
+
 /* ------------------------------------------------------ sim backend */
 
 /**
@@ -236,6 +361,20 @@ REDIST_API redist_status_t redist_exec_sim_run(const redist_plan_t *plan,
                                     redist_exec_report_t *report,
                                     redist_exec_report_t *per_device,
                                     redist_error_t *err);
+
+
+/**
+ * Run a set on the sim backend: src[i][d] and dst[i][d] are device d's
+ * blocks of array i.  report: the most over the devices (the scratch
+ * high-water mark measured); per_device (may be NULL) one per device.
+ */
+REDIST_API redist_status_t redist_exec_sim_run_set(const redist_plan_set_t *set,
+                                                   void *const *const src[],
+                                                   void *const *const dst[],
+                                                   unsigned sim_flags,
+                                                   redist_exec_report_t *report,
+                                                   redist_exec_report_t *per_device,
+                                                   redist_error_t *err);
 
 #ifdef __cplusplus
 }

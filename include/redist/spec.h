@@ -224,6 +224,71 @@ REDIST_API uint64_t redist_spec_dst_bytes(const redist_spec_t *spec);
  *  NULL spec).  The view lives as long as the spec. */
 REDIST_API void redist_spec_expect(const redist_spec_t *spec, redist_expect_t *out);
 
+/* ------------------------------------------------- many arrays (§10) */
+/**
+ * Many arrays in one spec (doc/spec-format.md section 10): one-array
+ * specs that share the spec's meshes and run on the same devices, with an
+ * optional budget: the most scratch memory any device may use, beyond the
+ * caller's source and destination buffers, at any point of running the
+ * whole set (redist/exec.h plans the set into rounds under it).
+ */
+typedef struct redist_arrays redist_arrays_t;
+
+/** No budget: every array may be in flight at once (one round). */
+#define REDIST_NO_BUDGET UINT64_MAX
+/** Most arrays in one set. */
+#define REDIST_MAX_ARRAYS 65536
+
+/**
+ * Load a spec file with "arrays" (each element: name, shape, dtype, from,
+ * to, reduce, expect; the file's "mesh" or "meshes" are shared; optional
+ * "budget_bytes").  A one-array spec file loads as a set of one without a
+ * budget (redist_arrays_is_set is then 0).  Errors name the file and the
+ * place, e.g. `model.json: arrays[3].to.dims[1]: ...`: REDIST_ERR_PARSE,
+ * REDIST_ERR_INVALID (also for two arrays of one name and for arrays on
+ * different device counts), REDIST_ERR_IO, REDIST_ERR_LIMIT,
+ * REDIST_ERR_NOMEM.
+ */
+REDIST_API redist_status_t redist_arrays_load_file(const char *path,
+                                                   unsigned flags,
+                                                   redist_arrays_t **out,
+                                                   redist_error_t *err);
+/** The same from text (`source` names it in errors; NULL: "<string>"). */
+REDIST_API redist_status_t redist_arrays_load_buffer(const char *text,
+                                                     size_t len,
+                                                     const char *source,
+                                                     unsigned flags,
+                                                     redist_arrays_t **out,
+                                                     redist_error_t *err);
+/**
+ * A set from C values: `n` (1..REDIST_MAX_ARRAYS) specs, copied, with
+ * distinct names and the same device count; `budget_bytes` or
+ * REDIST_NO_BUDGET.  REDIST_ERR_INVALID for NULL arguments and the rules
+ * above.
+ */
+REDIST_API redist_status_t redist_arrays_create(const char *name, int n,
+                                                const redist_spec_t *const specs[],
+                                                uint64_t budget_bytes,
+                                                redist_arrays_t **out,
+                                                redist_error_t *err);
+REDIST_API void redist_arrays_free(redist_arrays_t *arrays);
+/** The set's name ("" without one).  NULL: NULL. */
+REDIST_API const char *redist_arrays_name(const redist_arrays_t *arrays);
+/** The number of arrays.  NULL: 0. */
+REDIST_API int redist_arrays_count(const redist_arrays_t *arrays);
+/** 1 when the set came from a file with "arrays" or from C; 0 for a
+ *  one-array spec file.  NULL: 0. */
+REDIST_API int redist_arrays_is_set(const redist_arrays_t *arrays);
+/** Array i as a one-array spec (its name is the array's), owned by the
+ *  set.  NULL or out of range: NULL. */
+REDIST_API const redist_spec_t *redist_arrays_get(const redist_arrays_t *arrays,
+                                                  int i);
+/** The array named `name`, or -1.  NULL: -1. */
+REDIST_API int redist_arrays_find(const redist_arrays_t *arrays,
+                                  const char *name);
+/** budget_bytes, or REDIST_NO_BUDGET.  NULL: REDIST_NO_BUDGET. */
+REDIST_API uint64_t redist_arrays_budget(const redist_arrays_t *arrays);
+
 #ifdef __cplusplus
 }
 #endif

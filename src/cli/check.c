@@ -115,6 +115,66 @@ static void passed(const redist_plan_t *plan, const redist_expect_t *ex,
                    "; objective time, %.2f us modelled", s.time_s * 1e6);
 }
 
+/* A spec with "arrays": the set must plan under its budget, and every
+ * array's plan must verify and meet the array's expect block. */
+static void check_set(const char *path, const redist_arrays_t *arrays,
+                      const redist_plan_options_t *opts, result_t *r)
+{
+    redist_error_t err = REDIST_ERROR_INIT;
+    redist_plan_set_t *set = NULL;
+    char buf[1024];
+    if (redist_arrays_name(arrays)[0])
+        rd_strlcpy(r->name, redist_arrays_name(arrays), sizeof r->name);
+    if (redist_plan_set_create(arrays, opts, NULL, &set, &err)) {
+        r->outcome = 1;
+        rd_cli_source(&err, path);
+        snprintf(r->reason, sizeof r->reason, "no plan: %s",
+                 redist_error_format(&err, buf, sizeof buf));
+        return;
+    }
+    for (int i = 0; i < redist_plan_set_num_arrays(set) && !r->outcome; i++) {
+        const redist_plan_t *plan = redist_plan_set_plan(set, i);
+        redist_expect_t ex;
+        redist_verify_result_t vr;
+        char miss[900];
+        redist_spec_expect(redist_plan_spec(plan), &ex);
+        const char *nm = redist_spec_name(redist_plan_spec(plan));
+        if (redist_plan_verify(plan, &vr, &err)) {
+            r->outcome = 1;
+            snprintf(r->reason, sizeof r->reason,
+                     "array \"%.60s\": the verifier rejects the plan: %.900s",
+                     nm, redist_error_format(&err, buf, sizeof buf));
+        } else if (ex.has_infeasible && ex.infeasible) {
+            r->outcome = 1;
+            snprintf(r->reason, sizeof r->reason,
+                     "array \"%.60s\": expected no plan, but one exists", nm);
+        } else {
+            judge(plan, &ex, miss, sizeof miss);
+            if (miss[0]) {
+                r->outcome = 1;
+                snprintf(r->reason, sizeof r->reason, "array \"%.60s\": %s",
+                         nm, miss);
+            }
+        }
+    }
+    if (!r->outcome) {
+        redist_plan_set_stats_t t;
+        redist_plan_set_stats(set, &t);
+        size_t pos = 0;
+        rd_appendf(r->reason, sizeof r->reason, &pos,
+                   "%d arrays in %d round%s, scratch %llu bytes per device",
+                   t.narrays, t.nrounds, t.nrounds == 1 ? "" : "s",
+                   (unsigned long long)t.scratch_bytes);
+        if (t.budget_bytes != REDIST_NO_BUDGET)
+            rd_appendf(r->reason, sizeof r->reason, &pos,
+                       " (budget %llu)", (unsigned long long)t.budget_bytes);
+        rd_appendf(r->reason, sizeof r->reason, &pos,
+                   "; every array's plan verified and meets its expect%s",
+                   t.memory_efficient ? "" : " (bound not met)");
+    }
+    redist_plan_set_free(set);
+}
+
 static void check_one(const char *path, const cli_cost_args *cost,
                       result_t *r)
 {
@@ -130,7 +190,24 @@ static void check_one(const char *path, const cli_cost_args *cost,
     r->reason[0] = '\0';
     rd_strlcpy(r->name, path, sizeof r->name);
     redist_error_clear(&err);
-    redist_status_t st = redist_spec_load_file(path, 0, &spec, &err);
+    redist_arrays_t *arrays = NULL;
+    redist_status_t st = redist_arrays_load_file(path, 0, &arrays, &err);
+    if (!st && redist_arrays_is_set(arrays)) {
+        if (cli_plan_options_err("check", cost,
+                                 redist_spec_mesh(redist_arrays_get(arrays, 0)),
+                                 &model, &opts, &err)) {
+            r->outcome = 2;
+            snprintf(r->reason, sizeof r->reason, "%s",
+                     redist_error_format(&err, buf, sizeof buf));
+        } else {
+            check_set(path, arrays, &opts, r);
+        }
+        redist_arrays_free(arrays);
+        return;
+    }
+    redist_arrays_free(arrays);
+    redist_error_clear(&err);
+    st = redist_spec_load_file(path, 0, &spec, &err);
     if (!st && redist_spec_name(spec)[0])
         rd_strlcpy(r->name, redist_spec_name(spec), sizeof r->name);
     if (st || cli_plan_options_err("check", cost, redist_spec_mesh(spec),

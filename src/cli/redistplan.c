@@ -112,13 +112,16 @@
 
 static const cli_command commands[] = {
     {"plan", cli_cmd_plan, "the optimal plan of a spec, as a table or JSON",
-     "SPEC [--json] [--no-grid] [--max-peak BYTES] [--max-states N]"
+     "SPEC [--json] [--no-grid] [--plans] [--max-peak BYTES] [--max-states N]"
      COST_SYNOPSIS,
      "options:\n"
      "  --json                     the plan as JSON (doc/spec-format.md section 4)\n"
      "  --no-grid                  no block grid (shown for meshes of up to "
      "64\n"
      "                             devices)\n"
+     "  --plans                    a spec with \"arrays\" (doc/arrays.md): "
+     "each\n"
+     "                             array's plan table after the rounds\n"
      "  --max-peak BYTES           refuse plans that peak above BYTES per "
      "device\n"
      "  --max-states N             the search budget in visited types (4 "
@@ -128,6 +131,7 @@ static const cli_command commands[] = {
      "                             lower bounds\n" COST_HELP SPEC_HELP
      "\nexamples:\n"
      "  redistplan plan specs/fsdp-rows-to-2d-columns.json --no-grid\n"
+     "  redistplan plan specs/arrays/mlp-block-resharded.json\n"
      "  redistplan plan - --mesh x=2,y=4 --shape 1024x512 --from 'x,y|' "
      "--to '|x,y'\n",
      "0 ok, 2 bad input, 3 no plan", 0},

@@ -133,6 +133,16 @@ int rd_xchg_box(const rd_xchg *x, int64_t sender, int64_t receiver,
  * differ between devices (uneven dims). */
 void rd_xchg_extent(const rd_xchg *x, int side, int64_t rank, int64_t ext[]);
 
+/* One part of a combined exchange (exchange_multi). */
+typedef struct rd_xpart {
+    const void *send;
+    int64_t nto;
+    const rd_xfer *to;
+    void *recv;
+    int64_t nfrom;
+    const rd_xfer *from;
+} rd_xpart;
+
 typedef struct rd_backend_ops {
     const char *name;
     unsigned caps;      /* RD_CAP_* */
@@ -188,6 +198,14 @@ typedef struct rd_backend_ops {
                                 int64_t nto, const rd_xfer *to, void *recv,
                                 int64_t nfrom, const rd_xfer *from,
                                 redist_error_t *err);
+    /* Optional: several exchanges at once (many arrays, set_run.c), each
+     * part as `exchange` takes it, sent as ONE message per peer and
+     * direction (the parts' pieces for that peer, in part order).  Every
+     * rank of the mesh calls it with the same number of parts.  NULL:
+     * the executor runs the parts one `exchange` each. */
+    redist_status_t (*exchange_multi)(redist_backend_t *be, int nparts,
+                                      const struct rd_xpart *parts,
+                                      redist_error_t *err);
     /* Optional (NULL, fused_ops 0): a whole step, see above. */
     redist_status_t (*step)(redist_backend_t *be, const rd_xstep *x,
                             const void *in, void *out, redist_error_t *err);

@@ -167,6 +167,22 @@ redist_status_t rd_exec_prepare(const redist_plan_t *plan,
 redist_status_t rd_exec_run(rd_exec_prep *xp, redist_exec_report_t *r,
                             redist_error_t *err);
 void rd_exec_release(rd_exec_prep *xp);
+/* Many arrays (set_run.c) run several prepared programs interleaved:
+ * rd_exec_until_exchange runs xp's passes from *k on and stops at the
+ * next exchange pass (rd_pass_is_exchange; *k then names it, for the
+ * caller to run combined with other arrays') or at the end (*k ==
+ * npasses); a failed pass aborts the other ranks.  rd_pass_account adds
+ * a backend pass's traffic to r.  rd_exec_check_backend: does the
+ * backend run every pass of p (exchange steps are optional)? */
+int rd_pass_is_exchange(const rd_pass *ps);
+redist_status_t rd_exec_until_exchange(rd_exec_prep *xp, int *k,
+                                       redist_exec_report_t *r,
+                                       redist_error_t *err);
+void rd_pass_account(const redist_backend_t *be, const rd_pass *ps,
+                     redist_exec_report_t *r);
+redist_status_t rd_exec_check_backend(const rd_program *p,
+                                      const rd_backend_ops *ops,
+                                      redist_error_t *err);
 /* A monotonic clock in seconds (the reports' `seconds`). */
 double rd_exec_seconds(void);
 

@@ -34,9 +34,9 @@ double rd_exec_seconds(void)
 
 /* Does the backend run every pass of the program?  (Exchange steps are
  * optional in the ops table.) */
-static redist_status_t check_backend(const rd_program *p,
-                                     const rd_backend_ops *ops,
-                                     redist_error_t *err)
+redist_status_t rd_exec_check_backend(const rd_program *p,
+                                      const rd_backend_ops *ops,
+                                      redist_error_t *err)
 {
     for (int k = 0; k < p->npasses; k++)
         if (p->pass[k].kind == RD_PASS_XCHG &&
@@ -84,7 +84,7 @@ redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
         return rd_meshes_exec_info(plan, be, opts, out, err);
     redist_status_t st = rd_program_build_for(plan, be, flags, &p, err);
     if (!st && be && be->ops)
-        st = check_backend(&p, be->ops, err);
+        st = rd_exec_check_backend(&p, be->ops, err);
     if (st) {
         rd_program_free(&p);
         return st;
@@ -140,6 +140,10 @@ static void scratch_free(rd_exec_prep *c, void *p, uint64_t bytes)
     c->cur -= bytes;
 }
 
+static redist_status_t run_collective(redist_backend_t *be,
+                                      const rd_pass *ps, void *in, void *out,
+                                      redist_error_t *err);
+
 static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
                                 void *const buf[RD_NBUF],
                                 redist_exec_report_t *r, redist_error_t *err)
@@ -147,7 +151,6 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
     const rd_backend_ops *ops = be->ops;
     void *in = buf[ps->in_buf], *out = buf[ps->out_buf];
     const rd_xstep *x = &ps->x;
-    uint64_t L = ps->dev_in, s = (uint64_t)x->group.size;
     switch (ps->kind) {
     case RD_PASS_COPY:
         if (ps->dev_out) /* an empty block may be NULL */
@@ -190,6 +193,17 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
     default:
         break;
     }
+    rd_pass_account(be, ps, r);
+    if (ps->kind == RD_PASS_FUSED)
+        return ops->step(be, x, in, out, err);
+    return run_collective(be, ps, in, out, err);
+}
+
+void rd_pass_account(const redist_backend_t *be, const rd_pass *ps,
+                     redist_exec_report_t *r)
+{
+    const rd_xstep *x = &ps->x;
+    uint64_t L = ps->dev_in, s = (uint64_t)x->group.size;
     /* logical traffic of the step (doc/spec-format.md section 2) */
     switch (x->op) {
     case REDIST_OP_ALL_GATHER:
@@ -222,8 +236,16 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
     default:
         break;
     }
-    if (ps->kind == RD_PASS_FUSED)
-        return ops->step(be, x, in, out, err);
+}
+
+/* A backend pass of one collective or exchange. */
+static redist_status_t run_collective(redist_backend_t *be,
+                                      const rd_pass *ps, void *in, void *out,
+                                      redist_error_t *err)
+{
+    const rd_backend_ops *ops = be->ops;
+    const rd_xstep *x = &ps->x;
+    uint64_t L = ps->dev_in, s = (uint64_t)x->group.size;
     size_t elem = x->elem;
     switch (x->op) {
     case REDIST_OP_ALL_GATHER:
@@ -296,7 +318,7 @@ redist_status_t rd_exec_prepare(const redist_plan_t *plan,
     if (!st) {
         st = rd_program_build_for(plan, be, flags, &xp->p, err);
         if (!st)
-            st = check_backend(&xp->p, be->ops, err);
+            st = rd_exec_check_backend(&xp->p, be->ops, err);
         if (!st)
             st = rd_program_bind(&xp->p, plan, be->rank, err);
         hash = rd_plan_hash(plan, flags);
@@ -338,41 +360,69 @@ redist_status_t rd_exec_prepare(const redist_plan_t *plan,
     return st;
 }
 
+/* Pass k of a prepared run, with its spare regions; a failure aborts
+ * the other ranks. */
+static redist_status_t run_one(rd_exec_prep *xp, int k,
+                               redist_exec_report_t *r, redist_error_t *err)
+{
+    redist_backend_t *be = xp->be;
+    const rd_program *p = &xp->p;
+    const rd_pass *ps = &p->pass[k];
+    if (ps->spare_buf >= 0 && ps->spare_bytes) {
+        be->spare = (char *)xp->buf[ps->spare_buf] + ps->spare_off;
+        be->spare_bytes = ps->spare_bytes;
+    }
+    if (ps->sspare_buf >= 0 && ps->sspare_bytes) {
+        be->spare_scratch = (char *)xp->buf[ps->sspare_buf] + ps->sspare_off;
+        be->spare_scratch_bytes = ps->sspare_bytes;
+    }
+    be->pass = k;
+    redist_status_t st = run_pass(be, ps, xp->buf, r, err);
+    be->pass = -1;
+    be->spare = be->spare_scratch = NULL;
+    be->spare_bytes = be->spare_scratch_bytes = 0;
+    if (st) {
+        r->failed_step = ps->first;
+        if (be->ops->abort)
+            be->ops->abort(be, st, err);
+        return st;
+    }
+    if (ps->last >= 0 &&
+        (k + 1 == p->npasses || p->pass[k + 1].first != ps->first))
+        r->steps_done = ps->last + 1;
+    return REDIST_OK;
+}
+
+int rd_pass_is_exchange(const rd_pass *ps)
+{
+    return ps->kind == RD_PASS_XCHG && ps->x.op == REDIST_OP_EXCHANGE;
+}
+
+redist_status_t rd_exec_until_exchange(rd_exec_prep *xp, int *k,
+                                       redist_exec_report_t *r,
+                                       redist_error_t *err)
+{
+    const rd_program *p = &xp->p;
+    for (; *k < p->npasses; (*k)++) {
+        if (rd_pass_is_exchange(&p->pass[*k]))
+            return REDIST_OK;
+        redist_status_t st = run_one(xp, *k, r, err);
+        if (st)
+            return st;
+    }
+    return REDIST_OK;
+}
+
 redist_status_t rd_exec_run(rd_exec_prep *xp, redist_exec_report_t *r,
                             redist_error_t *err)
 {
-    redist_backend_t *be = xp->be;
     redist_status_t st = REDIST_OK;
     const rd_program *p = &xp->p;
     r->failed_step = -1;
     r->steps_done = 0;
     r->recv_bytes = r->sent_bytes = 0;
-    for (int k = 0; k < p->npasses; k++) {
-        const rd_pass *ps = &p->pass[k];
-        if (ps->spare_buf >= 0 && ps->spare_bytes) {
-            be->spare = (char *)xp->buf[ps->spare_buf] + ps->spare_off;
-            be->spare_bytes = ps->spare_bytes;
-        }
-        if (ps->sspare_buf >= 0 && ps->sspare_bytes) {
-            be->spare_scratch =
-                (char *)xp->buf[ps->sspare_buf] + ps->sspare_off;
-            be->spare_scratch_bytes = ps->sspare_bytes;
-        }
-        be->pass = k;
-        st = run_pass(be, ps, xp->buf, r, err);
-        be->pass = -1;
-        be->spare = be->spare_scratch = NULL;
-        be->spare_bytes = be->spare_scratch_bytes = 0;
-        if (st) {
-            r->failed_step = ps->first;
-            if (be->ops->abort)
-                be->ops->abort(be, st, err);
-            break;
-        }
-        if (ps->last >= 0 &&
-            (k + 1 == p->npasses || p->pass[k + 1].first != ps->first))
-            r->steps_done = ps->last + 1;
-    }
+    for (int k = 0; k < p->npasses && !st; k++)
+        st = run_one(xp, k, r, err);
     if (!st)
         r->steps_done = xp->nsteps;
     r->scratch_bytes = p->scratch[0] + p->scratch[1];

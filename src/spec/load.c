@@ -707,6 +707,23 @@ redist_status_t rd_json_parse(const char *text, size_t len,
     return REDIST_OK;
 }
 
+redist_status_t rd_spec_from_json(json_t *root, const char *source,
+                                  unsigned flags, redist_spec_t **out,
+                                  redist_error_t *err)
+{
+    ctx_t c = {source, err, 0};
+    redist_spec_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return FAIL(&c, REDIST_ERR_NOMEM, NULL, "out of memory");
+    redist_status_t st = parse_spec(&c, root, flags, s);
+    if (st) {
+        redist_spec_free(s);
+        return st;
+    }
+    *out = s;
+    return REDIST_OK;
+}
+
 redist_status_t redist_spec_load_buffer(const char *text, size_t len,
                                         const char *source, unsigned flags,
                                         redist_spec_t **out,
@@ -716,22 +733,21 @@ redist_status_t redist_spec_load_buffer(const char *text, size_t len,
     if (!out || (!text && len))
         return FAIL(&c, REDIST_ERR_INVALID, NULL, "NULL argument");
     json_t *root;
-    redist_status_t pst = rd_json_parse(text, len, c.source, &root, err);
-    if (pst)
-        return pst;
-    redist_spec_t *s = calloc(1, sizeof *s);
-    if (!s) {
-        json_decref(root);
-        return FAIL(&c, REDIST_ERR_NOMEM, NULL, "out of memory");
-    }
-    redist_status_t st = parse_spec(&c, root, flags, s);
-    json_decref(root);
-    if (st) {
-        redist_spec_free(s);
+    redist_status_t st = rd_json_parse(text, len, c.source, &root, err);
+    if (st)
         return st;
-    }
-    *out = s;
-    return REDIST_OK;
+    json_t *arrays = json_is_object(root) ? json_object_get(root, "arrays")
+                                          : NULL;
+    if (arrays)
+        st = FAIL(&c, REDIST_ERR_INVALID, "arrays",
+                  "this spec holds %zu arrays (doc/spec-format.md section "
+                  "10): load it with redist_arrays_load_buffer / "
+                  "redist_arrays_load_file",
+                  json_is_array(arrays) ? json_array_size(arrays) : 0);
+    else
+        st = rd_spec_from_json(root, c.source, flags, out, err);
+    json_decref(root);
+    return st;
 }
 
 redist_status_t redist_spec_load_file(const char *path, unsigned flags,

@@ -7,7 +7,7 @@
 
 #include "spec_internal.h"
 
-static char *rd_strdup(const char *s)
+char *rd_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
     char *d = malloc(n);

@@ -78,6 +78,13 @@ redist_status_t rd_spec_finish(redist_spec_t *s, unsigned flags,
 redist_status_t rd_spec_partial_check(const redist_spec_t *s,
                                       redist_error_t *err);
 redist_spec_t *rd_spec_clone(const redist_spec_t *s);
+/* malloc'd copy of a string (NULL when out of memory). */
+char *rd_strdup(const char *s);
+/* A spec from a parsed JSON object (parse_spec of load.c; errors name
+ * `source` and their path in `root`). */
+redist_status_t rd_spec_from_json(struct json_t *root, const char *source,
+                                  unsigned flags, redist_spec_t **out,
+                                  redist_error_t *err);
 /* Set side 0 (source) or 1 (target)'s rule and explicit lengths (blocks
  * may be NULL, and each entry; counts[i] lengths in blocks[i]); checked
  * by rd_spec_finish.  REDIST_ERR_NOMEM. */

@@ -196,6 +196,9 @@ HANDLES = {  # out handle type -> free function (None: NULL pass only)
     'redist_mpi_prepared_t': None,
     'redist_mpi_meshes_t': None,
     'redist_shmem_prepared_t': None,
+    'redist_arrays_t': 'redist_arrays_free',
+    'redist_plan_set_t': 'redist_plan_set_free',
+    'redist_set_prepared_t': None,
 }
 
 OUT_STRUCTS = {
@@ -204,6 +207,7 @@ OUT_STRUCTS = {
     'redist_expect_t', 'redist_step_view_t', 'redist_verify_result_t',
     'redist_topo_info_t', 'redist_topo_location_t', 'redist_topo_axis_t',
     'redist_mpi_info_t', 'redist_shmem_info_t', 'redist_split_t',
+    'redist_round_stats_t', 'redist_plan_set_stats_t',
 }
 
 ENUMS = {  # enum -> (valid, count constant)
@@ -275,6 +279,8 @@ def rule(proto, p, idx):
         'const redist_topo_t *': ('g_topo', []),
         'const redist_placement_t *': ('g_pl', []),
         'FILE *': ('g_devnull', []),
+        'const redist_arrays_t *': ('g_arrays', []),
+        'const redist_plan_set_t *': ('g_set', []),
     }
     if t in objects and not f.endswith('_free'):
         return Arg('NULL', objects[t][0])
@@ -286,7 +292,8 @@ def rule(proto, p, idx):
              'redist_mpi_prepared_t *', 'const redist_mpi_prepared_t *',
              'redist_mpi_meshes_t *',
              'redist_shmem_prepared_t *',
-             'const redist_shmem_prepared_t *'):
+             'const redist_shmem_prepared_t *',
+             'redist_set_prepared_t *', 'const redist_set_prepared_t *'):
         return Arg('NULL', 'NULL', null_only=True)
     if t == 'int *' and n == 'done':
         return Arg('NULL', '&' + v, decl=['int %s = 0;' % v])
@@ -343,6 +350,12 @@ def rule(proto, p, idx):
     if t == 'const void *const[]':
         return Arg('NULL', '(const void *const *)g_src_all',
                    [('(const void *const *)g_null_ptrs', True)])
+    if t == 'const redist_spec_t *const[]':
+        return Arg('NULL', 'g_specs', [('g_null_specs', True)])
+    if t == 'void *const *const[]':
+        return Arg('NULL', 'g_%s_sets' % n, [('g_null_sets', True)])
+    if t == 'uint64_t' and n == 'budget_bytes':
+        return Arg('0', 'REDIST_NO_BUDGET', [('0', False)], ptr=False)
     if t == 'void *const[]':
         return Arg('NULL', 'g_%s_all' % n, [('g_null_ptrs', True)])
     if t == 'void *':
@@ -367,7 +380,8 @@ def rule(proto, p, idx):
     if t == 'int64_t':
         return int64_rule(f, n)
     if t == 'unsigned':
-        bad = f in ('redist_sim_create', 'redist_exec_sim_run')
+        bad = f in ('redist_sim_create', 'redist_exec_sim_run',
+                    'redist_exec_sim_run_set')
         return Arg('0', '0', [('0xffffffffu', bad), ('1u << 31', bad)],
                    ptr=False)
     if t in ENUMS:
@@ -399,6 +413,8 @@ def string_rule(f, n):
         ('redist_spec_create_meshes', 'name'): '"n"',
         ('redist_spec_from_strings', 'name'): '"n"',
         ('redist_spec_from_strings_meshes', 'name'): '"n"',
+        ('redist_arrays_create', 'name'): '"n"',
+        ('redist_arrays_find', 'name'): '"fixture"',
     }
     if (f, n) in valid:
         bad = f.endswith('_from_name') or f == 'redist_mesh_find_axis'
@@ -455,10 +471,16 @@ def int_rule(f, n):
                    ptr=False)
     if n == 'n' and f == 'redist_reduce_local':  # inputs: 8 buffers
         return Arg('0', '2', [('-1', True), (INT_MIN_S, True)], ptr=False)
+    if n == 'n' and f == 'redist_arrays_create':  # g_specs: one spec
+        return Arg('0', '1', [('-1', True), ('0', True), ('65537', True),
+                              (INT_MIN_S, True)], ptr=False)
+    if n == 'r':
+        return Arg('0', '0', [('-1', True), ('1000', True), (INT_MIN_S, True)],
+                   ptr=False)
     if n == 'side':
         return Arg('0', '1', [('-1', True), ('2', True), (INT_MIN_S, True)],
                    ptr=False)
-    if n in ('grid', 'symmetric'):
+    if n in ('grid', 'symmetric', 'plans'):
         return Arg('0', '1', [('-1', False), ('200', False)], ptr=False)
     raise GenError('%s: no rule for int %s' % (f, n))
 
@@ -689,6 +711,11 @@ CORE_FIXTURES = r'''
 UNUSED static redist_mesh_t *g_mesh;
 UNUSED static redist_spec_t *g_spec;
 UNUSED static redist_plan_t *g_plan;
+UNUSED static redist_arrays_t *g_arrays;
+UNUSED static redist_plan_set_t *g_set;
+UNUSED static const redist_spec_t *g_specs[1], *g_null_specs[1];
+UNUSED static void *const *g_src_sets[1], *const *g_dst_sets[1],
+    *const *g_null_sets[1];
 UNUSED static redist_sim_t *g_sim;
 UNUSED static redist_backend_t *g_be;
 UNUSED static FILE *g_devnull;
@@ -734,6 +761,13 @@ static int setup_core(void)
         redist_plan_create(g_spec, &g_bytes_opts, &g_plan, &err) ||
         redist_sim_create(1, 0, &g_sim, &err))
         return -1;
+    g_specs[0] = g_spec;
+    if (redist_arrays_create("set", 1, g_specs, REDIST_NO_BUDGET, &g_arrays,
+                             &err) ||
+        redist_plan_set_create(g_arrays, &g_bytes_opts, NULL, &g_set, &err))
+        return -1;
+    g_src_sets[0] = g_src_all;
+    g_dst_sets[0] = g_dst_all;
     g_be = redist_sim_backend(g_sim, 0);
     g_devnull = fopen("/dev/null", "w");
     g_err.status = REDIST_ERR_PLAN;
@@ -825,6 +859,8 @@ static void teardown_core(void)
     if (g_devnull)
         fclose(g_devnull);
     redist_sim_free(g_sim);
+    redist_plan_set_free(g_set);
+    redist_arrays_free(g_arrays);
     redist_plan_free(g_plan);
     redist_spec_free(g_spec);
     redist_mesh_free(g_mesh);

@@ -8,6 +8,8 @@
  * packs and unpacks, and the pieces go as contiguous bytes
  * (rd_mpi_exchange), at the same cost plus the two local passes.
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpi_impl.h"
@@ -180,4 +182,161 @@ int rd_mpi_xchg_prepare(redist_mpi_t *x, const rd_xstep *xs, const char *in,
     int rc = post_boxes(x, xs, in, out, 1, cc->req, &cc->nreq, &call);
     cc->valid = 1;
     return rc;
+}
+
+/* Many arrays (src/exec/set_run.c): the pieces of every part for one
+ * peer and direction go as ONE message, a struct datatype over their
+ * absolute addresses (MPI_BOTTOM), in part order; receives are posted
+ * first, then sends, then one wait.  The own pieces are copied.  Cost:
+ * alpha * peers + beta * bytes, whatever the number of parts; the
+ * per-peer lists are allocated per call (O(pieces)). */
+typedef struct mpiece {
+    int64_t peer;
+    char *addr;
+    uint64_t bytes;
+} mpiece;
+
+/* Sort pieces by peer, stably (counting sort over 0..size-1):
+ * 0, or -1 when out of memory. */
+static int sort_by_peer(mpiece **v, int64_t n, int64_t size)
+{
+    int64_t *at = calloc((size_t)size + 1, sizeof *at);
+    mpiece *w = malloc((size_t)(n ? n : 1) * sizeof *w);
+    if (!at || !w) {
+        free(at);
+        free(w);
+        return -1;
+    }
+    for (int64_t k = 0; k < n; k++)
+        at[(*v)[k].peer + 1]++;
+    for (int64_t q = 0; q < size; q++)
+        at[q + 1] += at[q];
+    for (int64_t k = 0; k < n; k++)
+        w[at[(*v)[k].peer]++] = (*v)[k];
+    free(at);
+    free(*v);
+    *v = w;
+    return 0;
+}
+
+/* The other peers' pieces of one direction, in part order. */
+static mpiece *collect(int nparts, const rd_xpart *parts, int send,
+                       int64_t me, int64_t *n)
+{
+    int64_t total = 0, k = 0;
+    for (int j = 0; j < nparts; j++)
+        total += send ? parts[j].nto : parts[j].nfrom;
+    mpiece *v = malloc((size_t)(total ? total : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (int j = 0; j < nparts; j++) {
+        int64_t m = send ? parts[j].nto : parts[j].nfrom;
+        const rd_xfer *l = send ? parts[j].to : parts[j].from;
+        char *base = send ? (char *)(uintptr_t)parts[j].send
+                          : (char *)parts[j].recv;
+        for (int64_t t = 0; t < m; t++)
+            if (l[t].peer != me && l[t].bytes)
+                v[k++] = (mpiece){l[t].peer, base + l[t].off, l[t].bytes};
+    }
+    *n = k;
+    return v;
+}
+
+/* Post one message per peer of the sorted pieces v[0..n). */
+static int post_pieces(redist_mpi_t *x, const mpiece *v, int64_t n, int send,
+                       MPI_Request *req, int *nreq)
+{
+    int rc = MPI_SUCCESS;
+    for (int64_t a = 0; a < n && rc == MPI_SUCCESS;) {
+        int64_t b = a;
+        while (b < n && v[b].peer == v[a].peer)
+            b++;
+        int cnt = (int)(b - a);
+        int *len = malloc((size_t)cnt * sizeof *len);
+        MPI_Aint *disp = malloc((size_t)cnt * sizeof *disp);
+        MPI_Datatype *ty = malloc((size_t)cnt * sizeof *ty), t = MPI_DATATYPE_NULL;
+        if (!len || !disp || !ty)
+            rc = MPI_ERR_NO_MEM;
+        int made = 0;
+        for (int k = 0; k < cnt && rc == MPI_SUCCESS; k++) {
+            len[k] = 1;
+            rc = MPI_Get_address(v[a + k].addr, &disp[k]);
+            if (rc == MPI_SUCCESS)
+                rc = rd_mpi_dt_bytes(x->limit, v[a + k].bytes, &ty[k]);
+            if (rc == MPI_SUCCESS)
+                made = k + 1;
+        }
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Type_create_struct(cnt, len, disp, ty, &t);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Type_commit(&t);
+        if (rc == MPI_SUCCESS)
+            rc = send ? MPI_Isend(MPI_BOTTOM, 1, t, (int)v[a].peer,
+                                  RD_MPI_TAG_XCHG, x->comm, &req[(*nreq)++])
+                      : MPI_Irecv(MPI_BOTTOM, 1, t, (int)v[a].peer,
+                                  RD_MPI_TAG_XCHG, x->comm, &req[(*nreq)++]);
+        rd_mpi_dt_free(&t);
+        for (int k = 0; k < made; k++)
+            rd_mpi_dt_free(&ty[k]);
+        free(len);
+        free(disp);
+        free(ty);
+        a = b;
+    }
+    return rc;
+}
+
+redist_status_t rd_mpi_exchange_multi(redist_backend_t *be, int nparts,
+                                      const rd_xpart *parts,
+                                      redist_error_t *err)
+{
+    redist_mpi_t *x = be->ctx;
+    int64_t me = x->rank, ns = 0, nr = 0;
+    x->exchanges++;
+    /* Order within a message: the sender lists its pieces part by part,
+     * each part's list by peer; the receiver does the same with its
+     * receive lists, and for every part the pieces between one pair are
+     * one box on both sides (backend.h: the sender's bytes for a pair
+     * equal the receiver's), so a stable sort by peer alone keeps the
+     * two sides in the same order. */
+    mpiece *sv = collect(nparts, parts, 1, me, &ns);
+    mpiece *rv = collect(nparts, parts, 0, me, &nr);
+    MPI_Request *req = malloc((size_t)(2 * x->size + 1) * sizeof *req);
+    if (!sv || !rv || !req) {
+        free(sv);
+        free(rv);
+        free(req);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                        "mpi: out of memory in a combined exchange");
+    }
+    if (sort_by_peer(&sv, ns, x->size) || sort_by_peer(&rv, nr, x->size)) {
+        free(sv);
+        free(rv);
+        free(req);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                        "mpi: out of memory in a combined exchange");
+    }
+    int n = 0;
+    const char *call = "MPI_Irecv";
+    int rc = post_pieces(x, rv, nr, 0, req, &n);
+    if (rc == MPI_SUCCESS) {
+        call = "MPI_Isend";
+        rc = post_pieces(x, sv, ns, 1, req, &n);
+    }
+    /* the own pieces, part by part */
+    for (int j = 0; j < nparts; j++)
+        for (int64_t k = 0; k < parts[j].nto; k++)
+            if (parts[j].to[k].peer == me && parts[j].to[k].bytes)
+                for (int64_t i = 0; i < parts[j].nfrom; i++)
+                    if (parts[j].from[i].peer == me)
+                        memcpy((char *)parts[j].recv + parts[j].from[i].off,
+                               (const char *)parts[j].send + parts[j].to[k].off,
+                               (size_t)parts[j].to[k].bytes);
+    int wrc = n ? MPI_Waitall(n, req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    free(sv);
+    free(rv);
+    free(req);
+    if (rc != MPI_SUCCESS)
+        return rd_mpi_fail(err, rc, call);
+    return wrc == MPI_SUCCESS ? REDIST_OK : rd_mpi_fail(err, wrc, "MPI_Waitall");
 }

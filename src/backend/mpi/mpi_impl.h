@@ -151,6 +151,9 @@ redist_status_t rd_mpi_gather_inplace(redist_mpi_t *x, MPI_Comm comm,
                                       uint64_t bytes, redist_error_t *err);
 
 /* exchange.c */
+redist_status_t rd_mpi_exchange_multi(redist_backend_t *be, int nparts,
+                                      const rd_xpart *parts,
+                                      redist_error_t *err);
 redist_status_t rd_mpi_exchange(redist_backend_t *be, const void *send,
                                 int64_t nto, const rd_xfer *to, void *recv,
                                 int64_t nfrom, const rd_xfer *from,

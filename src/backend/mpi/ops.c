@@ -346,6 +346,7 @@ const rd_backend_ops rd_mpi_ops_template = {
     .all_reduce = mpi_all_reduce,
     .permute = mpi_permute,
     .exchange = rd_mpi_exchange,
+    .exchange_multi = rd_mpi_exchange_multi,
     .step = mpi_step,
     .alloc = rd_mpi_scratch_alloc,
     .free = rd_mpi_scratch_free,

@@ -519,10 +519,9 @@ void rd_sim_inject_failure(redist_sim_t *w, int64_t rank, int64_t op_index)
 /* ------------------------------------------------------------ run */
 
 typedef struct sim_job {
-    const redist_plan_t *plan;
+    rd_sim_fn fn;
+    void *arg;
     redist_backend_t *be;
-    void *src, *dst;
-    const redist_exec_options_t *opts;
     redist_exec_report_t report;
     redist_error_t err;
     redist_status_t status;
@@ -532,9 +531,23 @@ static void *sim_thread(void *arg)
 {
     sim_job *j = arg;
     redist_error_clear(&j->err);
-    j->status = redist_plan_execute(j->plan, j->be, j->src, j->dst, j->opts,
-                                    &j->report, &j->err);
+    j->status = j->fn(j->arg, j->be, &j->report, &j->err);
     return NULL;
+}
+
+/* One plan on every device: src[rank], dst[rank]. */
+typedef struct plan_job {
+    const redist_plan_t *plan;
+    void *const *src, *const *dst;
+    const redist_exec_options_t *opts;
+} plan_job;
+
+static redist_status_t run_plan(void *arg, redist_backend_t *be,
+                                redist_exec_report_t *r, redist_error_t *err)
+{
+    const plan_job *j = arg;
+    return redist_plan_execute(j->plan, be, j->src[be->rank],
+                               j->dst[be->rank], j->opts, r, err);
 }
 
 redist_status_t rd_sim_run_world(redist_sim_t *w, const redist_plan_t *plan,
@@ -543,6 +556,15 @@ redist_status_t rd_sim_run_world(redist_sim_t *w, const redist_plan_t *plan,
                                  redist_exec_report_t *report,
                                  redist_exec_report_t *per_device,
                                  redist_error_t *err)
+{
+    plan_job j = {plan, src, dst, opts};
+    return rd_sim_run_each(w, run_plan, &j, report, per_device, err);
+}
+
+redist_status_t rd_sim_run_each(redist_sim_t *w, rd_sim_fn fn, void *arg,
+                                redist_exec_report_t *report,
+                                redist_exec_report_t *per_device,
+                                redist_error_t *err)
 {
     int64_t n = w->n;
     sim_job *jobs = calloc((size_t)n, sizeof *jobs);
@@ -563,11 +585,9 @@ redist_status_t rd_sim_run_world(redist_sim_t *w, const redist_plan_t *plan,
     int64_t started = 0;
     redist_status_t st = REDIST_OK;
     for (int64_t r = 0; r < n; r++) {
-        jobs[r].plan = plan;
+        jobs[r].fn = fn;
+        jobs[r].arg = arg;
         jobs[r].be = &w->ep[r];
-        jobs[r].src = src[r];
-        jobs[r].dst = dst[r];
-        jobs[r].opts = opts;
         if (pthread_create(&th[r], &attr, sim_thread, &jobs[r]) != 0) {
             redist_error_t e;
             redist_error_clear(&e);

@@ -1,0 +1,293 @@
+/*
+ * Many arrays under one budget (doc/spec-format.md section 10,
+ * doc/arrays.md): every array planned, the set grouped into rounds.
+ *
+ * ALGORITHM.  Each array is planned on its own (redist_plan_create, one
+ * or two meshes), so each plan is the one a one-array spec would get.
+ * Arrays of one round run together (set_run.c): their programs'
+ * exchanges are combined into one message per peer, and every array of
+ * the round holds its scratch at once.  So a round needs the sum of its
+ * arrays' scratch, each array's figure being its executor program's
+ * (the generic program of redist_plan_exec_info with no backend, which
+ * is what set_run.c runs: the most any device needs; each of its two
+ * scratch buffers rounded up to RD_SET_ALIGN bytes, as the arena lays
+ * them out).  Rounds are
+ * filled first-fit in order of decreasing scratch (ties: spec order), so
+ * no round's sum exceeds budget_bytes; without a budget there is one
+ * round.  An array whose scratch alone exceeds the budget makes the set
+ * infeasible; the error names it and the smallest budget that works
+ * (the largest single array's scratch).
+ *
+ * COST.  The plans' own cost (n plans), one exec_info per array, and
+ * O(n log n + n R) for the rounds (R rounds).  MEMORY: the plans.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_internal.h"
+#include "set.h"
+#include "../core/internal.h"
+
+void redist_plan_set_free(redist_plan_set_t *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->n; i++)
+        redist_plan_free(s->plan[i]);
+    free(s->plan);
+    free(s->scratch);
+    free(s->round);
+    free(s->rounds);
+    free(s->name);
+    free(s);
+}
+
+redist_status_t rd_set_array_scratch(const redist_plan_t *plan,
+                                     unsigned flags, uint64_t *out,
+                                     redist_error_t *err)
+{
+    redist_exec_options_t eo = {flags};
+    if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2) {
+        redist_exec_info_t info;
+        redist_status_t st = redist_plan_exec_info(plan, NULL, &eo, &info,
+                                                   err);
+        *out = rd_set_align(info.scratch_bytes);
+        return st;
+    }
+    rd_program p;
+    redist_status_t st = rd_program_build_for(plan, NULL, flags, &p, err);
+    if (!st)
+        *out = rd_set_align(p.scratch[0]) + rd_set_align(p.scratch[1]);
+    rd_program_free(&p);
+    return st;
+}
+
+static int by_scratch(const void *a, const void *b, void *ctx)
+{
+    const uint64_t *sc = ctx;
+    int i = *(const int *)a, j = *(const int *)b;
+    if (sc[i] != sc[j])
+        return sc[i] > sc[j] ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* Insertion sort with a context (n is the set's size; qsort has no
+ * context in C11). */
+static void sort_idx(int *idx, int n, const uint64_t *sc)
+{
+    for (int i = 1; i < n; i++) {
+        int v = idx[i], j = i;
+        while (j > 0 && by_scratch(&idx[j - 1], &v, (void *)sc) > 0) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = v;
+    }
+}
+
+/* First-fit decreasing under the budget. */
+static redist_status_t group(redist_plan_set_t *s, redist_error_t *err)
+{
+    int n = s->n;
+    if (n < 1)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "no arrays");
+    int *idx = malloc((size_t)n * sizeof *idx);
+    uint64_t *fill = calloc((size_t)n, sizeof *fill);
+    if (!idx || !fill) {
+        free(idx);
+        free(fill);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    sort_idx(idx, n, s->scratch);
+    int worst = idx[0];
+    if (s->budget != REDIST_NO_BUDGET && s->scratch[worst] > s->budget) {
+        free(idx);
+        free(fill);
+        return rd_error(
+            err, REDIST_ERR_INFEASIBLE, NULL, "budget_bytes",
+            "array \"%s\" alone needs %llu bytes of scratch per device, "
+            "more than budget_bytes %llu: the smallest budget that works is "
+            "%llu",
+            redist_spec_name(redist_plan_spec(s->plan[worst])),
+            (unsigned long long)s->scratch[worst],
+            (unsigned long long)s->budget,
+            (unsigned long long)s->scratch[worst]);
+    }
+    int nr = 0;
+    for (int k = 0; k < n; k++) {
+        int i = idx[k], r = 0;
+        if (s->budget != REDIST_NO_BUDGET)
+            while (r < nr && fill[r] + s->scratch[i] > s->budget)
+                r++;
+        if (r == nr)
+            nr++;
+        fill[r] += s->scratch[i];
+        s->round[i] = r;
+    }
+    free(idx);
+    free(fill);
+    s->nrounds = nr;
+    return REDIST_OK;
+}
+
+/* Per-round figures from the arrays' plans. */
+static void round_figures(redist_plan_set_t *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        redist_plan_stats_t ps;
+        rd_set_round *r = &s->rounds[s->round[i]];
+        redist_plan_stats(s->plan[i], &ps);
+        r->narrays++;
+        r->scratch_bytes += s->scratch[i];
+        r->recv_bytes += ps.recv_bytes;
+        r->peak_bytes += ps.peak_bytes;
+        r->time_s += ps.time_s;
+        r->collectives += ps.collectives;
+        int x = 0;
+        for (int k = 0; k < redist_plan_num_steps(s->plan[i]); k++) {
+            redist_step_view_t v;
+            if (!redist_plan_step(s->plan[i], k, &v) &&
+                (v.op == REDIST_OP_EXCHANGE || v.op == REDIST_OP_TRANSFER))
+                x++;
+        }
+        if (x > r->exchanges)
+            r->exchanges = x;
+        if (!ps.memory_efficient)
+            s->memory_efficient = 0;
+    }
+}
+
+redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
+                                       const redist_plan_options_t *popts,
+                                       const redist_exec_options_t *eopts,
+                                       redist_plan_set_t **out,
+                                       redist_error_t *err)
+{
+    if (!arrays || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL arrays or output");
+    redist_exec_options_t eo = {0};
+    if (eopts)
+        eo = *eopts;
+    if (eo.flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
+                        "unknown execution flags 0x%x",
+                        eo.flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC);
+    int n = redist_arrays_count(arrays);
+    redist_plan_set_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    s->plan = calloc((size_t)n, sizeof *s->plan);
+    s->scratch = calloc((size_t)n, sizeof *s->scratch);
+    s->round = calloc((size_t)n, sizeof *s->round);
+    s->name = malloc(strlen(redist_arrays_name(arrays)) + 1);
+    s->budget = redist_arrays_budget(arrays);
+    s->exec_flags = eo.flags;
+    s->is_set = redist_arrays_is_set(arrays);
+    s->memory_efficient = 1;
+    if (!s->plan || !s->scratch || !s->round || !s->name) {
+        redist_plan_set_free(s);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    strcpy(s->name, redist_arrays_name(arrays));
+    redist_status_t st = REDIST_OK;
+    for (int i = 0; i < n && !st; i++) {
+        const redist_spec_t *sp = redist_arrays_get(arrays, i);
+        st = redist_plan_create(sp, popts, &s->plan[i], err);
+        if (!st) {
+            s->n = i + 1;
+            st = rd_set_array_scratch(s->plan[i], eo.flags, &s->scratch[i],
+                                      err);
+        }
+        if (st && err) {
+            /* name the array whose planning failed */
+            char text[REDIST_ERROR_TEXT_LENGTH];
+            size_t pos = 0;
+            text[0] = '\0';
+            rd_appendf(text, sizeof text, &pos, "array \"%s\": %s",
+                       redist_spec_name(sp), err->text);
+            rd_strlcpy(err->text, text, sizeof err->text);
+        }
+    }
+    if (!st)
+        st = group(s, err);
+    if (!st && !(s->rounds = calloc((size_t)s->nrounds, sizeof *s->rounds)))
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    if (st) {
+        redist_plan_set_free(s);
+        return st;
+    }
+    round_figures(s);
+    *out = s;
+    return REDIST_OK;
+}
+
+int redist_plan_set_num_arrays(const redist_plan_set_t *s)
+{
+    return s ? s->n : 0;
+}
+
+const redist_plan_t *redist_plan_set_plan(const redist_plan_set_t *s, int i)
+{
+    return s && i >= 0 && i < s->n ? s->plan[i] : NULL;
+}
+
+int redist_plan_set_num_rounds(const redist_plan_set_t *s)
+{
+    return s ? s->nrounds : 0;
+}
+
+int redist_plan_set_round_of(const redist_plan_set_t *s, int i)
+{
+    return s && i >= 0 && i < s->n ? s->round[i] : -1;
+}
+
+uint64_t redist_plan_set_array_scratch(const redist_plan_set_t *s, int i)
+{
+    return s && i >= 0 && i < s->n ? s->scratch[i] : 0;
+}
+
+redist_status_t redist_plan_set_round(const redist_plan_set_t *s, int r,
+                                      redist_round_stats_t *out)
+{
+    if (!s || !out || r < 0 || r >= s->nrounds)
+        return REDIST_ERR_INVALID;
+    const rd_set_round *x = &s->rounds[r];
+    memset(out, 0, sizeof *out);
+    out->narrays = x->narrays;
+    out->scratch_bytes = x->scratch_bytes;
+    out->recv_bytes = x->recv_bytes;
+    out->peak_bytes = x->peak_bytes;
+    out->time_s = x->time_s;
+    out->collectives = x->collectives;
+    out->exchanges = x->exchanges;
+    return REDIST_OK;
+}
+
+void redist_plan_set_stats(const redist_plan_set_t *s,
+                           redist_plan_set_stats_t *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    out->budget_bytes = REDIST_NO_BUDGET;
+    if (!s)
+        return;
+    out->narrays = s->n;
+    out->nrounds = s->nrounds;
+    out->budget_bytes = s->budget;
+    out->memory_efficient = s->memory_efficient;
+    for (int r = 0; r < s->nrounds; r++) {
+        const rd_set_round *x = &s->rounds[r];
+        if (x->scratch_bytes > out->scratch_bytes)
+            out->scratch_bytes = x->scratch_bytes;
+        if (x->peak_bytes > out->peak_bytes)
+            out->peak_bytes = x->peak_bytes;
+        out->recv_bytes += x->recv_bytes;
+        out->time_s += x->time_s;
+        out->collectives += x->collectives;
+        out->exchanges += x->exchanges;
+    }
+}

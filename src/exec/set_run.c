@@ -1,0 +1,354 @@
+/*
+ * Running many arrays on one device (doc/arrays.md): a plan set (set.c)
+ * prepared once, run many times, through any backend.
+ *
+ * ALGORITHM.  Prepare: every array's generic executor program (the one
+ * its scratch figure was computed for) is built and bound to this
+ * device; one agreement combines the ranks' local checks and a hash of
+ * every plan and the rounds; then one scratch arena, as large as the
+ * largest round, is allocated and agreed on.  The arrays of a round take
+ * consecutive, aligned parts of it, so a round never holds more than its
+ * scratch figure, and so never more than the budget.  Run: round by
+ * round, the arrays' programs advance in lockstep: each array runs its
+ * passes up to its next exchange (rd_exec_until_exchange), then the
+ * exchanges of every array that reached one go out together through the
+ * backend's exchange_multi (one message per peer and direction: MPI
+ * sends each peer one struct datatype over the arrays' pieces), then
+ * again, until every program has ended.  Every rank runs the same
+ * programs (they depend on the plans only), so every rank makes the
+ * same calls in the same order.
+ *
+ * COST.  The arrays' programs, with the exchanges of a round's arrays
+ * combined: per combined exchange alpha * peers instead of alpha *
+ * peers * arrays.  The collectives of different arrays are not combined.
+ * MEMORY.  The arena (the largest round's scratch) and O(arrays + passes)
+ * bookkeeping; the programs' own buffers are the caller's blocks and
+ * their parts of the arena.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_internal.h"
+#include "set.h"
+#include "../core/internal.h"
+
+struct redist_set_prepared {
+    const redist_plan_set_t *set;
+    redist_backend_t *be;
+    rd_exec_prep *xp; /* per array: program, buffers */
+    int *order;       /* arrays by round, spec order within a round */
+    int *start;       /* order[start[r] .. start[r + 1]) is round r */
+    int *cursor;      /* per array, during a run */
+    rd_xpart *parts;
+    int *at;
+    void *arena;
+    uint64_t arena_bytes;
+    uint64_t high, count, messages;
+};
+
+static redist_status_t local_checks(const redist_plan_set_t *set,
+                                    redist_backend_t *be, void *const src[],
+                                    void *const dst[], redist_error_t *err)
+{
+    if (!set)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "set", "NULL set");
+    if (!src || !dst)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, src ? "dst" : "src",
+                        "NULL buffer list");
+    for (int i = 0; i < set->n; i++) {
+        const redist_spec_t *s = redist_plan_spec(set->plan[i]);
+        if (redist_spec_num_meshes(s) == 2)
+            return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                            "array \"%s\" moves between two meshes: "
+                            "many-array runs take one-mesh arrays only for "
+                            "now (run it on its own with its plan)",
+                            redist_spec_name(s));
+        if (be->size != redist_spec_num_devices(s))
+            return rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
+                            "the backend connects %lld ranks, array \"%s\" "
+                            "runs on %lld devices",
+                            (long long)be->size, redist_spec_name(s),
+                            (long long)redist_spec_num_devices(s));
+        for (int side = 0; side < 2; side++) {
+            void *b = side ? dst[i] : src[i];
+            if (!b && redist_spec_device_bytes(s, side, be->rank))
+                return rd_error(err, REDIST_ERR_INVALID, NULL,
+                                side ? "dst" : "src",
+                                "NULL buffer for array \"%s\" on device %lld",
+                                redist_spec_name(s), (long long)be->rank);
+        }
+        if (src[i] && src[i] == dst[i])
+            return rd_error(err, REDIST_ERR_INVALID, NULL, "dst",
+                            "array \"%s\": src and dst must be distinct "
+                            "buffers",
+                            redist_spec_name(s));
+    }
+    return REDIST_OK;
+}
+
+/* Programs built and bound; the rounds' order. */
+static redist_status_t build(redist_set_prepared_t *p, void *const src[],
+                             void *const dst[], uint64_t *hash,
+                             redist_error_t *err)
+{
+    const redist_plan_set_t *set = p->set;
+    redist_status_t st = REDIST_OK;
+    *hash = rd_fnv_u64(RD_FNV_BASIS, (uint64_t)set->n);
+    for (int i = 0; i < set->n && !st; i++) {
+        rd_exec_prep *xp = &p->xp[i];
+        xp->be = p->be;
+        xp->nsteps = redist_plan_num_steps(set->plan[i]);
+        st = rd_program_build_for(set->plan[i], NULL, set->exec_flags,
+                                  &xp->p, err);
+        if (!st)
+            st = rd_exec_check_backend(&xp->p, p->be->ops, err);
+        if (!st)
+            st = rd_program_bind(&xp->p, set->plan[i], p->be->rank, err);
+        xp->buf[RD_BUF_SRC] = src[i];
+        xp->buf[RD_BUF_DST] = dst[i];
+        *hash = rd_fnv_u64(*hash, rd_plan_hash(set->plan[i],
+                                               set->exec_flags));
+        *hash = rd_fnv_u64(*hash, (uint64_t)set->round[i]);
+    }
+    int k = 0;
+    for (int r = 0; r < set->nrounds; r++) {
+        p->start[r] = k;
+        for (int i = 0; i < set->n; i++)
+            if (set->round[i] == r)
+                p->order[k++] = i;
+    }
+    p->start[set->nrounds] = k;
+    return st;
+}
+
+/* The arena and every array's part of it. */
+static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
+{
+    const redist_plan_set_t *set = p->set;
+    uint64_t most = 0;
+    for (int r = 0; r < set->nrounds; r++) {
+        uint64_t off = 0;
+        for (int k = p->start[r]; k < p->start[r + 1]; k++)
+            off += set->scratch[p->order[k]];
+        if (off > most)
+            most = off;
+    }
+    p->arena_bytes = most;
+    if (most) {
+        redist_backend_t *be = p->be;
+        p->arena = most > SIZE_MAX ? NULL
+                   : be->ops->alloc ? be->ops->alloc(be, (size_t)most)
+                                    : malloc((size_t)most);
+        if (!p->arena)
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "cannot allocate %llu bytes of scratch on "
+                            "device %lld",
+                            (unsigned long long)most, (long long)be->rank);
+        p->high = most;
+        p->count = 1;
+        memset(p->arena, 0, (size_t)most); /* no page fault in a run */
+    }
+    for (int r = 0; r < set->nrounds; r++) {
+        uint64_t off = 0;
+        for (int k = p->start[r]; k < p->start[r + 1]; k++) {
+            rd_exec_prep *xp = &p->xp[p->order[k]];
+            char *a = p->arena;
+            if (xp->p.scratch[0])
+                xp->buf[RD_BUF_SA] = a + off;
+            off += rd_set_align(xp->p.scratch[0]);
+            if (xp->p.scratch[1])
+                xp->buf[RD_BUF_SB] = a + off;
+            off += rd_set_align(xp->p.scratch[1]);
+        }
+    }
+    return REDIST_OK;
+}
+
+void redist_set_prepared_free(redist_set_prepared_t *p)
+{
+    if (!p)
+        return;
+    if (p->xp)
+        for (int i = 0; i < p->set->n; i++)
+            rd_program_free(&p->xp[i].p);
+    if (p->arena) {
+        if (p->be->ops->free)
+            p->be->ops->free(p->be, p->arena, (size_t)p->arena_bytes);
+        else
+            free(p->arena);
+    }
+    free(p->xp);
+    free(p->order);
+    free(p->start);
+    free(p->cursor);
+    free(p->parts);
+    free(p->at);
+    free(p);
+}
+
+redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
+                                        redist_backend_t *be,
+                                        void *const src[], void *const dst[],
+                                        redist_set_prepared_t **out,
+                                        redist_error_t *err)
+{
+    if (!out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "out",
+                        "NULL argument");
+    if (!be || !be->ops)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
+                        "NULL backend"); /* nobody to agree with */
+    redist_status_t st = local_checks(set, be, src, dst, err);
+    uint64_t hash = 0;
+    redist_set_prepared_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return be->ops->agree(be, rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                           "out of memory"),
+                              0, err);
+    p->set = set;
+    p->be = be;
+    if (!st) {
+        int n = set->n;
+        p->xp = calloc((size_t)n, sizeof *p->xp);
+        p->order = calloc((size_t)n, sizeof *p->order);
+        p->start = calloc((size_t)set->nrounds + 1, sizeof *p->start);
+        p->cursor = calloc((size_t)n, sizeof *p->cursor);
+        p->parts = calloc((size_t)n, sizeof *p->parts);
+        p->at = calloc((size_t)n, sizeof *p->at);
+        if (!p->xp || !p->order || !p->start || !p->cursor || !p->parts ||
+            !p->at)
+            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+        else
+            st = build(p, src, dst, &hash, err);
+    }
+    st = be->ops->agree(be, st, hash, err);
+    if (!st) {
+        st = place(p, err);
+        st = be->ops->agree(be, st, hash, err);
+    }
+    if (st) {
+        redist_set_prepared_free(p);
+        return st;
+    }
+    *out = p;
+    return REDIST_OK;
+}
+
+/* One combined exchange of the arrays order[a..b) that stopped at one. */
+static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
+                                redist_exec_report_t *r, int *any,
+                                redist_error_t *err)
+{
+    redist_backend_t *be = p->be;
+    int np = 0;
+    for (int k = a; k < b; k++) {
+        int i = p->order[k];
+        rd_exec_prep *xp = &p->xp[i];
+        if (p->cursor[i] >= xp->p.npasses)
+            continue;
+        const rd_pass *ps = &xp->p.pass[p->cursor[i]];
+        const rd_xchg *x = ps->x.xchg;
+        rd_pass_account(be, ps, r);
+        p->parts[np] = (rd_xpart){xp->buf[ps->in_buf], x->nsend, x->send,
+                                  xp->buf[ps->out_buf], x->nrecv, x->recv};
+        p->at[np++] = i;
+    }
+    *any = np > 0;
+    if (!np)
+        return REDIST_OK;
+    /* messages: the distinct other peers sent to */
+    for (int64_t q = 0; q < be->size; q++) {
+        int sent = 0;
+        for (int j = 0; j < np && !sent; j++)
+            for (int64_t t = 0; t < p->parts[j].nto && !sent; t++)
+                sent = p->parts[j].to[t].peer == q && q != be->rank &&
+                       p->parts[j].to[t].bytes;
+        p->messages += (uint64_t)sent;
+    }
+    redist_status_t st = REDIST_OK;
+    if (be->ops->exchange_multi)
+        st = be->ops->exchange_multi(be, np, p->parts, err);
+    else
+        for (int j = 0; j < np && !st; j++)
+            st = be->ops->exchange(be, p->parts[j].send, p->parts[j].nto,
+                                   p->parts[j].to, p->parts[j].recv,
+                                   p->parts[j].nfrom, p->parts[j].from, err);
+    if (st) {
+        r->failed_step = p->xp[p->at[0]].p.pass[p->cursor[p->at[0]]].first;
+        if (be->ops->abort)
+            be->ops->abort(be, st, err);
+        return st;
+    }
+    for (int j = 0; j < np; j++)
+        p->cursor[p->at[j]]++;
+    return REDIST_OK;
+}
+
+redist_status_t redist_set_run(redist_set_prepared_t *p,
+                               redist_exec_report_t *report,
+                               redist_error_t *err)
+{
+    redist_exec_report_t r;
+    memset(&r, 0, sizeof r);
+    r.failed_step = -1;
+    double t0 = rd_exec_seconds();
+    if (!p) {
+        if (report)
+            *report = r;
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "prep",
+                        "NULL prepared set");
+    }
+    redist_status_t st = REDIST_OK;
+    p->messages = 0;
+    for (int rd = 0; rd < p->set->nrounds && !st; rd++) {
+        int a = p->start[rd], b = p->start[rd + 1], any = 1;
+        for (int k = a; k < b; k++)
+            p->cursor[p->order[k]] = 0;
+        while (any && !st) {
+            for (int k = a; k < b && !st; k++) {
+                int i = p->order[k];
+                st = rd_exec_until_exchange(&p->xp[i], &p->cursor[i], &r,
+                                            err);
+            }
+            if (!st)
+                st = combined(p, a, b, &r, &any, err);
+        }
+        if (!st)
+            r.steps_done += b - a; /* arrays done */
+    }
+    r.scratch_bytes = p->arena_bytes;
+    r.scratch_high_water = p->high;
+    r.scratch_allocations = p->count;
+    r.writes_src = 0;
+    for (int i = 0; i < p->set->n; i++)
+        r.writes_src |= p->xp[i].p.writes_src;
+    r.seconds = rd_exec_seconds() - t0;
+    if (report)
+        *report = r;
+    return st;
+}
+
+uint64_t redist_set_prepared_messages(const redist_set_prepared_t *p)
+{
+    return p ? p->messages : 0;
+}
+
+redist_status_t redist_plan_set_execute(const redist_plan_set_t *set,
+                                        redist_backend_t *be,
+                                        void *const src[], void *const dst[],
+                                        redist_exec_report_t *report,
+                                        redist_error_t *err)
+{
+    redist_set_prepared_t *p = NULL;
+    redist_status_t st = redist_plan_set_prepare(set, be, src, dst, &p, err);
+    if (st) {
+        if (report) {
+            memset(report, 0, sizeof *report);
+            report->failed_step = -1;
+        }
+        return st;
+    }
+    st = redist_set_run(p, report, err);
+    redist_set_prepared_free(p);
+    return st;
+}
