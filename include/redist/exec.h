@@ -285,8 +285,10 @@ REDIST_API redist_status_t redist_plan_set_print(const redist_plan_set_t *set,
  * redist_set_prepared_free.  One-mesh arrays only for now: a set with a
  * two-mesh array is refused (REDIST_ERR_INVALID, on every rank).
  * Failure is collective as for redist_plan_execute.  The report's
- * scratch figures are the arena's; its high-water mark is measured by
- * the counting allocator.
+ * scratch_bytes is the arena (the largest round's scratch, within the
+ * budget); scratch_high_water adds what the backend's ops needed beside
+ * it (MPI: reduction work space where a pass's spare region is too
+ * small; not yet part of the budget, doc/arrays.md).
  */
 typedef struct redist_set_prepared redist_set_prepared_t;
 REDIST_API redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
@@ -303,6 +305,9 @@ REDIST_API redist_status_t redist_set_run(redist_set_prepared_t *prep,
 /** Point-to-point messages this device sent in the last run (each
  *  combined exchange sends one per peer).  NULL: 0. */
 REDIST_API uint64_t redist_set_prepared_messages(const redist_set_prepared_t *prep);
+/** Combined exchanges of the last run (each sends at most one message
+ *  per peer).  NULL: 0. */
+REDIST_API uint64_t redist_set_prepared_exchanges(const redist_set_prepared_t *prep);
 /** Free (collective when the backend's scratch is, as for a plan). */
 REDIST_API void redist_set_prepared_free(redist_set_prepared_t *prep);
 /** prepare + run + free. */

@@ -133,6 +133,8 @@ int rd_xchg_box(const rd_xchg *x, int64_t sender, int64_t receiver,
  * differ between devices (uneven dims). */
 void rd_xchg_extent(const rd_xchg *x, int side, int64_t rank, int64_t ext[]);
 
+struct rd_program;
+
 /* One part of a combined exchange (exchange_multi). */
 typedef struct rd_xpart {
     const void *send;
@@ -206,6 +208,15 @@ typedef struct rd_backend_ops {
     redist_status_t (*exchange_multi)(redist_backend_t *be, int nparts,
                                       const struct rd_xpart *parts,
                                       redist_error_t *err);
+    /* Optional: many arrays (set_run.c) run n programs within one
+     * preparation.  begin_programs sizes, once, what the backend's ops
+     * need beside the executor's buffers for any of them (MPI: the
+     * reduction work space where a pass's spare region is too small),
+     * to be allocated at the next `agree`, and returns those bytes (the
+     * runner counts them as scratch); end_programs releases it. */
+    uint64_t (*begin_programs)(redist_backend_t *be, int n,
+                               const struct rd_program *const progs[]);
+    void (*end_programs)(redist_backend_t *be);
     /* Optional (NULL, fused_ops 0): a whole step, see above. */
     redist_status_t (*step)(redist_backend_t *be, const rd_xstep *x,
                             const void *in, void *out, redist_error_t *err);

@@ -42,8 +42,9 @@ struct redist_set_prepared {
     rd_xpart *parts;
     int *at;
     void *arena;
-    uint64_t arena_bytes;
-    uint64_t high, count, messages;
+    uint64_t arena_bytes, work_bytes; /* work: the backend's (begin) */
+    int began;
+    uint64_t high, count, messages, exchanges;
 };
 
 static redist_status_t local_checks(const redist_plan_set_t *set,
@@ -134,6 +135,7 @@ static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
             most = off;
     }
     p->arena_bytes = most;
+    p->high = most + p->work_bytes;
     if (most) {
         redist_backend_t *be = p->be;
         p->arena = most > SIZE_MAX ? NULL
@@ -144,7 +146,6 @@ static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
                             "cannot allocate %llu bytes of scratch on "
                             "device %lld",
                             (unsigned long long)most, (long long)be->rank);
-        p->high = most;
         p->count = 1;
         memset(p->arena, 0, (size_t)most); /* no page fault in a run */
     }
@@ -171,6 +172,8 @@ void redist_set_prepared_free(redist_set_prepared_t *p)
     if (p->xp)
         for (int i = 0; i < p->set->n; i++)
             rd_program_free(&p->xp[i].p);
+    if (p->began && p->be->ops->end_programs)
+        p->be->ops->end_programs(p->be);
     if (p->arena) {
         if (p->be->ops->free)
             p->be->ops->free(p->be, p->arena, (size_t)p->arena_bytes);
@@ -221,6 +224,18 @@ redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
         else
             st = build(p, src, dst, &hash, err);
     }
+    if (!st && be->ops->begin_programs) {
+        const rd_program **progs = malloc((size_t)set->n * sizeof *progs);
+        if (!progs) {
+            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+        } else {
+            for (int i = 0; i < set->n; i++)
+                progs[i] = &p->xp[i].p;
+            p->work_bytes = be->ops->begin_programs(be, set->n, progs);
+            p->began = 1;
+            free(progs);
+        }
+    }
     st = be->ops->agree(be, st, hash, err);
     if (!st) {
         st = place(p, err);
@@ -256,6 +271,7 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
     *any = np > 0;
     if (!np)
         return REDIST_OK;
+    p->exchanges++;
     /* messages: the distinct other peers sent to */
     for (int64_t q = 0; q < be->size; q++) {
         int sent = 0;
@@ -299,7 +315,7 @@ redist_status_t redist_set_run(redist_set_prepared_t *p,
                         "NULL prepared set");
     }
     redist_status_t st = REDIST_OK;
-    p->messages = 0;
+    p->messages = p->exchanges = 0;
     for (int rd = 0; rd < p->set->nrounds && !st; rd++) {
         int a = p->start[rd], b = p->start[rd + 1], any = 1;
         for (int k = a; k < b; k++)
@@ -331,6 +347,11 @@ redist_status_t redist_set_run(redist_set_prepared_t *p,
 uint64_t redist_set_prepared_messages(const redist_set_prepared_t *p)
 {
     return p ? p->messages : 0;
+}
+
+uint64_t redist_set_prepared_exchanges(const redist_set_prepared_t *p)
+{
+    return p ? p->exchanges : 0;
 }
 
 redist_status_t redist_plan_set_execute(const redist_plan_set_t *set,

@@ -310,6 +310,31 @@ uint64_t rd_mpi_begin(redist_mpi_t *x, const redist_plan_t *plan,
     return promise;
 }
 
+/* Many arrays (src/exec/set_run.c): the state of a call, with the work
+ * buffer the largest least need of the programs (they run one pass at a
+ * time), planned so that no step sizes work space on its own. */
+uint64_t rd_mpi_begin_programs(redist_backend_t *be, int n,
+                               const struct rd_program *const progs[])
+{
+    redist_mpi_t *x = be->ctx;
+    rd_mpi_begin(x, NULL, NULL);
+    uint64_t w = 0;
+    for (int i = 0; i < n; i++) {
+        work_plan wp;
+        plan_work(x, progs[i], 0, &wp);
+        if (wp.min > w)
+            w = wp.min;
+    }
+    x->work_want = w;
+    x->planned = 1;
+    return w;
+}
+
+void rd_mpi_end_programs(redist_backend_t *be)
+{
+    rd_mpi_end(be->ctx);
+}
+
 /* The end of a call: the work buffer freed, the per-call state reset. */
 void rd_mpi_end(redist_mpi_t *x)
 {

@@ -151,6 +151,9 @@ redist_status_t rd_mpi_gather_inplace(redist_mpi_t *x, MPI_Comm comm,
                                       uint64_t bytes, redist_error_t *err);
 
 /* exchange.c */
+uint64_t rd_mpi_begin_programs(redist_backend_t *be, int n,
+                               const struct rd_program *const progs[]);
+void rd_mpi_end_programs(redist_backend_t *be);
 redist_status_t rd_mpi_exchange_multi(redist_backend_t *be, int nparts,
                                       const rd_xpart *parts,
                                       redist_error_t *err);

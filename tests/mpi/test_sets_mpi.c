@@ -1,0 +1,251 @@
+/*
+ * Many arrays over MPI (doc/arrays.md): random sets of one-mesh specs
+ * (even and uneven) on a mesh of the job's ranks, under budgets from the
+ * smallest that works to none (every rank draws the same), prepared once
+ * on the MPI backend and run twice.  Every rank checks every element of
+ * every array, its scratch high-water mark against the budget, and that
+ * each combined exchange sent at most one message per peer.  Then a rank
+ * whose set has another budget (other rounds) must make the preparation
+ * fail on every rank.  Arguments: CASES [SEED].  Exit 0 when every rank
+ * passed.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redist/mpi.h"
+#include "../common/random_plan.h"
+#include "../../src/testing/pattern.h"
+
+#define MAXA 5
+
+static rp_rng rng = {0x9e3779b97f4a7c15ULL};
+static int rank, size, fails, work;
+
+static redist_spec_t *draw(const redist_mesh_t *m, const char *name)
+{
+    for (int t = 0; t < 20; t++) {
+        rp_problem p;
+        redist_spec_t *s = NULL, *n = NULL;
+        rp_planned(&rng, m, 2, &p);
+        int uneven = rp_in(&rng, 0, 2) == 0;
+        if (uneven ? rp_uneven_spec(&rng, &p, &s, NULL) : rp_spec(&p, &s, NULL))
+            continue;
+        redist_layout_t lf = {0}, lt = {0};
+        lf.split = redist_spec_split(s, 0);
+        lt.split = redist_spec_split(s, 1);
+        redist_spec_t *tmp = NULL;
+        if (!redist_spec_create(redist_spec_mesh(s), redist_spec_ndims(s),
+                                redist_spec_shape(s), redist_spec_dtype(s),
+                                redist_spec_from(s), redist_spec_to(s),
+                                redist_spec_reduce(s), name, &tmp, NULL) &&
+            redist_spec_with_layouts(tmp, &lf, &lt, &n, NULL))
+            n = NULL;
+        redist_spec_free(tmp);
+        redist_spec_free(s);
+        if (n)
+            return n;
+    }
+    return NULL;
+}
+
+/* Prepare, run twice, check; 0 when exact on this rank. */
+static int run(const redist_plan_set_t *set, uint64_t budget, int c)
+{
+    int n = redist_plan_set_num_arrays(set), bad = 0;
+    void *src[MAXA] = {0}, *dst[MAXA] = {0};
+    for (int i = 0; i < n; i++) {
+        const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
+        uint64_t sb = redist_spec_device_bytes(s, 0, rank),
+                 db = redist_spec_device_bytes(s, 1, rank);
+        src[i] = sb ? malloc(sb) : NULL;
+        dst[i] = db ? malloc(db) : NULL;
+    }
+    redist_mpi_t *ctx = NULL;
+    redist_error_t e = REDIST_ERROR_INIT;
+    redist_set_prepared_t *p = NULL;
+    const redist_mesh_t *m =
+        redist_spec_mesh(redist_plan_spec(redist_plan_set_plan(set, 0)));
+    redist_status_t st = redist_mpi_create(MPI_COMM_WORLD, m, NULL, &ctx, &e);
+    if (!st)
+        st = redist_plan_set_prepare(set, redist_mpi_backend(ctx), src, dst,
+                                     &p, &e);
+    for (int k = 0; k < 2 && !st; k++) {
+        for (int i = 0; i < n; i++) {
+            const redist_spec_t *s =
+                redist_plan_spec(redist_plan_set_plan(set, i));
+            if (src[i])
+                rd_pattern_fill(s, rank, src[i]);
+            if (dst[i])
+                memset(dst[i], 0xEE, redist_spec_device_bytes(s, 1, rank));
+        }
+        redist_exec_report_t rep;
+        st = redist_set_run(p, &rep, &e);
+        if (st)
+            break;
+        if (budget != REDIST_NO_BUDGET && rep.scratch_bytes > budget) {
+            fprintf(stderr, "rank %d case %d: scratch %llu > budget %llu\n",
+                    rank, c, (unsigned long long)rep.scratch_bytes,
+                    (unsigned long long)budget);
+            bad = 1;
+        }
+        work += rep.scratch_high_water > rep.scratch_bytes;
+        uint64_t msgs = redist_set_prepared_messages(p),
+                 xs = redist_set_prepared_exchanges(p);
+        if (msgs > xs * (uint64_t)(size - 1)) {
+            fprintf(stderr, "rank %d case %d: %llu messages for %llu "
+                            "combined exchanges on %d ranks\n",
+                    rank, c, (unsigned long long)msgs,
+                    (unsigned long long)xs, size);
+            bad = 1;
+        }
+        for (int i = 0; i < n && !bad; i++) {
+            const redist_spec_t *s =
+                redist_plan_spec(redist_plan_set_plan(set, i));
+            rd_mismatch mm;
+            if (dst[i] && rd_pattern_check(s, rank, dst[i], &mm)) {
+                fprintf(stderr, "rank %d case %d run %d: array %s element "
+                                "%llu: expected %s, got %s\n",
+                        rank, c, k, redist_spec_name(s),
+                        (unsigned long long)mm.local_index, mm.expected,
+                        mm.got);
+                bad = 1;
+            }
+        }
+    }
+    if (st) {
+        fprintf(stderr, "rank %d case %d: %s\n", rank, c, e.text);
+        bad = 1;
+    }
+    redist_set_prepared_free(p);
+    redist_mpi_free(ctx);
+    for (int i = 0; i < n; i++) {
+        free(src[i]);
+        free(dst[i]);
+    }
+    return bad;
+}
+
+static redist_plan_set_t *make(redist_spec_t *const specs[], int n,
+                               uint64_t budget)
+{
+    redist_arrays_t *a = NULL;
+    redist_plan_set_t *set = NULL;
+    if (!redist_arrays_create("set", n, (const redist_spec_t *const *)specs,
+                              budget, &a, NULL))
+        redist_plan_set_create(a, NULL, NULL, &set, NULL);
+    redist_arrays_free(a);
+    return set;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int cases = argc > 1 ? atoi(argv[1]) : 30, runs = 0, multi = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)size);
+    redist_spec_t *last[MAXA] = {0};
+    int nlast = 0;
+    uint64_t last_most = 0;
+    for (int c = 0; c < cases; c++) {
+        redist_mesh_t *m = rp_mesh_exact(&rng, size, (int)rp_in(&rng, 0, 1));
+        int n = (int)rp_in(&rng, 1, MAXA), made = 0;
+        redist_spec_t *specs[MAXA] = {0};
+        for (int i = 0; i < n; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "a%d", i);
+            if ((specs[made] = draw(m, name)))
+                made++;
+        }
+        redist_plan_set_t *set = made ? make(specs, made, REDIST_NO_BUDGET)
+                                      : NULL;
+        uint64_t most = 0, sum = 0;
+        for (int i = 0; set && i < made; i++) {
+            uint64_t x = redist_plan_set_array_scratch(set, i);
+            most = x > most ? x : most;
+            sum += x;
+        }
+        int which = (int)rp_in(&rng, 0, 3);
+        uint64_t budget = which == 0   ? most
+                          : which == 1 ? most + (sum - most) / 2
+                          : which == 2 ? sum
+                                       : REDIST_NO_BUDGET;
+        if (set && budget != REDIST_NO_BUDGET) {
+            redist_plan_set_free(set);
+            set = make(specs, made, budget);
+        }
+        if (set) {
+            multi += redist_plan_set_num_rounds(set) > 1;
+            fails += run(set, budget, c);
+            runs++;
+        }
+        redist_plan_set_free(set);
+        if (made && most > 0) { /* keep one with scratch for the mismatch */
+            for (int i = 0; i < nlast; i++)
+                redist_spec_free(last[i]);
+            memcpy(last, specs, sizeof specs);
+            nlast = made;
+            last_most = most;
+        } else {
+            for (int i = 0; i < made; i++)
+                redist_spec_free(specs[i]);
+        }
+        redist_mesh_free(m);
+    }
+    /* rank 0 with another budget: other rounds, another hash */
+    int mismatch_ok = 1;
+    if (nlast && size > 1) {
+        redist_plan_set_t *set =
+            make(last, nlast, rank == 0 ? last_most : REDIST_NO_BUDGET);
+        redist_mpi_t *ctx = NULL;
+        redist_set_prepared_t *p = NULL;
+        redist_error_t e = REDIST_ERROR_INIT;
+        void *bufs[MAXA][2] = {{0}};
+        void *src[MAXA], *dst[MAXA];
+        for (int i = 0; i < nlast; i++) {
+            uint64_t sb = redist_spec_device_bytes(last[i], 0, rank),
+                     db = redist_spec_device_bytes(last[i], 1, rank);
+            src[i] = bufs[i][0] = sb ? calloc(1, sb) : NULL;
+            dst[i] = bufs[i][1] = db ? calloc(1, db) : NULL;
+        }
+        redist_status_t st =
+            redist_mpi_create(MPI_COMM_WORLD, redist_spec_mesh(last[0]), NULL,
+                              &ctx, &e);
+        if (!st && redist_plan_set_num_rounds(set) > 0) {
+            st = redist_plan_set_prepare(set, redist_mpi_backend(ctx), src,
+                                         dst, &p, &e);
+            /* the same rounds everywhere (one array): nothing to catch */
+            int rounds = redist_plan_set_num_rounds(set), most_r = rounds;
+            MPI_Allreduce(&rounds, &most_r, 1, MPI_INT, MPI_MAX,
+                          MPI_COMM_WORLD);
+            int least_r = rounds;
+            MPI_Allreduce(&rounds, &least_r, 1, MPI_INT, MPI_MIN,
+                          MPI_COMM_WORLD);
+            if (most_r != least_r && st == REDIST_OK) {
+                fprintf(stderr, "rank %d: diverging sets prepared\n", rank);
+                mismatch_ok = 0;
+            }
+        }
+        redist_set_prepared_free(p);
+        redist_mpi_free(ctx);
+        redist_plan_set_free(set);
+        for (int i = 0; i < nlast; i++) {
+            free(bufs[i][0]);
+            free(bufs[i][1]);
+        }
+    }
+    for (int i = 0; i < nlast; i++)
+        redist_spec_free(last[i]);
+    fails += !mismatch_ok;
+    int all = 0;
+    MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("sets over MPI at %d ranks: %d sets run (%d in several "
+               "rounds; %d runs on rank 0 needed MPI work space beside the "
+               "budget), %d failures\n",
+               size, runs, multi, work, all);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
