@@ -63,8 +63,8 @@ else
 fi
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
-step "redistplan check specs/*.json"
-if build-ci/src/redistplan check specs/*.json; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+step "redistplan check specs/*.json specs/arrays/*.json"
+if build-ci/src/redistplan check specs/*.json specs/arrays/*.json; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
 secs=${FUZZ_SECONDS:-30}
 if [ "$secs" -gt 0 ]; then
