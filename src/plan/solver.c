@@ -647,7 +647,52 @@ static void expand_exchange(search_t *S, u128 h)
         S->status = REDIST_ERR_NOMEM;
 }
 
-/* The queued exchange from node `from` comes first: cost it and relax. */
+/* The modelled cost of the exchange from S->here (node `from`) into the
+ * target, for a device need of `elems` elements from `peers` devices. */
+static u128 exchange_cost(const search_t *S, int32_t from, uint64_t elems,
+                          uint64_t peers)
+{
+    rd_step st;
+    memset(&st, 0, sizeof st);
+    st.op = REDIST_OP_EXCHANGE;
+    st.axis = -1;
+    st.after = S->dst;
+    return time_fs(rd_step_time(S->cx, S->cm, &st, &S->here,
+                                S->nodes[from].L, &S->dst,
+                                elems * S->cx->elem_size, peers));
+}
+
+typedef struct {
+    search_t *S;
+    int32_t from;
+} xstop_t;
+
+/* rd_exchange_need_until's stop: the exchange costs at least what the
+ * bounds (elems, peers) give (rd_step_time grows with both, and so does
+ * its rounding), and relax would already refuse that: the target is
+ * reached at least as cheaply, or the known plan is better. */
+static int exchange_refused(void *user, uint64_t elems, uint64_t peers)
+{
+    const xstop_t *x = user;
+    const search_t *S = x->S;
+    const node_t *u = &S->nodes[x->from];
+    u128 g;
+    if (__builtin_add_overflow(u->g, exchange_cost(S, x->from, elems, peers),
+                               &g))
+        return 0; /* relax reports the overflow */
+    int32_t steps = u->steps + 1;
+    if (S->has_ub && over_ub(S, g, steps))
+        return 1;
+    if (S->dst_node < 0)
+        return 0;
+    const node_t *d = &S->nodes[S->dst_node];
+    return g > d->g || (g == d->g && steps >= d->steps);
+}
+
+/* The queued exchange from node `from` comes first: cost it and relax.
+ * Most of these lose to a path into the target found meanwhile; the
+ * enumeration of devices stops as soon as its partial maxima show that,
+ * which skips exactly the relaxations that would change nothing. */
 static void exchange_exact(search_t *S, int32_t from)
 {
     uint64_t elems, peers;
@@ -655,19 +700,13 @@ static void exchange_exact(search_t *S, int32_t from)
         return;
     S->cur = from;
     S->here = S->nodes[from].t;
-    if (rd_exchange_need(S->cx, &S->here, &S->dst, RD_SOLVER_EXCHANGE_LIMIT,
-                         &elems, &peers))
-        return; /* too many devices to analyse: not offered */
-    rd_step st;
-    memset(&st, 0, sizeof st);
-    st.op = REDIST_OP_EXCHANGE;
-    st.axis = -1;
-    st.after = S->dst;
-    const node_t *u = &S->nodes[from];
-    u128 cost = time_fs(rd_step_time(S->cx, S->cm, &st, &S->here, u->L,
-                                     &S->dst, elems * S->cx->elem_size,
-                                     peers));
-    relax(S, &S->dst, REDIST_OP_EXCHANGE, -1, -1, -1, -1, cost, 1);
+    xstop_t x = {S, from};
+    if (rd_exchange_need_until(S->cx, &S->here, &S->dst,
+                               RD_SOLVER_EXCHANGE_LIMIT, exchange_refused, &x,
+                               &elems, &peers))
+        return; /* too many devices to analyse: not offered; or refused */
+    relax(S, &S->dst, REDIST_OP_EXCHANGE, -1, -1, -1, -1,
+          exchange_cost(S, from, elems, peers), 1);
 }
 
 static const void *group_key(search_t *S, int32_t i)
@@ -1056,10 +1095,14 @@ static void path_cost(const search_t *S, const rd_ctype *src,
     for (int i = 0; i < n; i++) {
         unsigned __int128 num;
         uint64_t den, elems = 0, peers = 0;
-        rd_step_recv(S->cx, &p[i], &cur, L, &num, &den);
-        if (p[i].op == REDIST_OP_EXCHANGE)
+        if (p[i].op == REDIST_OP_EXCHANGE) { /* rd_step_recv's own need */
             rd_exchange_need(S->cx, &cur, &p[i].after, RD_EXCHANGE_LIMIT,
                              &elems, &peers);
+            num = (unsigned __int128)elems * S->cx->elem_size;
+            den = 1;
+        } else {
+            rd_step_recv(S->cx, &p[i], &cur, L, &num, &den);
+        }
         if (S->cm)
             *g += time_fs(rd_step_time(S->cx, S->cm, &p[i], &cur, L,
                                        &p[i].after,

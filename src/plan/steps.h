@@ -155,6 +155,23 @@ int rd_exchange_need(const rd_ctx *cx, const rd_ctype *a, const rd_ctype *b,
                      uint64_t limit, uint64_t *max_elems,
                      uint64_t *max_peers);
 
+/* 1 when rd_exchange_need(cx, a, b, limit, ...) would return 0, without
+ * the enumeration. */
+int rd_exchange_analysable(const rd_ctx *cx, const rd_ctype *a,
+                           const rd_ctype *b, uint64_t limit);
+
+/* rd_exchange_need that may stop early: stop(user, elems, peers) is
+ * called with lower bounds of the two maxima (some device needs that many
+ * elements, some device receives from that many) each time they grow, the
+ * first time before any enumeration; when it returns nonzero the search
+ * ends and 1 is returned (*max_elems, *max_peers unset).  Else as
+ * rd_exchange_need (0 and the exact maxima, or -1).  stop may be NULL. */
+typedef int (*rd_need_stop_fn)(void *user, uint64_t elems, uint64_t peers);
+int rd_exchange_need_until(const rd_ctx *cx, const rd_ctype *a,
+                           const rd_ctype *b, uint64_t limit,
+                           rd_need_stop_fn stop, void *user,
+                           uint64_t *max_elems, uint64_t *max_peers);
+
 /* Modelled seconds of a step from `before` (L bytes) to `after`. */
 double rd_step_time(const rd_ctx *cx, const redist_cost_model_t *cm,
                     const rd_step *st, const rd_ctype *before, uint64_t L,
