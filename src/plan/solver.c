@@ -517,6 +517,53 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
         S->status = REDIST_ERR_NOMEM;
 }
 
+/* The node of type t, or -1. */
+static int32_t node_find(const search_t *S, const rd_ctype *t)
+{
+    uint64_t hv = hash_bytes(t, sizeof *t), fp = hv >> 32 << 32;
+    size_t h = hv & S->tmask;
+    while (S->table[h]) {
+        uint64_t e = S->table[h];
+        if ((e >> 32 << 32) == fp) {
+            int32_t i = (int32_t)(e & 0xffffffffu) - 1;
+            if (memcmp(&S->nodes[i].t, t, sizeof *t) == 0)
+                return i;
+        }
+        h = (h + 1) & S->tmask;
+    }
+    return -1;
+}
+
+typedef struct {
+    const search_t *S;
+    int32_t v; /* the edge's target node, or -1 */
+    int collective;
+} ustop_t;
+
+/* rd_ustep_eval_until's stop: the maxima so far already make relax
+ * refuse the edge (they only grow): a device over the cap, or over its
+ * own bound in pass 1, or a cost that does not improve the target node.
+ * Stopping then skips exactly evaluations whose relaxation would change
+ * nothing.  (relax's overflow check needs a path of more than 2^128
+ * scaled bytes or femtoseconds, beyond any bound here.) */
+static int uneven_refused(void *user, const rd_ueval *ev)
+{
+    const ustop_t *x = user;
+    const search_t *S = x->S;
+    if (ev->max_held > S->cap || (S->per_device_cap && !ev->within))
+        return 1;
+    if (x->v < 0)
+        return 0;
+    const node_t *u = &S->nodes[S->cur], *n = &S->nodes[x->v];
+    if (S->bottleneck)
+        return (u->g > ev->max_held ? u->g : ev->max_held) >= n->g;
+    u128 g, cost = S->cm ? time_fs(ev->max_time) : ev->max_recv;
+    if (__builtin_add_overflow(u->g, cost, &g))
+        return 0;
+    int32_t steps = u->steps + x->collective;
+    return g > n->g || (g == n->g && steps >= n->steps);
+}
+
 /* Uneven specs: the edge `st` to type `out`, for each anchoring of its
  * layout that changes it (all of them up to 4 such dims; else none or
  * all at the source), or only `only` (the anchor bits to use) when >= 0.
@@ -552,17 +599,26 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
     for (unsigned m = 0;; m = few ? ((m | ~bits) + 1) & bits : bits) {
         rd_layout al;
         unsigned a = only >= 0 ? (unsigned)only : m;
+        t.anchor[0] = (uint8_t)(a & 0xffu);
+        t.anchor[1] = (uint8_t)(a >> 8);
+        ustop_t x = {S, node_find(S, &t), rd_step_kinds[st->op].collective};
+        if (x.v >= 0 && S->nodes[x.v].closed) {
+            /* relax refuses a closed node; its layout was built when it
+             * was expanded, from these same arguments */
+            if (only >= 0 || m == bits)
+                return;
+            continue;
+        }
         int r = rd_layout_anchor(&al, &tt, &u->mesh, S->cx->shape, &u->src,
                                  u->src_l, &u->dst, u->dst_l, a);
         if (r) {
             S->status = r == -2 ? REDIST_ERR_LIMIT : REDIST_ERR_NOMEM;
             return;
         }
-        t.anchor[0] = (uint8_t)(a & 0xffu);
-        t.anchor[1] = (uint8_t)(a >> 8);
         rd_ueval ev;
-        if (rd_ustep_eval(u, st, &S->here, &S->here_lay, &t, &al, mask, &ev,
-                          NULL, NULL, why, sizeof why) == 0 &&
+        if (rd_ustep_eval_until(u, st, &S->here, &S->here_lay, &t, &al, mask,
+                                &ev, uneven_refused, &x, why,
+                                sizeof why) == 0 &&
             (!S->per_device_cap || ev.within)) {
             u128 cost = 0;
             if (!S->bottleneck)

@@ -243,6 +243,18 @@ int rd_ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
                   size_t whylen);
 /* Per-device held bytes of type t with layout l, and whether each is
  * within max(src_d, dst_d) (as rd_ustep_eval, without a step). */
+/* rd_ustep_eval that may stop early: after each device whose figures
+ * raise a maximum or break `within`, stop(user, ev) sees the maxima so
+ * far (lower bounds of the final ones; within 0 is final); when it
+ * returns nonzero the evaluation ends and 1 is returned (ev then holds
+ * those partial maxima).  A locality failure found first still returns
+ * -1.  stop may be NULL. */
+typedef int (*rd_ueval_stop_fn)(void *user, const rd_ueval *ev);
+int rd_ustep_eval_until(const rd_uctx *u, const rd_step *st,
+                        const rd_ctype *bt, const rd_layout *bl,
+                        const rd_ctype *at, const rd_layout *al,
+                        uint32_t mask, rd_ueval *ev, rd_ueval_stop_fn stop,
+                        void *user, char *why, size_t whylen);
 void rd_uheld(const rd_uctx *u, const rd_ctype *t, const rd_layout *l,
               uint32_t mask, rd_ueval *ev, uint64_t *dev_held);
 
