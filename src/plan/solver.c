@@ -107,6 +107,15 @@ typedef struct {
     rd_ctype *members;
 } group_t;
 
+/* Uneven specs: a type's anchor bits (entry with anchor 0) and the layout
+ * of a type with its anchor, built once per search. */
+typedef struct {
+    rd_ctype t;
+    unsigned bits;
+    uint8_t has_bits, has_lay;
+    rd_layout lay;
+} lent_t;
+
 typedef struct {
     const rd_ctx *cx;
     int bottleneck; /* 1: minimise the largest local size on the path */
@@ -157,7 +166,11 @@ typedef struct {
      * evaluated per device on layouts (uneven_edge), h is 0. */
     const rd_uctx *u;
     int per_device_cap; /* every device within max(src_d, dst_d) */
-    rd_layout here_lay; /* layout of the node being expanded */
+    rd_layout here_lay; /* layout of the node being expanded (cached) */
+    lent_t *lc;         /* the layout cache: entries, open addressing */
+    long nlc, caplc;
+    int32_t *lctab;
+    size_t lcmask;
     uint64_t u_L;       /* most bytes a device holds in the state relaxed */
     uint64_t src_L;     /* the same for the source */
 } search_t;
@@ -517,6 +530,90 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
         S->status = REDIST_ERR_NOMEM;
 }
 
+static const void *lent_key(search_t *S, int32_t i)
+{
+    return &S->lc[i].t;
+}
+
+/* The cache entry of type t (anchor included), created empty when absent;
+ * NULL when out of memory.  Valid until the next call. */
+static lent_t *lc_get(search_t *S, const rd_ctype *t)
+{
+    if (!S->lctab) {
+        S->caplc = 64;
+        S->lcmask = 127;
+        S->lc = malloc((size_t)S->caplc * sizeof *S->lc);
+        S->lctab = calloc(S->lcmask + 1, sizeof *S->lctab);
+        if (!S->lc || !S->lctab)
+            return NULL;
+    }
+    size_t h = hash_bytes(t, sizeof *t) & S->lcmask;
+    while (S->lctab[h]) {
+        lent_t *e = &S->lc[S->lctab[h] - 1];
+        if (memcmp(&e->t, t, sizeof *t) == 0)
+            return e;
+        h = (h + 1) & S->lcmask;
+    }
+    if (S->nlc == S->caplc) {
+        long nc = S->caplc * 2;
+        lent_t *ne = realloc(S->lc, (size_t)nc * sizeof *ne);
+        if (!ne)
+            return NULL;
+        S->lc = ne;
+        S->caplc = nc;
+    }
+    lent_t *e = &S->lc[S->nlc];
+    memset(e, 0, sizeof *e);
+    e->t = *t;
+    S->lctab[h] = (int32_t)++S->nlc;
+    if ((size_t)S->nlc * 2 > S->lcmask + 1 &&
+        table_grow(&S->lctab, &S->lcmask, S->nlc, lent_key, sizeof(rd_ctype),
+                   S))
+        return NULL;
+    return &S->lc[S->nlc - 1];
+}
+
+/* The layout of type t anchored by its anchor bits (rd_layout_anchor),
+ * owned by the cache: 0, -1 out of memory, -2 too many blocks. */
+static int lc_layout(search_t *S, const rd_ctype *t, rd_layout *out)
+{
+    const rd_uctx *u = S->u;
+    lent_t *e = lc_get(S, t);
+    if (!e)
+        return -1;
+    if (!e->has_lay) {
+        redist_type_t tt;
+        rd_ctype_to_type(t, &tt);
+        int r = rd_layout_anchor(&e->lay, &tt, &u->mesh, S->cx->shape,
+                                 &u->src, u->src_l, &u->dst, u->dst_l,
+                                 t->anchor[0] | (unsigned)t->anchor[1] << 8);
+        if (r)
+            return r;
+        e->has_lay = 1;
+    }
+    *out = e->lay;
+    return 0;
+}
+
+/* rd_layout_anchor_bits of type t (anchor 0). */
+static unsigned lc_bits(search_t *S, const rd_ctype *t)
+{
+    const rd_uctx *u = S->u;
+    lent_t *e = lc_get(S, t);
+    if (e && e->has_bits)
+        return e->bits;
+    redist_type_t tt;
+    rd_ctype_to_type(t, &tt);
+    unsigned bits = rd_layout_anchor_bits(&tt, &u->mesh, S->cx->shape,
+                                          &u->src, u->src_l, &u->dst,
+                                          u->dst_l);
+    if (e) {
+        e->bits = bits;
+        e->has_bits = 1;
+    }
+    return bits;
+}
+
 /* The node of type t, or -1. */
 static int32_t node_find(const search_t *S, const rd_ctype *t)
 {
@@ -573,15 +670,9 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
 {
     const rd_uctx *u = S->u;
     rd_ctype t = *out;
-    redist_type_t tt;
     char why[192];
     memset(t.anchor, 0, sizeof t.anchor);
-    rd_ctype_to_type(&t, &tt);
-    unsigned bits = only >= 0 ? (unsigned)only
-                              : rd_layout_anchor_bits(&tt, &u->mesh,
-                                                      S->cx->shape, &u->src,
-                                                      u->src_l, &u->dst,
-                                                      u->dst_l);
+    unsigned bits = only >= 0 ? (unsigned)only : lc_bits(S, &t);
     int few = __builtin_popcount(bits) <= 4;
     /* the devices that differ on the axes the two types shard (exact
      * bounds per class: rd_ubounds), else those the source or target
@@ -609,8 +700,7 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
                 return;
             continue;
         }
-        int r = rd_layout_anchor(&al, &tt, &u->mesh, S->cx->shape, &u->src,
-                                 u->src_l, &u->dst, u->dst_l, a);
+        int r = lc_layout(S, &t, &al);
         if (r) {
             S->status = r == -2 ? REDIST_ERR_LIMIT : REDIST_ERR_NOMEM;
             return;
@@ -627,7 +717,6 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
             relax(S, &t, st->op, st->dim, st->from_dim, st->to_dim, st->axis,
                   cost, rd_step_kinds[st->op].collective);
         }
-        rd_layout_free(&al);
         if (S->status || only >= 0 || m == bits)
             return;
     }
@@ -912,7 +1001,11 @@ static void expand_permute(search_t *S)
 
 static void search_free(search_t *S)
 {
-    rd_layout_free(&S->here_lay);
+    for (long i = 0; i < S->nlc; i++)
+        if (S->lc[i].has_lay)
+            rd_layout_free(&S->lc[i].lay);
+    free(S->lc);
+    free(S->lctab);
     free(S->nodes);
     free(S->table);
     free(S->heap);
@@ -1007,15 +1100,7 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
         /* A copy: relaxing may grow (move) the node array. */
         S->here = u->t;
         if (S->u) {
-            redist_type_t ht;
-            const rd_uctx *uc = S->u;
-            rd_layout_free(&S->here_lay);
-            rd_ctype_to_type(&S->here, &ht);
-            int r = rd_layout_anchor(&S->here_lay, &ht, &uc->mesh,
-                                     S->cx->shape, &uc->src, uc->src_l,
-                                     &uc->dst, uc->dst_l,
-                                     S->here.anchor[0] |
-                                         (unsigned)S->here.anchor[1] << 8);
+            int r = lc_layout(S, &S->here, &S->here_lay);
             if (r)
                 return r == -2 ? REDIST_ERR_LIMIT : REDIST_ERR_NOMEM;
         }
