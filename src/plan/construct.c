@@ -109,10 +109,8 @@ int rd_construct(const rd_ctx *cx, const rd_ctype *src, const rd_ctype *dst,
             return -1;
     if (memcmp(&b.cur, dst, sizeof *dst) == 0)
         return b.n;
-    uint64_t elems, peers;
     if (exchange &&
-        rd_exchange_need(cx, &b.cur, dst, RD_SOLVER_EXCHANGE_LIMIT, &elems,
-                         &peers) == 0 &&
+        rd_exchange_analysable(cx, &b.cur, dst, RD_SOLVER_EXCHANGE_LIMIT) &&
         try_step(&b, REDIST_OP_EXCHANGE, -1, -1, dst))
         return b.n;
     if (try_step(&b, REDIST_OP_PERMUTE, -1, -1, dst))

@@ -391,8 +391,17 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
             return st;
         const rd_step_kind *k = &rd_step_kinds[st_->op];
         u128 num;
-        uint64_t den;
-        if (rd_step_recv(&cx, st_, &cur, L, &num, &den)) {
+        uint64_t den, elems = 0, peers = 0;
+        /* an exchange's need is enumerated once, for both figures */
+        int bad = st_->op == REDIST_OP_EXCHANGE
+                      ? rd_exchange_need(&cx, &cur, &next, RD_EXCHANGE_LIMIT,
+                                         &elems, &peers)
+                      : rd_step_recv(&cx, st_, &cur, L, &num, &den);
+        if (!bad && st_->op == REDIST_OP_EXCHANGE) {
+            num = (u128)elems * cx.elem_size;
+            den = 1;
+        }
+        if (bad) {
             res->failed_step = i;
             return rd_error(err, REDIST_ERR_LIMIT, NULL, path,
                             "exchange over more than %llu device "
@@ -420,10 +429,6 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
             v->local_bytes = L;
             v->recv_bytes = ceil_div(num, den, &overflow);
             if (cm) {
-                uint64_t elems = 0, peers = 0;
-                if (st_->op == REDIST_OP_EXCHANGE)
-                    rd_exchange_need(&cx, &before, &cur, RD_EXCHANGE_LIMIT,
-                                     &elems, &peers);
                 v->time_s = rd_step_time(&cx, cm, st_, &before, L_before, &cur,
                                          v->recv_bytes, peers);
                 res->time_s += v->time_s;

@@ -107,6 +107,15 @@ typedef struct {
     rd_ctype *members;
 } group_t;
 
+/* Uneven specs: a type's anchor bits (entry with anchor 0) and the layout
+ * of a type with its anchor, built once per search. */
+typedef struct {
+    rd_ctype t;
+    unsigned bits;
+    uint8_t has_bits, has_lay;
+    rd_layout lay;
+} lent_t;
+
 typedef struct {
     const rd_ctx *cx;
     int bottleneck; /* 1: minimise the largest local size on the path */
@@ -157,7 +166,11 @@ typedef struct {
      * evaluated per device on layouts (uneven_edge), h is 0. */
     const rd_uctx *u;
     int per_device_cap; /* every device within max(src_d, dst_d) */
-    rd_layout here_lay; /* layout of the node being expanded */
+    rd_layout here_lay; /* layout of the node being expanded (cached) */
+    lent_t *lc;         /* the layout cache: entries, open addressing */
+    long nlc, caplc;
+    int32_t *lctab;
+    size_t lcmask;
     uint64_t u_L;       /* most bytes a device holds in the state relaxed */
     uint64_t src_L;     /* the same for the source */
 } search_t;
@@ -517,6 +530,137 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
         S->status = REDIST_ERR_NOMEM;
 }
 
+static const void *lent_key(search_t *S, int32_t i)
+{
+    return &S->lc[i].t;
+}
+
+/* The cache entry of type t (anchor included), created empty when absent;
+ * NULL when out of memory.  Valid until the next call. */
+static lent_t *lc_get(search_t *S, const rd_ctype *t)
+{
+    if (!S->lctab) {
+        S->caplc = 64;
+        S->lcmask = 127;
+        S->lc = malloc((size_t)S->caplc * sizeof *S->lc);
+        S->lctab = calloc(S->lcmask + 1, sizeof *S->lctab);
+        if (!S->lc || !S->lctab)
+            return NULL;
+    }
+    size_t h = hash_bytes(t, sizeof *t) & S->lcmask;
+    while (S->lctab[h]) {
+        lent_t *e = &S->lc[S->lctab[h] - 1];
+        if (memcmp(&e->t, t, sizeof *t) == 0)
+            return e;
+        h = (h + 1) & S->lcmask;
+    }
+    if (S->nlc == S->caplc) {
+        long nc = S->caplc * 2;
+        lent_t *ne = realloc(S->lc, (size_t)nc * sizeof *ne);
+        if (!ne)
+            return NULL;
+        S->lc = ne;
+        S->caplc = nc;
+    }
+    lent_t *e = &S->lc[S->nlc];
+    memset(e, 0, sizeof *e);
+    e->t = *t;
+    S->lctab[h] = (int32_t)++S->nlc;
+    if ((size_t)S->nlc * 2 > S->lcmask + 1 &&
+        table_grow(&S->lctab, &S->lcmask, S->nlc, lent_key, sizeof(rd_ctype),
+                   S))
+        return NULL;
+    return &S->lc[S->nlc - 1];
+}
+
+/* The layout of type t anchored by its anchor bits (rd_layout_anchor),
+ * owned by the cache: 0, -1 out of memory, -2 too many blocks. */
+static int lc_layout(search_t *S, const rd_ctype *t, rd_layout *out)
+{
+    const rd_uctx *u = S->u;
+    lent_t *e = lc_get(S, t);
+    if (!e)
+        return -1;
+    if (!e->has_lay) {
+        redist_type_t tt;
+        rd_ctype_to_type(t, &tt);
+        int r = rd_layout_anchor(&e->lay, &tt, &u->mesh, S->cx->shape,
+                                 &u->src, u->src_l, &u->dst, u->dst_l,
+                                 t->anchor[0] | (unsigned)t->anchor[1] << 8);
+        if (r)
+            return r;
+        e->has_lay = 1;
+    }
+    *out = e->lay;
+    return 0;
+}
+
+/* rd_layout_anchor_bits of type t (anchor 0). */
+static unsigned lc_bits(search_t *S, const rd_ctype *t)
+{
+    const rd_uctx *u = S->u;
+    lent_t *e = lc_get(S, t);
+    if (e && e->has_bits)
+        return e->bits;
+    redist_type_t tt;
+    rd_ctype_to_type(t, &tt);
+    unsigned bits = rd_layout_anchor_bits(&tt, &u->mesh, S->cx->shape,
+                                          &u->src, u->src_l, &u->dst,
+                                          u->dst_l);
+    if (e) {
+        e->bits = bits;
+        e->has_bits = 1;
+    }
+    return bits;
+}
+
+/* The node of type t, or -1. */
+static int32_t node_find(const search_t *S, const rd_ctype *t)
+{
+    uint64_t hv = hash_bytes(t, sizeof *t), fp = hv >> 32 << 32;
+    size_t h = hv & S->tmask;
+    while (S->table[h]) {
+        uint64_t e = S->table[h];
+        if ((e >> 32 << 32) == fp) {
+            int32_t i = (int32_t)(e & 0xffffffffu) - 1;
+            if (memcmp(&S->nodes[i].t, t, sizeof *t) == 0)
+                return i;
+        }
+        h = (h + 1) & S->tmask;
+    }
+    return -1;
+}
+
+typedef struct {
+    const search_t *S;
+    int32_t v; /* the edge's target node, or -1 */
+    int collective;
+} ustop_t;
+
+/* rd_ustep_eval_until's stop: the maxima so far already make relax
+ * refuse the edge (they only grow): a device over the cap, or over its
+ * own bound in pass 1, or a cost that does not improve the target node.
+ * Stopping then skips exactly evaluations whose relaxation would change
+ * nothing.  (relax's overflow check needs a path of more than 2^128
+ * scaled bytes or femtoseconds, beyond any bound here.) */
+static int uneven_refused(void *user, const rd_ueval *ev)
+{
+    const ustop_t *x = user;
+    const search_t *S = x->S;
+    if (ev->max_held > S->cap || (S->per_device_cap && !ev->within))
+        return 1;
+    if (x->v < 0)
+        return 0;
+    const node_t *u = &S->nodes[S->cur], *n = &S->nodes[x->v];
+    if (S->bottleneck)
+        return (u->g > ev->max_held ? u->g : ev->max_held) >= n->g;
+    u128 g, cost = S->cm ? time_fs(ev->max_time) : ev->max_recv;
+    if (__builtin_add_overflow(u->g, cost, &g))
+        return 0;
+    int32_t steps = u->steps + x->collective;
+    return g > n->g || (g == n->g && steps >= n->steps);
+}
+
 /* Uneven specs: the edge `st` to type `out`, for each anchoring of its
  * layout that changes it (all of them up to 4 such dims; else none or
  * all at the source), or only `only` (the anchor bits to use) when >= 0.
@@ -526,15 +670,9 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
 {
     const rd_uctx *u = S->u;
     rd_ctype t = *out;
-    redist_type_t tt;
     char why[192];
     memset(t.anchor, 0, sizeof t.anchor);
-    rd_ctype_to_type(&t, &tt);
-    unsigned bits = only >= 0 ? (unsigned)only
-                              : rd_layout_anchor_bits(&tt, &u->mesh,
-                                                      S->cx->shape, &u->src,
-                                                      u->src_l, &u->dst,
-                                                      u->dst_l);
+    unsigned bits = only >= 0 ? (unsigned)only : lc_bits(S, &t);
     int few = __builtin_popcount(bits) <= 4;
     /* the devices that differ on the axes the two types shard (exact
      * bounds per class: rd_ubounds), else those the source or target
@@ -552,17 +690,25 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
     for (unsigned m = 0;; m = few ? ((m | ~bits) + 1) & bits : bits) {
         rd_layout al;
         unsigned a = only >= 0 ? (unsigned)only : m;
-        int r = rd_layout_anchor(&al, &tt, &u->mesh, S->cx->shape, &u->src,
-                                 u->src_l, &u->dst, u->dst_l, a);
+        t.anchor[0] = (uint8_t)(a & 0xffu);
+        t.anchor[1] = (uint8_t)(a >> 8);
+        ustop_t x = {S, node_find(S, &t), rd_step_kinds[st->op].collective};
+        if (x.v >= 0 && S->nodes[x.v].closed) {
+            /* relax refuses a closed node; its layout was built when it
+             * was expanded, from these same arguments */
+            if (only >= 0 || m == bits)
+                return;
+            continue;
+        }
+        int r = lc_layout(S, &t, &al);
         if (r) {
             S->status = r == -2 ? REDIST_ERR_LIMIT : REDIST_ERR_NOMEM;
             return;
         }
-        t.anchor[0] = (uint8_t)(a & 0xffu);
-        t.anchor[1] = (uint8_t)(a >> 8);
         rd_ueval ev;
-        if (rd_ustep_eval(u, st, &S->here, &S->here_lay, &t, &al, mask, &ev,
-                          NULL, NULL, why, sizeof why) == 0 &&
+        if (rd_ustep_eval_until(u, st, &S->here, &S->here_lay, &t, &al, mask,
+                                &ev, uneven_refused, &x, why,
+                                sizeof why) == 0 &&
             (!S->per_device_cap || ev.within)) {
             u128 cost = 0;
             if (!S->bottleneck)
@@ -571,7 +717,6 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
             relax(S, &t, st->op, st->dim, st->from_dim, st->to_dim, st->axis,
                   cost, rd_step_kinds[st->op].collective);
         }
-        rd_layout_free(&al);
         if (S->status || only >= 0 || m == bits)
             return;
     }
@@ -647,7 +792,52 @@ static void expand_exchange(search_t *S, u128 h)
         S->status = REDIST_ERR_NOMEM;
 }
 
-/* The queued exchange from node `from` comes first: cost it and relax. */
+/* The modelled cost of the exchange from S->here (node `from`) into the
+ * target, for a device need of `elems` elements from `peers` devices. */
+static u128 exchange_cost(const search_t *S, int32_t from, uint64_t elems,
+                          uint64_t peers)
+{
+    rd_step st;
+    memset(&st, 0, sizeof st);
+    st.op = REDIST_OP_EXCHANGE;
+    st.axis = -1;
+    st.after = S->dst;
+    return time_fs(rd_step_time(S->cx, S->cm, &st, &S->here,
+                                S->nodes[from].L, &S->dst,
+                                elems * S->cx->elem_size, peers));
+}
+
+typedef struct {
+    search_t *S;
+    int32_t from;
+} xstop_t;
+
+/* rd_exchange_need_until's stop: the exchange costs at least what the
+ * bounds (elems, peers) give (rd_step_time grows with both, and so does
+ * its rounding), and relax would already refuse that: the target is
+ * reached at least as cheaply, or the known plan is better. */
+static int exchange_refused(void *user, uint64_t elems, uint64_t peers)
+{
+    const xstop_t *x = user;
+    const search_t *S = x->S;
+    const node_t *u = &S->nodes[x->from];
+    u128 g;
+    if (__builtin_add_overflow(u->g, exchange_cost(S, x->from, elems, peers),
+                               &g))
+        return 0; /* relax reports the overflow */
+    int32_t steps = u->steps + 1;
+    if (S->has_ub && over_ub(S, g, steps))
+        return 1;
+    if (S->dst_node < 0)
+        return 0;
+    const node_t *d = &S->nodes[S->dst_node];
+    return g > d->g || (g == d->g && steps >= d->steps);
+}
+
+/* The queued exchange from node `from` comes first: cost it and relax.
+ * Most of these lose to a path into the target found meanwhile; the
+ * enumeration of devices stops as soon as its partial maxima show that,
+ * which skips exactly the relaxations that would change nothing. */
 static void exchange_exact(search_t *S, int32_t from)
 {
     uint64_t elems, peers;
@@ -655,19 +845,13 @@ static void exchange_exact(search_t *S, int32_t from)
         return;
     S->cur = from;
     S->here = S->nodes[from].t;
-    if (rd_exchange_need(S->cx, &S->here, &S->dst, RD_SOLVER_EXCHANGE_LIMIT,
-                         &elems, &peers))
-        return; /* too many devices to analyse: not offered */
-    rd_step st;
-    memset(&st, 0, sizeof st);
-    st.op = REDIST_OP_EXCHANGE;
-    st.axis = -1;
-    st.after = S->dst;
-    const node_t *u = &S->nodes[from];
-    u128 cost = time_fs(rd_step_time(S->cx, S->cm, &st, &S->here, u->L,
-                                     &S->dst, elems * S->cx->elem_size,
-                                     peers));
-    relax(S, &S->dst, REDIST_OP_EXCHANGE, -1, -1, -1, -1, cost, 1);
+    xstop_t x = {S, from};
+    if (rd_exchange_need_until(S->cx, &S->here, &S->dst,
+                               RD_SOLVER_EXCHANGE_LIMIT, exchange_refused, &x,
+                               &elems, &peers))
+        return; /* too many devices to analyse: not offered; or refused */
+    relax(S, &S->dst, REDIST_OP_EXCHANGE, -1, -1, -1, -1,
+          exchange_cost(S, from, elems, peers), 1);
 }
 
 static const void *group_key(search_t *S, int32_t i)
@@ -817,7 +1001,11 @@ static void expand_permute(search_t *S)
 
 static void search_free(search_t *S)
 {
-    rd_layout_free(&S->here_lay);
+    for (long i = 0; i < S->nlc; i++)
+        if (S->lc[i].has_lay)
+            rd_layout_free(&S->lc[i].lay);
+    free(S->lc);
+    free(S->lctab);
     free(S->nodes);
     free(S->table);
     free(S->heap);
@@ -912,15 +1100,7 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
         /* A copy: relaxing may grow (move) the node array. */
         S->here = u->t;
         if (S->u) {
-            redist_type_t ht;
-            const rd_uctx *uc = S->u;
-            rd_layout_free(&S->here_lay);
-            rd_ctype_to_type(&S->here, &ht);
-            int r = rd_layout_anchor(&S->here_lay, &ht, &uc->mesh,
-                                     S->cx->shape, &uc->src, uc->src_l,
-                                     &uc->dst, uc->dst_l,
-                                     S->here.anchor[0] |
-                                         (unsigned)S->here.anchor[1] << 8);
+            int r = lc_layout(S, &S->here, &S->here_lay);
             if (r)
                 return r == -2 ? REDIST_ERR_LIMIT : REDIST_ERR_NOMEM;
         }
@@ -1056,10 +1236,14 @@ static void path_cost(const search_t *S, const rd_ctype *src,
     for (int i = 0; i < n; i++) {
         unsigned __int128 num;
         uint64_t den, elems = 0, peers = 0;
-        rd_step_recv(S->cx, &p[i], &cur, L, &num, &den);
-        if (p[i].op == REDIST_OP_EXCHANGE)
+        if (p[i].op == REDIST_OP_EXCHANGE) { /* rd_step_recv's own need */
             rd_exchange_need(S->cx, &cur, &p[i].after, RD_EXCHANGE_LIMIT,
                              &elems, &peers);
+            num = (unsigned __int128)elems * S->cx->elem_size;
+            den = 1;
+        } else {
+            rd_step_recv(S->cx, &p[i], &cur, L, &num, &den);
+        }
         if (S->cm)
             *g += time_fs(rd_step_time(S->cx, S->cm, &p[i], &cur, L,
                                        &p[i].after,

@@ -620,53 +620,244 @@ void rd_ctype_block_start(const rd_ctx *cx, const rd_ctype *t,
     }
 }
 
+/* rd_exchange_need works per component: dims joined by the axes that
+ * move between them (an axis of a's dim i and b's dim j joins i and j).
+ * A device's common part is the product over dims of the overlaps of its
+ * two blocks, and its piece count the product of the b block's pieces; a
+ * dim's factors depend only on the coordinates of the axes in its lists,
+ * so components vary independently: the least common part is the product
+ * of each component's least, the most pieces the product of each one's
+ * most.  A device with the most pieces and no common part exists exactly
+ * when some component has a combination with its most pieces and none in
+ * common.  Within a component, an odometer over its axes updates only the
+ * dims of the axis that moved.  An axis that moves both blocks of its dim
+ * by the same step (in both lists of one dim at the same scale, as in a
+ * common prefix) changes neither factor: the step is a multiple of a's
+ * local size, so the overlap and the piece count are translated, not
+ * changed; it stays at coordinate 0. */
+typedef struct {
+    int64_t la, lb;     /* the two local sizes */
+    int64_t sa, sb;     /* current block starts */
+    uint64_t ov, blk;   /* overlap, pieces of the b block */
+} xdim_t;
+
+static void xdim_eval(xdim_t *d)
+{
+    int64_t lo = d->sa > d->sb ? d->sa : d->sb;
+    int64_t hi = d->sa + d->la < d->sb + d->lb ? d->sa + d->la
+                                               : d->sb + d->lb;
+    d->ov = hi > lo ? (uint64_t)(hi - lo) : 0;
+}
+
+static void xdim_blocks(xdim_t *d)
+{
+    int64_t first = d->sb / d->la, last = (d->sb + d->lb - 1) / d->la;
+    d->blk = (uint64_t)(last - first + 1);
+}
+
+int rd_exchange_analysable(const rd_ctx *cx, const rd_ctype *a,
+                           const rd_ctype *b, uint64_t limit)
+{
+    int64_t la[REDIST_MAX_DIMS], lb[REDIST_MAX_DIMS];
+    uint32_t mask = rd_ctype_sharded(a) | rd_ctype_sharded(b);
+    uint64_t combos = 1;
+    if (rd_ctype_local(cx, a, la) || rd_ctype_local(cx, b, lb))
+        return 0;
+    for (int x = 0; x < cx->naxes; x++)
+        if (mask >> x & 1u) {
+            combos *= (uint64_t)cx->size[x];
+            if (combos > limit)
+                return 0;
+        }
+    return 1;
+}
+
 int rd_exchange_need(const rd_ctx *cx, const rd_ctype *a, const rd_ctype *b,
                      uint64_t limit, uint64_t *max_elems, uint64_t *max_peers)
 {
+    return rd_exchange_need_until(cx, a, b, limit, NULL, NULL, max_elems,
+                                  max_peers);
+}
+
+/* The running bounds: the least common part, the most pieces and whether
+ * a combination with the most pieces has none in common, per component
+ * (every component's first combination counted), give a device whose
+ * need and piece count are at least (lower bounds of the maxima). */
+static int need_stop(rd_need_stop_fn stop, void *user, uint64_t eb,
+                     const uint64_t cmin[], const uint64_t bmax[],
+                     const int zero[], const int roots[], int nroots)
+{
+    uint64_t common = 1, blocks = 1;
+    int z = 0;
+    for (int r = 0; r < nroots; r++) {
+        common *= cmin[roots[r]];
+        blocks *= bmax[roots[r]];
+        z |= zero[roots[r]];
+    }
+    return stop(user, eb - common, blocks - (z ? 0 : 1));
+}
+
+int rd_exchange_need_until(const rd_ctx *cx, const rd_ctype *a,
+                           const rd_ctype *b, uint64_t limit,
+                           rd_need_stop_fn stop, void *user,
+                           uint64_t *max_elems, uint64_t *max_peers)
+{
     int64_t la[REDIST_MAX_DIMS], lb[REDIST_MAX_DIMS];
-    int64_t coord[REDIST_MAX_AXES] = {0};
-    int axes[REDIST_MAX_AXES], n = 0;
+    /* per axis: its dim in a and in b (-1: none), and the step of its
+     * coordinate in that dim's block index */
+    int adim[REDIST_MAX_AXES], bdim[REDIST_MAX_AXES];
+    int64_t astr[REDIST_MAX_AXES], bstr[REDIST_MAX_AXES];
+    int comp[REDIST_MAX_DIMS];
     uint32_t mask = rd_ctype_sharded(a) | rd_ctype_sharded(b);
     uint64_t combos = 1;
     if (rd_ctype_local(cx, a, la) || rd_ctype_local(cx, b, lb))
         return -1;
     for (int x = 0; x < cx->naxes; x++)
         if (mask >> x & 1u) {
-            axes[n++] = x;
             combos *= (uint64_t)cx->size[x];
             if (combos > limit)
                 return -1;
         }
-    uint64_t eb = 1;
-    for (int i = 0; i < cx->ndims; i++)
-        eb *= (uint64_t)lb[i];
-    *max_elems = 0;
-    *max_peers = 0;
-    for (;;) {
-        int64_t sa[REDIST_MAX_DIMS], sb[REDIST_MAX_DIMS];
-        rd_ctype_block_start(cx, a, la, coord, sa);
-        rd_ctype_block_start(cx, b, lb, coord, sb);
-        uint64_t common = 1, blocks = 1;
+    for (int x = 0; x < REDIST_MAX_AXES; x++)
+        adim[x] = bdim[x] = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        const rd_ctype *t = pass ? b : a;
+        int *dim = pass ? bdim : adim;
+        int64_t *str = pass ? bstr : astr;
+        int p = 0;
         for (int i = 0; i < cx->ndims; i++) {
-            int64_t lo = sa[i] > sb[i] ? sa[i] : sb[i];
-            int64_t hi = sa[i] + la[i] < sb[i] + lb[i] ? sa[i] + la[i]
-                                                       : sb[i] + lb[i];
-            common *= hi > lo ? (uint64_t)(hi - lo) : 0;
-            int64_t first = sb[i] / la[i], last = (sb[i] + lb[i] - 1) / la[i];
-            blocks *= (uint64_t)(last - first + 1);
+            int64_t s = 1;
+            p += t->cnt[i];
+            for (int k = p - 1; k >= p - t->cnt[i]; k--) {
+                dim[t->seq[k]] = i;
+                str[t->seq[k]] = s;
+                s *= cx->size[t->seq[k]];
+            }
         }
-        uint64_t need = eb - common;
-        uint64_t peers = blocks - (common ? 1 : 0);
-        if (need > *max_elems)
-            *max_elems = need;
-        if (peers > *max_peers)
-            *max_peers = peers;
-        int k = 0;
-        while (k < n && ++coord[axes[k]] == cx->size[axes[k]])
-            coord[axes[k++]] = 0;
-        if (k == n)
-            break;
     }
+    /* components: comp[i] is the least dim joined to i */
+    for (int i = 0; i < cx->ndims; i++)
+        comp[i] = i;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int x = 0; x < cx->naxes; x++) {
+            if (adim[x] < 0 || bdim[x] < 0)
+                continue;
+            int ca = comp[adim[x]], cb = comp[bdim[x]];
+            if (ca == cb)
+                continue;
+            int lo = ca < cb ? ca : cb, hi = ca < cb ? cb : ca;
+            for (int i = 0; i < cx->ndims; i++)
+                if (comp[i] == hi)
+                    comp[i] = lo;
+            changed = 1;
+        }
+    }
+    uint64_t eb = 1, min_common = 1, most_blocks = 1;
+    uint64_t cmins[REDIST_MAX_DIMS], bmaxs[REDIST_MAX_DIMS];
+    int zeros[REDIST_MAX_DIMS], roots[REDIST_MAX_DIMS], nroots = 0;
+    int zero_at_most = 0;
+    xdim_t d[REDIST_MAX_DIMS];
+    for (int i = 0; i < cx->ndims; i++) {
+        eb *= (uint64_t)lb[i];
+        d[i].la = la[i];
+        d[i].lb = lb[i];
+        d[i].sa = d[i].sb = 0;
+        xdim_eval(&d[i]);
+        xdim_blocks(&d[i]);
+    }
+    /* every component's first combination (all coordinates 0) */
+    for (int c = 0; c < cx->ndims; c++) {
+        if (comp[c] != c)
+            continue;
+        uint64_t common = 1, blocks = 1;
+        for (int i = 0; i < cx->ndims; i++)
+            if (comp[i] == c) {
+                common *= d[i].ov;
+                blocks *= d[i].blk;
+            }
+        cmins[c] = common;
+        bmaxs[c] = blocks;
+        zeros[c] = common == 0;
+        roots[nroots++] = c;
+    }
+    if (stop && need_stop(stop, user, eb, cmins, bmaxs, zeros, roots, nroots))
+        return 1;
+    for (int c = 0; c < cx->ndims; c++) {
+        if (comp[c] != c)
+            continue;
+        int dims[REDIST_MAX_DIMS], nd = 0, axes[REDIST_MAX_AXES], n = 0;
+        int64_t coord[REDIST_MAX_AXES];
+        for (int i = 0; i < cx->ndims; i++)
+            if (comp[i] == c)
+                dims[nd++] = i;
+        for (int x = 0; x < cx->naxes; x++)
+            if ((mask >> x & 1u) &&
+                ((adim[x] >= 0 && comp[adim[x]] == c) ||
+                 (bdim[x] >= 0 && comp[bdim[x]] == c)) &&
+                !(adim[x] == bdim[x] &&
+                  astr[x] * la[adim[x]] == bstr[x] * lb[bdim[x]])) {
+                coord[n] = 0;
+                axes[n++] = x;
+            }
+        uint64_t cmin = cmins[c], bmax = bmaxs[c];
+        int zero = zeros[c];
+        for (;;) {
+            uint64_t common = 1, blocks = 1;
+            for (int j = 0; j < nd; j++) {
+                common *= d[dims[j]].ov;
+                blocks *= d[dims[j]].blk;
+            }
+            int better = 0;
+            if (common < cmin) {
+                cmin = common;
+                better = 1;
+            }
+            if (blocks > bmax) {
+                bmax = blocks;
+                zero = 0;
+                better = 1;
+            }
+            if (blocks == bmax && common == 0 && !zero) {
+                zero = 1;
+                better = 1;
+            }
+            if (better && stop) {
+                cmins[c] = cmin;
+                bmaxs[c] = bmax;
+                zeros[c] = zero;
+                if (need_stop(stop, user, eb, cmins, bmaxs, zeros, roots,
+                              nroots))
+                    return 1;
+            }
+            int k = 0;
+            for (; k < n; k++) {
+                int x = axes[k], ia = adim[x], ib = bdim[x];
+                int wrap = ++coord[k] == cx->size[x];
+                int64_t step = wrap ? -(cx->size[x] - 1) : 1;
+                if (wrap)
+                    coord[k] = 0;
+                if (ia >= 0)
+                    d[ia].sa += step * astr[x] * d[ia].la;
+                if (ib >= 0) {
+                    d[ib].sb += step * bstr[x] * d[ib].lb;
+                    xdim_blocks(&d[ib]);
+                    xdim_eval(&d[ib]);
+                }
+                if (ia >= 0)
+                    xdim_eval(&d[ia]);
+                if (!wrap)
+                    break;
+            }
+            if (k == n)
+                break;
+        }
+        min_common *= cmin;
+        most_blocks *= bmax;
+        zero_at_most |= zero;
+    }
+    *max_elems = eb - min_common;
+    *max_peers = most_blocks - (zero_at_most ? 0 : 1);
     return 0;
 }
 

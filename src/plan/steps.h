@@ -155,6 +155,23 @@ int rd_exchange_need(const rd_ctx *cx, const rd_ctype *a, const rd_ctype *b,
                      uint64_t limit, uint64_t *max_elems,
                      uint64_t *max_peers);
 
+/* 1 when rd_exchange_need(cx, a, b, limit, ...) would return 0, without
+ * the enumeration. */
+int rd_exchange_analysable(const rd_ctx *cx, const rd_ctype *a,
+                           const rd_ctype *b, uint64_t limit);
+
+/* rd_exchange_need that may stop early: stop(user, elems, peers) is
+ * called with lower bounds of the two maxima (some device needs that many
+ * elements, some device receives from that many) each time they grow, the
+ * first time before any enumeration; when it returns nonzero the search
+ * ends and 1 is returned (*max_elems, *max_peers unset).  Else as
+ * rd_exchange_need (0 and the exact maxima, or -1).  stop may be NULL. */
+typedef int (*rd_need_stop_fn)(void *user, uint64_t elems, uint64_t peers);
+int rd_exchange_need_until(const rd_ctx *cx, const rd_ctype *a,
+                           const rd_ctype *b, uint64_t limit,
+                           rd_need_stop_fn stop, void *user,
+                           uint64_t *max_elems, uint64_t *max_peers);
+
 /* Modelled seconds of a step from `before` (L bytes) to `after`. */
 double rd_step_time(const rd_ctx *cx, const redist_cost_model_t *cm,
                     const rd_step *st, const rd_ctype *before, uint64_t L,
@@ -226,6 +243,18 @@ int rd_ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
                   size_t whylen);
 /* Per-device held bytes of type t with layout l, and whether each is
  * within max(src_d, dst_d) (as rd_ustep_eval, without a step). */
+/* rd_ustep_eval that may stop early: after each device whose figures
+ * raise a maximum or break `within`, stop(user, ev) sees the maxima so
+ * far (lower bounds of the final ones; within 0 is final); when it
+ * returns nonzero the evaluation ends and 1 is returned (ev then holds
+ * those partial maxima).  A locality failure found first still returns
+ * -1.  stop may be NULL. */
+typedef int (*rd_ueval_stop_fn)(void *user, const rd_ueval *ev);
+int rd_ustep_eval_until(const rd_uctx *u, const rd_step *st,
+                        const rd_ctype *bt, const rd_layout *bl,
+                        const rd_ctype *at, const rd_layout *al,
+                        uint32_t mask, rd_ueval *ev, rd_ueval_stop_fn stop,
+                        void *user, char *why, size_t whylen);
 void rd_uheld(const rd_uctx *u, const rd_ctype *t, const rd_layout *l,
               uint32_t mask, rd_ueval *ev, uint64_t *dev_held);
 

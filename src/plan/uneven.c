@@ -287,11 +287,39 @@ static int dim_of_axis(const redist_type_t *t, int axis)
     return -1;
 }
 
+static int ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
+                      const rd_layout *bl, const rd_ctype *at,
+                      const rd_layout *al, uint32_t mask, rd_ueval *ev,
+                      u128 *dev_recv, uint64_t *dev_held,
+                      rd_ueval_stop_fn stop, void *user, char *why,
+                      size_t whylen);
+
 int rd_ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
                   const rd_layout *bl, const rd_ctype *at,
                   const rd_layout *al, uint32_t mask, rd_ueval *ev,
                   u128 *dev_recv, uint64_t *dev_held, char *why,
                   size_t whylen)
+{
+    return ustep_eval(u, st, bt, bl, at, al, mask, ev, dev_recv, dev_held,
+                      NULL, NULL, why, whylen);
+}
+
+int rd_ustep_eval_until(const rd_uctx *u, const rd_step *st,
+                        const rd_ctype *bt, const rd_layout *bl,
+                        const rd_ctype *at, const rd_layout *al,
+                        uint32_t mask, rd_ueval *ev, rd_ueval_stop_fn stop,
+                        void *user, char *why, size_t whylen)
+{
+    return ustep_eval(u, st, bt, bl, at, al, mask, ev, NULL, NULL, stop,
+                      user, why, whylen);
+}
+
+static int ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
+                      const rd_layout *bl, const rd_ctype *at,
+                      const rd_layout *al, uint32_t mask, rd_ueval *ev,
+                      u128 *dev_recv, uint64_t *dev_held,
+                      rd_ueval_stop_fn stop, void *user, char *why,
+                      size_t whylen)
 {
     redist_type_t b, a;
     dev_iter it;
@@ -379,19 +407,30 @@ int rd_ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
             break;
         }
         uint64_t held = ea * es;
-        if (held > ev->max_held)
+        int grew = 0;
+        if (held > ev->max_held) {
             ev->max_held = held;
-        if (held > class_bound(u, btab, coord))
+            grew = 1;
+        }
+        if (ev->within && held > class_bound(u, btab, coord)) {
             ev->within = 0;
-        if (recv > ev->max_recv)
+            grew = 1;
+        }
+        if (recv > ev->max_recv) {
             ev->max_recv = recv;
+            grew = 1;
+        }
         if (u->cm) {
             uint64_t rb = (uint64_t)((recv + u->D - 1) / u->D);
             double t = rd_step_time(u->cx, u->cm, st, bt, eb * es, at, rb,
                                     peers);
-            if (t > ev->max_time)
+            if (t > ev->max_time) {
                 ev->max_time = t;
+                grew = 1;
+            }
         }
+        if (grew && stop && stop(user, ev))
+            return 1;
         if (dev_recv)
             dev_recv[rank_of(u, coord)] = recv;
         if (dev_held)
