@@ -621,9 +621,10 @@ redist_status_t redist_exec_sim_run(const redist_plan_t *plan,
     if (!plan || !src || !dst)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL plan or buffer array");
-    if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2)
-        return rd_meshes_sim_run(plan, src, dst, sim_flags, opts, report,
-                                 per_device, err);
+    if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2) {
+        rd_sim_args a = {plan, src, dst, sim_flags, opts, report, per_device};
+        return rd_meshes_sim_run(&a, err);
+    }
     int64_t n = redist_mesh_num_devices(redist_spec_mesh(
         redist_plan_spec(plan)));
     redist_status_t st = redist_sim_create(n, sim_flags, &w, err);
