@@ -224,58 +224,59 @@ static void *alloc_block(uint64_t bytes)
     return malloc(bytes ? bytes : 1);
 }
 
-/* A two-mesh run on the sim backend.  By rank on the source mesh: the
- * callers' sources (sa), phase A's outputs (da: the S blocks, or the
- * sources when phase A has no steps) and reports (ra); on the target
- * mesh: phase B's inputs (sb: the R blocks, or the targets when phase B
- * has no steps), the callers' targets (db) and reports (rb); every
- * global device's transfer lists (tl). */
+/* One mesh of a two-mesh run on the sim backend, by rank on that mesh:
+ * the caller's buffers (usr: the sources on the source mesh, the
+ * targets on the target mesh), the blocks the transfer reads or writes
+ * (blk: the S or R blocks the run allocates when `own`, else usr: that
+ * mesh's phase has no steps) and the phase's reports. */
+typedef struct sim_mesh {
+    int64_t n;
+    int own;
+    void **usr, **blk;
+    redist_exec_report_t *rep;
+} sim_mesh;
+
+/* A two-mesh run on the sim backend: its meshes, and every global
+ * device's transfer lists. */
 typedef struct sim_run {
     const rd_sim_args *a;
     const redist_spec_t *s;
-    int64_t N, na, nb;
-    int own_s, own_r;
-    void **sa, **da, **sb, **db;
+    int64_t N;
+    sim_mesh m[2];
     rd_tlists *tl;
-    redist_exec_report_t *ra, *rb;
 } sim_run;
 
 /* The arrays of a run (0: out of memory). */
 static int sim_arrays(sim_run *u)
 {
-    u->sa = calloc((size_t)u->na, sizeof *u->sa);
-    u->da = calloc((size_t)u->na, sizeof *u->da);
-    u->sb = calloc((size_t)u->nb, sizeof *u->sb);
-    u->db = calloc((size_t)u->nb, sizeof *u->db);
-    u->tl = calloc((size_t)u->N, sizeof *u->tl);
-    u->ra = calloc((size_t)u->na, sizeof *u->ra);
-    u->rb = calloc((size_t)u->nb, sizeof *u->rb);
-    return u->sa && u->da && u->sb && u->db && u->tl && u->ra && u->rb;
+    int ok = (u->tl = calloc((size_t)u->N, sizeof *u->tl)) != NULL;
+    for (int side = 0; side < 2; side++) {
+        sim_mesh *m = &u->m[side];
+        m->usr = calloc((size_t)m->n, sizeof *m->usr);
+        m->blk = calloc((size_t)m->n, sizeof *m->blk);
+        m->rep = calloc((size_t)m->n, sizeof *m->rep);
+        ok = ok && m->usr && m->blk && m->rep;
+    }
+    return ok;
 }
 
 /* The transfer lists, and the S and R blocks the run allocates. */
 static redist_status_t sim_own_blocks(sim_run *u, redist_error_t *err)
 {
-    const redist_spec_t *s = u->s;
     if (transfer_lists_all(u->a->plan, u->tl))
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    for (int64_t q = 0; q < u->na; q++) {
-        int64_t d = s->two->dev[0][q];
-        u->sa[q] = u->a->src[d];
-        u->da[q] = u->own_s ? alloc_block(rd_tlists_bytes(&u->tl[d], 0))
-                            : u->a->src[d];
-        if (u->own_s && !u->da[q])
-            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
-                            "out of memory");
-    }
-    for (int64_t r = 0; r < u->nb; r++) {
-        int64_t d = s->two->dev[1][r];
-        u->db[r] = u->a->dst[d];
-        u->sb[r] = u->own_r ? alloc_block(rd_tlists_bytes(&u->tl[d], 1))
-                            : u->a->dst[d];
-        if (u->own_r && !u->sb[r])
-            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
-                            "out of memory");
+    for (int side = 0; side < 2; side++) {
+        sim_mesh *m = &u->m[side];
+        void *const *usr = side ? u->a->dst : u->a->src;
+        for (int64_t k = 0; k < m->n; k++) {
+            int64_t d = u->s->two->dev[side][k];
+            m->usr[k] = usr[d];
+            m->blk[k] = m->own ? alloc_block(rd_tlists_bytes(&u->tl[d], side))
+                               : usr[d];
+            if (m->own && !m->blk[k])
+                return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                "out of memory");
+        }
     }
     return REDIST_OK;
 }
@@ -285,7 +286,8 @@ static redist_status_t sim_own_blocks(sim_run *u, redist_error_t *err)
 static void sim_transfer(sim_run *u)
 {
     const redist_spec_t *s = u->s;
-    for (int64_t r = 0; r < u->nb; r++) {
+    sim_mesh *ma = &u->m[0], *mb = &u->m[1];
+    for (int64_t r = 0; r < mb->n; r++) {
         int64_t d = s->two->dev[1][r];
         const rd_tlists *t = &u->tl[d];
         for (int64_t k = 0; k < t->nrecv; k++) {
@@ -295,11 +297,11 @@ static void sim_transfer(sim_run *u)
             int64_t soff[REDIST_MAX_DIMS];
             for (int i = 0; i < s->ndims; i++)
                 soff[i] = p->off[i] + t->r_lo[i] - w->s_lo[i];
-            rd_kernel_box(u->sb[r], t->r_shape, p->off, u->da[q], w->s_shape,
-                          soff, p->box, s->ndims, s->elem_size);
+            rd_kernel_box(mb->blk[r], t->r_shape, p->off, ma->blk[q],
+                          w->s_shape, soff, p->box, s->ndims, s->elem_size);
             if (p->peer != d) {
-                u->rb[r].recv_bytes += p->bytes;
-                u->ra[q].sent_bytes += p->bytes;
+                mb->rep[r].recv_bytes += p->bytes;
+                ma->rep[q].sent_bytes += p->bytes;
             }
         }
     }
@@ -309,15 +311,17 @@ static void sim_transfer(sim_run *u)
 static redist_status_t sim_phase_b(sim_run *u, const redist_plan_t *pb,
                                    redist_error_t *err)
 {
-    redist_exec_report_t *tmp = calloc((size_t)u->nb, sizeof *tmp);
+    sim_mesh *mb = &u->m[1];
+    redist_exec_report_t *tmp = calloc((size_t)mb->n, sizeof *tmp);
     if (!tmp)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    redist_status_t st = redist_exec_sim_run(pb, u->sb, u->db, u->a->flags,
-                                             u->a->opts, NULL, tmp, err);
-    for (int64_t r = 0; r < u->nb; r++) {
-        uint64_t rv = u->rb[r].recv_bytes;
-        u->rb[r] = tmp[r];
-        u->rb[r].recv_bytes += rv;
+    redist_status_t st = redist_exec_sim_run(pb, mb->blk, mb->usr,
+                                             u->a->flags, u->a->opts, NULL,
+                                             tmp, err);
+    for (int64_t r = 0; r < mb->n; r++) {
+        uint64_t rv = mb->rep[r].recv_bytes;
+        mb->rep[r] = tmp[r];
+        mb->rep[r].recv_bytes += rv;
     }
     free(tmp);
     return st;
@@ -330,7 +334,7 @@ static void sim_reports(const sim_run *u, redist_status_t st,
                         uint64_t promise, int writes_a)
 {
     redist_exec_report_t *report = u->a->report;
-    const redist_exec_report_t *ra = u->ra, *rb = u->rb;
+    const redist_exec_report_t *ra = u->m[0].rep, *rb = u->m[1].rep;
     if (report) {
         memset(report, 0, sizeof *report);
         report->failed_step = st ? 0 : -1;
@@ -339,8 +343,8 @@ static void sim_reports(const sim_run *u, redist_status_t st,
         redist_exec_report_t x = {0};
         int64_t q = rd_spec_mesh_rank(u->s, 0, d);
         int64_t r = rd_spec_mesh_rank(u->s, 1, d);
-        uint64_t S = u->own_s ? rd_tlists_bytes(&u->tl[d], 0) : 0;
-        uint64_t R = u->own_r ? rd_tlists_bytes(&u->tl[d], 1) : 0;
+        uint64_t S = u->m[0].own ? rd_tlists_bytes(&u->tl[d], 0) : 0;
+        uint64_t R = u->m[1].own ? rd_tlists_bytes(&u->tl[d], 1) : 0;
         uint64_t ha = q >= 0 ? ra[q].scratch_high_water : 0;
         uint64_t hb = r >= 0 ? rb[r].scratch_high_water : 0;
         x.scratch_high_water = rd_meshes_scratch(ha, S, R, hb);
@@ -374,21 +378,17 @@ static void sim_reports(const sim_run *u, redist_status_t st,
 
 static void sim_close(sim_run *u)
 {
-    for (int64_t q = 0; u->da && u->sa && q < u->na; q++)
-        if (u->own_s && u->da[q])
-            free(u->da[q]);
-    for (int64_t r = 0; u->sb && r < u->nb; r++)
-        if (u->own_r && u->sb[r])
-            free(u->sb[r]);
+    for (int side = 0; side < 2; side++) {
+        sim_mesh *m = &u->m[side];
+        for (int64_t k = 0; m->own && m->blk && k < m->n; k++)
+            free(m->blk[k]);
+        free(m->usr);
+        free(m->blk);
+        free(m->rep);
+    }
     for (int64_t d = 0; u->tl && d < u->N; d++)
         rd_tlists_free(&u->tl[d]);
-    free(u->sa);
-    free(u->da);
-    free(u->sb);
-    free(u->db);
     free(u->tl);
-    free(u->ra);
-    free(u->rb);
 }
 
 redist_status_t rd_meshes_sim_run(const rd_sim_args *a, redist_error_t *err)
@@ -396,13 +396,11 @@ redist_status_t rd_meshes_sim_run(const rd_sim_args *a, redist_error_t *err)
     const redist_plan_t *plan = a->plan;
     const redist_spec_t *s = plan->spec;
     const redist_plan_t *pa = plan->m->phase[0], *pb = plan->m->phase[1];
-    sim_run u = {.a = a,
-                 .s = s,
-                 .N = s->two->ndevices,
-                 .na = s->two->mesh[0].ndevices,
-                 .nb = s->two->mesh[1].ndevices,
-                 .own_s = pa->nsteps > 0,
-                 .own_r = pb->nsteps > 0};
+    sim_run u = {.a = a, .s = s, .N = s->two->ndevices};
+    u.m[0].n = s->two->mesh[0].ndevices;
+    u.m[1].n = s->two->mesh[1].ndevices;
+    u.m[0].own = pa->nsteps > 0;
+    u.m[1].own = pb->nsteps > 0;
     if (!sim_arrays(&u)) {
         sim_close(&u);
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -415,12 +413,12 @@ redist_status_t rd_meshes_sim_run(const rd_sim_args *a, redist_error_t *err)
         st = rd_meshes_exec_info(plan, redist_sim_backend(probe, 0), a->opts,
                                  &promise, err);
     redist_sim_free(probe);
-    if (!st && u.own_s)
-        st = redist_exec_sim_run(pa, u.sa, u.da, a->flags, a->opts, &whole_a,
-                                 u.ra, err);
+    if (!st && u.m[0].own)
+        st = redist_exec_sim_run(pa, u.m[0].usr, u.m[0].blk, a->flags, a->opts,
+                                 &whole_a, u.m[0].rep, err);
     if (!st)
         sim_transfer(&u);
-    if (!st && u.own_r)
+    if (!st && u.m[1].own)
         st = sim_phase_b(&u, pb, err);
     sim_reports(&u, st, promise.scratch_bytes, whole_a.writes_src);
     sim_close(&u);
