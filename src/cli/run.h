@@ -33,11 +33,9 @@ int cli_sim_run(const cli_run *r, redist_sim_t *world);
 /* What each rank (PE) of a launched run tells rank 0: plain data, the
  * same layout everywhere (sent as bytes). */
 typedef struct cli_rank_result {
-    double seconds;
-    uint64_t high, allocs, recv, sent;
-    uint64_t promise; /* the scratch this rank's call promised */
+    redist_exec_report_t best; /* scratch_bytes: this rank's promise */
     int64_t exchanges;
-    int32_t bad, src_bad, writes_src, pad;
+    int32_t bad, src_bad;
     rd_mismatch mm;
 } cli_rank_result;
 

@@ -54,17 +54,11 @@ void cli_rank_result_fill(cli_rank_result *r, const redist_exec_report_t *best,
                           const void *src, const void *dst, int preserve)
 {
     memset(r, 0, sizeof *r);
-    r->seconds = best->seconds;
-    r->high = best->scratch_high_water;
-    r->allocs = best->scratch_allocations;
-    r->recv = best->recv_bytes;
-    r->sent = best->sent_bytes;
-    r->promise = best->scratch_bytes;
-    r->writes_src = best->writes_src;
+    r->best = *best;
     r->bad = rd_pattern_check(s, rank, dst, &r->mm);
     if (!r->bad && preserve)
         r->src_bad = r->bad = rd_pattern_check_src(s, rank, src, &r->mm);
-    if (!r->bad && r->high > r->promise)
+    if (!r->bad && r->best.scratch_high_water > r->best.scratch_bytes)
         r->bad = CLI_OVER_PROMISE;
 }
 
@@ -73,19 +67,20 @@ void cli_run_maxima(const cli_rank_result *all, int n, cli_run_max *m)
     memset(m, 0, sizeof *m);
     m->over = -1;
     for (int r = 0; r < n; r++) {
-        if (all[r].promise > m->promise)
-            m->promise = all[r].promise;
-        if (all[r].high > all[r].promise && m->over < 0)
+        const redist_exec_report_t *b = &all[r].best;
+        if (b->scratch_bytes > m->promise)
+            m->promise = b->scratch_bytes;
+        if (b->scratch_high_water > b->scratch_bytes && m->over < 0)
             m->over = r;
-        if (all[r].seconds > m->seconds) {
-            m->seconds = all[r].seconds;
+        if (b->seconds > m->seconds) {
+            m->seconds = b->seconds;
             m->worst = r;
         }
-        if (all[r].high > m->high)
-            m->high = all[r].high;
-        if (all[r].recv > m->recv)
-            m->recv = all[r].recv;
-        m->writes |= all[r].writes_src;
+        if (b->scratch_high_water > m->high)
+            m->high = b->scratch_high_water;
+        if (b->recv_bytes > m->recv)
+            m->recv = b->recv_bytes;
+        m->writes |= b->writes_src;
     }
 }
 
@@ -100,9 +95,10 @@ void cli_run_rank_table(const redist_spec_t *spec, const cli_rank_result *all,
     for (int r = 0; r < n; r++) {
         char co[128];
         cli_fmt_device(spec, r, co, sizeof co);
+        const redist_exec_report_t *b = &all[r].best;
         printf("  %4d  %-16s %8.3f   %18llu   %14llu  %s\n", r, co,
-               all[r].seconds * 1e3, (unsigned long long)all[r].high,
-               (unsigned long long)all[r].recv,
+               b->seconds * 1e3, (unsigned long long)b->scratch_high_water,
+               (unsigned long long)b->recv_bytes,
                all[r].bad ? "MISMATCH" : "exact");
     }
 }
@@ -159,8 +155,9 @@ void cli_run_result(const redist_spec_t *s, const cli_rank_result *all, int n,
             cli_fmt_device(s, r, where, sizeof where);
             printf("  result    SCRATCH OVER ITS PROMISE on device %d (%s): "
                    "high-water %llu B, promised %llu B\n",
-                   r, where, (unsigned long long)all[r].high,
-                   (unsigned long long)all[r].promise);
+                   r, where,
+                   (unsigned long long)all[r].best.scratch_high_water,
+                   (unsigned long long)all[r].best.scratch_bytes);
             return;
         } else if (all[r].bad) {
             cli_run_mismatch(s, r, &all[r].mm, all[r].src_bad);

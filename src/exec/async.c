@@ -148,12 +148,102 @@ void rd_report_empty(redist_exec_report_t *r)
     }
 }
 
-redist_status_t rd_prepared_check(const void *p,
-                                  redist_exec_report_t *report,
-                                  redist_error_t *err)
+static redist_status_t check(const rd_prepared *f,
+                             redist_exec_report_t *report,
+                             redist_error_t *err)
 {
     rd_report_empty(report);
-    return p ? REDIST_OK
+    return f ? REDIST_OK
              : rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL prepared object");
+}
+
+void rd_prepared_init(rd_prepared *f, const rd_prepared_api *api, int *busy,
+                      int need_level, rd_async_fn run, void *arg)
+{
+    rd_async_init(&f->async, run, arg);
+    f->api = api;
+    f->busy = busy;
+    f->level = 0;
+    f->need_level = need_level;
+}
+
+redist_status_t rd_prepared_run(rd_prepared *f, redist_exec_report_t *report,
+                                redist_error_t *err)
+{
+    redist_status_t st = check(f, report, err);
+    if (st)
+        return st;
+    if (f->busy ? *f->busy : rd_async_busy(&f->async))
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "%s: a non-blocking run of %s is in flight (%s "
+                        "first)",
+                        f->api->run, f->api->whose, f->api->wait);
+    redist_exec_report_t r;
+    memset(&r, 0, sizeof r);
+    st = f->async.run(f->async.arg, &r, err);
+    if (report)
+        *report = r;
+    return st;
+}
+
+redist_status_t rd_prepared_start(rd_prepared *f, redist_error_t *err)
+{
+    redist_status_t st = check(f, NULL, err);
+    if (st)
+        return st;
+    if (!rd_prepared_async(f))
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "%s needs %s; the lowest level provided here is %d: "
+                        "use %s",
+                        f->api->start, f->api->need, f->level, f->api->run);
+    if (f->busy && *f->busy)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "%s: a non-blocking run of %s is in flight",
+                        f->api->start, f->api->whose);
+    st = rd_async_start(&f->async, f->api->start, err);
+    if (!st && f->busy)
+        *f->busy = 1;
+    return st;
+}
+
+redist_status_t rd_prepared_test(rd_prepared *f, int *done,
+                                 redist_error_t *err)
+{
+    return rd_async_test(f ? &f->async : NULL, done, f ? f->api->test : "",
+                         err);
+}
+
+redist_status_t rd_prepared_wait(rd_prepared *f, redist_exec_report_t *report,
+                                 redist_error_t *err)
+{
+    redist_status_t st = check(f, report, err);
+    if (st)
+        return st;
+    redist_exec_report_t r;
+    int was = rd_async_busy(&f->async);
+    st = rd_async_wait(&f->async, &r, f->api->wait, err);
+    if (was) {
+        if (f->busy)
+            *f->busy = 0;
+        if (report)
+            *report = r;
+    }
+    return st;
+}
+
+int rd_prepared_async(const rd_prepared *f)
+{
+    return f->level >= f->need_level;
+}
+
+void rd_prepared_destroy(rd_prepared *f)
+{
+    if (rd_async_busy(&f->async)) {
+        redist_exec_report_t r;
+        rd_async_wait(&f->async, &r, f->api->wait, NULL);
+        if (f->busy)
+            *f->busy = 0;
+    }
+    rd_async_destroy(&f->async);
 }

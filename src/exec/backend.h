@@ -158,28 +158,22 @@ typedef struct rd_backend_ops {
     redist_status_t (*agree)(redist_backend_t *be, redist_status_t local,
                              uint64_t plan_hash, redist_error_t *err);
 
-    /* recv = the members' `bytes`-byte send buffers in member order. */
-    redist_status_t (*all_gather)(redist_backend_t *be, const rd_group *g,
-                                  const void *send, void *recv,
-                                  uint64_t bytes, redist_error_t *err);
-    /* send = s chunks of `bytes`; chunk k goes to member k; recv = the
-     * chunks received, in member order. */
-    redist_status_t (*all_to_all)(redist_backend_t *be, const rd_group *g,
-                                  const void *send, void *recv,
-                                  uint64_t bytes, redist_error_t *err);
-    /* send = s chunks of `count` elements; recv (count elements) = the
-     * reduction over the members of their chunk number g->index.  Use
-     * rd_reduce_n (kernels.h) or an equivalent of its semantics. */
-    redist_status_t (*reduce_scatter)(redist_backend_t *be,
-                                      const rd_group *g, const void *send,
-                                      void *recv, uint64_t count,
-                                      redist_dtype_t dtype,
-                                      redist_reduce_t op, redist_error_t *err);
-    /* recv (count elements) = the reduction over the members of send. */
-    redist_status_t (*all_reduce)(redist_backend_t *be, const rd_group *g,
-                                  const void *send, void *recv,
-                                  uint64_t count, redist_dtype_t dtype,
-                                  redist_reduce_t op, redist_error_t *err);
+    /* all_gather (to_all 0): recv = the members' `bytes`-byte send
+     * buffers in member order.  all_to_all (to_all 1): send = s chunks of
+     * `bytes`; chunk k goes to member k; recv = the chunks received, in
+     * member order. */
+    redist_status_t (*blocks)(redist_backend_t *be, const rd_group *g,
+                              int to_all, const void *send, void *recv,
+                              uint64_t bytes, redist_error_t *err);
+    /* reduce_scatter (all 0): send = s chunks of `count` elements; recv
+     * (count elements) = the reduction over the members of their chunk
+     * number g->index.  all_reduce (all 1): recv (count elements) = the
+     * reduction over the members of send.  Use rd_reduce_n (kernels.h) or
+     * an equivalent of its semantics. */
+    redist_status_t (*reduce)(redist_backend_t *be, const rd_group *g,
+                              int all, const void *send, void *recv,
+                              uint64_t count, redist_dtype_t dtype,
+                              redist_reduce_t op, redist_error_t *err);
     /* Send `bytes` from send to rank `to`, receive `bytes` from rank `from`
      * into recv (to == from == own rank: a local copy).  Every rank calls
      * it once per permute step. */

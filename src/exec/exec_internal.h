@@ -220,11 +220,44 @@ redist_status_t rd_async_wait(rd_async *a, redist_exec_report_t *r,
 void rd_async_destroy(rd_async *a);
 /* A report of a call that did nothing (NULL: nothing). */
 void rd_report_empty(redist_exec_report_t *r);
-/* The check opening a call on a prepared object: `report` emptied (NULL:
- * none); a NULL object is REDIST_ERR_INVALID. */
-redist_status_t rd_prepared_check(const void *p,
-                                  redist_exec_report_t *report,
-                                  redist_error_t *err);
+
+/* The calls of a backend's prepared objects (redist_mpi_run .. _wait,
+ * redist_shmem_run .. _wait) over their progress thread.  `api` names
+ * the calls in the errors; `whose` says what a run in flight belongs to
+ * ("this prepared object"), `need` what start needs ("MPI_THREAD_MULTIPLE
+ * on every rank (MPI_Init_thread)").  `busy`: a flag wider than the
+ * object, set while one of its runs is started and not waited for (the
+ * shmem context's: one run in flight per context), or NULL (the object's
+ * own thread decides).  `level` (set by the backend at prepare): the
+ * lowest thread level of the ranks; start needs `need_level`.
+ * Every call takes NULL for a NULL object (REDIST_ERR_INVALID) and
+ * empties its `report` (may be NULL) first; run: on the calling thread,
+ * refused while a non-blocking run is in flight; wait: the report of the
+ * run waited for; destroy: waits for a run in flight, then ends the
+ * thread. */
+typedef struct rd_prepared_api {
+    const char *run, *start, *test, *wait;
+    const char *whose, *need;
+} rd_prepared_api;
+
+typedef struct rd_prepared {
+    rd_async async;
+    const rd_prepared_api *api;
+    int *busy;
+    int level, need_level;
+} rd_prepared;
+
+void rd_prepared_init(rd_prepared *f, const rd_prepared_api *api, int *busy,
+                      int need_level, rd_async_fn run, void *arg);
+redist_status_t rd_prepared_run(rd_prepared *f, redist_exec_report_t *report,
+                                redist_error_t *err);
+redist_status_t rd_prepared_start(rd_prepared *f, redist_error_t *err);
+redist_status_t rd_prepared_test(rd_prepared *f, int *done,
+                                 redist_error_t *err);
+redist_status_t rd_prepared_wait(rd_prepared *f, redist_exec_report_t *report,
+                                 redist_error_t *err);
+int rd_prepared_async(const rd_prepared *f);
+void rd_prepared_destroy(rd_prepared *f);
 
 /* hash.c: a hash of everything about a plan that all ranks must agree
  * on. */

@@ -224,110 +224,131 @@ static void *alloc_block(uint64_t bytes)
     return malloc(bytes ? bytes : 1);
 }
 
-redist_status_t rd_meshes_sim_run(const redist_plan_t *plan,
-                                  void *const src[], void *const dst[],
-                                  unsigned sim_flags,
-                                  const redist_exec_options_t *opts,
-                                  redist_exec_report_t *report,
-                                  redist_exec_report_t *per_device,
-                                  redist_error_t *err)
+/* One mesh of a two-mesh run on the sim backend, by rank on that mesh:
+ * the caller's buffers (usr: the sources on the source mesh, the
+ * targets on the target mesh), the blocks the transfer reads or writes
+ * (blk: the S or R blocks the run allocates when `own`, else usr: that
+ * mesh's phase has no steps) and the phase's reports. */
+typedef struct sim_mesh {
+    int64_t n;
+    int own;
+    void **usr, **blk;
+    redist_exec_report_t *rep;
+} sim_mesh;
+
+/* A two-mesh run on the sim backend: its meshes, and every global
+ * device's transfer lists. */
+typedef struct sim_run {
+    const rd_sim_args *a;
+    const redist_spec_t *s;
+    int64_t N;
+    sim_mesh m[2];
+    rd_tlists *tl;
+} sim_run;
+
+/* The arrays of a run (0: out of memory). */
+static int sim_arrays(sim_run *u)
 {
-    const redist_spec_t *s = plan->spec;
-    const rd_mplan *m = plan->m;
-    int64_t N = s->two->ndevices;
-    int64_t na = s->two->mesh[0].ndevices, nb = s->two->mesh[1].ndevices;
-    const redist_plan_t *pa = m->phase[0], *pb = m->phase[1];
-    int own_s = pa->nsteps > 0, own_r = pb->nsteps > 0;
-    void **sa = calloc((size_t)na, sizeof *sa), **da = calloc((size_t)na,
-                                                              sizeof *da);
-    void **sb = calloc((size_t)nb, sizeof *sb), **db = calloc((size_t)nb,
-                                                              sizeof *db);
-    rd_tlists *tl = calloc((size_t)N, sizeof *tl);
-    redist_exec_report_t *ra = calloc((size_t)na, sizeof *ra);
-    redist_exec_report_t *rb = calloc((size_t)nb, sizeof *rb);
-    redist_status_t st = REDIST_OK;
-    if (!sa || !da || !sb || !db || !tl || !ra || !rb) {
-        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-        goto done;
+    int ok = (u->tl = calloc((size_t)u->N, sizeof *u->tl)) != NULL;
+    for (int side = 0; side < 2; side++) {
+        sim_mesh *m = &u->m[side];
+        m->usr = calloc((size_t)m->n, sizeof *m->usr);
+        m->blk = calloc((size_t)m->n, sizeof *m->blk);
+        m->rep = calloc((size_t)m->n, sizeof *m->rep);
+        ok = ok && m->usr && m->blk && m->rep;
     }
-    if (!st && transfer_lists_all(plan, tl))
-        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    for (int64_t q = 0; q < na && !st; q++) {
-        int64_t d = s->two->dev[0][q];
-        sa[q] = src[d];
-        da[q] = own_s ? alloc_block(rd_tlists_bytes(&tl[d], 0)) : src[d];
-        if (own_s && !da[q])
-            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    return ok;
+}
+
+/* The transfer lists, and the S and R blocks the run allocates. */
+static redist_status_t sim_own_blocks(sim_run *u, redist_error_t *err)
+{
+    if (transfer_lists_all(u->a->plan, u->tl))
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int side = 0; side < 2; side++) {
+        sim_mesh *m = &u->m[side];
+        void *const *usr = side ? u->a->dst : u->a->src;
+        for (int64_t k = 0; k < m->n; k++) {
+            int64_t d = u->s->two->dev[side][k];
+            m->usr[k] = usr[d];
+            m->blk[k] = m->own ? alloc_block(rd_tlists_bytes(&u->tl[d], side))
+                               : usr[d];
+            if (m->own && !m->blk[k])
+                return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                "out of memory");
+        }
     }
-    for (int64_t r = 0; r < nb && !st; r++) {
+    return REDIST_OK;
+}
+
+/* The transfer: every receiver copies its pieces from the senders' S
+ * blocks (in-process, so a receive reads the send). */
+static void sim_transfer(sim_run *u)
+{
+    const redist_spec_t *s = u->s;
+    sim_mesh *ma = &u->m[0], *mb = &u->m[1];
+    for (int64_t r = 0; r < mb->n; r++) {
         int64_t d = s->two->dev[1][r];
-        db[r] = dst[d];
-        sb[r] = own_r ? alloc_block(rd_tlists_bytes(&tl[d], 1)) : dst[d];
-        if (own_r && !sb[r])
-            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    }
-    redist_exec_report_t whole_a = {0};
-    redist_exec_info_t promise = {0};
-    redist_sim_t *probe = NULL;
-    if (!st && !(st = redist_sim_create(1, sim_flags, &probe, err)))
-        st = rd_meshes_exec_info(plan, redist_sim_backend(probe, 0), opts,
-                                 &promise, err);
-    redist_sim_free(probe);
-    if (!st && own_s)
-        st = redist_exec_sim_run(pa, sa, da, sim_flags, opts, &whole_a, ra,
-                                 err);
-    if (!st) {
-        /* the transfer: every receiver copies its pieces from the
-         * senders' S blocks (in-process, so a receive reads the send) */
-        for (int64_t r = 0; r < nb; r++) {
-            int64_t d = s->two->dev[1][r];
-            const rd_tlists *t = &tl[d];
-            for (int64_t k = 0; k < t->nrecv; k++) {
-                const rd_tpiece *p = &t->recv[k];
-                const rd_tlists *u = &tl[p->peer];
-                int64_t q = rd_spec_mesh_rank(s, 0, p->peer);
-                int64_t soff[REDIST_MAX_DIMS];
-                for (int i = 0; i < s->ndims; i++)
-                    soff[i] = p->off[i] + t->r_lo[i] - u->s_lo[i];
-                rd_kernel_box(sb[r], t->r_shape, p->off, da[q], u->s_shape,
-                              soff, p->box, s->ndims, s->elem_size);
-                if (p->peer != d) {
-                    rb[r].recv_bytes += p->bytes;
-                    ra[q].sent_bytes += p->bytes;
-                }
+        const rd_tlists *t = &u->tl[d];
+        for (int64_t k = 0; k < t->nrecv; k++) {
+            const rd_tpiece *p = &t->recv[k];
+            const rd_tlists *w = &u->tl[p->peer];
+            int64_t q = rd_spec_mesh_rank(s, 0, p->peer);
+            int64_t soff[REDIST_MAX_DIMS];
+            for (int i = 0; i < s->ndims; i++)
+                soff[i] = p->off[i] + t->r_lo[i] - w->s_lo[i];
+            rd_kernel_box(mb->blk[r], t->r_shape, p->off, ma->blk[q],
+                          w->s_shape, soff, p->box, s->ndims, s->elem_size);
+            if (p->peer != d) {
+                mb->rep[r].recv_bytes += p->bytes;
+                ma->rep[q].sent_bytes += p->bytes;
             }
         }
     }
-    if (!st && own_r) {
-        redist_exec_report_t *tmp = calloc((size_t)nb, sizeof *tmp);
-        if (!tmp)
-            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-        else {
-            st = redist_exec_sim_run(pb, sb, db, sim_flags, opts, NULL, tmp,
-                                     err);
-            for (int64_t r = 0; r < nb; r++) {
-                uint64_t rv = rb[r].recv_bytes;
-                rb[r] = tmp[r];
-                rb[r].recv_bytes += rv;
-            }
-            free(tmp);
-        }
+}
+
+/* Phase B; its reports keep the bytes the transfer received. */
+static redist_status_t sim_phase_b(sim_run *u, const redist_plan_t *pb,
+                                   redist_error_t *err)
+{
+    sim_mesh *mb = &u->m[1];
+    redist_exec_report_t *tmp = calloc((size_t)mb->n, sizeof *tmp);
+    if (!tmp)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    redist_status_t st = redist_exec_sim_run(pb, mb->blk, mb->usr,
+                                             u->a->flags, u->a->opts, NULL,
+                                             tmp, err);
+    for (int64_t r = 0; r < mb->n; r++) {
+        uint64_t rv = mb->rep[r].recv_bytes;
+        mb->rep[r] = tmp[r];
+        mb->rep[r].recv_bytes += rv;
     }
-    /* reports by global device: the phases' figures, the S and R blocks
-     * counted as scratch where the run allocated them */
+    free(tmp);
+    return st;
+}
+
+/* Reports by global device: the phases' figures, the S and R blocks
+ * counted as scratch where the run allocated them; `promise`: the
+ * largest device's scratch; `writes_a`: phase A wrote its sources. */
+static void sim_reports(const sim_run *u, redist_status_t st,
+                        uint64_t promise, int writes_a)
+{
+    redist_exec_report_t *report = u->a->report;
+    const redist_exec_report_t *ra = u->m[0].rep, *rb = u->m[1].rep;
     if (report) {
         memset(report, 0, sizeof *report);
         report->failed_step = st ? 0 : -1;
     }
-    for (int64_t d = 0; d < N; d++) {
+    for (int64_t d = 0; d < u->N; d++) {
         redist_exec_report_t x = {0};
-        int64_t q = rd_spec_mesh_rank(s, 0, d), r = rd_spec_mesh_rank(s, 1, d);
-        uint64_t S = own_s ? rd_tlists_bytes(&tl[d], 0) : 0;
-        uint64_t R = own_r ? rd_tlists_bytes(&tl[d], 1) : 0;
+        int64_t q = rd_spec_mesh_rank(u->s, 0, d);
+        int64_t r = rd_spec_mesh_rank(u->s, 1, d);
+        uint64_t S = u->m[0].own ? rd_tlists_bytes(&u->tl[d], 0) : 0;
+        uint64_t R = u->m[1].own ? rd_tlists_bytes(&u->tl[d], 1) : 0;
         uint64_t ha = q >= 0 ? ra[q].scratch_high_water : 0;
         uint64_t hb = r >= 0 ? rb[r].scratch_high_water : 0;
         x.scratch_high_water = rd_meshes_scratch(ha, S, R, hb);
-        x.scratch_bytes = promise.scratch_bytes; /* the largest device's */
+        x.scratch_bytes = promise;
         x.scratch_allocations = (q >= 0 ? ra[q].scratch_allocations : 0) +
                                 (r >= 0 ? rb[r].scratch_allocations : 0) +
                                 (S > 0) + (R > 0);
@@ -335,11 +356,11 @@ redist_status_t rd_meshes_sim_run(const redist_plan_t *plan,
                        (r >= 0 ? rb[r].sent_bytes : 0);
         x.recv_bytes = (q >= 0 ? ra[q].recv_bytes : 0) +
                        (r >= 0 ? rb[r].recv_bytes : 0);
-        x.writes_src = q >= 0 && whole_a.writes_src;
-        x.steps_done = st ? 0 : plan->nsteps;
+        x.writes_src = q >= 0 && writes_a;
+        x.steps_done = st ? 0 : u->a->plan->nsteps;
         x.failed_step = st ? 0 : -1;
-        if (per_device)
-            per_device[d] = x;
+        if (u->a->per_device)
+            u->a->per_device[d] = x;
         if (report) {
             if (x.scratch_bytes > report->scratch_bytes)
                 report->scratch_bytes = x.scratch_bytes;
@@ -353,21 +374,53 @@ redist_status_t rd_meshes_sim_run(const redist_plan_t *plan,
             report->steps_done = x.steps_done;
         }
     }
-done:
-    for (int64_t q = 0; da && sa && q < na; q++)
-        if (own_s && da[q])
-            free(da[q]);
-    for (int64_t r = 0; sb && r < nb; r++)
-        if (own_r && sb[r])
-            free(sb[r]);
-    for (int64_t d = 0; tl && d < N; d++)
-        rd_tlists_free(&tl[d]);
-    free(sa);
-    free(da);
-    free(sb);
-    free(db);
-    free(tl);
-    free(ra);
-    free(rb);
+}
+
+static void sim_close(sim_run *u)
+{
+    for (int side = 0; side < 2; side++) {
+        sim_mesh *m = &u->m[side];
+        for (int64_t k = 0; m->own && m->blk && k < m->n; k++)
+            free(m->blk[k]);
+        free(m->usr);
+        free(m->blk);
+        free(m->rep);
+    }
+    for (int64_t d = 0; u->tl && d < u->N; d++)
+        rd_tlists_free(&u->tl[d]);
+    free(u->tl);
+}
+
+redist_status_t rd_meshes_sim_run(const rd_sim_args *a, redist_error_t *err)
+{
+    const redist_plan_t *plan = a->plan;
+    const redist_spec_t *s = plan->spec;
+    const redist_plan_t *pa = plan->m->phase[0], *pb = plan->m->phase[1];
+    sim_run u = {.a = a, .s = s, .N = s->two->ndevices};
+    u.m[0].n = s->two->mesh[0].ndevices;
+    u.m[1].n = s->two->mesh[1].ndevices;
+    u.m[0].own = pa->nsteps > 0;
+    u.m[1].own = pb->nsteps > 0;
+    if (!sim_arrays(&u)) {
+        sim_close(&u);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    redist_status_t st = sim_own_blocks(&u, err);
+    redist_exec_report_t whole_a = {0};
+    redist_exec_info_t promise = {0};
+    redist_sim_t *probe = NULL;
+    if (!st && !(st = redist_sim_create(1, a->flags, &probe, err)))
+        st = rd_meshes_exec_info(plan, redist_sim_backend(probe, 0), a->opts,
+                                 &promise, err);
+    redist_sim_free(probe);
+    if (!st && u.m[0].own)
+        st = redist_exec_sim_run(pa, u.m[0].usr, u.m[0].blk, a->flags, a->opts,
+                                 &whole_a, u.m[0].rep, err);
+    if (!st)
+        sim_transfer(&u);
+    if (!st && u.m[1].own)
+        st = sim_phase_b(&u, pb, err);
+    sim_reports(&u, st, promise.scratch_bytes, whole_a.writes_src);
+    sim_close(&u);
     return st;
 }

@@ -54,14 +54,17 @@ redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
                                     redist_exec_info_t *out,
                                     redist_error_t *err);
 
+/* The arguments of redist_exec_sim_run (redist/sim.h). */
+typedef struct rd_sim_args {
+    const redist_plan_t *plan;
+    void *const *src, *const *dst; /* by global device */
+    unsigned flags;                /* REDIST_SIM_* */
+    const redist_exec_options_t *opts;
+    redist_exec_report_t *report, *per_device;
+} rd_sim_args;
+
 /* redist_exec_sim_run for a two-mesh plan: src[d], dst[d] by global
  * device (NULL for a device outside that side's mesh). */
-redist_status_t rd_meshes_sim_run(const redist_plan_t *plan,
-                                  void *const src[], void *const dst[],
-                                  unsigned sim_flags,
-                                  const redist_exec_options_t *opts,
-                                  redist_exec_report_t *report,
-                                  redist_exec_report_t *per_device,
-                                  redist_error_t *err);
+redist_status_t rd_meshes_sim_run(const rd_sim_args *a, redist_error_t *err);
 
 #endif

@@ -249,15 +249,15 @@ static redist_status_t run_collective(redist_backend_t *be,
     size_t elem = x->elem;
     switch (x->op) {
     case REDIST_OP_ALL_GATHER:
-        return ops->all_gather(be, &x->group, in, out, L, err);
+        return ops->blocks(be, &x->group, 0, in, out, L, err);
     case REDIST_OP_ALL_TO_ALL:
-        return ops->all_to_all(be, &x->group, in, out, L / s, err);
+        return ops->blocks(be, &x->group, 1, in, out, L / s, err);
     case REDIST_OP_REDUCE_SCATTER:
-        return ops->reduce_scatter(be, &x->group, in, out, L / s / elem,
-                                   x->dtype, x->reduce, err);
+        return ops->reduce(be, &x->group, 0, in, out, L / s / elem, x->dtype,
+                           x->reduce, err);
     case REDIST_OP_ALL_REDUCE:
-        return ops->all_reduce(be, &x->group, in, out, L / elem, x->dtype,
-                               x->reduce, err);
+        return ops->reduce(be, &x->group, 1, in, out, L / elem, x->dtype,
+                           x->reduce, err);
     case REDIST_OP_PERMUTE:
         return ops->permute(be, in, x->send_to, out, x->recv_from, L, err);
     case REDIST_OP_EXCHANGE:

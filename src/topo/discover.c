@@ -242,14 +242,76 @@ redist_status_t redist_topo_load_xml(const char *path, redist_topo_t **out,
     return st;
 }
 
+static const char *synthetic_types =
+    "types: pack, numa, group, die, l3, l2, l1, core, pu; e.g. \"pack:2 "
+    "numa:2 core:8 pu:1\"";
+
+/* Word w (wl chars) of a synthetic description, TYPE:COUNT with optional
+ * attributes: its type, and *level_objects (the objects of the level
+ * above) multiplied by its count; else the status, and the reason in
+ * why. */
+static redist_status_t check_word(const char *w, int wl,
+                                  hwloc_obj_type_t *type,
+                                  long long *level_objects, char *why,
+                                  size_t size)
+{
+    const char *colon = memchr(w, ':', (size_t)wl);
+    size_t tl = colon ? (size_t)(colon - w) : (size_t)wl;
+    const char *paren = memchr(w, '(', (size_t)wl);
+    if (paren && (size_t)(paren - w) < tl)
+        tl = (size_t)(paren - w);
+    char tname[32];
+    if (tl == 0 || tl >= sizeof tname) {
+        snprintf(why, size, "expected TYPE:COUNT (%s)", synthetic_types);
+        return REDIST_ERR_INVALID;
+    }
+    memcpy(tname, w, tl);
+    tname[tl] = '\0';
+    if (hwloc_type_sscanf(tname, type, NULL, 0) < 0) {
+        snprintf(why, size, "unknown object type \"%s\" (%s)", tname,
+                 synthetic_types);
+        return REDIST_ERR_INVALID;
+    }
+    if (!colon) {
+        snprintf(why, size, "expected TYPE:COUNT, the count is missing (%s)",
+                 synthetic_types);
+        return REDIST_ERR_INVALID;
+    }
+    const char *c = colon + 1, *end = w + wl;
+    const char *d = c;
+    long long n = 0;
+    for (; d < end && *d >= '0' && *d <= '9'; d++)
+        if (n <= REDIST_TOPO_SYNTHETIC_MAX_OBJECTS) /* saturates */
+            n = n * 10 + (*d - '0');
+    if (d == c || n < 1 || (d < end && *d != '(')) {
+        snprintf(why, size, "the count must be a positive integer");
+        return REDIST_ERR_INVALID;
+    }
+    if (n > REDIST_TOPO_SYNTHETIC_MAX_LEVEL) {
+        snprintf(why, size,
+                 "a count is at most %d (hwloc loads wide levels slowly); "
+                 "split the level, e.g. \"pack:4 core:128\" for 512 cores",
+                 REDIST_TOPO_SYNTHETIC_MAX_LEVEL);
+        return REDIST_ERR_LIMIT;
+    }
+    *level_objects *= n;
+    if (*level_objects > REDIST_TOPO_SYNTHETIC_MAX_PUS) {
+        snprintf(why, size,
+                 "the counts multiply to more than %d PUs; a synthetic "
+                 "topology is one host of at most that many (more hosts: a "
+                 "rank map)",
+                 REDIST_TOPO_SYNTHETIC_MAX_PUS);
+        return REDIST_ERR_LIMIT;
+    }
+    return REDIST_OK;
+}
+
 /* Check a synthetic description word by word (hwloc only says "invalid")
  * and append " pu:1" when its last level is not pu. */
 static redist_status_t check_synthetic(const char *desc, const char *src,
                                        char *fixed, size_t size,
                                        redist_error_t *err)
 {
-    static const char *types = "types: pack, numa, group, die, l3, l2, l1, "
-                               "core, pu; e.g. \"pack:2 numa:2 core:8 pu:1\"";
     const char *p = desc;
     int word = 0, levels = 0;
     long long level_objects = 1, objects = 0;
@@ -268,53 +330,13 @@ static redist_status_t check_synthetic(const char *desc, const char *src,
             objects += level_objects;
             continue;
         }
-        const char *colon = memchr(w, ':', (size_t)wl);
-        size_t tl = colon ? (size_t)(colon - w) : (size_t)wl;
-        const char *paren = memchr(w, '(', (size_t)wl);
-        if (paren && (size_t)(paren - w) < tl)
-            tl = (size_t)(paren - w);
-        char tname[32];
+        char why[256];
         hwloc_obj_type_t type;
-        if (tl == 0 || tl >= sizeof tname)
-            return rd_error(err, REDIST_ERR_INVALID, src, NULL,
-                            "word %d \"%.*s\": expected TYPE:COUNT (%s)",
-                            word, wl, w, types);
-        memcpy(tname, w, tl);
-        tname[tl] = '\0';
-        if (hwloc_type_sscanf(tname, &type, NULL, 0) < 0)
-            return rd_error(err, REDIST_ERR_INVALID, src, NULL,
-                            "word %d \"%.*s\": unknown object type \"%s\" "
-                            "(%s)",
-                            word, wl, w, tname, types);
-        if (!colon)
-            return rd_error(err, REDIST_ERR_INVALID, src, NULL,
-                            "word %d \"%.*s\": expected TYPE:COUNT, the "
-                            "count is missing (%s)",
-                            word, wl, w, types);
-        const char *c = colon + 1, *end = w + wl;
-        const char *d = c;
-        long long n = 0;
-        for (; d < end && *d >= '0' && *d <= '9'; d++)
-            if (n <= REDIST_TOPO_SYNTHETIC_MAX_OBJECTS) /* saturates */
-                n = n * 10 + (*d - '0');
-        if (d == c || n < 1 || (d < end && *d != '('))
-            return rd_error(err, REDIST_ERR_INVALID, src, NULL,
-                            "word %d \"%.*s\": the count must be a positive "
-                            "integer",
-                            word, wl, w);
-        if (n > REDIST_TOPO_SYNTHETIC_MAX_LEVEL)
-            return rd_error(err, REDIST_ERR_LIMIT, src, NULL,
-                            "word %d \"%.*s\": a count is at most %d (hwloc "
-                            "loads wide levels slowly); split the level, e.g. "
-                            "\"pack:4 core:128\" for 512 cores",
-                            word, wl, w, REDIST_TOPO_SYNTHETIC_MAX_LEVEL);
-        level_objects *= n;
-        if (level_objects > REDIST_TOPO_SYNTHETIC_MAX_PUS)
-            return rd_error(err, REDIST_ERR_LIMIT, src, NULL,
-                            "word %d \"%.*s\": the counts multiply to more "
-                            "than %d PUs; a synthetic topology is one host of "
-                            "at most that many (more hosts: a rank map)",
-                            word, wl, w, REDIST_TOPO_SYNTHETIC_MAX_PUS);
+        redist_status_t st =
+            check_word(w, wl, &type, &level_objects, why, sizeof why);
+        if (st)
+            return rd_error(err, st, src, NULL, "word %d \"%.*s\": %s", word,
+                            wl, w, why);
         objects += level_objects;
         last = type;
         levels++;
@@ -328,7 +350,7 @@ static redist_status_t check_synthetic(const char *desc, const char *src,
                         objects, REDIST_TOPO_SYNTHETIC_MAX_OBJECTS);
     if (!levels)
         return rd_error(err, REDIST_ERR_INVALID, src, NULL,
-                        "empty description (%s)", types);
+                        "empty description (%s)", synthetic_types);
     int n = snprintf(fixed, size, "%s%s", desc,
                      last == HWLOC_OBJ_PU ? "" : " pu:1");
     if (n < 0 || (size_t)n >= size)

@@ -1,5 +1,5 @@
 /*
- * The MPI backend's ops table (exec/backend.h): one entry per step kind.
+ * The MPI backend's ops table (exec/backend.h): how each step kind runs.
  *   all_to_all   one MPI_Alltoall; whole steps: the send datatype picks
  *                chunk k along the split dim of the input, the receive
  *                datatype writes the piece of member k to slot k along the
@@ -57,14 +57,14 @@ static redist_status_t xchg_bytes(redist_mpi_t *x, MPI_Comm comm,
     return REDIST_OK;
 }
 
-/* all_gather (gather = 1) and all_to_all of contiguous chunks: one MPI
- * call, or the in-place form when recv == send. */
-static redist_status_t contig_step(redist_backend_t *be, const rd_group *g,
-                                   const void *send, void *recv,
-                                   uint64_t bytes, int gather,
-                                   redist_error_t *err)
+/* all_gather and all_to_all (to_all) of contiguous chunks: one MPI call,
+ * or the in-place form when recv == send. */
+static redist_status_t mpi_blocks(redist_backend_t *be, const rd_group *g,
+                                  int to_all, const void *send, void *recv,
+                                  uint64_t bytes, redist_error_t *err)
 {
     redist_mpi_t *x = be->ctx;
+    int gather = !to_all;
     redist_status_t st;
     MPI_Comm c = group_comm(x, g, err, &st);
     if (st)
@@ -83,28 +83,13 @@ static redist_status_t contig_step(redist_backend_t *be, const rd_group *g,
     return xchg_bytes(x, c, g, gather, send, recv, bytes, err);
 }
 
-static redist_status_t mpi_all_gather(redist_backend_t *be, const rd_group *g,
-                                      const void *send, void *recv,
-                                      uint64_t bytes, redist_error_t *err)
-{
-    return contig_step(be, g, send, recv, bytes, 1, err);
-}
-
-static redist_status_t mpi_all_to_all(redist_backend_t *be, const rd_group *g,
-                                      const void *send, void *recv,
-                                      uint64_t bytes, redist_error_t *err)
-{
-    return contig_step(be, g, send, recv, bytes, 0, err);
-}
-
 /* A reduction over group g (all: all-reduce, else reduce-scatter): a
  * group of one is reduced locally as one exchange; else MPI's own
  * collective where the options allow it, ours (ordered) otherwise. */
-static redist_status_t reduce_step(redist_backend_t *be, const rd_group *g,
-                                   const void *send, void *recv,
-                                   uint64_t count, redist_dtype_t dtype,
-                                   redist_reduce_t op, int all,
-                                   redist_error_t *err)
+static redist_status_t mpi_reduce(redist_backend_t *be, const rd_group *g,
+                                  int all, const void *send, void *recv,
+                                  uint64_t count, redist_dtype_t dtype,
+                                  redist_reduce_t op, redist_error_t *err)
 {
     redist_mpi_t *x = be->ctx;
     redist_status_t st;
@@ -128,24 +113,6 @@ static redist_status_t reduce_step(redist_backend_t *be, const rd_group *g,
                                             err);
     return rd_mpi_rs_with_work(x, c, g->size, g->index, send, recv, 1, count,
                                elem, dtype, op, err);
-}
-
-static redist_status_t mpi_reduce_scatter(redist_backend_t *be,
-                                          const rd_group *g, const void *send,
-                                          void *recv, uint64_t count,
-                                          redist_dtype_t dtype,
-                                          redist_reduce_t op,
-                                          redist_error_t *err)
-{
-    return reduce_step(be, g, send, recv, count, dtype, op, 0, err);
-}
-
-static redist_status_t mpi_all_reduce(redist_backend_t *be, const rd_group *g,
-                                      const void *send, void *recv,
-                                      uint64_t count, redist_dtype_t dtype,
-                                      redist_reduce_t op, redist_error_t *err)
-{
-    return reduce_step(be, g, send, recv, count, dtype, op, 1, err);
 }
 
 static redist_status_t mpi_permute(redist_backend_t *be, const void *send,
@@ -340,11 +307,7 @@ static uint64_t mpi_inplace_need(const redist_backend_t *be,
 const rd_backend_ops rd_mpi_ops_template = {
     .name = "mpi",
     .agree = rd_mpi_agree,
-    .all_gather = mpi_all_gather,
-    .all_to_all = mpi_all_to_all,
-    .reduce_scatter = mpi_reduce_scatter,
-    .all_reduce = mpi_all_reduce,
-    .permute = mpi_permute,
+    .blocks = mpi_blocks, .reduce = mpi_reduce, .permute = mpi_permute,
     .exchange = rd_mpi_exchange,
     .exchange_multi = rd_mpi_exchange_multi,
     .begin_programs = rd_mpi_begin_programs,

@@ -62,9 +62,13 @@ struct redist_mpi_prepared {
     rd_exec_prep xp;
     int have_xp;
     uint64_t promise;
-    int level;      /* the lowest thread level of the ranks */
-    rd_async async; /* the progress thread (exec/async.c) */
+    rd_prepared f; /* the progress thread, level (exec/async.c) */
 };
+
+static const rd_prepared_api api = {
+    "redist_mpi_run", "redist_mpi_start", "redist_mpi_test",
+    "redist_mpi_wait", "this prepared object",
+    "MPI_THREAD_MULTIPLE on every rank (MPI_Init_thread)"};
 
 redist_status_t rd_mpi_start_wait(rd_mpi_cached *cc, int start,
                                   redist_error_t *err)
@@ -204,6 +208,45 @@ static int clone_ctx(redist_mpi_prepared_t *p, const redist_mpi_t *ctx)
     return rc;
 }
 
+/* What is built once on the bound program: the work buffer touched, the
+ * per-pass cache, the thread; then one more agreement, and the lowest
+ * thread level of the ranks.  Collective. */
+static redist_status_t build_once(redist_mpi_prepared_t *p,
+                                  redist_error_t *err)
+{
+    redist_mpi_t *x = &p->x;
+    redist_status_t st = REDIST_OK;
+    int rc, level = MPI_THREAD_SINGLE;
+    if (x->work)
+        memset(x->work, 0, (size_t)x->work_bytes);
+    x->ncache = p->xp.p.npasses;
+    x->cache = calloc((size_t)(x->ncache ? x->ncache : 1), sizeof *x->cache);
+    if (!x->cache)
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int k = 0; !st && k < x->ncache; k++) {
+        x->be.pass = k;
+        rc = cache_pass(x, &p->xp.p.pass[k], p->xp.buf, &x->cache[k]);
+        if (rc != MPI_SUCCESS)
+            st = rc == MPI_ERR_NO_MEM
+                     ? rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                "out of memory")
+                     : rd_mpi_fail(err, rc, "building a datatype");
+    }
+    x->be.pass = -1;
+    MPI_Query_thread(&level);
+    if (!st && level >= MPI_THREAD_MULTIPLE && rd_async_spawn(&p->f.async))
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                      "cannot create the progress thread");
+    st = rd_mpi_agree_comm(x->comm, x->rank, st, 0, "", err);
+    if (!st) {
+        rc = MPI_Allreduce(&level, &p->f.level, 1, MPI_INT, MPI_MIN,
+                           x->comm);
+        if (rc != MPI_SUCCESS)
+            st = rd_mpi_fail(err, rc, "MPI_Allreduce (thread level)");
+    }
+    return st;
+}
+
 redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
                                    void *src, void *dst,
                                    const redist_exec_options_t *opts,
@@ -223,7 +266,7 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
         return st;
     }
     memset(p, 0, sizeof *p);
-    rd_async_init(&p->async, run_fn, p);
+    rd_prepared_init(&p->f, &api, NULL, MPI_THREAD_MULTIPLE, run_fn, p);
     int rc = clone_ctx(p, ctx);
     if (rc != MPI_SUCCESS)
         st = rc == MPI_ERR_NO_MEM
@@ -239,113 +282,44 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
         p->have_xp = !st;
         if (!p->promise)
             p->promise = r.scratch_bytes;
-    } else {
-        release(p);
-        rd_async_destroy(&p->async);
-        free(p);
-        return st;
+        if (!st)
+            st = build_once(p, err);
     }
-    /* what is built once: the work buffer touched, the per-pass cache,
-     * the thread; then one more agreement */
-    int level = MPI_THREAD_SINGLE;
-    if (!st) {
-        if (x->work)
-            memset(x->work, 0, (size_t)x->work_bytes);
-        x->ncache = p->xp.p.npasses;
-        x->cache = calloc((size_t)(x->ncache ? x->ncache : 1),
-                          sizeof *x->cache);
-        if (!x->cache)
-            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
-                          "out of memory");
-        for (int k = 0; !st && k < x->ncache; k++) {
-            x->be.pass = k;
-            rc = cache_pass(x, &p->xp.p.pass[k], p->xp.buf, &x->cache[k]);
-            if (rc != MPI_SUCCESS)
-                st = rc == MPI_ERR_NO_MEM
-                         ? rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
-                                    "out of memory")
-                         : rd_mpi_fail(err, rc, "building a datatype");
-        }
-        x->be.pass = -1;
-        MPI_Query_thread(&level);
-        if (!st && level >= MPI_THREAD_MULTIPLE) {
-            if (rd_async_spawn(&p->async))
-                st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
-                              "cannot create the progress thread");
-        }
-        st = rd_mpi_agree_comm(x->comm, x->rank, st, 0, "", err);
-    }
-    if (!st) {
-        rc = MPI_Allreduce(&level, &p->level, 1, MPI_INT, MPI_MIN, x->comm);
-        if (rc != MPI_SUCCESS)
-            st = rd_mpi_fail(err, rc, "MPI_Allreduce (thread level)");
-    }
-    if (st) {
-        rd_async_destroy(&p->async);
-        release(p);
-        free(p);
-        return st;
-    }
-    *out = p;
-    return REDIST_OK;
+    if (st)
+        redist_mpi_prepared_free(p);
+    else
+        *out = p;
+    return st;
 }
 
 redist_status_t redist_mpi_run(redist_mpi_prepared_t *p,
                                redist_exec_report_t *report,
                                redist_error_t *err)
 {
-    redist_exec_report_t r;
-    redist_status_t st = rd_prepared_check(p, report, err);
-    if (st)
-        return st;
-    if (rd_async_busy(&p->async))
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "redist_mpi_run: a non-blocking run of this "
-                        "prepared object is in flight (redist_mpi_wait "
-                        "first)");
-    st = do_run(p, &r, err);
-    if (report)
-        *report = r;
-    return st;
+    return rd_prepared_run(p ? &p->f : NULL, report, err);
 }
 
 redist_status_t redist_mpi_start(redist_mpi_prepared_t *p, redist_error_t *err)
 {
-    redist_status_t st = rd_prepared_check(p, NULL, err);
-    if (st)
-        return st;
-    if (p->level < MPI_THREAD_MULTIPLE)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "redist_mpi_start needs MPI_THREAD_MULTIPLE on every "
-                        "rank (MPI_Init_thread); the lowest level provided "
-                        "here is %d: use redist_mpi_run",
-                        p->level);
-    return rd_async_start(&p->async, "redist_mpi_start", err);
+    return rd_prepared_start(p ? &p->f : NULL, err);
 }
 
 redist_status_t redist_mpi_test(redist_mpi_prepared_t *p, int *done,
                                 redist_error_t *err)
 {
-    return rd_async_test(p ? &p->async : NULL, done, "redist_mpi_test", err);
+    return rd_prepared_test(p ? &p->f : NULL, done, err);
 }
 
 redist_status_t redist_mpi_wait(redist_mpi_prepared_t *p,
                                 redist_exec_report_t *report,
                                 redist_error_t *err)
 {
-    redist_exec_report_t r;
-    redist_status_t st = rd_prepared_check(p, report, err);
-    if (st)
-        return st;
-    st = rd_async_wait(&p->async, &r, "redist_mpi_wait", err);
-    if (report && st != REDIST_ERR_INVALID)
-        *report = r;
-    return st;
+    return rd_prepared_wait(p ? &p->f : NULL, report, err);
 }
 
 int redist_mpi_prepared_async(const redist_mpi_prepared_t *p)
 {
-    return p && p->level >= MPI_THREAD_MULTIPLE;
+    return p && rd_prepared_async(&p->f);
 }
 
 redist_mpi_stats_t redist_mpi_prepared_stats(const redist_mpi_prepared_t *p)
@@ -357,7 +331,7 @@ void redist_mpi_prepared_free(redist_mpi_prepared_t *p)
 {
     if (!p)
         return;
-    rd_async_destroy(&p->async);
+    rd_prepared_destroy(&p->f);
     release(p);
     free(p);
 }

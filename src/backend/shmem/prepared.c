@@ -50,9 +50,13 @@ struct redist_shmem_prepared {
         void *p;
         size_t bytes;
     } scr[4];
-    int level; /* the lowest thread level of the PEs */
-    rd_async async;
+    rd_prepared f; /* the progress thread, level (exec/async.c) */
 };
+
+static const rd_prepared_api api = {
+    "redist_shmem_run", "redist_shmem_start", "redist_shmem_test",
+    "redist_shmem_wait", "a prepared object of this context",
+    "SHMEM_THREAD_MULTIPLE on every PE (shmem_init_thread)"};
 
 static void swap_scr(redist_shmem_prepared_t *p)
 {
@@ -118,7 +122,8 @@ redist_status_t redist_shmem_prepare(redist_shmem_t *c,
         return st;
     }
     p->c = c;
-    rd_async_init(&p->async, do_run, p);
+    rd_prepared_init(&p->f, &api, &c->busy, SHMEM_THREAD_MULTIPLE, do_run,
+                     p);
     p->sym = rd_shm_symmetric(c, plan, src, dst);
     p->promise = rd_shm_work_plan(c, plan, opts, p->sym);
     p->work_cap = c->work_cap;
@@ -140,7 +145,7 @@ redist_status_t redist_shmem_prepare(redist_shmem_t *c,
                 c->scr[i].p = NULL;
             }
         shmem_query_thread(&level);
-        if (level >= SHMEM_THREAD_MULTIPLE && rd_async_spawn(&p->async))
+        if (level >= SHMEM_THREAD_MULTIPLE && rd_async_spawn(&p->f.async))
             st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                           "cannot create the progress thread");
         st = rd_shm_agree_all(c, st, 0, SHMEM_THREAD_MULTIPLE - level, "",
@@ -149,11 +154,11 @@ redist_status_t redist_shmem_prepare(redist_shmem_t *c,
             release(p);
     }
     if (st) {
-        rd_async_destroy(&p->async);
+        rd_prepared_destroy(&p->f);
         free(p);
         return st;
     }
-    p->level = SHMEM_THREAD_MULTIPLE - (int)gap;
+    p->f.level = SHMEM_THREAD_MULTIPLE - (int)gap;
     *out = p;
     return REDIST_OK;
 }
@@ -162,83 +167,38 @@ redist_status_t redist_shmem_run(redist_shmem_prepared_t *p,
                                  redist_exec_report_t *report,
                                  redist_error_t *err)
 {
-    redist_exec_report_t r;
-    redist_status_t st = rd_prepared_check(p, report, err);
-    if (st)
-        return st;
-    if (p->c->busy)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "redist_shmem_run: a non-blocking run of a prepared "
-                        "object of this context is in flight "
-                        "(redist_shmem_wait first)");
-    memset(&r, 0, sizeof r);
-    st = do_run(p, &r, err);
-    if (report)
-        *report = r;
-    return st;
+    return rd_prepared_run(p ? &p->f : NULL, report, err);
 }
 
 redist_status_t redist_shmem_start(redist_shmem_prepared_t *p,
                                    redist_error_t *err)
 {
-    redist_status_t st = rd_prepared_check(p, NULL, err);
-    if (st)
-        return st;
-    if (p->level < SHMEM_THREAD_MULTIPLE)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "redist_shmem_start needs SHMEM_THREAD_MULTIPLE on "
-                        "every PE (shmem_init_thread); the lowest level "
-                        "provided here is %d: use redist_shmem_run",
-                        p->level);
-    if (p->c->busy)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "redist_shmem_start: a non-blocking run of a "
-                        "prepared object of this context is in flight");
-    st = rd_async_start(&p->async, "redist_shmem_start", err);
-    if (!st)
-        p->c->busy = 1;
-    return st;
+    return rd_prepared_start(p ? &p->f : NULL, err);
 }
 
 redist_status_t redist_shmem_test(redist_shmem_prepared_t *p, int *done,
                                   redist_error_t *err)
 {
-    return rd_async_test(p ? &p->async : NULL, done, "redist_shmem_test", err);
+    return rd_prepared_test(p ? &p->f : NULL, done, err);
 }
 
 redist_status_t redist_shmem_wait(redist_shmem_prepared_t *p,
                                   redist_exec_report_t *report,
                                   redist_error_t *err)
 {
-    redist_exec_report_t r;
-    redist_status_t st = rd_prepared_check(p, report, err);
-    if (st)
-        return st;
-    int was = rd_async_busy(&p->async);
-    st = rd_async_wait(&p->async, &r, "redist_shmem_wait", err);
-    if (was) {
-        p->c->busy = 0;
-        if (report)
-            *report = r;
-    }
-    return st;
+    return rd_prepared_wait(p ? &p->f : NULL, report, err);
 }
 
 int redist_shmem_prepared_async(const redist_shmem_prepared_t *p)
 {
-    return p && p->level >= SHMEM_THREAD_MULTIPLE;
+    return p && rd_prepared_async(&p->f);
 }
 
 void redist_shmem_prepared_free(redist_shmem_prepared_t *p)
 {
     if (!p)
         return;
-    if (rd_async_busy(&p->async)) {
-        redist_exec_report_t r;
-        rd_async_wait(&p->async, &r, "redist_shmem_prepared_free", NULL);
-        p->c->busy = 0;
-    }
-    rd_async_destroy(&p->async);
+    rd_prepared_destroy(&p->f);
     release(p);
     free(p);
 }

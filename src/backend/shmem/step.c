@@ -262,65 +262,39 @@ static void xstep_init(rd_xstep *x, redist_op_t op, const rd_group *g,
         x->group = *g;
 }
 
-static redist_status_t shm_all_gather(redist_backend_t *be, const rd_group *g,
-                                      const void *send, void *recv,
-                                      uint64_t bytes, redist_error_t *err)
+/* all_gather on dim 0: [1][bytes] -> [s][bytes]; all_to_all (to_all)
+ * from dim 0 to dim 1: [1][s bytes] -> [s][bytes] */
+static redist_status_t shm_blocks(redist_backend_t *be, const rd_group *g,
+                                  int to_all, const void *send, void *recv,
+                                  uint64_t bytes, redist_error_t *err)
 {
     rd_xstep x;
-    xstep_init(&x, REDIST_OP_ALL_GATHER, g, 1);
+    xstep_init(&x, to_all ? REDIST_OP_ALL_TO_ALL : REDIST_OP_ALL_GATHER, g,
+               1);
     x.ndims = 2;
-    x.dim = 0;
+    x.to_dim = to_all; /* dim, from_dim: 0 */
     x.in_shape[0] = 1;
-    x.in_shape[1] = x.out_shape[1] = (int64_t)bytes;
-    x.out_shape[0] = g->size;
-    return run_step(be, &x, send, recv, err);
-}
-
-static redist_status_t shm_all_to_all(redist_backend_t *be, const rd_group *g,
-                                      const void *send, void *recv,
-                                      uint64_t bytes, redist_error_t *err)
-{
-    rd_xstep x;
-    xstep_init(&x, REDIST_OP_ALL_TO_ALL, g, 1);
-    x.ndims = 2;
-    x.from_dim = 0;
-    x.to_dim = 1;
-    x.in_shape[0] = 1;
-    x.in_shape[1] = g->size * (int64_t)bytes;
+    x.in_shape[1] = (to_all ? g->size : 1) * (int64_t)bytes;
     x.out_shape[0] = g->size;
     x.out_shape[1] = (int64_t)bytes;
     return run_step(be, &x, send, recv, err);
 }
 
-static redist_status_t shm_reduce_scatter(redist_backend_t *be,
-                                          const rd_group *g, const void *send,
-                                          void *recv, uint64_t count,
-                                          redist_dtype_t dtype,
-                                          redist_reduce_t op,
-                                          redist_error_t *err)
+/* reduce_scatter on dim 0: [s count] -> [count]; all_reduce (all):
+ * [count] -> [count] */
+static redist_status_t shm_reduce(redist_backend_t *be, const rd_group *g,
+                                  int all, const void *send, void *recv,
+                                  uint64_t count, redist_dtype_t dtype,
+                                  redist_reduce_t op, redist_error_t *err)
 {
     rd_xstep x;
-    xstep_init(&x, REDIST_OP_REDUCE_SCATTER, g, redist_dtype_size(dtype));
+    xstep_init(&x, all ? REDIST_OP_ALL_REDUCE : REDIST_OP_REDUCE_SCATTER, g,
+               redist_dtype_size(dtype));
     x.dtype = dtype;
     x.reduce = op;
     x.ndims = 1;
-    x.dim = 0;
-    x.in_shape[0] = g->size * (int64_t)count;
+    x.in_shape[0] = (all ? 1 : g->size) * (int64_t)count;
     x.out_shape[0] = (int64_t)count;
-    return run_step(be, &x, send, recv, err);
-}
-
-static redist_status_t shm_all_reduce(redist_backend_t *be, const rd_group *g,
-                                      const void *send, void *recv,
-                                      uint64_t count, redist_dtype_t dtype,
-                                      redist_reduce_t op, redist_error_t *err)
-{
-    rd_xstep x;
-    xstep_init(&x, REDIST_OP_ALL_REDUCE, g, redist_dtype_size(dtype));
-    x.dtype = dtype;
-    x.reduce = op;
-    x.ndims = 1;
-    x.in_shape[0] = x.out_shape[0] = (int64_t)count;
     return run_step(be, &x, send, recv, err);
 }
 
@@ -368,9 +342,8 @@ static uint64_t shm_inplace_need(const redist_backend_t *be,
 #define RD_SHM_OPS(fused, caps_)                                              \
     {                                                                         \
         .name = "shmem", .caps = (caps_), .fused_ops = (fused),               \
-        .agree = rd_shm_agree, .all_gather = shm_all_gather,                  \
-        .all_to_all = shm_all_to_all, .reduce_scatter = shm_reduce_scatter,   \
-        .all_reduce = shm_all_reduce, .permute = shm_permute,                 \
+        .agree = rd_shm_agree, .blocks = shm_blocks, .reduce = shm_reduce,    \
+        .permute = shm_permute,                                               \
         .step = shm_step, .abort = rd_shm_abort, .alloc = rd_shm_alloc,       \
         .free = rd_shm_free, .inplace_ops = RD_SHM_INPLACE,                   \
         .inplace_need = shm_inplace_need                                      \

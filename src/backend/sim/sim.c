@@ -213,35 +213,20 @@ static const char *peer_send(redist_backend_t *be, const rd_group *g,
     return (const char *)w->slot[rd_group_rank(g, k)].send;
 }
 
-/* Block k of recv from each member k: its whole send buffer (all_gather,
- * `own` 0) or its block number g->index (all_to_all, `own` 1). */
-static redist_status_t gather_blocks(redist_backend_t *be, const rd_group *g,
-                                     const void *send, void *recv,
-                                     uint64_t bytes, int own,
-                                     redist_error_t *err)
+/* Block k of recv from each member k: its whole send buffer (all_gather)
+ * or its block number g->index (all_to_all, `to_all`). */
+static redist_status_t sim_blocks(redist_backend_t *be, const rd_group *g,
+                                  int to_all, const void *send, void *recv,
+                                  uint64_t bytes, redist_error_t *err)
 {
     redist_status_t st = post(be, send, recv, err);
     if (st)
         return st;
-    uint64_t off = own ? (uint64_t)g->index * bytes : 0;
+    uint64_t off = to_all ? (uint64_t)g->index * bytes : 0;
     for (int64_t k = 0; k < g->size; k++)
         memcpy((char *)recv + (uint64_t)k * bytes, peer_send(be, g, k) + off,
                (size_t)bytes);
     return done(be, err);
-}
-
-static redist_status_t sim_all_gather(redist_backend_t *be, const rd_group *g,
-                                      const void *send, void *recv,
-                                      uint64_t bytes, redist_error_t *err)
-{
-    return gather_blocks(be, g, send, recv, bytes, 0, err);
-}
-
-static redist_status_t sim_all_to_all(redist_backend_t *be, const rd_group *g,
-                                      const void *send, void *recv,
-                                      uint64_t bytes, redist_error_t *err)
-{
-    return gather_blocks(be, g, send, recv, bytes, 1, err);
 }
 
 typedef struct reduce_in {
@@ -256,31 +241,18 @@ static const void *reduce_input(void *user, int64_t m)
     return peer_send(ri->be, ri->g, m) + ri->offset;
 }
 
-static redist_status_t sim_reduce_scatter(redist_backend_t *be,
-                                          const rd_group *g, const void *send,
-                                          void *recv, uint64_t count,
-                                          redist_dtype_t dtype,
-                                          redist_reduce_t op,
-                                          redist_error_t *err)
+/* recv = the reduction over the members of their chunk number g->index
+ * (reduce_scatter) or of their whole send buffer (all_reduce, `all`). */
+static redist_status_t sim_reduce(redist_backend_t *be, const rd_group *g,
+                                  int all, const void *send, void *recv,
+                                  uint64_t count, redist_dtype_t dtype,
+                                  redist_reduce_t op, redist_error_t *err)
 {
     redist_status_t st = post(be, send, recv, err);
     if (st)
         return st;
-    reduce_in ri = {be, g,
-                    (uint64_t)g->index * count * redist_dtype_size(dtype)};
-    rd_reduce_n(dtype, op, recv, count, g->size, reduce_input, &ri);
-    return done(be, err);
-}
-
-static redist_status_t sim_all_reduce(redist_backend_t *be, const rd_group *g,
-                                      const void *send, void *recv,
-                                      uint64_t count, redist_dtype_t dtype,
-                                      redist_reduce_t op, redist_error_t *err)
-{
-    redist_status_t st = post(be, send, recv, err);
-    if (st)
-        return st;
-    reduce_in ri = {be, g, 0};
+    uint64_t chunk = (uint64_t)g->index * count * redist_dtype_size(dtype);
+    reduce_in ri = {be, g, all ? 0 : chunk};
     rd_reduce_n(dtype, op, recv, count, g->size, reduce_input, &ri);
     return done(be, err);
 }
@@ -423,11 +395,7 @@ static const rd_backend_ops sim_fused_ops = {
     .fused_ops = 1u << REDIST_OP_ALL_GATHER | 1u << REDIST_OP_ALL_TO_ALL |
                  1u << REDIST_OP_REDUCE_SCATTER | 1u << REDIST_OP_EXCHANGE,
     .agree = sim_agree,
-    .all_gather = sim_all_gather,
-    .all_to_all = sim_all_to_all,
-    .reduce_scatter = sim_reduce_scatter,
-    .all_reduce = sim_all_reduce,
-    .permute = sim_permute,
+    .blocks = sim_blocks, .reduce = sim_reduce, .permute = sim_permute,
     .exchange = sim_exchange,
     .step = sim_step,
     .abort = sim_abort,
@@ -673,9 +641,10 @@ redist_status_t redist_exec_sim_run(const redist_plan_t *plan,
     if (!plan || !src || !dst)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL plan or buffer array");
-    if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2)
-        return rd_meshes_sim_run(plan, src, dst, sim_flags, opts, report,
-                                 per_device, err);
+    if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2) {
+        rd_sim_args a = {plan, src, dst, sim_flags, opts, report, per_device};
+        return rd_meshes_sim_run(&a, err);
+    }
     int64_t n = redist_mesh_num_devices(redist_spec_mesh(
         redist_plan_spec(plan)));
     redist_status_t st = redist_sim_create(n, sim_flags, &w, err);
