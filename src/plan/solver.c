@@ -49,8 +49,21 @@
  * group dominance, no constructive plan: the budget running out is
  * REDIST_ERR_LIMIT).  Even specs never take this path.
  *
- * Cost: O(V log V + E) per search, V the types visited under the cap.
- * Memory: O(V) nodes of ~80 bytes.  Ties are broken by generation order,
+ * Refused relaxations are not computed.  Most edges lead to types already
+ * reached at least as cheaply, and their exact cost is the expensive part
+ * (per device): an edge into a closed type is not evaluated, and an
+ * exact evaluation -- the time objective's exchange (rd_exchange_need_until)
+ * and every uneven edge (rd_ustep_eval_until) -- stops as soon as the
+ * maxima over the devices seen so far, which only grow, make relax refuse
+ * it.  Only relaxations that change nothing are skipped, so the nodes,
+ * the queue and the plan are those of the full evaluation.  Uneven
+ * searches build each type's anchor bits and anchored layout once.
+ *
+ * Cost: O(V log V + E) per search, V the types visited under the cap;
+ * an exchange costs up to the product of the sizes of the axes either
+ * type shards (per component, steps.c), an uneven edge up to that many
+ * devices.  Memory: O(V) nodes of ~80 bytes, plus a layout per anchored
+ * type met (uneven).  Ties are broken by generation order,
  * which depends on the spec alone, so every rank computes the same plan.
  *
  * Size.  This file (about 1,400 lines) and rd_solve (about 215) stay
