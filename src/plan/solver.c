@@ -364,19 +364,26 @@ static uint64_t local_bytes(const rd_ctx *cx, const rd_ctype *t,
     return e * cx->elem_size;
 }
 
+/* (u128)x for x >= 0, through 64 bits when it fits: the same value
+ * (truncation), without the slow 128-bit conversion. */
+static inline u128 d2u(double x)
+{
+    return x < 18446744073709551616.0 ? (u128)(uint64_t)x : (u128)x;
+}
+
 /* What `elems` elements still to be received cost at least: scaled bytes,
  * or (time objective) femtoseconds at the cheapest link, rounded down. */
 static u128 bound_cost(const search_t *S, uint64_t elems)
 {
     if (S->cm)
-        return (u128)((double)elems * (double)S->cx->elem_size *
-                      S->beta_min * 1e15);
+        return d2u((double)elems * (double)S->cx->elem_size * S->beta_min *
+                   1e15);
     return (u128)elems * S->cx->elem_size * S->D;
 }
 
 static u128 time_fs(double seconds)
 {
-    return seconds <= 0 ? 0 : (u128)(seconds * 1e15 + 0.5);
+    return seconds <= 0 ? 0 : d2u(seconds * 1e15 + 0.5);
 }
 
 /* What the pending reductions still cost at least.  A type whose partial
@@ -414,7 +421,7 @@ static u128 reduction_bound(const search_t *S, const rd_ctype *t)
                 beta = S->cm->beta[l];
         }
     double bytes = (double)S->G * (double)(Q - 1) / ((double)U * (double)Q);
-    return (u128)((alpha + (S->cm->gamma + beta) * bytes) * 1e15);
+    return d2u((alpha + (S->cm->gamma + beta) * bytes) * 1e15);
 }
 
 static u128 heuristic(const search_t *S, const rd_ctype *t,
@@ -953,7 +960,7 @@ static void expand_permute(search_t *S)
     if (S->has_ub && !S->bottleneck) {
         /* every member shares L, the partial set, and so the reduction
          * bound; a permute receives L (the members differ from here) */
-        u128 step = S->cm ? (u128)((double)u->L * S->beta_min * 1e15)
+        u128 step = S->cm ? d2u((double)u->L * S->beta_min * 1e15)
                           : (u128)u->L * S->D;
         if (over_ub(S, u->g + step + reduction_bound(S, &S->here),
                     u->steps + 1 +
