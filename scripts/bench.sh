@@ -164,9 +164,9 @@ run 32 64M --sizes "$s_small,$s_mid" $(specs_of 32)
 
 # planner: the bytes objective (the figures doc/bench.md tracks across
 # runs), every class up to 6 axes, then a few plans of 7 and 8 axes; the
-# default (time) objective up to 4 axes only.  From 4 axes on a random
-# problem can take minutes under either objective (5 axes, 4 dims: 114 s
-# for bytes, 128 s for time), so each step has a time limit
+# default (time) objective up to 5 axes.  At 6 axes a random uneven
+# problem can take minutes under either objective (doc/bench.md,
+# Planner), so each step has a time limit
 # (BENCH_PLANNER_LIMIT seconds: 180, 20 with BENCH_QUICK); a step stopped
 # by it keeps the classes it finished, and says so
 echo
@@ -195,7 +195,7 @@ run_planner() { # TAG REPS ARGS...
 }
 run_planner 6 "$p1" --max-axes 6 --objective bytes
 run_planner 8 "$p2" --seed 11 --objective bytes
-run_planner time "$p1" --max-axes 4
+run_planner time "$p1" --max-axes 5
 touch "$out/planner_6.csv" "$out/planner_8.csv"
 {
     head -1 "$out/planner_6.csv"

@@ -49,8 +49,21 @@
  * group dominance, no constructive plan: the budget running out is
  * REDIST_ERR_LIMIT).  Even specs never take this path.
  *
- * Cost: O(V log V + E) per search, V the types visited under the cap.
- * Memory: O(V) nodes of ~80 bytes.  Ties are broken by generation order,
+ * Refused relaxations are not computed.  Most edges lead to types already
+ * reached at least as cheaply, and their exact cost is the expensive part
+ * (per device): an edge into a closed type is not evaluated, and an
+ * exact evaluation -- the time objective's exchange (rd_exchange_need_until)
+ * and every uneven edge (rd_ustep_eval_until) -- stops as soon as the
+ * maxima over the devices seen so far, which only grow, make relax refuse
+ * it.  Only relaxations that change nothing are skipped, so the nodes,
+ * the queue and the plan are those of the full evaluation.  Uneven
+ * searches build each type's anchor bits and anchored layout once.
+ *
+ * Cost: O(V log V + E) per search, V the types visited under the cap;
+ * an exchange costs up to the product of the sizes of the axes either
+ * type shards (per component, steps.c), an uneven edge up to that many
+ * devices.  Memory: O(V) nodes of ~80 bytes, plus a layout per anchored
+ * type met (uneven).  Ties are broken by generation order,
  * which depends on the spec alone, so every rank computes the same plan.
  *
  * Size.  This file (about 1,400 lines) and rd_solve (about 215) stay
@@ -351,19 +364,26 @@ static uint64_t local_bytes(const rd_ctx *cx, const rd_ctype *t,
     return e * cx->elem_size;
 }
 
+/* (u128)x for x >= 0, through 64 bits when it fits: the same value
+ * (truncation), without the slow 128-bit conversion. */
+static inline u128 d2u(double x)
+{
+    return x < 18446744073709551616.0 ? (u128)(uint64_t)x : (u128)x;
+}
+
 /* What `elems` elements still to be received cost at least: scaled bytes,
  * or (time objective) femtoseconds at the cheapest link, rounded down. */
 static u128 bound_cost(const search_t *S, uint64_t elems)
 {
     if (S->cm)
-        return (u128)((double)elems * (double)S->cx->elem_size *
-                      S->beta_min * 1e15);
+        return d2u((double)elems * (double)S->cx->elem_size * S->beta_min *
+                   1e15);
     return (u128)elems * S->cx->elem_size * S->D;
 }
 
 static u128 time_fs(double seconds)
 {
-    return seconds <= 0 ? 0 : (u128)(seconds * 1e15 + 0.5);
+    return seconds <= 0 ? 0 : d2u(seconds * 1e15 + 0.5);
 }
 
 /* What the pending reductions still cost at least.  A type whose partial
@@ -401,7 +421,7 @@ static u128 reduction_bound(const search_t *S, const rd_ctype *t)
                 beta = S->cm->beta[l];
         }
     double bytes = (double)S->G * (double)(Q - 1) / ((double)U * (double)Q);
-    return (u128)((alpha + (S->cm->gamma + beta) * bytes) * 1e15);
+    return d2u((alpha + (S->cm->gamma + beta) * bytes) * 1e15);
 }
 
 static u128 heuristic(const search_t *S, const rd_ctype *t,
@@ -940,7 +960,7 @@ static void expand_permute(search_t *S)
     if (S->has_ub && !S->bottleneck) {
         /* every member shares L, the partial set, and so the reduction
          * bound; a permute receives L (the members differ from here) */
-        u128 step = S->cm ? (u128)((double)u->L * S->beta_min * 1e15)
+        u128 step = S->cm ? d2u((double)u->L * S->beta_min * 1e15)
                           : (u128)u->L * S->D;
         if (over_ub(S, u->g + step + reduction_bound(S, &S->here),
                     u->steps + 1 +

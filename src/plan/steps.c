@@ -886,15 +886,32 @@ double rd_step_time(const rd_ctx *cx, const redist_cost_model_t *cm,
                     const rd_ctype *after, uint64_t recv_bytes,
                     uint64_t peers)
 {
+    return rd_step_time_on(cx, cm, st, rd_step_link(cx, cm, st, before, after),
+                           L, recv_bytes, peers);
+}
+
+int rd_step_link(const rd_ctx *cx, const redist_cost_model_t *cm,
+                 const rd_step *st, const rd_ctype *before,
+                 const rd_ctype *after)
+{
+    if (!rd_step_kinds[st->op].collective)
+        return -1;
+    if (st->op == REDIST_OP_PERMUTE || st->op == REDIST_OP_EXCHANGE)
+        return rd_moved_link(cx, cm, before, after);
+    return st->axis >= 0 ? cm->axis_link[st->axis] : 0;
+}
+
+double rd_step_time_on(const rd_ctx *cx, const redist_cost_model_t *cm,
+                       const rd_step *st, int link, uint64_t L,
+                       uint64_t recv_bytes, uint64_t peers)
+{
     const rd_step_kind *k = &rd_step_kinds[st->op];
     /* Local copies are not charged: every plan writes its result once, and
      * the executor merges slices into the neighbouring pass. */
     if (!k->collective)
         return 0.0;
-    int link;
     double msgs;
     if (st->op == REDIST_OP_PERMUTE || st->op == REDIST_OP_EXCHANGE) {
-        link = rd_moved_link(cx, cm, before, after);
         msgs = st->op == REDIST_OP_EXCHANGE ? (double)peers : 1.0;
         if (recv_bytes == 0)
             return 0.0; /* nothing moves between devices */
@@ -903,7 +920,6 @@ double rd_step_time(const rd_ctx *cx, const redist_cost_model_t *cm,
         int64_t s = cx->size[st->axis];
         if (s == 1)
             return 0.0;
-        link = cm->axis_link[st->axis];
         msgs = (double)(k->rounds_mul_s * s + k->rounds_add);
     }
     double t = msgs * cm->alpha[link] + (double)recv_bytes * cm->beta[link];

@@ -177,6 +177,14 @@ double rd_step_time(const rd_ctx *cx, const redist_cost_model_t *cm,
                     const rd_step *st, const rd_ctype *before, uint64_t L,
                     const rd_ctype *after, uint64_t recv_bytes,
                     uint64_t peers);
+/* rd_step_time in two parts, for many devices of one step: the link the
+ * step is charged on (-1 for a local step), then the time on it. */
+int rd_step_link(const rd_ctx *cx, const redist_cost_model_t *cm,
+                 const rd_step *st, const rd_ctype *before,
+                 const rd_ctype *after);
+double rd_step_time_on(const rd_ctx *cx, const redist_cost_model_t *cm,
+                       const rd_step *st, int link, uint64_t L,
+                       uint64_t recv_bytes, uint64_t peers);
 /* The slowest link level among the axes placed differently in a and b. */
 int rd_moved_link(const rd_ctx *cx, const redist_cost_model_t *cm,
                   const rd_ctype *a, const rd_ctype *b);

@@ -336,6 +336,7 @@ static int ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
                    ? dim_of_axis(&b, st->axis)
                    : -1;
     const rd_ubtab *btab = ub_find(u, mask);
+    int link = u->cm ? rd_step_link(u->cx, u->cm, st, bt, at) : -1;
     memset(ev, 0, sizeof *ev);
     ev->within = 1;
     int bad = 0;
@@ -422,8 +423,8 @@ static int ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
         }
         if (u->cm) {
             uint64_t rb = (uint64_t)((recv + u->D - 1) / u->D);
-            double t = rd_step_time(u->cx, u->cm, st, bt, eb * es, at, rb,
-                                    peers);
+            double t = rd_step_time_on(u->cx, u->cm, st, link, eb * es, rb,
+                                       peers);
             if (t > ev->max_time) {
                 ev->max_time = t;
                 grew = 1;
