@@ -285,10 +285,9 @@ REDIST_API redist_status_t redist_plan_set_print(const redist_plan_set_t *set,
  * redist_set_prepared_free.  One-mesh arrays only for now: a set with a
  * two-mesh array is refused (REDIST_ERR_INVALID, on every rank).
  * Failure is collective as for redist_plan_execute.  The report's
- * scratch_bytes is the arena (the largest round's scratch, within the
- * budget); scratch_high_water adds what the backend's ops needed beside
- * it (MPI: reduction work space where a pass's spare region is too
- * small; not yet part of the budget, doc/arrays.md).
+ * scratch figures are the arena's: the largest round's buffers and the
+ * backend's work space (MPI: reductions whose spare region is too
+ * small), all within the budget (doc/arrays.md).
  */
 typedef struct redist_set_prepared redist_set_prepared_t;
 REDIST_API redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,

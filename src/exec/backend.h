@@ -135,6 +135,12 @@ void rd_xchg_extent(const rd_xchg *x, int side, int64_t rank, int64_t ext[]);
 
 struct rd_program;
 
+/* The most work space a backend's slowest algorithms need beside a
+ * pass's spare region (one element of 16 bytes at most for a streamed
+ * reduction, one byte for a swap in rounds), rounded up: what a plan set
+ * keeps of its budget for them (begin_programs). */
+#define RD_SET_WORK_LEAST 64
+
 /* One part of a combined exchange (exchange_multi). */
 typedef struct rd_xpart {
     const void *send;
@@ -203,13 +209,18 @@ typedef struct rd_backend_ops {
                                       const struct rd_xpart *parts,
                                       redist_error_t *err);
     /* Optional: many arrays (set_run.c) run n programs within one
-     * preparation.  begin_programs sizes, once, what the backend's ops
-     * need beside the executor's buffers for any of them (MPI: the
-     * reduction work space where a pass's spare region is too small),
-     * to be allocated at the next `agree`, and returns those bytes (the
-     * runner counts them as scratch); end_programs releases it. */
+     * preparation, and the backend's ops take their work space (MPI:
+     * reductions and swaps where a pass's spare region is too small)
+     * from the set's arena, never from an allocation of their own.
+     * begin_programs says how much of `room` bytes it wants for any of
+     * the programs: at least what the slowest algorithms need (at most
+     * RD_SET_WORK_LEAST bytes; the set plans that much for every set
+     * with such passes), at most `room`; then use_work hands it that
+     * region (the same size on every rank) until end_programs. */
     uint64_t (*begin_programs)(redist_backend_t *be, int n,
-                               const struct rd_program *const progs[]);
+                               const struct rd_program *const progs[],
+                               uint64_t room);
+    void (*use_work)(redist_backend_t *be, void *work, uint64_t bytes);
     void (*end_programs)(redist_backend_t *be);
     /* Optional (NULL, fused_ops 0): a whole step, see above. */
     redist_status_t (*step)(redist_backend_t *be, const rd_xstep *x,

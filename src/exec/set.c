@@ -16,7 +16,11 @@
  * no round's sum exceeds budget_bytes; without a budget there is one
  * round.  An array whose scratch alone exceeds the budget makes the set
  * infeasible; the error names it and the smallest budget that works
- * (the largest single array's scratch).
+ * (the largest single array's scratch).  A set with reductions keeps
+ * RD_SET_WORK_LEAST bytes of every round for the backend's work space
+ * (backend.h, begin_programs: the slowest reduction needs one element
+ * beside a pass's spare region); a run gives the backend whatever the
+ * budget leaves beside the largest round on top.
  *
  * COST.  The plans' own cost (n plans), one exec_info per array, and
  * O(n log n + n R) for the rounds (R rounds).  MEMORY: the plans.
@@ -102,24 +106,26 @@ static redist_status_t group(redist_plan_set_t *s, redist_error_t *err)
         idx[i] = i;
     sort_idx(idx, n, s->scratch);
     int worst = idx[0];
-    if (s->budget != REDIST_NO_BUDGET && s->scratch[worst] > s->budget) {
+    uint64_t need = s->scratch[worst] + s->reserve;
+    if (s->budget != REDIST_NO_BUDGET && need > s->budget) {
         free(idx);
         free(fill);
         return rd_error(
             err, REDIST_ERR_INFEASIBLE, NULL, "budget_bytes",
-            "array \"%s\" alone needs %llu bytes of scratch per device, "
-            "more than budget_bytes %llu: the smallest budget that works is "
-            "%llu",
+            "array \"%s\" alone needs %llu bytes of scratch per device "
+            "(%llu for its buffers, %llu of reduction work space), more "
+            "than budget_bytes %llu: the smallest budget that works is %llu",
             redist_spec_name(redist_plan_spec(s->plan[worst])),
-            (unsigned long long)s->scratch[worst],
-            (unsigned long long)s->budget,
-            (unsigned long long)s->scratch[worst]);
+            (unsigned long long)need, (unsigned long long)s->scratch[worst],
+            (unsigned long long)s->reserve, (unsigned long long)s->budget,
+            (unsigned long long)need);
     }
     int nr = 0;
     for (int k = 0; k < n; k++) {
         int i = idx[k], r = 0;
         if (s->budget != REDIST_NO_BUDGET)
-            while (r < nr && fill[r] + s->scratch[i] > s->budget)
+            while (r < nr &&
+                   fill[r] + s->scratch[i] + s->reserve > s->budget)
                 r++;
         if (r == nr)
             nr++;
@@ -140,7 +146,7 @@ static void round_figures(redist_plan_set_t *s)
         rd_set_round *r = &s->rounds[s->round[i]];
         redist_plan_stats(s->plan[i], &ps);
         r->narrays++;
-        r->scratch_bytes += s->scratch[i];
+        r->scratch_bytes += s->scratch[i] + (r->narrays == 1 ? s->reserve : 0);
         r->recv_bytes += ps.recv_bytes;
         r->peak_bytes += ps.peak_bytes;
         r->time_s += ps.time_s;
@@ -211,6 +217,14 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
             rd_strlcpy(err->text, text, sizeof err->text);
         }
     }
+    for (int i = 0; i < s->n && !st; i++)
+        for (int k = 0; k < redist_plan_num_steps(s->plan[i]); k++) {
+            redist_step_view_t v;
+            if (!redist_plan_step(s->plan[i], k, &v) &&
+                (v.op == REDIST_OP_REDUCE_SCATTER ||
+                 v.op == REDIST_OP_ALL_REDUCE))
+                s->reserve = RD_SET_WORK_LEAST;
+        }
     if (!st)
         st = group(s, err);
     if (!st && !(s->rounds = calloc((size_t)s->nrounds, sizeof *s->rounds)))

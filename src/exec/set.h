@@ -18,6 +18,7 @@ struct redist_plan_set {
     char *name;
     int n, nrounds, is_set, memory_efficient;
     uint64_t budget;
+    uint64_t reserve;     /* of every round: the backend's least work */
     unsigned exec_flags;  /* the options the scratch figures are for */
     redist_plan_t **plan; /* per array */
     uint64_t *scratch;    /* per array: its program's scratch */

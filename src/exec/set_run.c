@@ -42,7 +42,8 @@ struct redist_set_prepared {
     rd_xpart *parts;
     int *at;
     void *arena;
-    uint64_t arena_bytes, work_bytes; /* work: the backend's (begin) */
+    uint64_t arena_bytes; /* the largest round's parts, then the work */
+    uint64_t work_bytes;  /* the backend's work space (size_work) */
     int began;
     uint64_t high, count, messages, exchanges;
 };
@@ -122,8 +123,8 @@ static redist_status_t build(redist_set_prepared_t *p, void *const src[],
     return st;
 }
 
-/* The arena and every array's part of it. */
-static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
+/* The largest round's part of the arena (its arrays' buffers). */
+static uint64_t largest_round(const redist_set_prepared_t *p)
 {
     const redist_plan_set_t *set = p->set;
     uint64_t most = 0;
@@ -134,8 +135,48 @@ static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
         if (off > most)
             most = off;
     }
+    return most;
+}
+
+/* The backend's work space (begin_programs), within what the budget
+ * leaves beside the largest round. */
+static redist_status_t size_work(redist_set_prepared_t *p,
+                                 redist_error_t *err)
+{
+    const redist_plan_set_t *set = p->set;
+    redist_backend_t *be = p->be;
+    if (!be->ops->begin_programs)
+        return REDIST_OK;
+    uint64_t parts = largest_round(p);
+    uint64_t room = set->budget == REDIST_NO_BUDGET ? UINT64_MAX
+                    : set->budget > parts ? set->budget - parts
+                                          : 0;
+    const rd_program **progs = malloc((size_t)set->n * sizeof *progs);
+    if (!progs)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int i = 0; i < set->n; i++)
+        progs[i] = &p->xp[i].p;
+    p->work_bytes = rd_set_align(be->ops->begin_programs(be, set->n, progs,
+                                                         room));
+    p->began = 1;
+    free(progs);
+    if (p->work_bytes > room)
+        return rd_error(err, REDIST_ERR_INFEASIBLE, NULL, "budget_bytes",
+                        "backend %s needs %llu bytes of work space beside "
+                        "the largest round's %llu, over budget_bytes %llu",
+                        be->ops->name, (unsigned long long)p->work_bytes,
+                        (unsigned long long)parts,
+                        (unsigned long long)set->budget);
+    return REDIST_OK;
+}
+
+/* The arena: every array's part of it, then the backend's work space. */
+static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
+{
+    const redist_plan_set_t *set = p->set;
+    uint64_t parts = largest_round(p), most = parts + p->work_bytes;
     p->arena_bytes = most;
-    p->high = most + p->work_bytes;
+    p->high = most;
     if (most) {
         redist_backend_t *be = p->be;
         p->arena = most > SIZE_MAX ? NULL
@@ -162,6 +203,8 @@ static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
             off += rd_set_align(xp->p.scratch[1]);
         }
     }
+    if (p->work_bytes && p->be->ops->use_work)
+        p->be->ops->use_work(p->be, (char *)p->arena + parts, p->work_bytes);
     return REDIST_OK;
 }
 
@@ -224,18 +267,8 @@ redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
         else
             st = build(p, src, dst, &hash, err);
     }
-    if (!st && be->ops->begin_programs) {
-        const rd_program **progs = malloc((size_t)set->n * sizeof *progs);
-        if (!progs) {
-            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-        } else {
-            for (int i = 0; i < set->n; i++)
-                progs[i] = &p->xp[i].p;
-            p->work_bytes = be->ops->begin_programs(be, set->n, progs);
-            p->began = 1;
-            free(progs);
-        }
-    }
+    if (!st)
+        st = size_work(p, err);
     st = be->ops->agree(be, st, hash, err);
     if (!st) {
         st = place(p, err);
@@ -332,7 +365,7 @@ redist_status_t redist_set_run(redist_set_prepared_t *p,
         if (!st)
             r.steps_done += b - a; /* arrays done */
     }
-    r.scratch_bytes = p->arena_bytes;
+    r.scratch_bytes = p->arena_bytes; /* within the budget */
     r.scratch_high_water = p->high;
     r.scratch_allocations = p->count;
     r.writes_src = 0;

@@ -310,29 +310,49 @@ uint64_t rd_mpi_begin(redist_mpi_t *x, const redist_plan_t *plan,
     return promise;
 }
 
-/* Many arrays (src/exec/set_run.c): the state of a call, with the work
- * buffer the largest least need of the programs (they run one pass at a
- * time), planned so that no step sizes work space on its own. */
+/* Many arrays (src/exec/set_run.c): the state of a call whose work
+ * space is a region of the set's arena: the most any program's passes
+ * can use (capped as redist_mpi_execute caps it), within `room`, at
+ * least the largest least need; planned, so that no step sizes work
+ * space on its own (uneven counts would make the ranks differ there). */
 uint64_t rd_mpi_begin_programs(redist_backend_t *be, int n,
-                               const struct rd_program *const progs[])
+                               const struct rd_program *const progs[],
+                               uint64_t room)
 {
     redist_mpi_t *x = be->ctx;
     rd_mpi_begin(x, NULL, NULL);
-    uint64_t w = 0;
+    uint64_t least = 0, want = 0;
     for (int i = 0; i < n; i++) {
         work_plan wp;
         plan_work(x, progs[i], 0, &wp);
-        if (wp.min > w)
-            w = wp.min;
+        least = wp.min > least ? wp.min : least;
+        want = wp.want > want ? wp.want : want;
     }
-    x->work_want = w;
+    if (want > REDIST_MPI_ROUND_BYTES)
+        want = REDIST_MPI_ROUND_BYTES;
+    if (want > room)
+        want = room;
     x->planned = 1;
-    return w;
+    return want > least ? want : least;
+}
+
+void rd_mpi_use_work(redist_backend_t *be, void *work, uint64_t bytes)
+{
+    redist_mpi_t *x = be->ctx;
+    x->work = work;
+    x->work_bytes = bytes;
+    x->work_borrowed = 1;
 }
 
 void rd_mpi_end_programs(redist_backend_t *be)
 {
-    rd_mpi_end(be->ctx);
+    redist_mpi_t *x = be->ctx;
+    if (x->work_borrowed) { /* the arena's, not ours */
+        x->work = NULL;
+        x->work_bytes = 0;
+        x->work_borrowed = 0;
+    }
+    rd_mpi_end(x);
 }
 
 /* The end of a call: the work buffer freed, the per-call state reset. */

@@ -72,6 +72,7 @@ struct redist_mpi {
     int planned; /* redist_mpi_execute sized the work: never allocate */
     char *work;
     uint64_t work_bytes;
+    int work_borrowed; /* work is a plan set's arena (not ours to free) */
     /* accounting of this rank's scratch (executor + work) */
     uint64_t cur, high, allocs, exec_cur;
     int64_t exchanges, streamed, swaps, rings;
@@ -152,7 +153,9 @@ redist_status_t rd_mpi_gather_inplace(redist_mpi_t *x, MPI_Comm comm,
 
 /* exchange.c */
 uint64_t rd_mpi_begin_programs(redist_backend_t *be, int n,
-                               const struct rd_program *const progs[]);
+                               const struct rd_program *const progs[],
+                               uint64_t room);
+void rd_mpi_use_work(redist_backend_t *be, void *work, uint64_t bytes);
 void rd_mpi_end_programs(redist_backend_t *be);
 redist_status_t rd_mpi_exchange_multi(redist_backend_t *be, int nparts,
                                       const rd_xpart *parts,

@@ -311,6 +311,7 @@ const rd_backend_ops rd_mpi_ops_template = {
     .exchange = rd_mpi_exchange,
     .exchange_multi = rd_mpi_exchange_multi,
     .begin_programs = rd_mpi_begin_programs,
+    .use_work = rd_mpi_use_work,
     .end_programs = rd_mpi_end_programs,
     .step = mpi_step,
     .alloc = rd_mpi_scratch_alloc,
