@@ -29,7 +29,7 @@ clang $flags -pthread $planner $executor tests/fuzz/fuzz_exec.c -ljansson -lm \
 # seeds: every spec and invalid spec; each golden plan after its spec (and
 # alone, for the reader's fixed spec); each spec planned by either
 # objective and walked (the tail after the NUL byte picks)
-cp specs/*.json specs/meshes/*.json tests/specs/invalid/*.json "$out/corpus-spec/"
+cp specs/*.json specs/meshes/*.json specs/arrays/*.json tests/specs/invalid/*.json "$out/corpus-spec/"
 for p in tests/specs/golden/*.plan.json; do
     name=$(basename "$p" .plan.json)
     cp "$p" "$out/corpus-plan/$name.plan.json"
