@@ -21,7 +21,10 @@ planner=$(ls src/core/*.c src/spec/*.c src/plan/*.c)
 executor="$(ls src/exec/*.c src/backend/sim/*.c src/testing/*.c)
           tests/common/random_plan.c"
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Iinclude"
-clang $flags $planner tests/fuzz/fuzz_spec.c -ljansson -o "$out/fuzz_spec"
+# (the spec target plans sets of arrays, which the executor's scratch
+# figures group into rounds: it links the executor too)
+clang $flags -pthread $planner $executor tests/fuzz/fuzz_spec.c -ljansson -lm \
+    -o "$out/fuzz_spec"
 clang $flags $planner tests/fuzz/fuzz_plan.c -ljansson -o "$out/fuzz_plan"
 clang $flags -pthread $planner $executor tests/fuzz/fuzz_exec.c -ljansson -lm \
     -o "$out/fuzz_exec"

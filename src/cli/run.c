@@ -489,6 +489,52 @@ static void fingerprint(const run_args *a, const run_state *st,
 
 /* ------------------------------------------------------------ command */
 
+/* A spec file with "arrays" (run_set.c): the exit code; -1 for a spec
+ * of one array. */
+static int run_arrays(const cli_command *self, const run_args *a)
+{
+    const char *path = a->spec.path;
+    if (!path || strcmp(path, "-") == 0)
+        return -1;
+    redist_error_t err = REDIST_ERROR_INIT;
+    redist_arrays_t *arrays = NULL;
+    if (redist_arrays_load_file(path, 0, &arrays, &err)) {
+        redist_arrays_free(arrays);
+        return -1; /* load_spec says why */
+    }
+    int rc = -1;
+    if (redist_arrays_is_set(arrays)) {
+        redist_plan_options_t opts = {0};
+        redist_cost_model_t cost;
+        cli_cost_args ca = a->cost;
+        if (a->which != RUN_SIM) {
+            fprintf(stderr,
+                    "redistplan: run: %s holds many arrays: redistplan runs "
+                    "them on the sim backend; over MPI, call "
+                    "redist_plan_set_prepare with redist_mpi_backend "
+                    "(doc/arrays.md)\n",
+                    path);
+            rc = CLI_BAD_INPUT;
+        } else if (a->shape || a->dtype || a->reduce || a->preserve ||
+                   a->repeat != 1 || a->corrupt != UINT64_MAX || a->fused ||
+                   a->shrink) {
+            fprintf(stderr, "redistplan: run: %s holds many arrays: only "
+                            "--max-bytes and the cost options apply\n",
+                    path);
+            rc = CLI_BAD_INPUT;
+        } else if (cli_plan_options(self->name, &ca,
+                                    redist_spec_mesh(
+                                        redist_arrays_get(arrays, 0)),
+                                    &cost, &opts)) {
+            rc = CLI_BAD_INPUT;
+        } else {
+            rc = cli_run_set(path, arrays, &opts, a->max_bytes);
+        }
+    }
+    redist_arrays_free(arrays);
+    return rc;
+}
+
 static int run(const cli_command *self, int argc, char **argv)
 {
     run_args a;
@@ -506,6 +552,8 @@ static int run(const cli_command *self, int argc, char **argv)
                                                     : (int64_t)a.corrupt};
     if (a.preserve)
         r.opts.flags |= REDIST_EXEC_PRESERVE_SRC;
+    if ((rc = run_arrays(self, &a)) != -1)
+        return rc;
     if ((rc = load_spec(&a, &st)) || (rc = make_plan(&a, &st)) ||
         (rc = devices(&a, &st)) || (rc = fit(&a, &st, &r.opts)))
         goto out;

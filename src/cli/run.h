@@ -28,6 +28,11 @@ typedef struct cli_run {
  * holds r's devices.  The exit code. */
 int cli_sim_run(const cli_run *r, redist_sim_t *world);
 
+/* run_set.c: a spec with "arrays" on the sim backend (doc/arrays.md);
+ * the exit code. */
+int cli_run_set(const char *path, const redist_arrays_t *arrays,
+                const redist_plan_options_t *opts, uint64_t max_bytes);
+
 /* ----------------------------------------------------------- report */
 
 /* What each rank (PE) of a launched run tells rank 0: plain data, the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # `redistplan run` end to end (sim backend): every spec in specs/ at a
-# reduced shape, in the default, --preserve-src and --fused modes; every
+# reduced shape, every spec of specs/arrays at its own, in the default, --preserve-src and --fused modes; every
 # dtype x reduce op on a spec with partial axes and on a 0-dim array; the
 # exit codes of a mismatch (1) and of bad input (2).
 #   run_specs.sh REDISTPLAN SPECDIR
@@ -113,6 +113,20 @@ expect 0 "inline spec" - --mesh x=2,y=3 --shape 12x6 --dtype i32 \
 expect 0 "inline spec, partial, repeat" - --mesh x=3,y=2 --shape 6x4x2 \
     --dtype bf16 --from '|y|' --from-partial x --to 'x||y' --repeat 3
 expect_text "exact: 6 devices" "inline report"
+
+# specs with many arrays (doc/arrays.md): every array exact, the scratch
+# within the budget; options of one array refused
+for f in "$dir"/arrays/*.json; do
+    [ -f "$f" ] || continue
+    name=arrays/$(basename "$f" .json)
+    expect 0 "$name" "$f" --max-bytes 2000000000
+    expect_text "result    exact:" "$name report"
+done
+expect 2 "arrays with --preserve-src" "$dir/arrays/mlp-block-resharded.json" \
+    --preserve-src
+expect 2 "arrays over --max-bytes" "$dir/arrays/mlp-block-resharded.json" \
+    --max-bytes 1000
+expect_text "run a shrunk copy of the spec" "arrays over --max-bytes"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
