@@ -231,7 +231,12 @@ typedef struct redist_plan_set_stats {
 /**
  * Plan every array of `arrays` (popts as redist_plan_create; NULL: the
  * defaults) and group them into rounds under its budget, with the
- * scratch the executor needs under `eopts` (NULL: the defaults).
+ * scratch the executor needs under `eopts` (NULL: the defaults) on
+ * `backend`'s kind: its endpoint (e.g. redist_mpi_backend, or
+ * redist_shmem_backend, which needs it), or NULL for backends without
+ * placement constraints that run exchange steps (sim, mpi: generic
+ * programs).  A set planned for an endpoint runs on endpoints of that
+ * kind and options only.
  * Errors: those of redist_plan_create for an array (the message names
  * the array); REDIST_ERR_INFEASIBLE when an array alone needs more
  * scratch than the budget (the message names it and the smallest budget
@@ -239,6 +244,7 @@ typedef struct redist_plan_set_stats {
  */
 REDIST_API redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
                                                   const redist_plan_options_t *popts,
+                                                  const redist_backend_t *backend,
                                                   const redist_exec_options_t *eopts,
                                                   redist_plan_set_t **out,
                                                   redist_error_t *err);

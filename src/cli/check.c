@@ -125,7 +125,7 @@ static void check_set(const char *path, const redist_arrays_t *arrays,
     char buf[1024];
     if (redist_arrays_name(arrays)[0])
         rd_strlcpy(r->name, redist_arrays_name(arrays), sizeof r->name);
-    if (redist_plan_set_create(arrays, opts, NULL, &set, &err)) {
+    if (redist_plan_set_create(arrays, opts, NULL, NULL, &set, &err)) {
         r->outcome = 1;
         rd_cli_source(&err, path);
         snprintf(r->reason, sizeof r->reason, "no plan: %s",

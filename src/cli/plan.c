@@ -44,7 +44,7 @@ static int plan_set(const cli_command *self, const char *path,
                          redist_spec_mesh(redist_arrays_get(arrays, 0)), &cost,
                          opts))
         return CLI_BAD_INPUT;
-    redist_status_t st = redist_plan_set_create(arrays, opts, NULL, &set, &err);
+    redist_status_t st = redist_plan_set_create(arrays, opts, NULL, NULL, &set, &err);
     if (st)
         return failed(st, &err, path);
     int rc = json ? emit(redist_plan_set_to_json(set))

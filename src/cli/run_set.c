@@ -83,7 +83,7 @@ int cli_run_set(const char *path, const redist_arrays_t *arrays,
 {
     redist_error_t err = REDIST_ERROR_INIT;
     redist_plan_set_t *set = NULL;
-    redist_status_t st = redist_plan_set_create(arrays, opts, NULL, &set, &err);
+    redist_status_t st = redist_plan_set_create(arrays, opts, NULL, NULL, &set, &err);
     if (st) {
         if (!err.source[0])
             snprintf(err.source, sizeof err.source, "%s", path);

@@ -8,8 +8,8 @@
  * exchanges are combined into one message per peer, and every array of
  * the round holds its scratch at once.  So a round needs the sum of its
  * arrays' scratch, each array's figure being its executor program's
- * (the generic program of redist_plan_exec_info with no backend, which
- * is what set_run.c runs: the most any device needs; each of its two
+ * (rd_set_program: the program set_run.c runs on the backend kind the
+ * set is planned for, or the generic one; the most any device needs; each of its two
  * scratch buffers rounded up to RD_SET_ALIGN bytes, as the arena lays
  * them out).  Rounds are
  * filled first-fit in order of decreasing scratch (ties: spec order), so
@@ -46,7 +46,19 @@ void redist_plan_set_free(redist_plan_set_t *s)
     free(s);
 }
 
+redist_status_t rd_set_program(const redist_plan_t *plan,
+                               const rd_backend_ops *ops, unsigned flags,
+                               rd_program *p, redist_error_t *err)
+{
+    unsigned caps = ops ? ops->caps : 0;
+    unsigned fused = ops && ops->step ? ops->fused_ops : 0;
+    if (ops && ops->exchange)
+        fused &= ~(1u << REDIST_OP_EXCHANGE);
+    return rd_program_build(plan, caps, fused, flags, p, err);
+}
+
 redist_status_t rd_set_array_scratch(const redist_plan_t *plan,
+                                     const rd_backend_ops *ops,
                                      unsigned flags, uint64_t *out,
                                      redist_error_t *err)
 {
@@ -59,7 +71,7 @@ redist_status_t rd_set_array_scratch(const redist_plan_t *plan,
         return st;
     }
     rd_program p;
-    redist_status_t st = rd_program_build_for(plan, NULL, flags, &p, err);
+    redist_status_t st = rd_set_program(plan, ops, flags, &p, err);
     if (!st)
         *out = rd_set_align(p.scratch[0]) + rd_set_align(p.scratch[1]);
     rd_program_free(&p);
@@ -167,6 +179,7 @@ static void round_figures(redist_plan_set_t *s)
 
 redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
                                        const redist_plan_options_t *popts,
+                                       const redist_backend_t *backend,
                                        const redist_exec_options_t *eopts,
                                        redist_plan_set_t **out,
                                        redist_error_t *err)
@@ -193,6 +206,10 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
     s->exec_flags = eo.flags;
     s->is_set = redist_arrays_is_set(arrays);
     s->memory_efficient = 1;
+    if (backend && backend->ops) {
+        s->has_kind = 1;
+        s->kind = *backend->ops;
+    }
     if (!s->plan || !s->scratch || !s->round || !s->name) {
         redist_plan_set_free(s);
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -204,8 +221,9 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
         st = redist_plan_create(sp, popts, &s->plan[i], err);
         if (!st) {
             s->n = i + 1;
-            st = rd_set_array_scratch(s->plan[i], eo.flags, &s->scratch[i],
-                                      err);
+            st = rd_set_array_scratch(s->plan[i],
+                                      s->has_kind ? &s->kind : NULL,
+                                      eo.flags, &s->scratch[i], err);
         }
         if (st && err) {
             /* name the array whose planning failed */

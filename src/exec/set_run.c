@@ -48,6 +48,14 @@ struct redist_set_prepared {
     uint64_t high, count, messages, exchanges;
 };
 
+/* Do two backends build the same set programs? */
+static int same_kind(const rd_backend_ops *a, const rd_backend_ops *b)
+{
+    unsigned fa = a->step ? a->fused_ops : 0, fb = b->step ? b->fused_ops : 0;
+    return strcmp(a->name, b->name) == 0 && a->caps == b->caps && fa == fb &&
+           !a->exchange == !b->exchange;
+}
+
 static redist_status_t local_checks(const redist_plan_set_t *set,
                                     redist_backend_t *be, void *const src[],
                                     void *const dst[], redist_error_t *err)
@@ -57,6 +65,12 @@ static redist_status_t local_checks(const redist_plan_set_t *set,
     if (!src || !dst)
         return rd_error(err, REDIST_ERR_INVALID, NULL, src ? "dst" : "src",
                         "NULL buffer list");
+    if (set->has_kind && !same_kind(&set->kind, be->ops))
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
+                        "the set was planned for backend %s with other "
+                        "options than this %s endpoint's: plan it with "
+                        "this endpoint (redist_plan_set_create)",
+                        set->kind.name, be->ops->name);
     for (int i = 0; i < set->n; i++) {
         const redist_spec_t *s = redist_plan_spec(set->plan[i]);
         if (redist_spec_num_meshes(s) == 2)
@@ -100,8 +114,8 @@ static redist_status_t build(redist_set_prepared_t *p, void *const src[],
         rd_exec_prep *xp = &p->xp[i];
         xp->be = p->be;
         xp->nsteps = redist_plan_num_steps(set->plan[i]);
-        st = rd_program_build_for(set->plan[i], NULL, set->exec_flags,
-                                  &xp->p, err);
+        st = rd_set_program(set->plan[i], set->has_kind ? &set->kind : NULL,
+                            set->exec_flags, &xp->p, err);
         if (!st)
             st = rd_exec_check_backend(&xp->p, p->be->ops, err);
         if (!st)

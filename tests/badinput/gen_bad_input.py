@@ -764,7 +764,7 @@ static int setup_core(void)
     g_specs[0] = g_spec;
     if (redist_arrays_create("set", 1, g_specs, REDIST_NO_BUDGET, &g_arrays,
                              &err) ||
-        redist_plan_set_create(g_arrays, &g_bytes_opts, NULL, &g_set, &err))
+        redist_plan_set_create(g_arrays, &g_bytes_opts, NULL, NULL, &g_set, &err))
         return -1;
     g_src_sets[0] = g_src_all;
     g_dst_sets[0] = g_dst_all;

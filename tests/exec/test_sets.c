@@ -175,7 +175,7 @@ static void one_case(rp_rng *r, int c, int *rounds_seen)
     if (!made ||
         redist_arrays_create("set", made, (const redist_spec_t *const *)specs,
                              REDIST_NO_BUDGET, &a, &e) ||
-        redist_plan_set_create(a, &po, &xo, &set, &e)) {
+        redist_plan_set_create(a, &po, NULL, &xo, &set, &e)) {
         /* no plan for some array (an infeasible spec) is not this test's */
         goto out;
     }
@@ -204,7 +204,7 @@ static void one_case(rp_rng *r, int c, int *rounds_seen)
     uint64_t budget = budgets[which];
     if (redist_arrays_create("set", made, (const redist_spec_t *const *)specs,
                              budget, &a, &e) ||
-        redist_plan_set_create(a, &po, &xo, &set, &e)) {
+        redist_plan_set_create(a, &po, NULL, &xo, &set, &e)) {
         CHECK(0, "case %d: budget %llu (>= %llu) refused: %s", c,
               (unsigned long long)budget, (unsigned long long)most, e.text);
         goto out;
@@ -233,7 +233,7 @@ static void one_case(rp_rng *r, int c, int *rounds_seen)
         redist_status_t st = redist_arrays_create(
             "set", made, (const redist_spec_t *const *)specs, most - 1, &b, &e);
         if (!st)
-            st = redist_plan_set_create(b, &po, &xo, &none, &e);
+            st = redist_plan_set_create(b, &po, NULL, &xo, &none, &e);
         CHECK(st == REDIST_ERR_INFEASIBLE && strstr(e.text, want) &&
                   strstr(e.text, "array \""),
               "case %d: budget %llu: status %d, \"%s\"", c,
@@ -298,7 +298,7 @@ static void bad_sets(void)
                       " \"to\": {\"mesh\": \"b\", \"dims\": [[\"y\"]]}}]}";
     redist_plan_set_t *set = NULL;
     CHECK(!redist_arrays_load_buffer(two, strlen(two), "m.json", 0, &a, &e) &&
-              !redist_plan_set_create(a, NULL, NULL, &set, &e),
+              !redist_plan_set_create(a, NULL, NULL, NULL, &set, &e),
           "two meshes: %s", e.text);
     if (set) {
         void *bufs[4] = {0};

@@ -27,7 +27,7 @@ static void fuzz_set(const uint8_t *data, size_t size)
         redist_plan_options_t opts = {.max_states = 20000};
         redist_plan_set_t *set = NULL;
         redist_error_clear(&err);
-        if (redist_plan_set_create(a, &opts, NULL, &set, &err) == REDIST_OK) {
+        if (redist_plan_set_create(a, &opts, NULL, NULL, &set, &err) == REDIST_OK) {
             free(redist_plan_set_to_json(set));
             redist_plan_set_free(set);
         } else if (err.text[0] == '\0') {

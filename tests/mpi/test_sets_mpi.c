@@ -51,7 +51,8 @@ static redist_spec_t *draw(const redist_mesh_t *m, const char *name)
 }
 
 /* Prepare, run twice, check; 0 when exact on this rank. */
-static int run(const redist_plan_set_t *set, uint64_t budget, int c)
+static int run(const redist_plan_set_t *set, uint64_t budget, int c,
+               redist_mpi_t *ctx)
 {
     int n = redist_plan_set_num_arrays(set), bad = 0;
     void *src[MAXA] = {0}, *dst[MAXA] = {0};
@@ -62,15 +63,10 @@ static int run(const redist_plan_set_t *set, uint64_t budget, int c)
         src[i] = sb ? malloc(sb) : NULL;
         dst[i] = db ? malloc(db) : NULL;
     }
-    redist_mpi_t *ctx = NULL;
     redist_error_t e = REDIST_ERROR_INIT;
     redist_set_prepared_t *p = NULL;
-    const redist_mesh_t *m =
-        redist_spec_mesh(redist_plan_spec(redist_plan_set_plan(set, 0)));
-    redist_status_t st = redist_mpi_create(MPI_COMM_WORLD, m, NULL, &ctx, &e);
-    if (!st)
-        st = redist_plan_set_prepare(set, redist_mpi_backend(ctx), src, dst,
-                                     &p, &e);
+    redist_status_t st = redist_plan_set_prepare(set, redist_mpi_backend(ctx),
+                                                 src, dst, &p, &e);
     for (int k = 0; k < 2 && !st; k++) {
         for (int i = 0; i < n; i++) {
             const redist_spec_t *s =
@@ -123,7 +119,6 @@ static int run(const redist_plan_set_t *set, uint64_t budget, int c)
         bad = 1;
     }
     redist_set_prepared_free(p);
-    redist_mpi_free(ctx);
     for (int i = 0; i < n; i++) {
         free(src[i]);
         free(dst[i]);
@@ -131,14 +126,15 @@ static int run(const redist_plan_set_t *set, uint64_t budget, int c)
     return bad;
 }
 
+/* The set planned for `be`'s kind (NULL: the generic programs). */
 static redist_plan_set_t *make(redist_spec_t *const specs[], int n,
-                               uint64_t budget)
+                               uint64_t budget, const redist_backend_t *be)
 {
     redist_arrays_t *a = NULL;
     redist_plan_set_t *set = NULL;
     if (!redist_arrays_create("set", n, (const redist_spec_t *const *)specs,
                               budget, &a, NULL))
-        redist_plan_set_create(a, NULL, NULL, &set, NULL);
+        redist_plan_set_create(a, NULL, be, NULL, &set, NULL);
     redist_arrays_free(a);
     return set;
 }
@@ -163,8 +159,13 @@ int main(int argc, char **argv)
             if ((specs[made] = draw(m, name)))
                 made++;
         }
-        redist_plan_set_t *set = made ? make(specs, made, REDIST_NO_BUDGET)
-                                      : NULL;
+        redist_mpi_t *ctx = NULL;
+        redist_mpi_create(MPI_COMM_WORLD, m, NULL, &ctx, NULL);
+        const redist_backend_t *kind =
+            c % 2 && ctx ? redist_mpi_backend(ctx) : NULL;
+        redist_plan_set_t *set = made && ctx
+                                     ? make(specs, made, REDIST_NO_BUDGET, kind)
+                                     : NULL;
         uint64_t most = 0, sum = 0;
         for (int i = 0; set && i < made; i++) {
             uint64_t x = redist_plan_set_array_scratch(set, i);
@@ -185,14 +186,15 @@ int main(int argc, char **argv)
                                        : REDIST_NO_BUDGET;
         if (set && budget != REDIST_NO_BUDGET) {
             redist_plan_set_free(set);
-            set = make(specs, made, budget);
+            set = make(specs, made, budget, kind);
         }
         if (set) {
             multi += redist_plan_set_num_rounds(set) > 1;
-            fails += run(set, budget, c);
+            fails += run(set, budget, c, ctx);
             runs++;
         }
         redist_plan_set_free(set);
+        redist_mpi_free(ctx);
         if (made && most > 0) { /* keep one with scratch for the mismatch */
             for (int i = 0; i < nlast; i++)
                 redist_spec_free(last[i]);
@@ -209,7 +211,7 @@ int main(int argc, char **argv)
     int mismatch_ok = 1;
     if (nlast && size > 1) {
         redist_plan_set_t *set =
-            make(last, nlast, rank == 0 ? last_most : REDIST_NO_BUDGET);
+            make(last, nlast, rank == 0 ? last_most : REDIST_NO_BUDGET, NULL);
         redist_mpi_t *ctx = NULL;
         redist_set_prepared_t *p = NULL;
         redist_error_t e = REDIST_ERROR_INIT;
