@@ -141,7 +141,13 @@ struct rd_program;
  * keeps of its budget for them (begin_programs). */
 #define RD_SET_WORK_LEAST 64
 
-/* One part of a combined exchange (exchange_multi). */
+struct rd_tlists;
+
+/* One part of a combined exchange (exchange_multi): byte ranges as
+ * `exchange` takes them, or, with `tl`, the pieces of a two-mesh
+ * transfer (src/exec/meshes.h): boxes of the send block `send` (shape
+ * tl->s_shape) and of the receive block `recv` (tl->r_shape), the own
+ * pieces in the same order in both lists. */
 typedef struct rd_xpart {
     const void *send;
     int64_t nto;
@@ -149,6 +155,7 @@ typedef struct rd_xpart {
     void *recv;
     int64_t nfrom;
     const rd_xfer *from;
+    const struct rd_tlists *tl;
 } rd_xpart;
 
 typedef struct rd_backend_ops {
@@ -222,6 +229,16 @@ typedef struct rd_backend_ops {
                                uint64_t room);
     void (*use_work)(redist_backend_t *be, void *work, uint64_t bytes);
     void (*end_programs)(redist_backend_t *be);
+    /* Optional: an endpoint of this device on the mesh `mesh` whose
+     * rank r is global device devices[r] (NULL in *out when this device
+     * is not among them), for two-mesh arrays of a set: collective over
+     * every rank of `be`, in the same order; the same ops kind and
+     * options as `be`.  sub_free releases one (collective over its
+     * mesh). */
+    redist_status_t (*sub)(redist_backend_t *be, const redist_mesh_t *mesh,
+                           const int64_t devices[], redist_backend_t **out,
+                           redist_error_t *err);
+    void (*sub_free)(redist_backend_t *sub);
     /* Optional (NULL, fused_ops 0): a whole step, see above. */
     redist_status_t (*step)(redist_backend_t *be, const rd_xstep *x,
                             const void *in, void *out, redist_error_t *err);

@@ -37,13 +37,28 @@ static inline uint64_t rd_set_align(uint64_t b)
     return (b + RD_SET_ALIGN - 1) / RD_SET_ALIGN * RD_SET_ALIGN;
 }
 /* The program a set runs a one-mesh array with on backends of kind `ops`
- * (NULL: the generic program): the backend's capabilities and fused
- * steps, but exchange steps as passes of their own wherever the backend
- * has an exchange op, so that a round can combine them. */
+ * (NULL: the generic program): the backend's capabilities, and its whole
+ * steps only where it has no exchange op (set.c says why). */
 redist_status_t rd_set_program(const redist_plan_t *plan,
                                const rd_backend_ops *ops, unsigned flags,
                                rd_program *p, redist_error_t *err);
-/* Array `plan`'s scratch in a set (its program's two buffers, aligned). */
+/* A two-mesh array's part of the arena, in this order: phase A's two
+ * scratch buffers, the S block, the R block, phase B's two buffers
+ * (bytes, aligned; an empty phase has none of its buffers and its block
+ * is the caller's source or destination); the programs of its phases
+ * (npasses 0 for an empty one), which the caller frees. */
+enum { RD_TWO_ASA, RD_TWO_ASB, RD_TWO_S, RD_TWO_R, RD_TWO_BSA, RD_TWO_BSB,
+       RD_TWO_NPARTS };
+typedef struct rd_set_two_layout {
+    uint64_t part[RD_TWO_NPARTS];
+    rd_program prog[2];
+} rd_set_two_layout;
+redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
+                                     const rd_backend_ops *ops,
+                                     unsigned flags, rd_set_two_layout *l,
+                                     redist_error_t *err);
+/* Array `plan`'s scratch in a set (its program's two buffers, aligned;
+ * a two-mesh array's parts of rd_set_two_layout). */
 redist_status_t rd_set_array_scratch(const redist_plan_t *plan,
                                      const rd_backend_ops *ops,
                                      unsigned flags, uint64_t *out,

@@ -30,12 +30,16 @@
 
 #include "exec_internal.h"
 #include "set.h"
+#include "set_two.h"
 #include "../core/internal.h"
 
 struct redist_set_prepared {
     const redist_plan_set_t *set;
     redist_backend_t *be;
     rd_exec_prep *xp; /* per array: program, buffers */
+    rd_set_two *two;  /* per array: a two-mesh array's (else unused) */
+    char *is_two;     /* per array: it moves between two meshes */
+    rd_set_eps eps;   /* endpoints on the two-mesh arrays' meshes */
     int *order;       /* arrays by round, spec order within a round */
     int *start;       /* order[start[r] .. start[r + 1]) is round r */
     int *cursor;      /* per array, during a run */
@@ -43,7 +47,8 @@ struct redist_set_prepared {
     int *at;
     void *arena;
     uint64_t arena_bytes; /* the largest round's parts, then the work */
-    uint64_t work_bytes;  /* the backend's work space (size_work) */
+    uint64_t work_bytes;  /* the backends' work space (size_work) */
+    uint64_t union_work;  /* of which the union endpoint's */
     int began;
     uint64_t high, count, messages, exchanges;
 };
@@ -73,12 +78,13 @@ static redist_status_t local_checks(const redist_plan_set_t *set,
                         set->kind.name, be->ops->name);
     for (int i = 0; i < set->n; i++) {
         const redist_spec_t *s = redist_plan_spec(set->plan[i]);
-        if (redist_spec_num_meshes(s) == 2)
+        if (redist_spec_num_meshes(s) == 2 &&
+            !(be->ops->sub && be->ops->exchange_multi))
             return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                            "array \"%s\" moves between two meshes: "
-                            "many-array runs take one-mesh arrays only for "
-                            "now (run it on its own with its plan)",
-                            redist_spec_name(s));
+                            "array \"%s\" moves between two meshes: the "
+                            "%s backend does not run two-mesh arrays in a "
+                            "set (mpi does; run it on its own with its plan)",
+                            redist_spec_name(s), be->ops->name);
         if (be->size != redist_spec_num_devices(s))
             return rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
                             "the backend connects %lld ranks, array \"%s\" "
@@ -112,6 +118,17 @@ static redist_status_t build(redist_set_prepared_t *p, void *const src[],
     *hash = rd_fnv_u64(RD_FNV_BASIS, (uint64_t)set->n);
     for (int i = 0; i < set->n && !st; i++) {
         rd_exec_prep *xp = &p->xp[i];
+        *hash = rd_fnv_u64(*hash, rd_plan_hash(set->plan[i],
+                                               set->exec_flags));
+        *hash = rd_fnv_u64(*hash, (uint64_t)set->round[i]);
+        if ((p->is_two[i] =
+                 redist_spec_num_meshes(redist_plan_spec(set->plan[i])) == 2)) {
+            st = rd_set_two_build(&p->two[i], set->plan[i],
+                                  set->has_kind ? &set->kind : NULL,
+                                  set->exec_flags, p->be->rank, src[i],
+                                  dst[i], err);
+            continue;
+        }
         xp->be = p->be;
         xp->nsteps = redist_plan_num_steps(set->plan[i]);
         st = rd_set_program(set->plan[i], set->has_kind ? &set->kind : NULL,
@@ -122,9 +139,6 @@ static redist_status_t build(redist_set_prepared_t *p, void *const src[],
             st = rd_program_bind(&xp->p, set->plan[i], p->be->rank, err);
         xp->buf[RD_BUF_SRC] = src[i];
         xp->buf[RD_BUF_DST] = dst[i];
-        *hash = rd_fnv_u64(*hash, rd_plan_hash(set->plan[i],
-                                               set->exec_flags));
-        *hash = rd_fnv_u64(*hash, (uint64_t)set->round[i]);
     }
     int k = 0;
     for (int r = 0; r < set->nrounds; r++) {
@@ -152,33 +166,91 @@ static uint64_t largest_round(const redist_set_prepared_t *p)
     return most;
 }
 
-/* The backend's work space (begin_programs), within what the budget
- * leaves beside the largest round. */
+/* The endpoints of the two-mesh arrays' meshes (collective over the
+ * union: every rank gets here, after the first agreement). */
+static redist_status_t endpoints(redist_set_prepared_t *p,
+                                 redist_error_t *err)
+{
+    redist_status_t st = REDIST_OK;
+    for (int i = 0; i < p->set->n && !st; i++) {
+        if (!p->is_two[i])
+            continue;
+        rd_set_two *w = &p->two[i];
+        const redist_spec_t *s = redist_plan_spec(p->set->plan[i]);
+        for (int side = 0; side < 2 && !st; side++) {
+            st = rd_set_eps_get(&p->eps, p->be, s, side, &w->ep[side], err);
+            if (!st)
+                w->ph[side].be = p->eps.e[w->ep[side]].be;
+            if (!st && w->has[side] && !w->ph[side].be)
+                st = rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                              "no endpoint on a mesh of array \"%s\"",
+                              redist_spec_name(s));
+            if (!st && w->has[side])
+                st = rd_exec_check_backend(&w->ph[side].p,
+                                           w->ph[side].be->ops, err);
+        }
+    }
+    return st;
+}
+
+/* The programs endpoint `ep` runs (-1: the union's): *n of them. */
+static const rd_program **programs_of(const redist_set_prepared_t *p, int ep,
+                                      int *n)
+{
+    const rd_program **v = malloc((size_t)(2 * p->set->n + 1) * sizeof *v);
+    *n = 0;
+    for (int i = 0; v && i < p->set->n; i++) {
+        if (!p->is_two[i] && ep < 0)
+            v[(*n)++] = &p->xp[i].p;
+        for (int side = 0; p->is_two[i] && side < 2; side++)
+            if (p->two[i].has[side] && p->two[i].ep[side] == ep)
+                v[(*n)++] = &p->two[i].ph[side].p;
+    }
+    return v;
+}
+
+/* The backends' work space (begin_programs): the union's and each mesh
+ * endpoint's, sharing what the budget leaves beside the largest round. */
 static redist_status_t size_work(redist_set_prepared_t *p,
                                  redist_error_t *err)
 {
     const redist_plan_set_t *set = p->set;
-    redist_backend_t *be = p->be;
-    if (!be->ops->begin_programs)
-        return REDIST_OK;
     uint64_t parts = largest_round(p);
     uint64_t room = set->budget == REDIST_NO_BUDGET ? UINT64_MAX
                     : set->budget > parts ? set->budget - parts
                                           : 0;
-    const rd_program **progs = malloc((size_t)set->n * sizeof *progs);
-    if (!progs)
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    for (int i = 0; i < set->n; i++)
-        progs[i] = &p->xp[i].p;
-    p->work_bytes = rd_set_align(be->ops->begin_programs(be, set->n, progs,
-                                                         room));
-    p->began = 1;
-    free(progs);
+    /* the same share on every rank (members or not of each mesh), so
+     * that each endpoint's ranks size the same work space: the MPI
+     * backend picks its reductions' messages by it */
+    uint64_t share = room / (uint64_t)(1 + p->eps.n);
+    p->work_bytes = 0;
+    for (int ep = -1; ep < p->eps.n; ep++) {
+        redist_backend_t *be = ep < 0 ? p->be : p->eps.e[ep].be;
+        if (!be || !be->ops->begin_programs)
+            continue;
+        int n;
+        const rd_program **progs = programs_of(p, ep, &n);
+        if (!progs)
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+        uint64_t w = rd_set_align(be->ops->begin_programs(be, n, progs,
+                                                          share));
+        free(progs);
+        if (ep < 0)
+            p->began = 1;
+        else
+            p->eps.e[ep].began = 1;
+        if (ep >= 0)
+            p->eps.e[ep].work = w;
+        else
+            p->union_work = w;
+        p->work_bytes += w;
+    }
     if (p->work_bytes > room)
         return rd_error(err, REDIST_ERR_INFEASIBLE, NULL, "budget_bytes",
                         "backend %s needs %llu bytes of work space beside "
                         "the largest round's %llu, over budget_bytes %llu",
-                        be->ops->name, (unsigned long long)p->work_bytes,
+                        p->be->ops->name, (unsigned long long)p->work_bytes,
                         (unsigned long long)parts,
                         (unsigned long long)set->budget);
     return REDIST_OK;
@@ -209,6 +281,11 @@ static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
         for (int k = p->start[r]; k < p->start[r + 1]; k++) {
             rd_exec_prep *xp = &p->xp[p->order[k]];
             char *a = p->arena;
+            if (p->is_two[p->order[k]]) {
+                rd_set_two_place(&p->two[p->order[k]], a + off);
+                off += set->scratch[p->order[k]];
+                continue;
+            }
             if (xp->p.scratch[0])
                 xp->buf[RD_BUF_SA] = a + off;
             off += rd_set_align(xp->p.scratch[0]);
@@ -217,8 +294,18 @@ static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
             off += rd_set_align(xp->p.scratch[1]);
         }
     }
-    if (p->work_bytes && p->be->ops->use_work)
-        p->be->ops->use_work(p->be, (char *)p->arena + parts, p->work_bytes);
+    char *w = (char *)p->arena + parts;
+    if (p->union_work && p->be->ops->use_work) {
+        p->be->ops->use_work(p->be, w, p->union_work);
+        w += p->union_work;
+    }
+    for (int k = 0; k < p->eps.n; k++) {
+        rd_set_ep *e = &p->eps.e[k];
+        if (e->be && e->work && e->be->ops->use_work) {
+            e->be->ops->use_work(e->be, w, e->work);
+            w += e->work;
+        }
+    }
     return REDIST_OK;
 }
 
@@ -229,6 +316,10 @@ void redist_set_prepared_free(redist_set_prepared_t *p)
     if (p->xp)
         for (int i = 0; i < p->set->n; i++)
             rd_program_free(&p->xp[i].p);
+    for (int i = 0; p->two && p->is_two && i < p->set->n; i++)
+        if (p->is_two[i])
+            rd_set_two_free(&p->two[i]);
+    rd_set_eps_free(&p->eps);
     if (p->began && p->be->ops->end_programs)
         p->be->ops->end_programs(p->be);
     if (p->arena) {
@@ -238,6 +329,8 @@ void redist_set_prepared_free(redist_set_prepared_t *p)
             free(p->arena);
     }
     free(p->xp);
+    free(p->two);
+    free(p->is_two);
     free(p->order);
     free(p->start);
     free(p->cursor);
@@ -275,12 +368,17 @@ redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
         p->cursor = calloc((size_t)n, sizeof *p->cursor);
         p->parts = calloc((size_t)n, sizeof *p->parts);
         p->at = calloc((size_t)n, sizeof *p->at);
+        p->two = calloc((size_t)n, sizeof *p->two);
+        p->is_two = calloc((size_t)n, sizeof *p->is_two);
         if (!p->xp || !p->order || !p->start || !p->cursor || !p->parts ||
-            !p->at)
+            !p->at || !p->two || !p->is_two)
             st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
         else
             st = build(p, src, dst, &hash, err);
     }
+    st = be->ops->agree(be, st, hash, err);
+    if (!st)
+        st = endpoints(p, err);
     if (!st)
         st = size_work(p, err);
     st = be->ops->agree(be, st, hash, err);
@@ -297,6 +395,19 @@ redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
 }
 
 /* One combined exchange of the arrays order[a..b) that stopped at one. */
+/* Bytes of a transfer this device receives (0) or sends (1) from or to
+ * others. */
+static uint64_t transfer_bytes(const rd_tlists *t, int send, int64_t me)
+{
+    uint64_t b = 0;
+    int64_t n = send ? t->nsend : t->nrecv;
+    const rd_tpiece *v = send ? t->send : t->recv;
+    for (int64_t k = 0; k < n; k++)
+        if (v[k].peer != me)
+            b += v[k].bytes;
+    return b;
+}
+
 static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
                                 redist_exec_report_t *r, int *any,
                                 redist_error_t *err)
@@ -306,13 +417,23 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
     for (int k = a; k < b; k++) {
         int i = p->order[k];
         rd_exec_prep *xp = &p->xp[i];
+        if (p->is_two[i]) { /* its transfer, once phase A has run */
+            if (p->cursor[i] != 1)
+                continue;
+            p->parts[np] = rd_set_two_part(&p->two[i]);
+            r->recv_bytes += transfer_bytes(&p->two[i].t, 0, be->rank);
+            r->sent_bytes += transfer_bytes(&p->two[i].t, 1, be->rank);
+            p->at[np++] = i;
+            continue;
+        }
         if (p->cursor[i] >= xp->p.npasses)
             continue;
         const rd_pass *ps = &xp->p.pass[p->cursor[i]];
         const rd_xchg *x = ps->x.xchg;
         rd_pass_account(be, ps, r);
         p->parts[np] = (rd_xpart){xp->buf[ps->in_buf], x->nsend, x->send,
-                                  xp->buf[ps->out_buf], x->nrecv, x->recv};
+                                  xp->buf[ps->out_buf], x->nrecv, x->recv,
+                                  NULL};
         p->at[np++] = i;
     }
     *any = np > 0;
@@ -322,22 +443,26 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
     /* messages: the distinct other peers sent to */
     for (int64_t q = 0; q < be->size; q++) {
         int sent = 0;
-        for (int j = 0; j < np && !sent; j++)
-            for (int64_t t = 0; t < p->parts[j].nto && !sent; t++)
-                sent = p->parts[j].to[t].peer == q && q != be->rank &&
-                       p->parts[j].to[t].bytes;
+        for (int j = 0; j < np && !sent; j++) {
+            const rd_tlists *tl = p->parts[j].tl;
+            int64_t m = tl ? tl->nsend : p->parts[j].nto;
+            for (int64_t t = 0; t < m && !sent; t++)
+                sent = q != be->rank &&
+                       (tl ? tl->send[t].peer == q && tl->send[t].bytes
+                           : p->parts[j].to[t].peer == q &&
+                                 p->parts[j].to[t].bytes);
+        }
         p->messages += (uint64_t)sent;
     }
     redist_status_t st = REDIST_OK;
     if (be->ops->exchange_multi)
         st = be->ops->exchange_multi(be, np, p->parts, err);
-    else
+    else /* generic parts only: two-mesh arrays need exchange_multi */
         for (int j = 0; j < np && !st; j++)
             st = be->ops->exchange(be, p->parts[j].send, p->parts[j].nto,
                                    p->parts[j].to, p->parts[j].recv,
                                    p->parts[j].nfrom, p->parts[j].from, err);
     if (st) {
-        r->failed_step = p->xp[p->at[0]].p.pass[p->cursor[p->at[0]]].first;
         if (be->ops->abort)
             be->ops->abort(be, st, err);
         return st;
@@ -370,8 +495,15 @@ redist_status_t redist_set_run(redist_set_prepared_t *p,
         while (any && !st) {
             for (int k = a; k < b && !st; k++) {
                 int i = p->order[k];
-                st = rd_exec_until_exchange(&p->xp[i], &p->cursor[i], &r,
-                                            err);
+                if (!p->is_two[i]) {
+                    st = rd_exec_until_exchange(&p->xp[i], &p->cursor[i], &r,
+                                                err);
+                } else if (p->cursor[i] == 0 || p->cursor[i] == 2) {
+                    /* phase A before its transfer, phase B after it */
+                    st = rd_set_two_phase(&p->two[i], p->cursor[i] / 2,
+                                          p->be, &r, err);
+                    p->cursor[i]++;
+                }
             }
             if (!st)
                 st = combined(p, a, b, &r, &any, err);
@@ -384,7 +516,8 @@ redist_status_t redist_set_run(redist_set_prepared_t *p,
     r.scratch_allocations = p->count;
     r.writes_src = 0;
     for (int i = 0; i < p->set->n; i++)
-        r.writes_src |= p->xp[i].p.writes_src;
+        r.writes_src |= p->is_two[i] ? p->two[i].ph[0].p.writes_src
+                                     : p->xp[i].p.writes_src;
     r.seconds = rd_exec_seconds() - t0;
     if (report)
         *report = r;

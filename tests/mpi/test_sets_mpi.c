@@ -1,6 +1,7 @@
 /*
- * Many arrays over MPI (doc/arrays.md): random sets of one-mesh specs
- * (even and uneven) on a mesh of the job's ranks, under budgets from the
+ * Many arrays over MPI (doc/arrays.md): random sets of specs (even and
+ * uneven; one array in three between two meshes of the job's ranks) on
+ * a mesh of the job's ranks, under budgets from the
  * smallest that works to none (every rank draws the same), prepared once
  * on the MPI backend and run twice.  Every rank checks every element of
  * every array, its scratch high-water mark against the budget, and that
@@ -44,6 +45,51 @@ static redist_spec_t *draw(const redist_mesh_t *m, const char *name)
             n = NULL;
         redist_spec_free(tmp);
         redist_spec_free(s);
+        if (n)
+            return n;
+    }
+    return NULL;
+}
+
+/* A random two-mesh spec on exactly `size` devices named `name`
+ * (rp_meshes_spec redrawn until it spans them all). */
+static redist_spec_t *draw_two(const char *name)
+{
+    for (int t = 0; t < 40; t++) {
+        redist_spec_t *s = NULL, *n = NULL, *tmp = NULL;
+        int kind;
+        if (rp_meshes_spec(&rng, size, &kind, &s, NULL))
+            continue;
+        if (redist_spec_num_devices(s) != size) {
+            redist_spec_free(s);
+            continue;
+        }
+        redist_placed_mesh_t pm[2];
+        int64_t *dev[2] = {NULL, NULL};
+        for (int side = 0; side < 2; side++) {
+            const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+            int64_t nd = redist_mesh_num_devices(m);
+            dev[side] = malloc((size_t)nd * sizeof *dev[side]);
+            for (int64_t r = 0; r < nd; r++)
+                dev[side][r] = redist_spec_mesh_device(s, side, r);
+            pm[side] = (redist_placed_mesh_t){redist_spec_mesh_name(s, side),
+                                              m, dev[side]};
+        }
+        redist_layout_t lf = {0}, lt = {0};
+        lf.split = redist_spec_split(s, 0);
+        lt.split = redist_spec_split(s, 1);
+        if (!redist_spec_create_meshes(&pm[0], &pm[1], redist_spec_ndims(s),
+                                       redist_spec_shape(s),
+                                       redist_spec_dtype(s),
+                                       redist_spec_from(s), redist_spec_to(s),
+                                       redist_spec_reduce(s), name, &tmp,
+                                       NULL) &&
+            redist_spec_with_layouts(tmp, &lf, &lt, &n, NULL))
+            n = NULL;
+        redist_spec_free(tmp);
+        redist_spec_free(s);
+        free(dev[0]);
+        free(dev[1]);
         if (n)
             return n;
     }
@@ -142,7 +188,7 @@ static redist_plan_set_t *make(redist_spec_t *const specs[], int n,
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int cases = argc > 1 ? atoi(argv[1]) : 30, runs = 0, multi = 0;
+    int cases = argc > 1 ? atoi(argv[1]) : 30, runs = 0, multi = 0, twos = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)size);
@@ -156,7 +202,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++) {
             char name[16];
             snprintf(name, sizeof name, "a%d", i);
-            if ((specs[made] = draw(m, name)))
+            /* one array in three moves between two meshes */
+            if ((specs[made] = size > 1 && rp_in(&rng, 0, 2) == 0
+                                   ? draw_two(name)
+                                   : draw(m, name)))
                 made++;
         }
         redist_mpi_t *ctx = NULL;
@@ -190,6 +239,8 @@ int main(int argc, char **argv)
         }
         if (set) {
             multi += redist_plan_set_num_rounds(set) > 1;
+            for (int i = 0; i < made; i++)
+                twos += redist_spec_num_meshes(specs[i]) == 2;
             fails += run(set, budget, c, ctx);
             runs++;
         }
@@ -256,9 +307,10 @@ int main(int argc, char **argv)
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("sets over MPI at %d ranks: %d sets run (%d in several "
-               "rounds; %d runs on rank 0 streamed a reduction in the work space "
-               "left by the budget), %d failures\n",
-               size, runs, multi, work, all);
+               "rounds, %d two-mesh arrays; %d runs on rank 0 streamed a "
+               "reduction in the work space left by the budget), %d "
+               "failures\n",
+               size, runs, multi, twos, work, all);
     MPI_Finalize();
     return all ? 1 : 0;
 }

@@ -258,3 +258,37 @@ int64_t rd_mpi_last_streamed(const redist_mpi_t *x)
 int64_t rd_mpi_last_swaps(const redist_mpi_t *x) { return x ? x->swaps : 0; }
 
 int64_t rd_mpi_last_rings(const redist_mpi_t *x) { return x ? x->rings : 0; }
+
+/* A plan set's endpoint on one mesh of a two-mesh array (backend.h,
+ * `sub`): the caller's ranks split by membership, ordered by mesh rank,
+ * and a context with this one's options on them. */
+redist_status_t rd_mpi_sub(redist_backend_t *be, const redist_mesh_t *mesh,
+                           const int64_t devices[], redist_backend_t **out,
+                           redist_error_t *err)
+{
+    redist_mpi_t *x = be->ctx;
+    int64_t n = redist_mesh_num_devices(mesh), pos = -1;
+    for (int64_t r = 0; r < n && pos < 0; r++)
+        if (devices[r] == x->rank)
+            pos = r;
+    *out = NULL;
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Comm_split(x->comm, pos >= 0 ? 0 : MPI_UNDEFINED,
+                            pos >= 0 ? (int)pos : 0, &c);
+    if (rc != MPI_SUCCESS)
+        return rd_mpi_fail(err, rc, "MPI_Comm_split (a mesh of a set)");
+    if (pos < 0)
+        return REDIST_OK;
+    redist_mpi_t *sub = NULL;
+    redist_status_t st = redist_mpi_create(c, mesh, &x->opts, &sub, err);
+    MPI_Comm_free(&c); /* the context keeps its own duplicate */
+    if (!st)
+        *out = redist_mpi_backend(sub);
+    return st;
+}
+
+void rd_mpi_sub_free(redist_backend_t *sub)
+{
+    if (sub)
+        redist_mpi_free(sub->ctx);
+}

@@ -14,6 +14,7 @@
 
 #include "mpi_impl.h"
 #include "../../exec/kernels.h"
+#include "../../exec/meshes.h"
 #include "../../core/internal.h"
 
 /* Wait for the n requests posted; the first failure: `call`'s return
@@ -192,8 +193,10 @@ int rd_mpi_xchg_prepare(redist_mpi_t *x, const rd_xstep *xs, const char *in,
  * per-peer lists are allocated per call (O(pieces)). */
 typedef struct mpiece {
     int64_t peer;
-    char *addr;
+    char *addr;     /* bytes: their start; a box: its block's start */
     uint64_t bytes;
+    const rd_tlists *tl; /* a box of a transfer (NULL: bytes) */
+    const int64_t *box, *off, *shape;
 } mpiece;
 
 /* Sort pieces by peer, stably (counting sort over 0..size-1):
@@ -224,19 +227,36 @@ static mpiece *collect(int nparts, const rd_xpart *parts, int send,
                        int64_t me, int64_t *n)
 {
     int64_t total = 0, k = 0;
-    for (int j = 0; j < nparts; j++)
-        total += send ? parts[j].nto : parts[j].nfrom;
+    for (int j = 0; j < nparts; j++) {
+        const rd_tlists *tl = parts[j].tl;
+        total += tl ? (send ? tl->nsend : tl->nrecv)
+                    : send ? parts[j].nto : parts[j].nfrom;
+    }
     mpiece *v = malloc((size_t)(total ? total : 1) * sizeof *v);
     if (!v)
         return NULL;
     for (int j = 0; j < nparts; j++) {
+        const rd_tlists *tl = parts[j].tl;
+        if (tl) { /* boxes of the S (send) or R block */
+            int64_t m = send ? tl->nsend : tl->nrecv;
+            const rd_tpiece *l = send ? tl->send : tl->recv;
+            char *base = send ? (char *)(uintptr_t)parts[j].send
+                              : (char *)parts[j].recv;
+            for (int64_t t = 0; t < m; t++)
+                if (l[t].peer != me && l[t].bytes)
+                    v[k++] = (mpiece){l[t].peer, base, l[t].bytes, tl,
+                                      l[t].box, l[t].off,
+                                      send ? tl->s_shape : tl->r_shape};
+            continue;
+        }
         int64_t m = send ? parts[j].nto : parts[j].nfrom;
         const rd_xfer *l = send ? parts[j].to : parts[j].from;
         char *base = send ? (char *)(uintptr_t)parts[j].send
                           : (char *)parts[j].recv;
         for (int64_t t = 0; t < m; t++)
             if (l[t].peer != me && l[t].bytes)
-                v[k++] = (mpiece){l[t].peer, base + l[t].off, l[t].bytes};
+                v[k++] = (mpiece){l[t].peer, base + l[t].off, l[t].bytes,
+                                  NULL, NULL, NULL, NULL};
     }
     *n = k;
     return v;
@@ -259,10 +279,17 @@ static int post_pieces(redist_mpi_t *x, const mpiece *v, int64_t n, int send,
             rc = MPI_ERR_NO_MEM;
         int made = 0;
         for (int k = 0; k < cnt && rc == MPI_SUCCESS; k++) {
+            const mpiece *q = &v[a + k];
+            char *at = q->addr;
             len[k] = 1;
-            rc = MPI_Get_address(v[a + k].addr, &disp[k]);
+            if (q->tl)
+                at += rd_mpi_box_offset(q->tl->ndims, q->shape, q->off,
+                                        q->tl->elem);
+            rc = MPI_Get_address(at, &disp[k]);
             if (rc == MPI_SUCCESS)
-                rc = rd_mpi_dt_bytes(x->limit, v[a + k].bytes, &ty[k]);
+                rc = q->tl ? rd_mpi_dt_box(x->limit, q->tl->ndims, q->shape,
+                                           q->box, q->tl->elem, &ty[k])
+                           : rd_mpi_dt_bytes(x->limit, q->bytes, &ty[k]);
             if (rc == MPI_SUCCESS)
                 made = k + 1;
         }
@@ -324,7 +351,25 @@ redist_status_t rd_mpi_exchange_multi(redist_backend_t *be, int nparts,
         rc = post_pieces(x, sv, ns, 1, req, &n);
     }
     /* the own pieces, part by part */
-    for (int j = 0; j < nparts; j++)
+    for (int j = 0; j < nparts; j++) {
+        const rd_tlists *tl = parts[j].tl;
+        if (tl) { /* the k-th own send piece is the k-th own receive */
+            int64_t r = 0;
+            for (int64_t k = 0; k < tl->nsend; k++) {
+                const rd_tpiece *sp = &tl->send[k];
+                if (sp->peer != me)
+                    continue;
+                while (r < tl->nrecv && tl->recv[r].peer != me)
+                    r++;
+                if (r == tl->nrecv)
+                    break;
+                rd_kernel_box(parts[j].recv, tl->r_shape, tl->recv[r].off,
+                              parts[j].send, tl->s_shape, sp->off, sp->box,
+                              tl->ndims, tl->elem);
+                r++;
+            }
+            continue;
+        }
         for (int64_t k = 0; k < parts[j].nto; k++)
             if (parts[j].to[k].peer == me && parts[j].to[k].bytes)
                 for (int64_t i = 0; i < parts[j].nfrom; i++)
@@ -332,6 +377,7 @@ redist_status_t rd_mpi_exchange_multi(redist_backend_t *be, int nparts,
                         memcpy((char *)parts[j].recv + parts[j].from[i].off,
                                (const char *)parts[j].send + parts[j].to[k].off,
                                (size_t)parts[j].to[k].bytes);
+    }
     int wrc = n ? MPI_Waitall(n, req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
     free(sv);
     free(rv);

@@ -156,6 +156,10 @@ uint64_t rd_mpi_begin_programs(redist_backend_t *be, int n,
                                const struct rd_program *const progs[],
                                uint64_t room);
 void rd_mpi_use_work(redist_backend_t *be, void *work, uint64_t bytes);
+redist_status_t rd_mpi_sub(redist_backend_t *be, const redist_mesh_t *mesh,
+                           const int64_t devices[], redist_backend_t **out,
+                           redist_error_t *err);
+void rd_mpi_sub_free(redist_backend_t *sub);
 void rd_mpi_end_programs(redist_backend_t *be);
 redist_status_t rd_mpi_exchange_multi(redist_backend_t *be, int nparts,
                                       const rd_xpart *parts,

@@ -1,0 +1,211 @@
+/*
+ * Two-mesh arrays in a plan set (doc/arrays.md; the run is at the top of
+ * set_run.c).  A two-mesh plan is [phase A on the source mesh] transfer
+ * [phase B on the target mesh] (src/plan/meshes.c).  In a set, each
+ * phase runs as a one-mesh program on this device's endpoint of its mesh
+ * (the backend's `sub`, one endpoint per distinct mesh of the set,
+ * shared by the arrays), and the transfer is one part of the round's
+ * combined exchange: its pieces are boxes of the S and R blocks
+ * (rd_transfer_lists), which the backend sends in the same one message
+ * per peer as the other arrays' pieces.
+ *
+ * MEMORY.  Each two-mesh array holds, in its part of the arena, its
+ * phases' scratch and its S and R blocks (rd_set_two_layout_of), at once
+ * for the whole round: more than a two-mesh plan run alone holds at any
+ * one time (rd_meshes_scratch), the price of combining the transfers.
+ * COST.  Building: the transfer lists (O(target devices x pieces)) and
+ * the phases' programs; the endpoints: one split of the union per
+ * distinct mesh.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "set.h"
+#include "set_two.h"
+#include "../core/internal.h"
+#include "../plan/plan_internal.h"
+
+/* This device's rank in side's mesh of spec s, or -1. */
+static int64_t mesh_rank(const redist_spec_t *s, int side, int64_t dev)
+{
+    const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+    for (int64_t r = 0; r < redist_mesh_num_devices(m); r++)
+        if (redist_spec_mesh_device(s, side, r) == dev)
+            return r;
+    return -1;
+}
+
+redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
+                                 const rd_backend_ops *kind, unsigned flags,
+                                 int64_t dev, void *src, void *dst,
+                                 redist_error_t *err)
+{
+    memset(w, 0, sizeof *w);
+    const redist_spec_t *s = redist_plan_spec(plan);
+    rd_set_two_layout l;
+    redist_status_t st = rd_set_two_layout_of(plan, kind, flags, &l, err);
+    for (int side = 0; side < 2; side++) {
+        w->ph[side].p = l.prog[side];
+        w->rank[side] = mesh_rank(s, side, dev);
+    }
+    memcpy(w->part, l.part, sizeof w->part);
+    if (!st)
+        st = rd_transfer_lists(plan, dev, &w->t) == REDIST_OK
+                 ? REDIST_OK
+                 : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+    for (int side = 0; side < 2 && !st; side++) {
+        w->has[side] = w->rank[side] >= 0 && w->ph[side].p.npasses > 0;
+        if (w->has[side])
+            st = rd_program_bind(&w->ph[side].p, plan->m->phase[side],
+                                 w->rank[side], err);
+        w->ph[side].nsteps = redist_plan_num_steps(plan->m->phase[side]);
+    }
+    /* the blocks the phases read and write, until place() */
+    w->ph[0].buf[RD_BUF_SRC] = src;
+    w->ph[1].buf[RD_BUF_DST] = dst;
+    w->S = redist_plan_num_steps(plan->m->phase[0]) ? NULL : src;
+    w->R = redist_plan_num_steps(plan->m->phase[1]) ? NULL : dst;
+    return st;
+}
+
+void rd_set_two_place(rd_set_two *w, char *at)
+{
+    uint64_t off = 0;
+    char *p[RD_TWO_NPARTS];
+    for (int k = 0; k < RD_TWO_NPARTS; k++) {
+        p[k] = w->part[k] ? at + off : NULL;
+        off += w->part[k];
+    }
+    w->ph[0].buf[RD_BUF_SA] = p[RD_TWO_ASA];
+    w->ph[0].buf[RD_BUF_SB] = p[RD_TWO_ASB];
+    w->ph[1].buf[RD_BUF_SA] = p[RD_TWO_BSA];
+    w->ph[1].buf[RD_BUF_SB] = p[RD_TWO_BSB];
+    if (p[RD_TWO_S])
+        w->S = p[RD_TWO_S];
+    if (p[RD_TWO_R])
+        w->R = p[RD_TWO_R];
+    w->ph[0].buf[RD_BUF_DST] = w->S;
+    w->ph[1].buf[RD_BUF_SRC] = w->R;
+}
+
+rd_xpart rd_set_two_part(const rd_set_two *w)
+{
+    rd_xpart x = {w->S, 0, NULL, w->R, 0, NULL, &w->t};
+    return x;
+}
+
+redist_status_t rd_set_two_phase(rd_set_two *w, int side,
+                                 redist_backend_t *union_be,
+                                 redist_exec_report_t *r, redist_error_t *err)
+{
+    if (!w->has[side])
+        return REDIST_OK;
+    redist_exec_report_t pr;
+    memset(&pr, 0, sizeof pr);
+    redist_status_t st = rd_exec_run(&w->ph[side], &pr, err);
+    r->recv_bytes += pr.recv_bytes;
+    r->sent_bytes += pr.sent_bytes;
+    if (st && union_be->ops->abort) /* the other mesh's ranks too */
+        union_be->ops->abort(union_be, st, err);
+    return st;
+}
+
+void rd_set_two_free(rd_set_two *w)
+{
+    rd_program_free(&w->ph[0].p);
+    rd_program_free(&w->ph[1].p);
+    rd_tlists_free(&w->t);
+}
+
+/* ------------------------------------------------------------ endpoints */
+
+static int same_mesh(const rd_set_ep *e, const redist_spec_t *s, int side)
+{
+    const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+    int64_t n = redist_mesh_num_devices(m);
+    if (n != e->n || redist_mesh_num_axes(m) != redist_mesh_num_axes(&e->mesh))
+        return 0;
+    for (int a = 0; a < redist_mesh_num_axes(m); a++)
+        if (redist_mesh_axis_size(m, a) != redist_mesh_axis_size(&e->mesh, a))
+            return 0;
+    for (int64_t r = 0; r < n; r++)
+        if (redist_spec_mesh_device(s, side, r) != e->dev[r])
+            return 0;
+    return 1;
+}
+
+int rd_set_distinct_meshes(const redist_plan_set_t *set)
+{
+    rd_set_eps seen;
+    seen.n = 0;
+    int over = 0;
+    for (int i = 0; i < set->n; i++) {
+        const redist_spec_t *s = redist_plan_spec(set->plan[i]);
+        for (int side = 0; redist_spec_num_meshes(s) == 2 && side < 2; side++) {
+            int k = 0;
+            while (k < seen.n && !same_mesh(&seen.e[k], s, side))
+                k++;
+            if (k < seen.n)
+                continue;
+            if (seen.n == RD_SET_MAX_EPS) {
+                over = 1;
+                continue;
+            }
+            rd_set_ep *e = &seen.e[seen.n++];
+            const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+            e->mesh = *m;
+            e->n = redist_mesh_num_devices(m);
+            e->dev = malloc((size_t)e->n * sizeof *e->dev);
+            for (int64_t r = 0; e->dev && r < e->n; r++)
+                e->dev[r] = redist_spec_mesh_device(s, side, r);
+            if (!e->dev)
+                e->n = -1; /* matches nothing */
+        }
+    }
+    int n = seen.n;
+    for (int k = 0; k < seen.n; k++)
+        free(seen.e[k].dev);
+    return over ? RD_SET_MAX_EPS + 1 : n;
+}
+
+redist_status_t rd_set_eps_get(rd_set_eps *eps, redist_backend_t *be,
+                               const redist_spec_t *s, int side, int *which,
+                               redist_error_t *err)
+{
+    for (int k = 0; k < eps->n; k++)
+        if (same_mesh(&eps->e[k], s, side)) {
+            *which = k;
+            return REDIST_OK;
+        }
+    if (eps->n == RD_SET_MAX_EPS)
+        return rd_error(err, REDIST_ERR_LIMIT, NULL, NULL,
+                        "a set's two-mesh arrays use more than %d distinct "
+                        "meshes",
+                        RD_SET_MAX_EPS);
+    rd_set_ep *e = &eps->e[eps->n];
+    const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+    memset(e, 0, sizeof *e);
+    e->mesh = *m;
+    e->n = redist_mesh_num_devices(m);
+    if (!(e->dev = malloc((size_t)e->n * sizeof *e->dev)))
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int64_t r = 0; r < e->n; r++)
+        e->dev[r] = redist_spec_mesh_device(s, side, r);
+    *which = eps->n++;
+    /* collective over the union, in the same order on every rank */
+    return be->ops->sub(be, m, e->dev, &e->be, err);
+}
+
+void rd_set_eps_free(rd_set_eps *eps)
+{
+    for (int k = 0; k < eps->n; k++) {
+        rd_set_ep *e = &eps->e[k];
+        if (e->be && e->began && e->be->ops->end_programs)
+            e->be->ops->end_programs(e->be);
+        if (e->be && e->be->ops->sub_free)
+            e->be->ops->sub_free(e->be);
+        free(e->dev);
+    }
+    eps->n = 0;
+}

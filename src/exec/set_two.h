@@ -1,0 +1,69 @@
+/*
+ * Two-mesh arrays in a plan set (internal; the algorithm is at the top
+ * of set_two.c).
+ */
+#ifndef REDIST_EXEC_SET_TWO_H
+#define REDIST_EXEC_SET_TWO_H
+
+#include "exec_internal.h"
+#include "meshes.h"
+#include "set.h"
+#include "../core/internal.h"
+#include "../spec/spec_internal.h"
+
+/* One two-mesh array on this device: its phases' prepared programs
+ * (has[side]: this device runs that phase), its rank in each mesh (-1:
+ * not there), the transfer's pieces, the S and R blocks, and the sizes
+ * of its arena parts. */
+typedef struct rd_set_two {
+    rd_exec_prep ph[2];
+    int has[2];
+    int64_t rank[2];
+    int ep[2]; /* its endpoints (rd_set_eps) */
+    rd_tlists t;
+    void *S, *R;
+    uint64_t part[RD_TWO_NPARTS];
+} rd_set_two;
+
+/* Programs built and bound, transfer lists: before any collective. */
+redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
+                                 const rd_backend_ops *kind, unsigned flags,
+                                 int64_t dev, void *src, void *dst,
+                                 redist_error_t *err);
+/* Its buffers in its part of the arena, which starts at `at`. */
+void rd_set_two_place(rd_set_two *w, char *at);
+/* Its transfer as a part of a combined exchange. */
+rd_xpart rd_set_two_part(const rd_set_two *w);
+/* Run phase `side` on its endpoint (nothing off that mesh); a failure
+ * aborts the union's other ranks too. */
+redist_status_t rd_set_two_phase(rd_set_two *w, int side,
+                                 redist_backend_t *union_be,
+                                 redist_exec_report_t *r, redist_error_t *err);
+void rd_set_two_free(rd_set_two *w);
+
+/* This device's endpoints on the distinct meshes of a set's two-mesh
+ * arrays: be NULL where it is not a member; work: its work space. */
+#define RD_SET_MAX_EPS 8
+typedef struct rd_set_ep {
+    redist_mesh_t mesh;
+    int64_t n, *dev;
+    redist_backend_t *be;
+    uint64_t work;
+    int began;
+} rd_set_ep;
+typedef struct rd_set_eps {
+    int n;
+    rd_set_ep e[RD_SET_MAX_EPS];
+} rd_set_eps;
+
+/* The endpoint of side's mesh of spec s (*which: its index), made with
+ * the union's `sub` the first time: collective over the union. */
+redist_status_t rd_set_eps_get(rd_set_eps *eps, redist_backend_t *be,
+                               const redist_spec_t *s, int side, int *which,
+                               redist_error_t *err);
+void rd_set_eps_free(rd_set_eps *eps);
+/* The distinct meshes of a set's two-mesh arrays (more than
+ * RD_SET_MAX_EPS: RD_SET_MAX_EPS + 1). */
+int rd_set_distinct_meshes(const redist_plan_set_t *set);
+
+#endif
