@@ -129,6 +129,17 @@ typedef struct {
     rd_layout lay;
 } lent_t;
 
+/* Entries found by key: an array of esize-byte entries whose first klen
+ * bytes are their key, and an open-addressed table over it of entry
+ * index + 1 (0 empty), kept at most half full. */
+typedef struct {
+    void *e;
+    long n, cap;
+    size_t esize, klen;
+    int32_t *tab;
+    size_t mask;
+} keyed_t;
+
 typedef struct {
     const rd_ctx *cx;
     int bottleneck; /* 1: minimise the largest local size on the path */
@@ -162,10 +173,7 @@ typedef struct {
     long nheap, capheap;
     uint32_t seq;
 
-    group_t *groups;
-    long ngroups, capgroups;
-    int32_t *gtable;
-    size_t gmask;
+    keyed_t groups; /* group_t, keyed by (prod, partial) */
 
     int32_t cur; /* node being expanded */
     rd_ctype here; /* its type (a copy: the node array may move) */
@@ -180,10 +188,7 @@ typedef struct {
     const rd_uctx *u;
     int per_device_cap; /* every device within max(src_d, dst_d) */
     rd_layout here_lay; /* layout of the node being expanded (cached) */
-    lent_t *lc;         /* the layout cache: entries, open addressing */
-    long nlc, caplc;
-    int32_t *lctab;
-    size_t lcmask;
+    keyed_t lc;         /* the layout cache: lent_t, keyed by t */
     uint64_t u_L;       /* most bytes a device holds in the state relaxed */
     uint64_t src_L;     /* the same for the source */
 } search_t;
@@ -218,24 +223,99 @@ static uint64_t hash_bytes(const void *p, size_t n)
     return h;
 }
 
-static int table_grow(int32_t **tab, size_t *mask, long n,
-                      const void *(*keyof)(search_t *, int32_t), size_t klen,
-                      search_t *S)
+/* arr (*cap entries of esize bytes) twice as large: the new array, *cap
+ * doubled; NULL out of memory (arr and *cap unchanged). */
+static void *grow_double(void *arr, long *cap, size_t esize)
 {
-    size_t ncap = (*mask + 1) * 2;
+    void *na = realloc(arr, (size_t)*cap * 2 * esize);
+    if (na)
+        *cap *= 2;
+    return na;
+}
+
+/* An empty K of room for cap entries in a table of tabsize (a power of
+ * two) slots: 0, -1 out of memory (K then holds nothing). */
+static int keyed_init(keyed_t *K, size_t esize, size_t klen, long cap,
+                      size_t tabsize)
+{
+    memset(K, 0, sizeof *K);
+    K->esize = esize;
+    K->klen = klen;
+    K->cap = cap;
+    K->mask = tabsize - 1;
+    K->e = malloc((size_t)cap * esize);
+    K->tab = calloc(tabsize, sizeof *K->tab);
+    if (K->e && K->tab)
+        return 0;
+    free(K->e);
+    free(K->tab);
+    memset(K, 0, sizeof *K);
+    return -1;
+}
+
+static void *keyed_at(const keyed_t *K, long i)
+{
+    return (char *)K->e + (size_t)i * K->esize;
+}
+
+/* The index of the entry of key `key`, or -1 with *slot the free slot
+ * where keyed_add puts it. */
+static long keyed_find(const keyed_t *K, const void *key, size_t *slot)
+{
+    size_t h = hash_bytes(key, K->klen) & K->mask;
+    while (K->tab[h]) {
+        long i = K->tab[h] - 1;
+        if (memcmp(keyed_at(K, i), key, K->klen) == 0)
+            return i;
+        h = (h + 1) & K->mask;
+    }
+    *slot = h;
+    return -1;
+}
+
+/* The next entry, zeroed but for its key, not yet counted (keyed_add
+ * counts it): NULL out of memory. */
+static void *keyed_next(keyed_t *K, const void *key)
+{
+    if (K->n == K->cap) {
+        void *ne = grow_double(K->e, &K->cap, K->esize);
+        if (!ne)
+            return NULL;
+        K->e = ne;
+    }
+    void *e = keyed_at(K, K->n);
+    memset(e, 0, K->esize);
+    memcpy(e, key, K->klen);
+    return e;
+}
+
+/* Count the entry keyed_next gave, at the slot keyed_find named: 0, -1
+ * out of memory (growing the table). */
+static int keyed_add(keyed_t *K, size_t slot)
+{
+    K->tab[slot] = (int32_t)++K->n;
+    if ((size_t)K->n * 2 <= K->mask + 1)
+        return 0;
+    size_t ncap = (K->mask + 1) * 2;
     int32_t *nt = calloc(ncap, sizeof *nt);
     if (!nt)
         return -1;
-    for (long i = 0; i < n; i++) {
-        size_t h = hash_bytes(keyof(S, (int32_t)i), klen) & (ncap - 1);
+    for (long i = 0; i < K->n; i++) {
+        size_t h = hash_bytes(keyed_at(K, i), K->klen) & (ncap - 1);
         while (nt[h])
             h = (h + 1) & (ncap - 1);
         nt[h] = (int32_t)i + 1;
     }
-    free(*tab);
-    *tab = nt;
-    *mask = ncap - 1;
+    free(K->tab);
+    K->tab = nt;
+    K->mask = ncap - 1;
     return 0;
+}
+
+static void keyed_free(keyed_t *K)
+{
+    free(K->e);
+    free(K->tab);
 }
 
 static int node_table_grow(search_t *S)
@@ -257,35 +337,48 @@ static int node_table_grow(search_t *S)
     return 0;
 }
 
+/* The node of type t, or -1 with *slot the free slot of the table
+ * where it goes and *fp its fingerprint there. */
+static int32_t node_probe(const search_t *S, const rd_ctype *t, size_t *slot,
+                          uint64_t *fp)
+{
+    uint64_t hv = hash_bytes(t, sizeof *t);
+    size_t h = hv & S->tmask;
+    *fp = hv >> 32 << 32;
+    while (S->table[h]) {
+        uint64_t e = S->table[h];
+        if ((e >> 32 << 32) == *fp) {
+            int32_t i = (int32_t)(e & 0xffffffffu) - 1;
+            if (memcmp(&S->nodes[i].t, t, sizeof *t) == 0)
+                return i;
+        }
+        h = (h + 1) & S->tmask;
+    }
+    *slot = h;
+    return -1;
+}
+
 /* Find the node of type t, creating it when absent.  *created set. */
 static int32_t node_get(search_t *S, const rd_ctype *t, int *created)
 {
-    uint64_t hv = hash_bytes(t, sizeof *t), fp = hv >> 32 << 32;
-    size_t h = hv & S->tmask;
-    while (S->table[h]) {
-        uint64_t e = S->table[h];
-        if ((e >> 32 << 32) == fp) {
-            int32_t i = (int32_t)(e & 0xffffffffu) - 1;
-            if (memcmp(&S->nodes[i].t, t, sizeof *t) == 0) {
-                *created = 0;
-                return i;
-            }
-        }
-        h = (h + 1) & S->tmask;
+    size_t h;
+    uint64_t fp;
+    int32_t found = node_probe(S, t, &h, &fp);
+    if (found >= 0) {
+        *created = 0;
+        return found;
     }
     if ((uint64_t)S->nnodes >= S->max_states) {
         S->status = REDIST_ERR_LIMIT;
         return -1;
     }
     if (S->nnodes == S->capnodes) {
-        long nc = S->capnodes * 2;
-        node_t *nn = realloc(S->nodes, (size_t)nc * sizeof *nn);
+        node_t *nn = grow_double(S->nodes, &S->capnodes, sizeof *nn);
         if (!nn) {
             S->status = REDIST_ERR_NOMEM;
             return -1;
         }
         S->nodes = nn;
-        S->capnodes = nc;
     }
     int32_t i = (int32_t)S->nnodes++;
     memset(&S->nodes[i], 0, sizeof S->nodes[i]);
@@ -314,12 +407,10 @@ static int hless(const hent_t *a, const hent_t *b)
 static int heap_push(search_t *S, hent_t e)
 {
     if (S->nheap == S->capheap) {
-        long nc = S->capheap * 2;
-        hent_t *nh = realloc(S->heap, (size_t)nc * sizeof *nh);
+        hent_t *nh = grow_double(S->heap, &S->capheap, sizeof *nh);
         if (!nh)
             return -1;
         S->heap = nh;
-        S->capheap = nc;
     }
     long i = S->nheap++;
     while (i > 0) {
@@ -550,47 +641,22 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
         S->status = REDIST_ERR_NOMEM;
 }
 
-static const void *lent_key(search_t *S, int32_t i)
-{
-    return &S->lc[i].t;
-}
-
 /* The cache entry of type t (anchor included), created empty when absent;
  * NULL when out of memory.  Valid until the next call. */
 static lent_t *lc_get(search_t *S, const rd_ctype *t)
 {
-    if (!S->lctab) {
-        S->caplc = 64;
-        S->lcmask = 127;
-        S->lc = malloc((size_t)S->caplc * sizeof *S->lc);
-        S->lctab = calloc(S->lcmask + 1, sizeof *S->lctab);
-        if (!S->lc || !S->lctab)
-            return NULL;
-    }
-    size_t h = hash_bytes(t, sizeof *t) & S->lcmask;
-    while (S->lctab[h]) {
-        lent_t *e = &S->lc[S->lctab[h] - 1];
-        if (memcmp(&e->t, t, sizeof *t) == 0)
-            return e;
-        h = (h + 1) & S->lcmask;
-    }
-    if (S->nlc == S->caplc) {
-        long nc = S->caplc * 2;
-        lent_t *ne = realloc(S->lc, (size_t)nc * sizeof *ne);
-        if (!ne)
-            return NULL;
-        S->lc = ne;
-        S->caplc = nc;
-    }
-    lent_t *e = &S->lc[S->nlc];
-    memset(e, 0, sizeof *e);
-    e->t = *t;
-    S->lctab[h] = (int32_t)++S->nlc;
-    if ((size_t)S->nlc * 2 > S->lcmask + 1 &&
-        table_grow(&S->lctab, &S->lcmask, S->nlc, lent_key, sizeof(rd_ctype),
-                   S))
+    keyed_t *K = &S->lc;
+    if (!K->tab &&
+        keyed_init(K, sizeof(lent_t), sizeof(rd_ctype), 64, 128))
         return NULL;
-    return &S->lc[S->nlc - 1];
+    size_t slot;
+    long i = keyed_find(K, t, &slot);
+    if (i >= 0)
+        return keyed_at(K, i);
+    lent_t *e = keyed_next(K, t);
+    if (!e || keyed_add(K, slot))
+        return NULL;
+    return e;
 }
 
 /* The layout of type t anchored by its anchor bits (rd_layout_anchor),
@@ -637,18 +703,9 @@ static unsigned lc_bits(search_t *S, const rd_ctype *t)
 /* The node of type t, or -1. */
 static int32_t node_find(const search_t *S, const rd_ctype *t)
 {
-    uint64_t hv = hash_bytes(t, sizeof *t), fp = hv >> 32 << 32;
-    size_t h = hv & S->tmask;
-    while (S->table[h]) {
-        uint64_t e = S->table[h];
-        if ((e >> 32 << 32) == fp) {
-            int32_t i = (int32_t)(e & 0xffffffffu) - 1;
-            if (memcmp(&S->nodes[i].t, t, sizeof *t) == 0)
-                return i;
-        }
-        h = (h + 1) & S->tmask;
-    }
-    return -1;
+    size_t slot;
+    uint64_t fp;
+    return node_probe(S, t, &slot, &fp);
 }
 
 typedef struct {
@@ -874,15 +931,15 @@ static void exchange_exact(search_t *S, int32_t from)
           exchange_cost(S, from, elems, peers), 1);
 }
 
-static const void *group_key(search_t *S, int32_t i)
-{
-    return &S->groups[i].prod;
-}
-
+/* A group's key: the leading fields of group_t. */
 typedef struct {
     int64_t prod[REDIST_MAX_DIMS];
     uint32_t partial;
 } gkey_t;
+
+#define RD_GROUP_KEY (offsetof(group_t, partial) + sizeof(uint32_t))
+_Static_assert(offsetof(gkey_t, partial) == offsetof(group_t, partial),
+               "gkey_t is the head of group_t");
 
 static group_t *group_get(search_t *S, const rd_ctype *t)
 {
@@ -895,27 +952,13 @@ static group_t *group_get(search_t *S, const rd_ctype *t)
             k.prod[i] *= S->cx->size[t->seq[p++]];
     }
     k.partial = t->partial;
-    size_t klen = offsetof(group_t, partial) + sizeof(uint32_t);
-    size_t h = hash_bytes(&k, klen) & S->gmask;
-    while (S->gtable[h]) {
-        group_t *g = &S->groups[S->gtable[h] - 1];
-        if (memcmp(g->prod, k.prod, sizeof k.prod) == 0 &&
-            g->partial == k.partial)
-            return g;
-        h = (h + 1) & S->gmask;
-    }
-    if (S->ngroups == S->capgroups) {
-        long nc = S->capgroups * 2;
-        group_t *ng = realloc(S->groups, (size_t)nc * sizeof *ng);
-        if (!ng)
-            return NULL;
-        S->groups = ng;
-        S->capgroups = nc;
-    }
-    group_t *g = &S->groups[S->ngroups];
-    memset(g, 0, sizeof *g);
-    memcpy(g->prod, k.prod, sizeof k.prod);
-    g->partial = k.partial;
+    size_t slot;
+    long at = keyed_find(&S->groups, &k, &slot);
+    if (at >= 0)
+        return keyed_at(&S->groups, at);
+    group_t *g = keyed_next(&S->groups, &k);
+    if (!g)
+        return NULL;
     /* The orders of each dim's own axes alone give prod cnt_i! members:
      * past the limit, skip the enumeration that would fail anyway. */
     long orders = 1;
@@ -946,12 +989,7 @@ static group_t *group_get(search_t *S, const rd_ctype *t)
         g->members = NULL;
         return NULL;
     }
-    S->ngroups++;
-    S->gtable[h] = (int32_t)S->ngroups;
-    if ((size_t)S->ngroups * 2 > S->gmask + 1 &&
-        table_grow(&S->gtable, &S->gmask, S->ngroups, group_key, klen, S))
-        return NULL;
-    return &S->groups[S->ngroups - 1];
+    return keyed_add(&S->groups, slot) ? NULL : g;
 }
 
 static void expand_permute(search_t *S)
@@ -1021,18 +1059,18 @@ static void expand_permute(search_t *S)
 
 static void search_free(search_t *S)
 {
-    for (long i = 0; i < S->nlc; i++)
-        if (S->lc[i].has_lay)
-            rd_layout_free(&S->lc[i].lay);
-    free(S->lc);
-    free(S->lctab);
+    for (long i = 0; i < S->lc.n; i++) {
+        lent_t *e = keyed_at(&S->lc, i);
+        if (e->has_lay)
+            rd_layout_free(&e->lay);
+    }
+    keyed_free(&S->lc);
     free(S->nodes);
     free(S->table);
     free(S->heap);
-    for (long i = 0; i < S->ngroups; i++)
-        free(S->groups[i].members);
-    free(S->groups);
-    free(S->gtable);
+    for (long i = 0; i < S->groups.n; i++)
+        free(((group_t *)keyed_at(&S->groups, i))->members);
+    keyed_free(&S->groups);
 }
 
 /* Make S a search of an uneven spec (u non-NULL): pass 1 keeps every
@@ -1080,11 +1118,8 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
     S->table = calloc(S->tmask + 1, sizeof *S->table);
     S->capheap = 256;
     S->heap = malloc((size_t)S->capheap * sizeof *S->heap);
-    S->capgroups = 16;
-    S->groups = malloc((size_t)S->capgroups * sizeof *S->groups);
-    S->gmask = 63;
-    S->gtable = calloc(S->gmask + 1, sizeof *S->gtable);
-    if (!S->nodes || !S->table || !S->heap || !S->groups || !S->gtable)
+    if (!S->nodes || !S->table || !S->heap ||
+        keyed_init(&S->groups, sizeof(group_t), RD_GROUP_KEY, 16, 64))
         return REDIST_ERR_NOMEM;
     int created;
     int64_t local[REDIST_MAX_DIMS];
