@@ -61,8 +61,8 @@
  *
  * Cost: O(V log V + E) per search, V the types visited under the cap;
  * an exchange costs up to the product of the sizes of the axes either
- * type shards (per component, steps.c), an uneven edge up to that many
- * devices.  Memory: O(V) nodes of ~80 bytes, plus a layout per anchored
+ * type shards (per component, exchange_need.c), an uneven edge up to
+ * that many devices.  Memory: O(V) nodes of ~80 bytes, plus a layout per anchored
  * type met (uneven).  Ties are broken by generation order,
  * which depends on the spec alone, so every rank computes the same plan.
  *
