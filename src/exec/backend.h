@@ -92,7 +92,7 @@ typedef struct rd_xfer {
  * `a` (local shape la) to type `b` (local shape lb), same partial set.
  * Device d needs its `b` block T(d); each piece of it comes from the
  * device e that holds it in `a` and agrees with d on every mesh axis `a`
- * does not shard (src/plan/steps.c, rd_exchange_need): e sends
+ * does not shard (src/plan/exchange_need.c, rd_exchange_need): e sends
  * B(e) & T(d), a box.  Built by exchange.c: the geometry once per
  * program, the transfers per device (rd_program_bind).
  */

@@ -7,10 +7,11 @@
  * `a` block, held by every device whose coordinates on the axes `a`
  * shards name that block.  The piece comes from the one holder e that
  * agrees with d on every other axis (replicated, partial, or sharded by
- * `b` only), exactly the rule of rd_exchange_need (src/plan/steps.c) that
- * the planner's byte count uses.  Partial axes are among the "other"
- * axes, so every contribution stays on its own coordinate.  The piece of
- * T(d) in d's own `a` block comes from d itself (a local copy).
+ * `b` only), exactly the rule of rd_exchange_need
+ * (src/plan/exchange_need.c) that the planner's byte count uses.
+ * Partial axes are among the "other" axes, so every contribution stays
+ * on its own coordinate.  The piece of T(d) in d's own `a` block comes
+ * from d itself (a local copy).
  *
  * Seen from the sender e: the receivers are the devices that agree with
  * e off the axes `a` shards.  e walks the `b` blocks its `a` block B(e)

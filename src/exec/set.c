@@ -320,15 +320,7 @@ redist_status_t redist_plan_set_round(const redist_plan_set_t *s, int r,
 {
     if (!s || !out || r < 0 || r >= s->nrounds)
         return REDIST_ERR_INVALID;
-    const rd_set_round *x = &s->rounds[r];
-    memset(out, 0, sizeof *out);
-    out->narrays = x->narrays;
-    out->scratch_bytes = x->scratch_bytes;
-    out->recv_bytes = x->recv_bytes;
-    out->peak_bytes = x->peak_bytes;
-    out->time_s = x->time_s;
-    out->collectives = x->collectives;
-    out->exchanges = x->exchanges;
+    *out = s->rounds[r];
     return REDIST_OK;
 }
 

@@ -7,12 +7,8 @@
 
 #include "exec_internal.h"
 
-typedef struct rd_set_round {
-    int narrays;
-    uint64_t scratch_bytes, recv_bytes, peak_bytes;
-    double time_s;
-    int collectives, exchanges;
-} rd_set_round;
+/* A round's figures are the public ones (redist_plan_set_round). */
+typedef redist_round_stats_t rd_set_round;
 
 struct redist_plan_set {
     char *name;

@@ -5,7 +5,8 @@
  * table's form and replayed on the spec (rd_replay, plan.c), and what the
  * document states of each step is compared with the replay.  Cost: the
  * parse, O(document), plus one replay; memory: the document and the
- * steps (and, for uneven specs, each step's stated layout).
+ * steps (and, for uneven specs, each step's stated layout).  A plan
+ * between two meshes is read by json_meshes.c, with the parts at the end.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -523,11 +524,11 @@ redist_status_t redist_plan_verify_buffer(const redist_spec_t *spec,
 /* Read and replay the plan document `root` on `spec` (one mesh): *res is
  * filled; up (may be NULL) gets the per-device figures of an uneven
  * spec. */
-static redist_status_t verify_root(const redist_spec_t *spec, json_t *root,
-                                   const char *source,
-                                   const redist_cost_model_t *cost,
-                                   redist_verify_result_t *res,
-                                   rd_uplan *up, redist_error_t *err)
+redist_status_t rd_json_verify_root(const redist_spec_t *spec, json_t *root,
+                                    const char *source,
+                                    const redist_cost_model_t *cost,
+                                    redist_verify_result_t *res, rd_uplan *up,
+                                    redist_error_t *err)
 {
     rctx c = {source, err, spec, -1, NULL, 0, NULL, 0};
     rd_step *path = NULL;
@@ -586,21 +587,20 @@ redist_status_t redist_plan_verify_buffer_cost(
     if (spec->two)
         st = rd_meshes_verify_doc(spec, root, source, cost, &res, err);
     else
-        st = verify_root(spec, root, source, cost, &res, NULL, err);
+        st = rd_json_verify_root(spec, root, source, cost, &res, NULL, err);
     json_decref(root);
     if (out)
         *out = res;
     return st;
 }
 
-/* ------------------------------------------------------- two meshes */
+/* For the two-mesh reader (json_meshes.c), without a reader context. */
 
-/* A type stated on side's mesh (read against a one-mesh spec there). */
-static redist_status_t side_type(const redist_spec_t *phase, json_t *v,
-                                 const char *source, const char *path,
-                                 redist_type_t *t, redist_error_t *err)
+redist_status_t rd_json_read_type(const redist_spec_t *spec, json_t *v,
+                                  const char *source, const char *path,
+                                  redist_type_t *t, redist_error_t *err)
 {
-    rctx c = {source, err, phase, -1, NULL, 0, NULL, 0};
+    rctx c = {source, err, spec, -1, NULL, 0, NULL, 0};
     rd_ctype ct;
     redist_status_t st = read_type(&c, v, path, &ct);
     if (!st)
@@ -608,248 +608,23 @@ static redist_status_t side_type(const redist_spec_t *phase, json_t *v,
     return st;
 }
 
-/* The steps [lo, hi) of `steps` as a plan document of their own. */
-static json_t *sub_doc(json_t *steps, size_t lo, size_t hi)
+redist_status_t rd_json_read_count(const redist_spec_t *spec,
+                                   const char *source, json_t *o,
+                                   const char *key, const char *path,
+                                   int *has, uint64_t *out,
+                                   redist_error_t *err)
 {
-    json_t *doc = json_object(), *a = json_array();
-    for (size_t i = lo; i < hi; i++)
-        json_array_append(a, json_array_get(steps, i));
-    json_object_set_new(doc, "steps", a);
-    return doc;
+    rctx c = {source, err, spec, -1, NULL, 0, NULL, 0};
+    return read_count(&c, o, key, path, has, out);
 }
 
-/* A phase's error: its step index as the whole plan's (offset). */
-static void shift_path(redist_error_t *err, int offset, const char *mesh)
+redist_status_t rd_json_check_stats(const redist_spec_t *spec,
+                                    const char *source, json_t *stats,
+                                    const redist_verify_result_t *res,
+                                    redist_error_t *err)
 {
-    int i;
-    char rest[REDIST_ERROR_PATH_LENGTH];
-    if (!err || !err->status)
-        return;
-    if (sscanf(err->path, "steps[%d]%127s", &i, rest) >= 1) {
-        const char *tail = strchr(err->path, ']') + 1;
-        char p[REDIST_ERROR_PATH_LENGTH];
-        snprintf(p, sizeof p, "steps[%d]%.100s", i + offset, tail);
-        snprintf(err->path, sizeof err->path, "%s", p);
-    }
-    char t[REDIST_ERROR_TEXT_LENGTH];
-    snprintf(t, sizeof t, "%.300s (on mesh \"%.63s\")", err->text, mesh);
-    snprintf(err->text, sizeof err->text, "%s", t);
-}
-
-redist_status_t rd_meshes_verify_doc(const redist_spec_t *s, json_t *root,
-                                     const char *source,
-                                     const redist_cost_model_t *cost,
-                                     redist_verify_result_t *res,
-                                     redist_error_t *err)
-{
-    const rd_meshes *mm = s->two;
-    json_t *steps = json_is_object(root) ? json_object_get(root, "steps")
-                                         : NULL;
-    if (!json_is_array(steps))
-        return rd_error(err, REDIST_ERR_INVALID, source,
-                        json_is_object(root) ? "steps" : NULL,
-                        "a plan is an object with a \"steps\" array");
-    size_t n = json_array_size(steps), t = n;
-    int transfers = 0;
-    char p[96];
-    /* the transfer, and the mesh each step names */
-    for (size_t i = 0; i < n; i++) {
-        json_t *st = json_array_get(steps, i);
-        json_t *op = json_object_get(st, "op");
-        snprintf(p, sizeof p, "steps[%zu]", i);
-        if (!json_is_object(st) || !json_is_string(op))
-            return rd_error(err, REDIST_ERR_INVALID, source, p,
-                            "expected a step object with a string \"op\"");
-        if (!strcmp(json_string_value(op), "transfer")) {
-            transfers++;
-            t = i;
-            static const char *const keys[2] = {"from_mesh", "to_mesh"};
-            for (int side = 0; side < 2; side++) {
-                json_t *m = json_object_get(st, keys[side]);
-                snprintf(p, sizeof p, "steps[%zu].%s", i, keys[side]);
-                if (m && (!json_is_string(m) ||
-                          strcmp(json_string_value(m), mm->name[side])))
-                    return rd_error(err, REDIST_ERR_PLAN, source, p,
-                                    "the transfer goes from mesh \"%s\" to "
-                                    "mesh \"%s\"",
-                                    mm->name[0], mm->name[1]);
-            }
-            continue;
-        }
-        json_t *m = json_object_get(st, "mesh");
-        const char *want = mm->name[transfers ? 1 : 0];
-        snprintf(p, sizeof p, "steps[%zu].mesh", i);
-        if (m && (!json_is_string(m) || strcmp(json_string_value(m), want)))
-            return rd_error(err, REDIST_ERR_PLAN, source, p,
-                            "this step runs on mesh \"%s\" (%s the "
-                            "transfer)",
-                            want, transfers ? "after" : "before");
-    }
-    if (transfers != 1)
-        return rd_error(err, REDIST_ERR_PLAN, source, "steps",
-                        "a plan between two meshes has exactly one "
-                        "transfer step, not %d",
-                        transfers);
-    /* S: the type before the transfer; R: its after */
-    redist_spec_t *on[2] = {NULL, NULL}, *ph[2] = {NULL, NULL};
-    redist_type_t S = s->from, R;
-    rd_mside ms, mr;
-    memset(&ms, 0, sizeof ms);
-    memset(&mr, 0, sizeof mr);
-    uint64_t *arr = NULL;
-    json_t *doc[2] = {NULL, NULL};
-    rd_uplan up[2];
-    redist_verify_result_t pr[2];
-    memset(up, 0, sizeof up);
-    memset(pr, 0, sizeof pr);
-    redist_status_t st;
-    if ((st = rd_meshes_phase_spec(s, 0, &s->from, &s->from, &on[0], err)) ||
-        (st = rd_meshes_phase_spec(s, 1, &s->to, &s->to, &on[1], err)))
-        goto out;
-    json_t *tr = json_array_get(steps, t);
-    snprintf(p, sizeof p, "steps[%zu].after", t);
-    if (!json_object_get(tr, "after")) {
-        st = rd_error(err, REDIST_ERR_INVALID, source, p,
-                      "transfer needs \"after\" (its target type)");
-        goto out;
-    }
-    if ((st = side_type(on[1], json_object_get(tr, "after"), source, p, &R,
-                        err)))
-        goto out;
-    if (t > 0) {
-        snprintf(p, sizeof p, "steps[%zu].after", t - 1);
-        json_t *a = json_object_get(json_array_get(steps, t - 1), "after");
-        if (!a) {
-            st = rd_error(err, REDIST_ERR_INVALID, source, p,
-                          "the step before a transfer states its \"after\"");
-            goto out;
-        }
-        if ((st = side_type(on[0], a, source, p, &S, err)))
-            goto out;
-    }
-    for (int side = 0; side < 2; side++) {
-        const redist_type_t *x = side ? &R : &S;
-        const redist_mesh_t *m = &mm->mesh[side];
-        for (int a = 0; a < m->naxes; a++)
-            if ((x->partial >> a & 1u) && m->size[a] > 1) {
-                snprintf(p, sizeof p, "steps[%zu]", t);
-                st = rd_error(err, REDIST_ERR_PLAN, source, p,
-                              "the type %s the transfer has the pending "
-                              "reduction over \"%s\"; reductions do not "
-                              "cross meshes",
-                              side ? "after" : "before", m->name[a]);
-                res->failed_step = (int)t;
-                goto out;
-            }
-    }
-    if ((st = rd_meshes_phase_spec(s, 0, &s->from, &S, &ph[0], err)) ||
-        (st = rd_meshes_phase_spec(s, 1, &R, &s->to, &ph[1], err))) {
-        if (st == REDIST_ERR_INVALID || st == REDIST_ERR_INFEASIBLE)
-            st = REDIST_ERR_PLAN;
-        goto out;
-    }
-    /* the phases, replayed as one-mesh plans */
-    redist_cost_model_t tmp;
-    for (int side = 0; side < 2; side++) {
-        size_t lo = side ? t + 1 : 0, hi = side ? n : t;
-        doc[side] = sub_doc(steps, lo, hi);
-        pr[side].failed_step = -1;
-        st = verify_root(ph[side], doc[side], source,
-                         rd_meshes_phase_cost(cost, side, &tmp), &pr[side],
-                         &up[side], err);
-        if (st) {
-            shift_path(err, (int)lo, mm->name[side]);
-            res->failed_step = pr[side].failed_step >= 0
-                                   ? pr[side].failed_step + (int)lo
-                                   : -1;
-            goto out;
-        }
-    }
-    /* the transfer and the whole plan's figures, per device */
-    int64_t N = mm->ndevices;
-    double ttime = 0;
-    if (!(arr = calloc((size_t)N * 3, sizeof *arr))) {
-        st = rd_error(err, REDIST_ERR_NOMEM, source, NULL, "out of memory");
-        goto out;
-    }
-    uint64_t *trecv = arr, *peak = arr + N, *recv = arr + 2 * N;
-    if ((st = rd_mside_init(&ms, s, 0, &S, err)) ||
-        (st = rd_mside_init(&mr, s, 1, &R, err)) ||
-        (st = rd_meshes_transfer_figures(s, &ms, &mr, cost, trecv, &ttime))) {
-        if (st == REDIST_ERR_NOMEM)
-            rd_error(err, st, source, NULL, "out of memory");
-        goto out;
-    }
-    uint64_t tmax = 0;
-    for (int side = 0; side < 2; side++)
-        rd_meshes_add_phase(s, side, up[side].dev_peak, up[side].dev_recv,
-                            pr[side].peak_bytes, pr[side].recv_bytes, peak,
-                            recv);
-    for (int64_t d = 0; d < N; d++)
-        if (trecv[d] > tmax)
-            tmax = trecv[d];
-    res->valid = 1;
-    rd_meshes_judge(s, trecv, peak, recv, &res->memory_efficient,
-                    &res->peak_bytes, &res->recv_bytes);
-    res->collectives = pr[0].collectives + 1 + pr[1].collectives;
-    res->steps = (int)n;
-    res->exchange_steps = pr[0].exchange_steps + pr[1].exchange_steps;
-    res->time_s = pr[0].time_s + ttime + pr[1].time_s;
-    json_t *stats = json_object_get(root, "stats");
-    res->stated_unproven =
-        json_is_false(json_object_get(stats, "optimal")) ? 1 : 0;
-    /* what the document states of the transfer and of the whole plan */
-    {
-        rctx c = {source, err, s, -1, NULL, 0, NULL, 0};
-        int64_t longest[REDIST_MAX_DIMS];
-        uint64_t lb = rd_layout_max_elems(&mr.lay, longest) * s->elem_size;
-        uint64_t x;
-        int has;
-        snprintf(p, sizeof p, "steps[%zu]", t);
-        json_t *ls = json_object_get(tr, "local_shape");
-        int ok = 1;
-        if (ls) {
-            ok = (int)json_array_size(ls) == s->ndims;
-            for (int i = 0; ok && i < s->ndims; i++)
-                ok = json_integer_value(json_array_get(ls, (size_t)i)) ==
-                     longest[i];
-        }
-        if ((st = read_count(&c, tr, "recv_bytes", p, &has, &x)))
-            goto out;
-        if (has && x != tmax)
-            st = rd_error(err, REDIST_ERR_PLAN, source, p,
-                          "recv_bytes stated wrongly: the transfer's most "
-                          "needy device receives %llu bytes",
-                          (unsigned long long)tmax);
-        else if ((st = read_count(&c, tr, "local_bytes", p, &has, &x)))
-            goto out;
-        else if (has && x != lb)
-            st = rd_error(err, REDIST_ERR_PLAN, source, p,
-                          "local_bytes stated wrongly: %llu",
-                          (unsigned long long)lb);
-        else if (!ok)
-            st = rd_error(err, REDIST_ERR_PLAN, source, p,
-                          "local_shape stated wrongly");
-        if (st) {
-            res->failed_step = (int)t;
-            res->valid = 0;
-            goto out;
-        }
-        st = check_stats(&c, stats, res);
-    }
-out:
-    if (st)
-        res->valid = 0;
-    for (int side = 0; side < 2; side++) {
-        redist_spec_free(on[side]);
-        redist_spec_free(ph[side]);
-        rd_uplan_free(&up[side]);
-        json_decref(doc[side]);
-    }
-    rd_mside_free(&ms);
-    rd_mside_free(&mr);
-    free(arr);
-    return st;
+    rctx c = {source, err, spec, -1, NULL, 0, NULL, 0};
+    return check_stats(&c, stats, res);
 }
 
 /* Plans are larger than specs: one step per line of the table, each with

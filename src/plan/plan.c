@@ -234,6 +234,36 @@ static redist_status_t device_recv(const u128 *tot, uint64_t D, rd_uplan *x,
     return REDIST_OK;
 }
 
+/* An uneven replay's illegal step i (from cur; why: the reason). */
+static redist_status_t uillegal(const redist_spec_t *spec, const rd_step *s,
+                                const rd_ctype *cur, int i, const char *path,
+                                const char *why, redist_verify_result_t *res,
+                                redist_error_t *err)
+{
+    redist_type_t t;
+    char tf[256];
+    rd_ctype_to_type(cur, &t);
+    res->failed_step = i;
+    return rd_error(err, REDIST_ERR_PLAN, NULL, path, "illegal %s from %s: %s",
+                    rd_step_kinds[s->op].name,
+                    redist_type_format(&t, &spec->mesh, tf, sizeof tf), why);
+}
+
+/* An uneven replay's view of step s (after nt, layout nl, figures ev;
+ * received bytes scaled by D). */
+static void uview(redist_step_view_t *v, const rd_step *s,
+                  const redist_type_t *nt, const rd_layout *nl,
+                  const rd_ueval *ev, uint64_t D)
+{
+    int ov = 0;
+    view_init(v, s);
+    v->after = *nt;
+    rd_layout_max_elems(nl, v->local_shape);
+    v->local_bytes = ev->max_held;
+    v->recv_bytes = ceil_div(ev->max_recv, D, &ov);
+    v->time_s = ev->max_time;
+}
+
 /* The replay of an uneven spec: as rd_replay, with a layout per step
  * (stated, else the ceil rule of its type), locality in place of
  * divisibility, and per-device held and received bytes (uneven.c). */
@@ -248,7 +278,7 @@ static redist_status_t ureplay(const redist_spec_t *spec, const rd_step *steps,
     rd_uctx u;
     rd_ueval ev;
     rd_uplan x;
-    char why[256], tf[256], path[32];
+    char why[256], path[32];
     redist_status_t st = REDIST_OK;
     rd_ctx_init(&cx, spec);
     cx.uneven = 1;
@@ -299,14 +329,7 @@ static redist_status_t ureplay(const redist_spec_t *spec, const rd_step *steps,
             goto done;
         if (rd_ustep_eval(&u, s, &cur, curl, &next, nl, all, &ev, srecv, held,
                           why, sizeof why)) {
-            redist_type_t t;
-            rd_ctype_to_type(&cur, &t);
-            res->failed_step = i;
-            st = rd_error(err, REDIST_ERR_PLAN, NULL, path,
-                          "illegal %s from %s: %s",
-                          rd_step_kinds[s->op].name,
-                          redist_type_format(&t, &spec->mesh, tf, sizeof tf),
-                          why);
+            st = uillegal(spec, s, &cur, i, path, why, res, err);
             goto done;
         }
         for (int64_t d = 0; d < nd; d++) {
@@ -323,16 +346,8 @@ static redist_status_t ureplay(const redist_spec_t *spec, const rd_step *steps,
             res->exchange_steps++;
         if (cm)
             res->time_s += ev.max_time;
-        if (views) {
-            redist_step_view_t *v = &views[i];
-            int ov = 0;
-            view_init(v, s);
-            v->after = nt;
-            rd_layout_max_elems(nl, v->local_shape);
-            v->local_bytes = ev.max_held;
-            v->recv_bytes = ceil_div(ev.max_recv, D, &ov);
-            v->time_s = ev.max_time;
-        }
+        if (views)
+            uview(&views[i], s, &nt, nl, &ev, D);
         cur = next;
         curl = nl;
     }

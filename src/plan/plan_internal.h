@@ -37,7 +37,7 @@ typedef struct rd_mplan {
 void rd_mplan_free(rd_mplan *m);
 
 /* The pieces of the planner that the reader of two-mesh plan files
- * (json_read.c) replays with: side's type `t` and its layout (the side's
+ * (json_meshes.c) replays with: side's type `t` and its layout (the side's
  * rule, its lengths where a dim is unchanged); a phase's one-mesh spec
  * (side's mesh, from a to b); the transfer's figures by global device
  * (recv; the modelled time with a cost model); the cost model of side's
@@ -69,13 +69,36 @@ void rd_meshes_judge(const redist_spec_t *s, const uint64_t *trecv,
                      uint64_t *max_peak, uint64_t *max_recv);
 const redist_cost_model_t *rd_meshes_phase_cost(
     const redist_cost_model_t *cm, int side, redist_cost_model_t *tmp);
-/* Replay a two-mesh plan document (json_read.c). */
+/* Replay a two-mesh plan document (json_meshes.c). */
 struct json_t;
 redist_status_t rd_meshes_verify_doc(const redist_spec_t *spec,
                                      struct json_t *root, const char *source,
                                      const redist_cost_model_t *cost,
                                      redist_verify_result_t *res,
                                      redist_error_t *err);
+/* The plan reader's parts that the two-mesh reader uses (json_read.c):
+ * a type stated against a one-mesh spec; a one-mesh plan document read
+ * and replayed (*res filled; up, may be NULL, gets the per-device figures
+ * of an uneven spec); a stated count (absent: *has 0; else an integer
+ * >= 0 or a bad-input error); the stats stated against res's figures. */
+redist_status_t rd_json_read_type(const redist_spec_t *spec,
+                                  struct json_t *v, const char *source,
+                                  const char *path, redist_type_t *t,
+                                  redist_error_t *err);
+redist_status_t rd_json_verify_root(const redist_spec_t *spec,
+                                    struct json_t *root, const char *source,
+                                    const redist_cost_model_t *cost,
+                                    redist_verify_result_t *res,
+                                    rd_uplan *up, redist_error_t *err);
+redist_status_t rd_json_read_count(const redist_spec_t *spec,
+                                   const char *source, struct json_t *o,
+                                   const char *key, const char *path,
+                                   int *has, uint64_t *out,
+                                   redist_error_t *err);
+redist_status_t rd_json_check_stats(const redist_spec_t *spec,
+                                    const char *source, struct json_t *stats,
+                                    const redist_verify_result_t *res,
+                                    redist_error_t *err);
 
 /* redist_plan_from_steps for a two-mesh spec: the steps split at their
  * one transfer into the phases' one-mesh plans. */

@@ -61,22 +61,22 @@
  *
  * Cost: O(V log V + E) per search, V the types visited under the cap;
  * an exchange costs up to the product of the sizes of the axes either
- * type shards (per component, steps.c), an uneven edge up to that many
- * devices.  Memory: O(V) nodes of ~80 bytes, plus a layout per anchored
+ * type shards (per component, exchange_need.c), an uneven edge up to
+ * that many devices.  Memory: O(V) nodes of ~80 bytes, plus a layout per anchored
  * type met (uneven).  Ties are broken by generation order,
  * which depends on the spec alone, so every rank computes the same plan.
  *
- * Size.  This file (about 1,400 lines) and rd_solve (about 215) stay
- * long on purpose: the node table, the heap, the heuristic, the edge
- * generation, the permute groups and the driver all work on one search
- * state (search_t) and its invariants (the cap, the upper bound, the
- * scale D, the anchored uneven states), which would otherwise become an
- * internal header of a dozen fields every part writes; and rd_solve
- * runs the search twice (under B, then under P) and decides between its
- * path and the constructive plan with a dozen locals that both passes
- * share.  What stands alone is apart: the constructive plan
- * (construct.c), the uneven per-device evaluation (uneven.c), the input
- * checks, the uneven set-up and the walk back (functions below).
+ * Size.  This file (about 1,750 lines) stays long on purpose: the node
+ * table, the heap, the heuristic, the edge generation, the permute groups
+ * and the driver all work on one search state (search_t) and its
+ * invariants (the cap, the upper bound, the scale D, the anchored uneven
+ * states), which would otherwise become an internal header of a dozen
+ * fields every part writes.  The driver keeps what both passes share in
+ * one solve_t (the problem without its size-1 axes, the constructive
+ * plan, the bounds) and runs in named parts: set-up, pass 1 under B, pass
+ * 2 under P, the verdict between the path and the constructive plan, the
+ * emitted steps.  What stands alone is apart: the constructive plan
+ * (construct.c), the uneven per-device evaluation (uneven.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +129,17 @@ typedef struct {
     rd_layout lay;
 } lent_t;
 
+/* Entries found by key: an array of esize-byte entries whose first klen
+ * bytes are their key, and an open-addressed table over it of entry
+ * index + 1 (0 empty), kept at most half full. */
+typedef struct {
+    void *e;
+    long n, cap;
+    size_t esize, klen;
+    int32_t *tab;
+    size_t mask;
+} keyed_t;
+
 typedef struct {
     const rd_ctx *cx;
     int bottleneck; /* 1: minimise the largest local size on the path */
@@ -162,10 +173,7 @@ typedef struct {
     long nheap, capheap;
     uint32_t seq;
 
-    group_t *groups;
-    long ngroups, capgroups;
-    int32_t *gtable;
-    size_t gmask;
+    keyed_t groups; /* group_t, keyed by (prod, partial) */
 
     int32_t cur; /* node being expanded */
     rd_ctype here; /* its type (a copy: the node array may move) */
@@ -180,10 +188,7 @@ typedef struct {
     const rd_uctx *u;
     int per_device_cap; /* every device within max(src_d, dst_d) */
     rd_layout here_lay; /* layout of the node being expanded (cached) */
-    lent_t *lc;         /* the layout cache: entries, open addressing */
-    long nlc, caplc;
-    int32_t *lctab;
-    size_t lcmask;
+    keyed_t lc;         /* the layout cache: lent_t, keyed by t */
     uint64_t u_L;       /* most bytes a device holds in the state relaxed */
     uint64_t src_L;     /* the same for the source */
 } search_t;
@@ -218,24 +223,99 @@ static uint64_t hash_bytes(const void *p, size_t n)
     return h;
 }
 
-static int table_grow(int32_t **tab, size_t *mask, long n,
-                      const void *(*keyof)(search_t *, int32_t), size_t klen,
-                      search_t *S)
+/* arr (*cap entries of esize bytes) twice as large: the new array, *cap
+ * doubled; NULL out of memory (arr and *cap unchanged). */
+static void *grow_double(void *arr, long *cap, size_t esize)
 {
-    size_t ncap = (*mask + 1) * 2;
+    void *na = realloc(arr, (size_t)*cap * 2 * esize);
+    if (na)
+        *cap *= 2;
+    return na;
+}
+
+/* An empty K of room for cap entries in a table of tabsize (a power of
+ * two) slots: 0, -1 out of memory (K then holds nothing). */
+static int keyed_init(keyed_t *K, size_t esize, size_t klen, long cap,
+                      size_t tabsize)
+{
+    memset(K, 0, sizeof *K);
+    K->esize = esize;
+    K->klen = klen;
+    K->cap = cap;
+    K->mask = tabsize - 1;
+    K->e = malloc((size_t)cap * esize);
+    K->tab = calloc(tabsize, sizeof *K->tab);
+    if (K->e && K->tab)
+        return 0;
+    free(K->e);
+    free(K->tab);
+    memset(K, 0, sizeof *K);
+    return -1;
+}
+
+static void *keyed_at(const keyed_t *K, long i)
+{
+    return (char *)K->e + (size_t)i * K->esize;
+}
+
+/* The index of the entry of key `key`, or -1 with *slot the free slot
+ * where keyed_add puts it. */
+static long keyed_find(const keyed_t *K, const void *key, size_t *slot)
+{
+    size_t h = hash_bytes(key, K->klen) & K->mask;
+    while (K->tab[h]) {
+        long i = K->tab[h] - 1;
+        if (memcmp(keyed_at(K, i), key, K->klen) == 0)
+            return i;
+        h = (h + 1) & K->mask;
+    }
+    *slot = h;
+    return -1;
+}
+
+/* The next entry, zeroed but for its key, not yet counted (keyed_add
+ * counts it): NULL out of memory. */
+static void *keyed_next(keyed_t *K, const void *key)
+{
+    if (K->n == K->cap) {
+        void *ne = grow_double(K->e, &K->cap, K->esize);
+        if (!ne)
+            return NULL;
+        K->e = ne;
+    }
+    void *e = keyed_at(K, K->n);
+    memset(e, 0, K->esize);
+    memcpy(e, key, K->klen);
+    return e;
+}
+
+/* Count the entry keyed_next gave, at the slot keyed_find named: 0, -1
+ * out of memory (growing the table). */
+static int keyed_add(keyed_t *K, size_t slot)
+{
+    K->tab[slot] = (int32_t)++K->n;
+    if ((size_t)K->n * 2 <= K->mask + 1)
+        return 0;
+    size_t ncap = (K->mask + 1) * 2;
     int32_t *nt = calloc(ncap, sizeof *nt);
     if (!nt)
         return -1;
-    for (long i = 0; i < n; i++) {
-        size_t h = hash_bytes(keyof(S, (int32_t)i), klen) & (ncap - 1);
+    for (long i = 0; i < K->n; i++) {
+        size_t h = hash_bytes(keyed_at(K, i), K->klen) & (ncap - 1);
         while (nt[h])
             h = (h + 1) & (ncap - 1);
         nt[h] = (int32_t)i + 1;
     }
-    free(*tab);
-    *tab = nt;
-    *mask = ncap - 1;
+    free(K->tab);
+    K->tab = nt;
+    K->mask = ncap - 1;
     return 0;
+}
+
+static void keyed_free(keyed_t *K)
+{
+    free(K->e);
+    free(K->tab);
 }
 
 static int node_table_grow(search_t *S)
@@ -257,35 +337,48 @@ static int node_table_grow(search_t *S)
     return 0;
 }
 
+/* The node of type t, or -1 with *slot the free slot of the table
+ * where it goes and *fp its fingerprint there. */
+static int32_t node_probe(const search_t *S, const rd_ctype *t, size_t *slot,
+                          uint64_t *fp)
+{
+    uint64_t hv = hash_bytes(t, sizeof *t);
+    size_t h = hv & S->tmask;
+    *fp = hv >> 32 << 32;
+    while (S->table[h]) {
+        uint64_t e = S->table[h];
+        if ((e >> 32 << 32) == *fp) {
+            int32_t i = (int32_t)(e & 0xffffffffu) - 1;
+            if (memcmp(&S->nodes[i].t, t, sizeof *t) == 0)
+                return i;
+        }
+        h = (h + 1) & S->tmask;
+    }
+    *slot = h;
+    return -1;
+}
+
 /* Find the node of type t, creating it when absent.  *created set. */
 static int32_t node_get(search_t *S, const rd_ctype *t, int *created)
 {
-    uint64_t hv = hash_bytes(t, sizeof *t), fp = hv >> 32 << 32;
-    size_t h = hv & S->tmask;
-    while (S->table[h]) {
-        uint64_t e = S->table[h];
-        if ((e >> 32 << 32) == fp) {
-            int32_t i = (int32_t)(e & 0xffffffffu) - 1;
-            if (memcmp(&S->nodes[i].t, t, sizeof *t) == 0) {
-                *created = 0;
-                return i;
-            }
-        }
-        h = (h + 1) & S->tmask;
+    size_t h;
+    uint64_t fp;
+    int32_t found = node_probe(S, t, &h, &fp);
+    if (found >= 0) {
+        *created = 0;
+        return found;
     }
     if ((uint64_t)S->nnodes >= S->max_states) {
         S->status = REDIST_ERR_LIMIT;
         return -1;
     }
     if (S->nnodes == S->capnodes) {
-        long nc = S->capnodes * 2;
-        node_t *nn = realloc(S->nodes, (size_t)nc * sizeof *nn);
+        node_t *nn = grow_double(S->nodes, &S->capnodes, sizeof *nn);
         if (!nn) {
             S->status = REDIST_ERR_NOMEM;
             return -1;
         }
         S->nodes = nn;
-        S->capnodes = nc;
     }
     int32_t i = (int32_t)S->nnodes++;
     memset(&S->nodes[i], 0, sizeof S->nodes[i]);
@@ -314,12 +407,10 @@ static int hless(const hent_t *a, const hent_t *b)
 static int heap_push(search_t *S, hent_t e)
 {
     if (S->nheap == S->capheap) {
-        long nc = S->capheap * 2;
-        hent_t *nh = realloc(S->heap, (size_t)nc * sizeof *nh);
+        hent_t *nh = grow_double(S->heap, &S->capheap, sizeof *nh);
         if (!nh)
             return -1;
         S->heap = nh;
-        S->capheap = nc;
     }
     long i = S->nheap++;
     while (i > 0) {
@@ -550,47 +641,22 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
         S->status = REDIST_ERR_NOMEM;
 }
 
-static const void *lent_key(search_t *S, int32_t i)
-{
-    return &S->lc[i].t;
-}
-
 /* The cache entry of type t (anchor included), created empty when absent;
  * NULL when out of memory.  Valid until the next call. */
 static lent_t *lc_get(search_t *S, const rd_ctype *t)
 {
-    if (!S->lctab) {
-        S->caplc = 64;
-        S->lcmask = 127;
-        S->lc = malloc((size_t)S->caplc * sizeof *S->lc);
-        S->lctab = calloc(S->lcmask + 1, sizeof *S->lctab);
-        if (!S->lc || !S->lctab)
-            return NULL;
-    }
-    size_t h = hash_bytes(t, sizeof *t) & S->lcmask;
-    while (S->lctab[h]) {
-        lent_t *e = &S->lc[S->lctab[h] - 1];
-        if (memcmp(&e->t, t, sizeof *t) == 0)
-            return e;
-        h = (h + 1) & S->lcmask;
-    }
-    if (S->nlc == S->caplc) {
-        long nc = S->caplc * 2;
-        lent_t *ne = realloc(S->lc, (size_t)nc * sizeof *ne);
-        if (!ne)
-            return NULL;
-        S->lc = ne;
-        S->caplc = nc;
-    }
-    lent_t *e = &S->lc[S->nlc];
-    memset(e, 0, sizeof *e);
-    e->t = *t;
-    S->lctab[h] = (int32_t)++S->nlc;
-    if ((size_t)S->nlc * 2 > S->lcmask + 1 &&
-        table_grow(&S->lctab, &S->lcmask, S->nlc, lent_key, sizeof(rd_ctype),
-                   S))
+    keyed_t *K = &S->lc;
+    if (!K->tab &&
+        keyed_init(K, sizeof(lent_t), sizeof(rd_ctype), 64, 128))
         return NULL;
-    return &S->lc[S->nlc - 1];
+    size_t slot;
+    long i = keyed_find(K, t, &slot);
+    if (i >= 0)
+        return keyed_at(K, i);
+    lent_t *e = keyed_next(K, t);
+    if (!e || keyed_add(K, slot))
+        return NULL;
+    return e;
 }
 
 /* The layout of type t anchored by its anchor bits (rd_layout_anchor),
@@ -637,18 +703,9 @@ static unsigned lc_bits(search_t *S, const rd_ctype *t)
 /* The node of type t, or -1. */
 static int32_t node_find(const search_t *S, const rd_ctype *t)
 {
-    uint64_t hv = hash_bytes(t, sizeof *t), fp = hv >> 32 << 32;
-    size_t h = hv & S->tmask;
-    while (S->table[h]) {
-        uint64_t e = S->table[h];
-        if ((e >> 32 << 32) == fp) {
-            int32_t i = (int32_t)(e & 0xffffffffu) - 1;
-            if (memcmp(&S->nodes[i].t, t, sizeof *t) == 0)
-                return i;
-        }
-        h = (h + 1) & S->tmask;
-    }
-    return -1;
+    size_t slot;
+    uint64_t fp;
+    return node_probe(S, t, &slot, &fp);
 }
 
 typedef struct {
@@ -874,15 +931,15 @@ static void exchange_exact(search_t *S, int32_t from)
           exchange_cost(S, from, elems, peers), 1);
 }
 
-static const void *group_key(search_t *S, int32_t i)
-{
-    return &S->groups[i].prod;
-}
-
+/* A group's key: the leading fields of group_t. */
 typedef struct {
     int64_t prod[REDIST_MAX_DIMS];
     uint32_t partial;
 } gkey_t;
+
+#define RD_GROUP_KEY (offsetof(group_t, partial) + sizeof(uint32_t))
+_Static_assert(offsetof(gkey_t, partial) == offsetof(group_t, partial),
+               "gkey_t is the head of group_t");
 
 static group_t *group_get(search_t *S, const rd_ctype *t)
 {
@@ -895,27 +952,13 @@ static group_t *group_get(search_t *S, const rd_ctype *t)
             k.prod[i] *= S->cx->size[t->seq[p++]];
     }
     k.partial = t->partial;
-    size_t klen = offsetof(group_t, partial) + sizeof(uint32_t);
-    size_t h = hash_bytes(&k, klen) & S->gmask;
-    while (S->gtable[h]) {
-        group_t *g = &S->groups[S->gtable[h] - 1];
-        if (memcmp(g->prod, k.prod, sizeof k.prod) == 0 &&
-            g->partial == k.partial)
-            return g;
-        h = (h + 1) & S->gmask;
-    }
-    if (S->ngroups == S->capgroups) {
-        long nc = S->capgroups * 2;
-        group_t *ng = realloc(S->groups, (size_t)nc * sizeof *ng);
-        if (!ng)
-            return NULL;
-        S->groups = ng;
-        S->capgroups = nc;
-    }
-    group_t *g = &S->groups[S->ngroups];
-    memset(g, 0, sizeof *g);
-    memcpy(g->prod, k.prod, sizeof k.prod);
-    g->partial = k.partial;
+    size_t slot;
+    long at = keyed_find(&S->groups, &k, &slot);
+    if (at >= 0)
+        return keyed_at(&S->groups, at);
+    group_t *g = keyed_next(&S->groups, &k);
+    if (!g)
+        return NULL;
     /* The orders of each dim's own axes alone give prod cnt_i! members:
      * past the limit, skip the enumeration that would fail anyway. */
     long orders = 1;
@@ -946,12 +989,7 @@ static group_t *group_get(search_t *S, const rd_ctype *t)
         g->members = NULL;
         return NULL;
     }
-    S->ngroups++;
-    S->gtable[h] = (int32_t)S->ngroups;
-    if ((size_t)S->ngroups * 2 > S->gmask + 1 &&
-        table_grow(&S->gtable, &S->gmask, S->ngroups, group_key, klen, S))
-        return NULL;
-    return &S->groups[S->ngroups - 1];
+    return keyed_add(&S->groups, slot) ? NULL : g;
 }
 
 static void expand_permute(search_t *S)
@@ -1021,18 +1059,18 @@ static void expand_permute(search_t *S)
 
 static void search_free(search_t *S)
 {
-    for (long i = 0; i < S->nlc; i++)
-        if (S->lc[i].has_lay)
-            rd_layout_free(&S->lc[i].lay);
-    free(S->lc);
-    free(S->lctab);
+    for (long i = 0; i < S->lc.n; i++) {
+        lent_t *e = keyed_at(&S->lc, i);
+        if (e->has_lay)
+            rd_layout_free(&e->lay);
+    }
+    keyed_free(&S->lc);
     free(S->nodes);
     free(S->table);
     free(S->heap);
-    for (long i = 0; i < S->ngroups; i++)
-        free(S->groups[i].members);
-    free(S->groups);
-    free(S->gtable);
+    for (long i = 0; i < S->groups.n; i++)
+        free(((group_t *)keyed_at(&S->groups, i))->members);
+    keyed_free(&S->groups);
 }
 
 /* Make S a search of an uneven spec (u non-NULL): pass 1 keeps every
@@ -1080,11 +1118,8 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
     S->table = calloc(S->tmask + 1, sizeof *S->table);
     S->capheap = 256;
     S->heap = malloc((size_t)S->capheap * sizeof *S->heap);
-    S->capgroups = 16;
-    S->groups = malloc((size_t)S->capgroups * sizeof *S->groups);
-    S->gmask = 63;
-    S->gtable = calloc(S->gmask + 1, sizeof *S->gtable);
-    if (!S->nodes || !S->table || !S->heap || !S->groups || !S->gtable)
+    if (!S->nodes || !S->table || !S->heap ||
+        keyed_init(&S->groups, sizeof(group_t), RD_GROUP_KEY, 16, 64))
         return REDIST_ERR_NOMEM;
     int created;
     int64_t local[REDIST_MAX_DIMS];
@@ -1415,219 +1450,296 @@ static rd_step *walk_back(const search_t *S, int32_t goal, int *n)
     return p;
 }
 
-/* rd_solve, with the uneven context `U` (zeroed; freed by the caller). */
-static redist_status_t solve(const redist_spec_t *spec,
-                             const redist_plan_options_t *opts, rd_step **path,
-                             int *nsteps, rd_solve_info *info, rd_uctx *U,
-                             redist_error_t *err)
-{
-    rd_ctx full, cx;
-    rd_ctype fsrc, fdst, src, dst;
-    int map[REDIST_MAX_AXES], inv[REDIST_MAX_AXES];
-    search_t S;
-    int32_t goal = -1;
-    redist_status_t st;
-    uint64_t max_states = opts && opts->max_states ? opts->max_states
-                                                   : RD_DEFAULT_MAX_STATES;
-    uint64_t max_peak = opts ? opts->max_peak_bytes : 0;
+/* One rd_solve: the problem without its size-1 axes, the constructive
+ * plan and its cost, the bounds the passes find, and the search whose
+ * path is the answer (goal; -1 with fb_best: the constructive plan). */
+typedef struct {
+    const redist_spec_t *spec;
+    rd_uctx *U;
+    int uneven;
+    rd_ctx cx;
+    rd_ctype fdst, src, dst;
+    int inv[REDIST_MAX_AXES];
     redist_cost_model_t model;
-    const redist_cost_model_t *cm = NULL;
-    memset(info, 0, sizeof *info);
-    uint64_t bound = spec->src_bytes > spec->dst_bytes ? spec->src_bytes
-                                                       : spec->dst_bytes;
-    if ((st = solve_check(spec, opts, bound, err)))
+    const redist_cost_model_t *cm; /* &model with the time objective */
+    uint64_t max_states, max_peak;
+    uint64_t bound;      /* max(src, dst bytes): every path's least peak */
+    uint64_t cap;        /* the cap of the last search */
+    uint64_t bound_peak; /* the least peak proven */
+    rd_step fb[RD_FALLBACK_MAX];
+    int nfb;
+    uint64_t fb_peak;
+    u128 fb_g, h_src, D;
+    int32_t fb_colls, colls_src;
+    search_t S;
+    int32_t goal;
+    int fb_best;
+} solve_t;
+
+/* The problem (v) from the spec and options: checked, without its
+ * size-1 axes, the cost model, the uneven context, the constructive
+ * plan. */
+static redist_status_t solve_setup(solve_t *v, const redist_spec_t *spec,
+                                   const redist_plan_options_t *opts,
+                                   rd_uctx *U, redist_error_t *err)
+{
+    rd_ctx full;
+    rd_ctype fsrc;
+    int map[REDIST_MAX_AXES];
+    redist_status_t st;
+    v->spec = spec;
+    v->U = U;
+    v->goal = -1;
+    v->max_states = opts && opts->max_states ? opts->max_states
+                                             : RD_DEFAULT_MAX_STATES;
+    v->max_peak = opts ? opts->max_peak_bytes : 0;
+    v->bound = spec->src_bytes > spec->dst_bytes ? spec->src_bytes
+                                                 : spec->dst_bytes;
+    if ((st = solve_check(spec, opts, v->bound, err)))
         return st;
 
     /* Size-1 axes never change a local shape or a block, so the search
      * runs on the problem without them (axes renamed); the cost model's
      * axis links follow the renaming. */
     rd_ctx_init(&full, spec);
-    ctx_reduce(&full, &cx, map, inv);
+    ctx_reduce(&full, &v->cx, map, v->inv);
     rd_ctype_from_type(&fsrc, &spec->from);
-    rd_ctype_from_type(&fdst, &spec->to);
-    ctype_map(&fsrc, map, &src);
-    ctype_map(&fdst, map, &dst);
+    rd_ctype_from_type(&v->fdst, &spec->to);
+    ctype_map(&fsrc, map, &v->src);
+    ctype_map(&v->fdst, map, &v->dst);
     if (rd_objective(opts) == REDIST_OBJECTIVE_TIME) {
         if (opts && opts->cost)
-            model = *opts->cost;
+            v->model = *opts->cost;
         else
-            redist_cost_model_default(&model);
-        for (int r = 0; r < cx.naxes; r++)
-            model.axis_link[r] = model.axis_link[inv[r]];
-        cm = &model;
+            redist_cost_model_default(&v->model);
+        for (int r = 0; r < v->cx.naxes; r++)
+            v->model.axis_link[r] = v->model.axis_link[v->inv[r]];
+        v->cm = &v->model;
     }
-    int uneven = spec->uneven;
-    if (uneven && (st = uneven_init(spec, &cx, &src, &dst, cm, U, err)))
+    v->uneven = spec->uneven;
+    if (v->uneven && (st = uneven_init(spec, &v->cx, &v->src, &v->dst, v->cm,
+                                       U, err)))
         return st;
 
     /* The constructive plan: the fallback when the budget runs out, and
      * an upper bound that prunes the search (when within its cap).  Not
      * for uneven specs (its steps need not be local). */
-    rd_step fb[RD_FALLBACK_MAX];
-    int nfb = uneven ? 0 : rd_construct(&cx, &src, &dst, cm != NULL, fb);
-    if (nfb < 0)
+    v->nfb = v->uneven ? 0
+                       : rd_construct(&v->cx, &v->src, &v->dst, v->cm != NULL,
+                                      v->fb);
+    if (v->nfb < 0)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "internal: no constructive plan");
-    uint64_t fb_peak = UINT64_MAX;
-    u128 fb_g = ~(u128)0, h_src;
-    int32_t fb_colls = INT32_MAX;
-    int64_t local[REDIST_MAX_DIMS];
+    v->fb_peak = UINT64_MAX;
+    v->fb_g = ~(u128)0;
+    v->fb_colls = INT32_MAX;
+    return REDIST_OK;
+}
 
-    /* Pass 1: under the memory bound. */
-    search_init(&S, &cx, &dst, src.partial, max_states, cm);
-    search_uneven(&S, uneven ? U : NULL, 1, spec->src_bytes);
-    if (!uneven)
-        path_cost(&S, &src, fb, nfb, &fb_peak, &fb_g, &fb_colls);
-    local_bytes(&cx, &src, local);
-    h_src = heuristic(&S, &src, local);
-    int32_t colls_src = steps_bound(&S, &src);
-    u128 D = S.D; /* the same in every pass (the partial sets decide it) */
-    S.cap = bound;
-    uint64_t cap = bound, bound_peak = bound;
-    if (!uneven)
-        bound_by(&S, fb_peak, fb_g, fb_colls);
-    st = search_run(&S, &src, &goal);
-    info->states += (uint64_t)S.nnodes;
+/* Pass 1: under the memory bound. */
+static redist_status_t first_pass(solve_t *v, rd_solve_info *info)
+{
+    search_t *S = &v->S;
+    int64_t local[REDIST_MAX_DIMS];
+    search_init(S, &v->cx, &v->dst, v->src.partial, v->max_states, v->cm);
+    search_uneven(S, v->uneven ? v->U : NULL, 1, v->spec->src_bytes);
+    if (!v->uneven)
+        path_cost(S, &v->src, v->fb, v->nfb, &v->fb_peak, &v->fb_g,
+                  &v->fb_colls);
+    local_bytes(&v->cx, &v->src, local);
+    v->h_src = heuristic(S, &v->src, local);
+    v->colls_src = steps_bound(S, &v->src);
+    v->D = S->D; /* the same in every pass (the partial sets decide it) */
+    S->cap = v->bound;
+    v->cap = v->bound_peak = v->bound;
+    if (!v->uneven)
+        bound_by(S, v->fb_peak, v->fb_g, v->fb_colls);
+    redist_status_t st = search_run(S, &v->src, &v->goal);
+    info->states += (uint64_t)S->nnodes;
     /* With the constructive plan as a bound, an empty queue means that no
      * plan beats it (only rounding of modelled times can get here). */
-    int fb_best = st == REDIST_OK && goal < 0 && S.has_ub;
-    if (st == REDIST_OK && goal < 0 && !fb_best) {
-        /* Pass 2: the least reachable peak. */
-        search_t B;
-        int32_t bgoal;
-        search_free(&S);
-        memset(&S, 0, sizeof S);
-        search_init(&B, &cx, &dst, src.partial, max_states, NULL);
-        search_uneven(&B, uneven ? U : NULL, 0, spec->src_bytes);
-        B.bottleneck = 1;
-        B.cap = UINT64_MAX;
-        st = search_run(&B, &src, &bgoal);
-        info->states += (uint64_t)B.nnodes;
-        uint64_t peak = bgoal >= 0 ? (uint64_t)B.nodes[bgoal].g : 0;
-        if (st == REDIST_ERR_LIMIT && (uint64_t)B.last_f > bound_peak)
-            bound_peak = (uint64_t)B.last_f;
-        if (B.restricted)
-            S.restricted = 1;
-        search_free(&B);
-        if (st == REDIST_OK && bgoal < 0)
-            st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
-                          "internal: the target is unreachable");
-        if (st == REDIST_OK && max_peak && peak > max_peak)
-            st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
-                          "no plan within max peak %llu bytes: divisibility "
-                          "forces a peak of %llu bytes per device",
-                          (unsigned long long)max_peak,
-                          (unsigned long long)peak);
-        if (st == REDIST_OK) {
-            int restricted = S.restricted;
-            search_init(&S, &cx, &dst, src.partial, max_states, cm);
-            search_uneven(&S, uneven ? U : NULL, 0, spec->src_bytes);
-            S.restricted = restricted;
-            S.cap = cap = bound_peak = peak;
-            if (!uneven)
-                bound_by(&S, fb_peak, fb_g, fb_colls);
-            st = search_run(&S, &src, &goal);
-            info->states += (uint64_t)S.nnodes;
-            fb_best = st == REDIST_OK && goal < 0 && S.has_ub;
-            if (st == REDIST_OK && goal < 0 && !fb_best)
-                st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
-                              "internal: no path under the least peak");
-        }
-    }
-    info->D = (uint64_t)D;
+    v->fb_best = st == REDIST_OK && v->goal < 0 && S->has_ub;
+    return st;
+}
+
+/* Pass 2, when pass 1 found no path: the least reachable peak P (a
+ * bottleneck search), then the search again under P. */
+static redist_status_t least_peak_pass(solve_t *v, rd_solve_info *info,
+                                       redist_error_t *err)
+{
+    search_t B;
+    int32_t bgoal;
+    search_free(&v->S);
+    memset(&v->S, 0, sizeof v->S);
+    search_init(&B, &v->cx, &v->dst, v->src.partial, v->max_states, NULL);
+    search_uneven(&B, v->uneven ? v->U : NULL, 0, v->spec->src_bytes);
+    B.bottleneck = 1;
+    B.cap = UINT64_MAX;
+    redist_status_t st = search_run(&B, &v->src, &bgoal);
+    info->states += (uint64_t)B.nnodes;
+    uint64_t peak = bgoal >= 0 ? (uint64_t)B.nodes[bgoal].g : 0;
+    if (st == REDIST_ERR_LIMIT && (uint64_t)B.last_f > v->bound_peak)
+        v->bound_peak = (uint64_t)B.last_f;
+    if (B.restricted)
+        v->S.restricted = 1;
+    search_free(&B);
+    if (st == REDIST_OK && bgoal < 0)
+        st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
+                      "internal: the target is unreachable");
+    if (st == REDIST_OK && v->max_peak && peak > v->max_peak)
+        st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
+                      "no plan within max peak %llu bytes: divisibility "
+                      "forces a peak of %llu bytes per device",
+                      (unsigned long long)v->max_peak,
+                      (unsigned long long)peak);
+    if (st != REDIST_OK)
+        return st;
+    search_t *S = &v->S;
+    int restricted = S->restricted;
+    search_init(S, &v->cx, &v->dst, v->src.partial, v->max_states, v->cm);
+    search_uneven(S, v->uneven ? v->U : NULL, 0, v->spec->src_bytes);
+    S->restricted = restricted;
+    S->cap = v->cap = v->bound_peak = peak;
+    if (!v->uneven)
+        bound_by(S, v->fb_peak, v->fb_g, v->fb_colls);
+    st = search_run(S, &v->src, &v->goal);
+    info->states += (uint64_t)S->nnodes;
+    v->fb_best = st == REDIST_OK && v->goal < 0 && S->has_ub;
+    if (st == REDIST_OK && v->goal < 0 && !v->fb_best)
+        st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
+                      "internal: no path under the least peak");
+    return st;
+}
+
+/* What the passes proved (st, their status): info's optimality and
+ * bounds, and the answer (v->goal; -1: the constructive plan).  The
+ * budget running out on an even spec is no error: the constructive plan
+ * answers, with lower bounds. */
+static redist_status_t solve_verdict(solve_t *v, redist_status_t st,
+                                     rd_solve_info *info, redist_error_t *err)
+{
+    search_t *S = &v->S;
+    info->D = (uint64_t)v->D;
     info->optimal = 1;
-    info->max_states = max_states;
-    if (fb_best) {
-        goal = -1;
-    } else if (st == REDIST_OK && S.restricted) {
+    info->max_states = v->max_states;
+    if (v->fb_best) {
+        v->goal = -1;
+    } else if (st == REDIST_OK && S->restricted) {
         /* A permute group was too large to enumerate: the path is the
          * best over the edges searched, not proven optimal overall. */
-        const node_t *gn = &S.nodes[goal];
+        const node_t *gn = &S->nodes[v->goal];
         info->optimal = 0;
         info->unproven = RD_UNPROVEN_GROUP;
-        info->bound_g = h_src;
-        bound_peak = bound;
-        if (!uneven &&
-            cost_less(fb_peak, fb_g, fb_colls, cap, gn->g, gn->steps))
-            goal = -1; /* the constructive plan is better */
-    } else if (st == REDIST_ERR_LIMIT && uneven) {
-        search_free(&S);
+        info->bound_g = v->h_src;
+        v->bound_peak = v->bound;
+        if (!v->uneven && cost_less(v->fb_peak, v->fb_g, v->fb_colls, v->cap,
+                                    gn->g, gn->steps))
+            v->goal = -1; /* the constructive plan is better */
+    } else if (st == REDIST_ERR_LIMIT && v->uneven) {
         return rd_error(err, st, NULL, NULL,
                         "the uneven search visited more than %llu states "
                         "(types with their layouts) without finishing; "
                         "raise max_states",
-                        (unsigned long long)max_states);
+                        (unsigned long long)v->max_states);
     } else if (st == REDIST_ERR_LIMIT) {
-        /* The budget ran out: the constructive plan, with lower bounds. */
-        if (max_peak && fb_peak > max_peak) {
-            search_free(&S);
+        if (v->max_peak && v->fb_peak > v->max_peak)
             return rd_error(err, st, NULL, NULL,
                             "the search visited more than %llu types "
                             "without finishing, and the constructive plan "
                             "peaks at %llu bytes, over max peak %llu; raise "
                             "max_states",
-                            (unsigned long long)max_states,
-                            (unsigned long long)fb_peak,
-                            (unsigned long long)max_peak);
-        }
+                            (unsigned long long)v->max_states,
+                            (unsigned long long)v->fb_peak,
+                            (unsigned long long)v->max_peak);
         info->optimal = 0;
         info->unproven = RD_UNPROVEN_BUDGET;
-        info->bound_g = S.nodes && fb_peak == cap ? S.last_f : h_src;
-        if (info->bound_g < h_src)
-            info->bound_g = h_src;
+        info->bound_g = S->nodes && v->fb_peak == v->cap ? S->last_f
+                                                         : v->h_src;
+        if (info->bound_g < v->h_src)
+            info->bound_g = v->h_src;
         /* the constructive plan may meet every lower bound: then it is
          * optimal, proven without the search */
-        if (fb_peak == bound_peak && fb_g == info->bound_g &&
-            fb_colls == colls_src) {
+        if (v->fb_peak == v->bound_peak && v->fb_g == info->bound_g &&
+            v->fb_colls == v->colls_src) {
             info->optimal = 1;
             info->unproven = RD_UNPROVEN_NONE;
         }
-        goal = -1;
+        v->goal = -1;
         st = REDIST_OK;
     }
-    if (st) {
-        search_free(&S);
-        if (st == REDIST_ERR_NOMEM)
-            return rd_error(err, st, NULL, NULL,
-                            "out of memory while planning");
-        if (st == REDIST_ERR_OVERFLOW)
-            return rd_error(err, st, NULL, NULL,
-                            "byte counts overflow 128 bits while planning");
+    if (st == REDIST_ERR_NOMEM)
+        return rd_error(err, st, NULL, NULL, "out of memory while planning");
+    if (st == REDIST_ERR_OVERFLOW)
+        return rd_error(err, st, NULL, NULL,
+                        "byte counts overflow 128 bits while planning");
+    if (st)
         return st;
-    }
     if (!info->optimal) {
-        info->bound_peak = bound_peak;
-        if (cm)
+        info->bound_peak = v->bound_peak;
+        if (v->cm)
             info->bound_time = (double)info->bound_g * 1e-15;
         else
-            info->bound_recv = (uint64_t)((info->bound_g + D - 1) / D);
+            info->bound_recv = (uint64_t)((info->bound_g + v->D - 1) / v->D);
     }
-    if (goal < 0) {
-        search_free(&S);
-        st = emit_path(fb, nfb, inv, &fdst, path);
+    return REDIST_OK;
+}
+
+/* The answer as the spec's steps: the search's path to v->goal, or the
+ * constructive plan; an uneven path with its layouts (info). */
+static redist_status_t solve_emit(solve_t *v, rd_step **path, int *nsteps,
+                                  rd_solve_info *info, redist_error_t *err)
+{
+    redist_status_t st;
+    if (v->goal < 0) {
+        st = emit_path(v->fb, v->nfb, v->inv, &v->fdst, path);
         if (st)
             return rd_error(err, st, NULL, NULL,
                             "out of memory while planning");
-        *nsteps = nfb;
+        *nsteps = v->nfb;
         return REDIST_OK;
     }
     int n;
-    rd_step *p = walk_back(&S, goal, &n);
-    search_free(&S);
+    rd_step *p = walk_back(&v->S, v->goal, &n);
+    search_free(&v->S);
+    memset(&v->S, 0, sizeof v->S);
     if (!p)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                         "out of memory while planning");
-    st = emit_path(p, n, inv, &fdst, path);
-    if (!st && uneven)
-        st = path_layouts(U, p, n, *path, info);
+    st = emit_path(p, n, v->inv, &v->fdst, path);
+    if (!st && v->uneven)
+        st = path_layouts(v->U, p, n, *path, info);
     free(p);
     if (st) {
-        if (uneven)
+        if (v->uneven)
             free(*path);
         return rd_error(err, st, NULL, NULL, "out of memory while planning");
     }
     *nsteps = n;
     return REDIST_OK;
+}
+
+/* rd_solve, with the uneven context `U` (zeroed; freed by the caller):
+ * pass 1 under the bound B, pass 2 under the least peak P when pass 1
+ * finds no path, then what they proved and the path. */
+static redist_status_t solve(const redist_spec_t *spec,
+                             const redist_plan_options_t *opts, rd_step **path,
+                             int *nsteps, rd_solve_info *info, rd_uctx *U,
+                             redist_error_t *err)
+{
+    solve_t v;
+    memset(&v, 0, sizeof v);
+    memset(info, 0, sizeof *info);
+    redist_status_t st = solve_setup(&v, spec, opts, U, err);
+    if (!st) {
+        st = first_pass(&v, info);
+        if (st == REDIST_OK && v.goal < 0 && !v.fb_best)
+            st = least_peak_pass(&v, info, err);
+        st = solve_verdict(&v, st, info, err);
+    }
+    if (!st)
+        st = solve_emit(&v, path, nsteps, info, err);
+    search_free(&v.S);
+    return st;
 }
 
 redist_status_t rd_solve(const redist_spec_t *spec,

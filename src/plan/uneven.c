@@ -314,6 +314,25 @@ int rd_ustep_eval_until(const rd_uctx *u, const rd_step *st,
                       user, why, whylen);
 }
 
+/* Why the device at coord cannot take part in a step of kind op. */
+static void why_not_local(const rd_uctx *u, int op, const int64_t *coord,
+                          char *why, size_t whylen)
+{
+    char c[96];
+    size_t pos = 0;
+    c[0] = '\0';
+    for (int x = 0; x < u->mesh.naxes; x++)
+        rd_appendf(c, sizeof c, &pos, "%s%lld", x ? "," : "",
+                   (long long)coord[x]);
+    snprintf(why, whylen,
+             "device (%s) would need elements it cannot get from %s "
+             "(its box after the step is not %s)",
+             c, op == REDIST_OP_PERMUTE ? "a single sender" : "its group",
+             op == REDIST_OP_PERMUTE ? "a block of the layout before"
+             : op == REDIST_OP_SLICE ? "inside its box before"
+                                     : "inside what its group holds");
+}
+
 static int ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
                       const rd_layout *bl, const rd_ctype *at,
                       const rd_layout *al, uint32_t mask, rd_ueval *ev,
@@ -393,18 +412,7 @@ static int ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
         }
         if (!ok) {
             bad = 1;
-            char c[96];
-            size_t pos = 0;
-            c[0] = '\0';
-            for (int x = 0; x < u->mesh.naxes; x++)
-                rd_appendf(c, sizeof c, &pos, "%s%lld", x ? "," : "",
-                           (long long)coord[x]);
-            snprintf(why, whylen, "device (%s) would need elements it cannot get from %s "
-                "(its box after the step is not %s)",
-                c, op == REDIST_OP_PERMUTE ? "a single sender" : "its group",
-                op == REDIST_OP_PERMUTE ? "a block of the layout before"
-                : op == REDIST_OP_SLICE ? "inside its box before"
-                                        : "inside what its group holds");
+            why_not_local(u, op, coord, why, whylen);
             break;
         }
         uint64_t held = ea * es;

@@ -528,25 +528,10 @@ static redist_status_t parse_expect(ctx_t *c, json_t *v, redist_spec_t *s)
     return REDIST_OK;
 }
 
-static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
-                                  redist_spec_t *s)
+/* The spec's "name" (v; absent: ""): a string without NUL or control
+ * characters, copied into s->name. */
+static redist_status_t parse_name(ctx_t *c, json_t *v, redist_spec_t *s)
 {
-    static const char *const keys[] = {"name", "mesh",   "meshes", "shape",
-                                       "dtype", "from",  "to",     "reduce",
-                                       "expect", NULL};
-    static const char *const required[] = {"shape", "from", "to", NULL};
-    redist_status_t st;
-    if (!json_is_object(root))
-        return FAIL(c, REDIST_ERR_INVALID, NULL,
-                    "the spec must be a JSON object, got %s",
-                    rd_json_kind(root));
-    if ((st = check_keys(c, root, "", keys)))
-        return st;
-    for (int i = 0; required[i]; i++)
-        if (!json_object_get(root, required[i]))
-            return FAIL(c, REDIST_ERR_INVALID, required[i],
-                        "missing required key \"%s\"", required[i]);
-    json_t *v = json_object_get(root, "name");
     const char *name = "";
     if (v) {
         if (!json_is_string(v))
@@ -568,7 +553,56 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
     if (!s->name)
         return FAIL(c, REDIST_ERR_NOMEM, NULL, "out of memory");
     strcpy(s->name, name);
+    return REDIST_OK;
+}
 
+/* The spec's "shape" (v): at most REDIST_MAX_DIMS positive sizes. */
+static redist_status_t parse_shape(ctx_t *c, json_t *v, redist_spec_t *s)
+{
+    if (!json_is_array(v))
+        return FAIL(c, REDIST_ERR_INVALID, "shape",
+                    "expected an array of dim sizes, got %s", rd_json_kind(v));
+    if (json_array_size(v) > REDIST_MAX_DIMS)
+        return FAIL(c, REDIST_ERR_INVALID, "shape",
+                    "an array has at most %d dims, not %zu", REDIST_MAX_DIMS,
+                    json_array_size(v));
+    s->ndims = (int)json_array_size(v);
+    for (int i = 0; i < s->ndims; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "shape[%d]", i);
+        json_t *d = json_array_get(v, (size_t)i);
+        if (!json_is_integer(d))
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "expected an integer dim size, got %s", rd_json_kind(d));
+        s->shape[i] = (int64_t)json_integer_value(d);
+        if (s->shape[i] < 1)
+            return FAIL(c, REDIST_ERR_INVALID, path,
+                        "dim %d has size %lld; sizes must be positive integers", i,
+                        (long long)s->shape[i]);
+    }
+    return REDIST_OK;
+}
+
+static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
+                                  redist_spec_t *s)
+{
+    static const char *const keys[] = {"name", "mesh",   "meshes", "shape",
+                                       "dtype", "from",  "to",     "reduce",
+                                       "expect", NULL};
+    static const char *const required[] = {"shape", "from", "to", NULL};
+    redist_status_t st;
+    if (!json_is_object(root))
+        return FAIL(c, REDIST_ERR_INVALID, NULL,
+                    "the spec must be a JSON object, got %s",
+                    rd_json_kind(root));
+    if ((st = check_keys(c, root, "", keys)))
+        return st;
+    for (int i = 0; required[i]; i++)
+        if (!json_object_get(root, required[i]))
+            return FAIL(c, REDIST_ERR_INVALID, required[i],
+                        "missing required key \"%s\"", required[i]);
+    if ((st = parse_name(c, json_object_get(root, "name"), s)))
+        return st;
     json_t *one = json_object_get(root, "mesh");
     if (one && json_object_get(root, "meshes"))
         return FAIL(c, REDIST_ERR_INVALID, "meshes",
@@ -591,29 +625,9 @@ static redist_status_t parse_spec(ctx_t *c, json_t *root, unsigned flags,
     } else if ((c->meshes = 1, st = parse_meshes(c, root, s)))
         return st;
 
-    v = json_object_get(root, "shape");
-    if (!json_is_array(v))
-        return FAIL(c, REDIST_ERR_INVALID, "shape",
-                    "expected an array of dim sizes, got %s", rd_json_kind(v));
-    if (json_array_size(v) > REDIST_MAX_DIMS)
-        return FAIL(c, REDIST_ERR_INVALID, "shape",
-                    "an array has at most %d dims, not %zu", REDIST_MAX_DIMS,
-                    json_array_size(v));
-    s->ndims = (int)json_array_size(v);
-    for (int i = 0; i < s->ndims; i++) {
-        char path[32];
-        snprintf(path, sizeof path, "shape[%d]", i);
-        json_t *d = json_array_get(v, (size_t)i);
-        if (!json_is_integer(d))
-            return FAIL(c, REDIST_ERR_INVALID, path,
-                        "expected an integer dim size, got %s", rd_json_kind(d));
-        s->shape[i] = (int64_t)json_integer_value(d);
-        if (s->shape[i] < 1)
-            return FAIL(c, REDIST_ERR_INVALID, path,
-                        "dim %d has size %lld; sizes must be positive integers", i,
-                        (long long)s->shape[i]);
-    }
-
+    if ((st = parse_shape(c, json_object_get(root, "shape"), s)))
+        return st;
+    json_t *v;
     s->dtype = REDIST_F32;
     if ((v = json_object_get(root, "dtype"))) {
         if (!json_is_string(v))
