@@ -123,6 +123,18 @@ expect_rc 0 "plan set --preserve-src" "$RP" plan "$ROOT/specs/arrays/llama8b-syn
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["totals"]; sys.exit(0 if t["rounds"] == 5 and 0 < t["scratch_bytes"] <= d["budget_bytes"] else 1)' "$T/out" && ok || bad "set with --preserve-src: 5 rounds within the budget"
 expect_rc 2 "plan --preserve-src, one array" "$RP" plan specs/megatron-col-to-row-parallel.json --preserve-src
 grep -q 'preserve-src is for a spec with "arrays"' "$T/err" && ok || bad "--preserve-src on one array: message"
+# The model specs of specs/arrays are what scripts/model_spec.py writes
+# (their expect blocks from this redistplan's plans).
+for v in train-to-infer:sync-train-to-infer reshaped:sync-reshaped \
+         checkpoint:checkpoint-8-to-6-ranks kv-cache:kv-cache-dp4-tp2-to-tp8; do
+    expect_rc 0 "model_spec.py --variant ${v%%:*}" python3 "$ROOT/scripts/model_spec.py" \
+        --variant "${v%%:*}" --expect "$RP" -o "$T/model.json"
+    cmp -s "$T/model.json" "$ROOT/specs/arrays/llama8b-${v#*:}.json" && ok ||
+        bad "specs/arrays/llama8b-${v#*:}.json differs from what scripts/model_spec.py writes"
+done
+expect_rc 0 "model_spec.py --shrink 8 --layers 2" python3 "$ROOT/scripts/model_spec.py" \
+    --variant reshaped --shrink 8 --layers 2 -o "$T/model.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); a={x["name"]: x for x in d["arrays"]}; sys.exit(0 if len(a) == 21 and a["lm_head.weight"]["shape"] == [16032, 512] and d["budget_bytes"] == 4194304 else 1)' "$T/model.json" && ok || bad "model_spec.py --shrink 8 --layers 2: $(head -c 300 "$T/model.json")"
 expect_rc 3 "plan under too small --max-peak" "$RP" plan specs/megatron-col-to-row-parallel.json --max-peak 1000
 grep -q 'no plan within max peak 1000 bytes' "$T/err" && ok || bad "max-peak message"
 expect_rc 0 "plan with tiny --max-states (a plan, not proven optimal)" "$RP" plan specs/four-axis-mesh-3d-activations.json --max-states 3 --objective bytes
