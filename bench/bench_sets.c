@@ -229,7 +229,10 @@ static void plan_collectives(const redist_plan_t *plan, uint64_t *msgs,
             rect_t b, a2;
             type_rect(s, &before, g_rank, &b);
             type_rect(s, &v.after, g_rank, &a2);
-            *msgs += memcmp(&b, &a2, sizeof b) != 0 && rect_elems(&b, nd);
+            int moves = 0;
+            for (int d = 0; d < nd; d++)
+                moves |= b.lo[d] != a2.lo[d] || b.ext[d] != a2.ext[d];
+            *msgs += moves && rect_elems(&b, nd);
             ++*calls;
             break;
         }
