@@ -7,7 +7,8 @@
 # hand-written MPI_Alltoallv / MPI_Alltoallw exchange of exact boxes,
 # ScaLAPACK pdgemr2d and a memcpy roofline (bench/bench_redist), on the
 # specs of specs/ scaled per rank, on 2-D ownership transposes and on
-# uneven splits; then the planner (bench/bench_planner).  Writes CSVs, table.md (results, ratios, memory)
+# uneven splits; a model's weight sync as one set of arrays
+# (bench/bench_sets); then the planner (bench/bench_planner).  Writes CSVs, table.md (results, ratios, memory)
 # and PNG plots into the results folder, and prints the ratio tables.
 #
 # usage: scripts/bench.sh [RESULTS_DIR]          (default bench/results)
@@ -34,7 +35,7 @@ build="build-bench"
 if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" --buildtype=debugoptimized >/dev/null
 fi
-ninja -C "$build" bench/bench_redist bench/bench_planner >/dev/null
+ninja -C "$build" bench/bench_redist bench/bench_planner bench/bench_sets >/dev/null
 bench="$build/bench/bench_redist"
 [ -x "$bench" ] || { echo "bench.sh: bench_redist was not built (no MPI?)" >&2; exit 2; }
 
@@ -162,6 +163,24 @@ run 16 64M --sizes "$s_small,$s_mid" $(specs_of 16)
 # shellcheck disable=SC2046
 run 32 64M --sizes "$s_small,$s_mid" $(specs_of 32)
 
+# model sync (bench/bench_sets.c, doc/bench.md "Model sync"): the
+# Llama-style 8B weight set reshaped from dp=2,tp=2 to tp=4 on 4 ranks
+# (scripts/model_spec.py --variant reshaped), every dim divided by 8
+# (by 32 with BENCH_QUICK): redist's plan set under three budgets against
+# per-tensor MPI_Allgatherv + slice and per-tensor MPI_Alltoallv
+echo
+echo "### model sync"
+k=8
+[ "$quick" = 1 ] && k=32
+python3 scripts/model_spec.py --variant reshaped --shrink "$k" -o "$out/sets-spec.json"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+sets_place=(--bind-to core)
+[ 4 -gt "$cores" ] && sets_place=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
+mpirun -np 4 "${sets_place[@]}" "${mca[@]}" "$build/bench/bench_sets" \
+    "$out/sets-spec.json" --reps "$((reps * 2))" --csv "$out/sets.csv" |
+    tee "$out/sets.txt" || fail=1
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/sets.txt"
+
 # planner: the bytes objective (the figures doc/bench.md tracks across
 # runs), every class up to 6 axes, then a few plans of 7 and 8 axes; the
 # default (time) objective up to 5 axes.  At 6 axes a random uneven
@@ -209,7 +228,7 @@ python3 bench/report.py "$out"
 t_end=$(date +%s)
 echo
 echo "bench.sh: $((t_end - t_start)) s; results in $out (redist.csv, planner.csv, table.md," \
-     "time_vs_size.png, memory.png, planner.png, run.log)" | tee -a "$out/machine.txt"
+     "time_vs_size.png, memory.png, planner.png, sets.csv, sets.txt, run.log)" | tee -a "$out/machine.txt"
 if [ "$fail" != 0 ]; then
     echo "bench.sh: WRONG RESULTS or failed runs above (search run.log for VERIFICATION FAILED)" >&2
     exit 1

@@ -35,7 +35,8 @@ static int emit(char *text)
 /* A spec with "arrays" (doc/arrays.md): the plan set, its rounds. */
 static int plan_set(const cli_command *self, const char *path,
                     redist_arrays_t *arrays, cli_cost_args *ca,
-                    redist_plan_options_t *opts, int json, int detail)
+                    redist_plan_options_t *opts, int json, int detail,
+                    int preserve)
 {
     redist_error_t err = REDIST_ERROR_INIT;
     redist_cost_model_t cost;
@@ -44,7 +45,9 @@ static int plan_set(const cli_command *self, const char *path,
                          redist_spec_mesh(redist_arrays_get(arrays, 0)), &cost,
                          opts))
         return CLI_BAD_INPUT;
-    redist_status_t st = redist_plan_set_create(arrays, opts, NULL, NULL, &set, &err);
+    redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0};
+    redist_status_t st = redist_plan_set_create(arrays, opts, NULL, &eo, &set,
+                                                &err);
     if (st)
         return failed(st, &err, path);
     int rc = json ? emit(redist_plan_set_to_json(set))
@@ -59,11 +62,12 @@ int cli_cmd_plan(const cli_command *self, int argc, char **argv)
     cli_cost_args ca;
     redist_plan_options_t opts = {0};
     redist_cost_model_t cost;
-    int json = 0, nogrid = 0, detail = 0;
+    int json = 0, nogrid = 0, detail = 0, preserve = 0;
     const cli_opt own[] = {
         {.name = "--json", .kind = CLI_FLAG, .out = &json},
         {.name = "--plans", .kind = CLI_FLAG, .out = &detail},
         {.name = "--no-grid", .kind = CLI_FLAG, .out = &nogrid},
+        {.name = "--preserve-src", .kind = CLI_FLAG, .out = &preserve},
         {.name = "--max-peak", .kind = CLI_U64, .out = &opts.max_peak_bytes,
          .what = "a byte count"},
         {.name = "--max-states", .kind = CLI_U64, .out = &opts.max_states,
@@ -88,11 +92,17 @@ int cli_cmd_plan(const cli_command *self, int argc, char **argv)
             return CLI_BAD_INPUT;
         }
         if (redist_arrays_is_set(arrays)) {
-            int rc = plan_set(self, sa.path, arrays, &ca, &opts, json, detail);
+            int rc = plan_set(self, sa.path, arrays, &ca, &opts, json, detail,
+                              preserve);
             redist_arrays_free(arrays);
             return rc;
         }
         redist_arrays_free(arrays);
+    }
+    if (preserve) {
+        fprintf(stderr, "redistplan: plan: --preserve-src is for a spec with "
+                        "\"arrays\" (its rounds)\n");
+        return CLI_BAD_INPUT;
     }
     redist_spec_t *spec = NULL;
     if (cli_load_spec(&sa, 0, &spec, &err)) {

@@ -112,8 +112,8 @@
 
 static const cli_command commands[] = {
     {"plan", cli_cmd_plan, "the optimal plan of a spec, as a table or JSON",
-     "SPEC [--json] [--no-grid] [--plans] [--max-peak BYTES] [--max-states N]"
-     COST_SYNOPSIS,
+     "SPEC [--json] [--no-grid] [--plans] [--preserve-src] [--max-peak BYTES]"
+     " [--max-states N]" COST_SYNOPSIS,
      "options:\n"
      "  --json                     the plan as JSON (doc/spec-format.md section 4)\n"
      "  --no-grid                  no block grid (shown for meshes of up to "
@@ -122,6 +122,10 @@ static const cli_command commands[] = {
      "  --plans                    a spec with \"arrays\" (doc/arrays.md): "
      "each\n"
      "                             array's plan table after the rounds\n"
+     "  --preserve-src             a spec with \"arrays\": rounds under the "
+     "budget\n"
+     "                             for runs that never write the source (more\n"
+     "                             scratch: redist_exec_options_t's flag)\n"
      "  --max-peak BYTES           refuse plans that peak above BYTES per "
      "device\n"
      "  --max-states N             the search budget in visited types (4 "

@@ -90,6 +90,19 @@ int cli_run_set(const char *path, const redist_arrays_t *arrays,
         cli_print_error(&err);
         return CLI_BAD_INPUT;
     }
+    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+        const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
+        if (redist_spec_num_meshes(s) == 2) {
+            fprintf(stderr,
+                    "redistplan: run: %s: array \"%s\" moves between two "
+                    "meshes: the sim backend does not run two-mesh arrays in "
+                    "a set; over MPI, run the set from C "
+                    "(redist_plan_set_prepare, doc/arrays.md)\n",
+                    path, redist_spec_name(s));
+            redist_plan_set_free(set);
+            return CLI_BAD_INPUT;
+        }
+    }
     const redist_spec_t *s0 = redist_plan_spec(redist_plan_set_plan(set, 0));
     int64_t nd = redist_spec_num_devices(s0);
     int n = redist_plan_set_num_arrays(set);

@@ -114,6 +114,27 @@ expect_rc 0 "row2col, 4 ranks" "$RP" plan - --mesh x=2,y=2 --shape 2048x2048 --d
 python3 -c 'import json,sys; sys.exit(0 if [s["op"] for s in json.load(open(sys.argv[1]))["steps"]] == ["exchange"] else 1)' "$T/out" && ok || bad "row2col at 4 ranks: one exchange"
 expect_rc 0 "row2col, 2 ranks" "$RP" plan - --mesh x=2 --shape 2048x2048 --dtype f64 --from 'x|' --to '|x' --json
 python3 -c 'import json,sys; sys.exit(0 if [s["op"] for s in json.load(open(sys.argv[1]))["steps"]] == ["all_to_all"] else 1)' "$T/out" && ok || bad "row2col at 2 ranks: one all_to_all"
+# A set's rounds for runs that keep the source (doc/arrays.md): the
+# reshaped weight sync's exchanges then need scratch, 5 rounds under
+# 256 MiB instead of 1; --preserve-src on one array is bad input.
+expect_rc 0 "plan set" "$RP" plan "$ROOT/specs/arrays/llama8b-sync-reshaped.json" --json
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["totals"]; sys.exit(0 if t["rounds"] == 1 and t["scratch_bytes"] == 0 else 1)' "$T/out" && ok || bad "set without --preserve-src: one round, no scratch"
+expect_rc 0 "plan set --preserve-src" "$RP" plan "$ROOT/specs/arrays/llama8b-sync-reshaped.json" --json --preserve-src
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["totals"]; sys.exit(0 if t["rounds"] == 5 and 0 < t["scratch_bytes"] <= d["budget_bytes"] else 1)' "$T/out" && ok || bad "set with --preserve-src: 5 rounds within the budget"
+expect_rc 2 "plan --preserve-src, one array" "$RP" plan specs/megatron-col-to-row-parallel.json --preserve-src
+grep -q 'preserve-src is for a spec with "arrays"' "$T/err" && ok || bad "--preserve-src on one array: message"
+# The model specs of specs/arrays are what scripts/model_spec.py writes
+# (their expect blocks from this redistplan's plans).
+for v in train-to-infer:sync-train-to-infer reshaped:sync-reshaped \
+         checkpoint:checkpoint-8-to-6-ranks kv-cache:kv-cache-dp4-tp2-to-tp8; do
+    expect_rc 0 "model_spec.py --variant ${v%%:*}" python3 "$ROOT/scripts/model_spec.py" \
+        --variant "${v%%:*}" --expect "$RP" -o "$T/model.json"
+    cmp -s "$T/model.json" "$ROOT/specs/arrays/llama8b-${v#*:}.json" && ok ||
+        bad "specs/arrays/llama8b-${v#*:}.json differs from what scripts/model_spec.py writes"
+done
+expect_rc 0 "model_spec.py --shrink 8 --layers 2" python3 "$ROOT/scripts/model_spec.py" \
+    --variant reshaped --shrink 8 --layers 2 -o "$T/model.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); a={x["name"]: x for x in d["arrays"]}; sys.exit(0 if len(a) == 21 and a["lm_head.weight"]["shape"] == [16032, 512] and d["budget_bytes"] == 4194304 else 1)' "$T/model.json" && ok || bad "model_spec.py --shrink 8 --layers 2: $(head -c 300 "$T/model.json")"
 expect_rc 3 "plan under too small --max-peak" "$RP" plan specs/megatron-col-to-row-parallel.json --max-peak 1000
 grep -q 'no plan within max peak 1000 bytes' "$T/err" && ok || bad "max-peak message"
 expect_rc 0 "plan with tiny --max-states (a plan, not proven optimal)" "$RP" plan specs/four-axis-mesh-3d-activations.json --max-states 3 --objective bytes
