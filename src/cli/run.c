@@ -489,6 +489,54 @@ static void fingerprint(const run_args *a, const run_state *st,
 
 /* ------------------------------------------------------------ command */
 
+/* A set over MPI: planned on every rank, the ranks agreed on the spec
+ * and options (launch.c), then run (run_mpi.c). */
+static int run_arrays_mpi(const run_args *a, const char *path,
+                          const redist_arrays_t *arrays,
+                          const redist_plan_options_t *opts)
+{
+#ifdef REDIST_HAVE_MPI
+    redist_error_t err = REDIST_ERROR_INIT;
+    redist_plan_set_t *set = NULL;
+    if (redist_plan_set_create(arrays, opts, NULL, NULL, &set, &err)) {
+        rd_cli_source(&err, path);
+        cli_print_error(&err);
+        return CLI_BAD_INPUT;
+    }
+    cli_fp fp;
+    cli_fp_init(&fp, "run", 0);
+    cli_fp_add(&fp, "the backend", "%s", backends[a->which]);
+    cli_fp_add(&fp, "the spec", "%s", path);
+    uint64_t h = 1;
+    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+        char *j = redist_plan_to_json(redist_plan_set_plan(set, i));
+        h = j ? cli_fp_hash(h, j, strlen(j)) : h;
+        free(j);
+    }
+    cli_fp_add(&fp, "the plans", "%d arrays, %d rounds [%016llx]",
+               redist_plan_set_num_arrays(set),
+               redist_plan_set_num_rounds(set), (unsigned long long)h);
+    cli_fp_add(&fp, "--objective", "%s",
+               a->cost.objective == REDIST_OBJECTIVE_BYTES ? "bytes" : "time");
+    cli_mpi_fingerprint(&a->mpi, &fp);
+    int rc = cli_launch_agree(&fp, 0);
+    if (!rc)
+        rc = cli_mpi_run_set(&a->mpi, set,
+                             redist_arrays_name(arrays)[0]
+                                 ? redist_arrays_name(arrays)
+                                 : path);
+    redist_plan_set_free(set);
+    return rc;
+#else
+    (void)a;
+    (void)arrays;
+    (void)opts;
+    fprintf(stderr, "redistplan: run: %s: the mpi backend is not built into "
+                    "this redistplan\n", path);
+    return CLI_BAD_INPUT;
+#endif
+}
+
 /* A spec file with "arrays" (run_set.c): the exit code; -1 for a spec
  * of one array. */
 static int run_arrays(const cli_command *self, const run_args *a)
@@ -507,11 +555,11 @@ static int run_arrays(const cli_command *self, const run_args *a)
         redist_plan_options_t opts = {0};
         redist_cost_model_t cost;
         cli_cost_args ca = a->cost;
-        if (a->which != RUN_SIM) {
+        if (a->which == RUN_SHMEM) {
             fprintf(stderr,
                     "redistplan: run: %s holds many arrays: redistplan runs "
-                    "them on the sim backend; over MPI, call "
-                    "redist_plan_set_prepare with redist_mpi_backend "
+                    "them on the sim and mpi backends; over OpenSHMEM, call "
+                    "redist_plan_set_prepare with redist_shmem_backend "
                     "(doc/arrays.md)\n",
                     path);
             rc = CLI_BAD_INPUT;
@@ -527,8 +575,10 @@ static int run_arrays(const cli_command *self, const run_args *a)
                                         redist_arrays_get(arrays, 0)),
                                     &cost, &opts)) {
             rc = CLI_BAD_INPUT;
-        } else {
+        } else if (a->which == RUN_SIM) {
             rc = cli_run_set(path, arrays, &opts, a->max_bytes);
+        } else {
+            rc = run_arrays_mpi(a, path, arrays, &opts);
         }
     }
     redist_arrays_free(arrays);

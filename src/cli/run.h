@@ -149,6 +149,10 @@ int cli_mpi_options(cli_mpi_args *m, cli_opt *t);
 void cli_mpi_fingerprint(const cli_mpi_args *m, cli_fp *fp);
 /* Run on this rank (MPI_Init ... MPI_Finalize inside); the exit code. */
 int cli_mpi_run(const cli_mpi_args *m, const cli_run *r);
+/* A set of arrays (doc/arrays.md) on MPI_COMM_WORLD, after the
+ * agreement; the exit code, the same on every rank. */
+int cli_mpi_run_set(const cli_mpi_args *m, const redist_plan_set_t *set,
+                    const char *name);
 #endif
 
 #ifdef REDIST_HAVE_SHMEM

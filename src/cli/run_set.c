@@ -96,8 +96,8 @@ int cli_run_set(const char *path, const redist_arrays_t *arrays,
             fprintf(stderr,
                     "redistplan: run: %s: array \"%s\" moves between two "
                     "meshes: the sim backend does not run two-mesh arrays in "
-                    "a set; over MPI, run the set from C "
-                    "(redist_plan_set_prepare, doc/arrays.md)\n",
+                    "a set; run it under mpirun (--backend mpi, one rank per "
+                    "device)\n",
                     path, redist_spec_name(s));
             redist_plan_set_free(set);
             return CLI_BAD_INPUT;
