@@ -52,13 +52,12 @@ redist_status_t rd_set_program(const redist_plan_t *plan,
                                const rd_backend_ops *ops, unsigned flags,
                                rd_program *p, redist_error_t *err)
 {
-    /* A backend with an exchange op (MPI) runs the generic passes, so
-     * that its exchanges combine; with its whole steps in sets, one
-     * random MPI case in about a hundred failed or stalled at 4 ranks,
-     * not understood yet, so they are not used here.  One without
-     * (OpenSHMEM) runs its whole steps. */
+    /* the backend's whole steps, but exchange steps as passes of their
+     * own wherever it has an exchange op (MPI), so that they combine */
     unsigned caps = ops ? ops->caps : 0;
-    unsigned fused = ops && ops->step && !ops->exchange ? ops->fused_ops : 0;
+    unsigned fused = ops && ops->step ? ops->fused_ops : 0;
+    if (ops && ops->exchange)
+        fused &= ~(1u << REDIST_OP_EXCHANGE);
     return rd_program_build(plan, caps, fused, flags, p, err);
 }
 

@@ -33,8 +33,9 @@ static inline uint64_t rd_set_align(uint64_t b)
     return (b + RD_SET_ALIGN - 1) / RD_SET_ALIGN * RD_SET_ALIGN;
 }
 /* The program a set runs a one-mesh array with on backends of kind `ops`
- * (NULL: the generic program): the backend's capabilities, and its whole
- * steps only where it has no exchange op (set.c says why). */
+ * (NULL: the generic program): the backend's capabilities and whole
+ * steps, but exchange steps as passes of their own wherever the backend
+ * has an exchange op, so that a round can combine them. */
 redist_status_t rd_set_program(const redist_plan_t *plan,
                                const rd_backend_ops *ops, unsigned flags,
                                rd_program *p, redist_error_t *err);

@@ -277,7 +277,9 @@ int main(int argc, char **argv)
         redist_status_t st =
             redist_mpi_create(MPI_COMM_WORLD, redist_spec_mesh(last[0]), NULL,
                               &ctx, &e);
-        if (!st && redist_plan_set_num_rounds(set) > 0) {
+        if (!st) {
+            /* every rank prepares, a rank without a set too (its
+             * failure is agreed like any other) */
             st = redist_plan_set_prepare(set, redist_mpi_backend(ctx), src,
                                          dst, &p, &e);
             /* the same rounds everywhere (one array): nothing to catch */
