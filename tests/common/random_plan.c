@@ -692,3 +692,49 @@ void rp_mixed_plan(rp_rng *r, const redist_mesh_t *m, int i,
         rp_plan(&p, NULL, plan, NULL);
     }
 }
+
+/* ----------------------------------------------------------- sets */
+
+redist_spec_t *rp_set_spec(rp_rng *r, const redist_mesh_t *m,
+                           const char *name)
+{
+    for (int t = 0; t < 20; t++) {
+        rp_problem p;
+        redist_spec_t *s = NULL, *n = NULL, *tmp = NULL;
+        rp_planned(r, m, 2, &p);
+        int uneven = rp_in(r, 0, 2) == 0;
+        if (uneven ? rp_uneven_spec(r, &p, &s, NULL) : rp_spec(&p, &s, NULL))
+            continue;
+        redist_layout_t lf = {0}, lt = {0};
+        lf.split = redist_spec_split(s, 0);
+        lt.split = redist_spec_split(s, 1);
+        if (!redist_spec_create(redist_spec_mesh(s), redist_spec_ndims(s),
+                                redist_spec_shape(s), redist_spec_dtype(s),
+                                redist_spec_from(s), redist_spec_to(s),
+                                redist_spec_reduce(s), name, &tmp, NULL) &&
+            redist_spec_with_layouts(tmp, &lf, &lt, &n, NULL))
+            n = NULL;
+        redist_spec_free(tmp);
+        redist_spec_free(s);
+        if (n)
+            return n;
+    }
+    return NULL;
+}
+
+void rp_set_budgets(const redist_plan_set_t *set, uint64_t *most,
+                    uint64_t *sum)
+{
+    *most = *sum = 0;
+    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+        uint64_t x = redist_plan_set_array_scratch(set, i);
+        *most = x > *most ? x : *most;
+        *sum += x;
+    }
+    redist_round_stats_t one;
+    if (redist_plan_set_num_rounds(set) == 1 &&
+        !redist_plan_set_round(set, 0, &one)) {
+        *most += one.scratch_bytes - *sum;
+        *sum = one.scratch_bytes;
+    }
+}

@@ -191,4 +191,17 @@ void rp_fail(rp_tally *t, const char *what, const redist_plan_t *plan,
 int rp_sim_check(rp_rng *r, rp_tally *t, const char *what,
                  const redist_plan_t *plan, uint64_t need);
 
+/* ------------------------------------------------------------- sets */
+
+/* A random one-mesh spec on m named `name` for a set of arrays: planned
+ * even, or one time in three uneven (its rules kept); NULL when 20 draws
+ * gave none. */
+redist_spec_t *rp_set_spec(rp_rng *r, const redist_mesh_t *m,
+                           const char *name);
+/* Of a set planned without a budget (one round): the smallest budget
+ * that works (the largest array's scratch, with the round's work-space
+ * reserve) and the one round's scratch (every array at once). */
+void rp_set_budgets(const redist_plan_set_t *set, uint64_t *most,
+                    uint64_t *sum);
+
 #endif

@@ -27,53 +27,6 @@ static int failures;
 
 #define MAXA 6
 
-/* A random one-mesh spec on m named `name`: planned even, or uneven. */
-static redist_spec_t *random_spec(rp_rng *r, const redist_mesh_t *m,
-                                  const char *name)
-{
-    for (int tries = 0; tries < 20; tries++) {
-        rp_problem p;
-        redist_spec_t *s = NULL, *named = NULL;
-        rp_planned(r, m, 2, &p);
-        if (rp_in(r, 0, 2) == 0) {
-            if (rp_uneven_spec(r, &p, &s, NULL))
-                continue;
-        } else if (rp_spec(&p, &s, NULL)) {
-            continue;
-        }
-        /* the same spec under the array's name */
-        redist_error_t e = REDIST_ERROR_INIT;
-        if (redist_spec_create(redist_spec_mesh(s), redist_spec_ndims(s),
-                               redist_spec_shape(s), redist_spec_dtype(s),
-                               redist_spec_from(s), redist_spec_to(s),
-                               redist_spec_reduce(s), name, &named, &e) ==
-            REDIST_OK) {
-            if (redist_spec_is_uneven(s)) {
-                redist_spec_free(named);
-                named = NULL;
-                redist_layout_t lf = {0}, lt = {0};
-                lf.split = redist_spec_split(s, 0);
-                lt.split = redist_spec_split(s, 1);
-                redist_spec_t *tmp = NULL;
-                if (!redist_spec_create(redist_spec_mesh(s),
-                                        redist_spec_ndims(s),
-                                        redist_spec_shape(s),
-                                        redist_spec_dtype(s),
-                                        redist_spec_from(s), redist_spec_to(s),
-                                        redist_spec_reduce(s), name, &tmp,
-                                        &e) &&
-                    redist_spec_with_layouts(tmp, &lf, &lt, &named, &e))
-                    named = NULL;
-                redist_spec_free(tmp);
-            }
-        }
-        redist_spec_free(s);
-        if (named)
-            return named;
-    }
-    return NULL;
-}
-
 /* Run the set on sim with every element checked; 0 if exact. */
 static int run_exact(const redist_plan_set_t *set, uint64_t budget,
                      int preserve, int c)
@@ -161,7 +114,7 @@ static void one_case(rp_rng *r, int c, int *rounds_seen)
     for (int i = 0; i < n; i++) {
         char name[16];
         snprintf(name, sizeof name, "a%d", i);
-        if ((specs[made] = random_spec(r, m, name)))
+        if ((specs[made] = rp_set_spec(r, m, name)))
             made++;
     }
     redist_plan_options_t po = {0};
@@ -180,18 +133,7 @@ static void one_case(rp_rng *r, int c, int *rounds_seen)
         goto out;
     }
     uint64_t most = 0, sum = 0;
-    for (int i = 0; i < made; i++) {
-        uint64_t x = redist_plan_set_array_scratch(set, i);
-        most = x > most ? x : most;
-        sum += x;
-    }
-    /* the work space a set with reductions keeps in every round: what
-     * the one round has beyond its arrays' buffers */
-    redist_round_stats_t one;
-    if (set && !redist_plan_set_round(set, 0, &one)) {
-        most += one.scratch_bytes - sum;
-        sum = one.scratch_bytes;
-    }
+    rp_set_budgets(set, &most, &sum);
     CHECK(redist_plan_set_num_rounds(set) == 1,
           "case %d: no budget, %d rounds", c, redist_plan_set_num_rounds(set));
     redist_plan_set_free(set);

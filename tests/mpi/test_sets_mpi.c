@@ -24,33 +24,6 @@
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 static int rank, size, fails, work;
 
-static redist_spec_t *draw(const redist_mesh_t *m, const char *name)
-{
-    for (int t = 0; t < 20; t++) {
-        rp_problem p;
-        redist_spec_t *s = NULL, *n = NULL;
-        rp_planned(&rng, m, 2, &p);
-        int uneven = rp_in(&rng, 0, 2) == 0;
-        if (uneven ? rp_uneven_spec(&rng, &p, &s, NULL) : rp_spec(&p, &s, NULL))
-            continue;
-        redist_layout_t lf = {0}, lt = {0};
-        lf.split = redist_spec_split(s, 0);
-        lt.split = redist_spec_split(s, 1);
-        redist_spec_t *tmp = NULL;
-        if (!redist_spec_create(redist_spec_mesh(s), redist_spec_ndims(s),
-                                redist_spec_shape(s), redist_spec_dtype(s),
-                                redist_spec_from(s), redist_spec_to(s),
-                                redist_spec_reduce(s), name, &tmp, NULL) &&
-            redist_spec_with_layouts(tmp, &lf, &lt, &n, NULL))
-            n = NULL;
-        redist_spec_free(tmp);
-        redist_spec_free(s);
-        if (n)
-            return n;
-    }
-    return NULL;
-}
-
 /* A random two-mesh spec on exactly `size` devices named `name`
  * (rp_meshes_spec redrawn until it spans them all). */
 static redist_spec_t *draw_two(const char *name)
@@ -205,7 +178,7 @@ int main(int argc, char **argv)
             /* one array in three moves between two meshes */
             if ((specs[made] = size > 1 && rp_in(&rng, 0, 2) == 0
                                    ? draw_two(name)
-                                   : draw(m, name)))
+                                   : rp_set_spec(&rng, m, name)))
                 made++;
         }
         redist_mpi_t *ctx = NULL;
@@ -216,18 +189,8 @@ int main(int argc, char **argv)
                                      ? make(specs, made, REDIST_NO_BUDGET, kind)
                                      : NULL;
         uint64_t most = 0, sum = 0;
-        for (int i = 0; set && i < made; i++) {
-            uint64_t x = redist_plan_set_array_scratch(set, i);
-            most = x > most ? x : most;
-            sum += x;
-        }
-        /* the work space a set with reductions keeps in every round: what
-         * the one round has beyond its arrays' buffers */
-        redist_round_stats_t one;
-        if (set && !redist_plan_set_round(set, 0, &one)) {
-            most += one.scratch_bytes - sum;
-            sum = one.scratch_bytes;
-        }
+        if (set)
+            rp_set_budgets(set, &most, &sum);
         int which = (int)rp_in(&rng, 0, 3);
         uint64_t budget = which == 0   ? most
                           : which == 1 ? most + (sum - most) / 2
