@@ -738,3 +738,15 @@ void rp_set_budgets(const redist_plan_set_t *set, uint64_t *most,
         *sum = one.scratch_bytes;
     }
 }
+
+redist_plan_set_t *rp_set_make(redist_spec_t *const specs[], int n,
+                               uint64_t budget, const redist_backend_t *be)
+{
+    redist_arrays_t *a = NULL;
+    redist_plan_set_t *set = NULL;
+    if (!redist_arrays_create("set", n, (const redist_spec_t *const *)specs,
+                              budget, &a, NULL))
+        redist_plan_set_create(a, NULL, be, NULL, &set, NULL);
+    redist_arrays_free(a);
+    return set;
+}

@@ -203,5 +203,10 @@ redist_spec_t *rp_set_spec(rp_rng *r, const redist_mesh_t *m,
  * reserve) and the one round's scratch (every array at once). */
 void rp_set_budgets(const redist_plan_set_t *set, uint64_t *most,
                     uint64_t *sum);
+/* The set "set" of specs[0..n) under `budget`, planned for `be`'s kind
+ * (NULL: the generic programs), default plan options; NULL when it does
+ * not plan. */
+redist_plan_set_t *rp_set_make(redist_spec_t *const specs[], int n,
+                               uint64_t budget, const redist_backend_t *be);
 
 #endif

@@ -145,19 +145,6 @@ static int run(const redist_plan_set_t *set, uint64_t budget, int c,
     return bad;
 }
 
-/* The set planned for `be`'s kind (NULL: the generic programs). */
-static redist_plan_set_t *make(redist_spec_t *const specs[], int n,
-                               uint64_t budget, const redist_backend_t *be)
-{
-    redist_arrays_t *a = NULL;
-    redist_plan_set_t *set = NULL;
-    if (!redist_arrays_create("set", n, (const redist_spec_t *const *)specs,
-                              budget, &a, NULL))
-        redist_plan_set_create(a, NULL, be, NULL, &set, NULL);
-    redist_arrays_free(a);
-    return set;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -186,7 +173,7 @@ int main(int argc, char **argv)
         const redist_backend_t *kind =
             c % 2 && ctx ? redist_mpi_backend(ctx) : NULL;
         redist_plan_set_t *set = made && ctx
-                                     ? make(specs, made, REDIST_NO_BUDGET, kind)
+                                     ? rp_set_make(specs, made, REDIST_NO_BUDGET, kind)
                                      : NULL;
         uint64_t most = 0, sum = 0;
         if (set)
@@ -198,7 +185,7 @@ int main(int argc, char **argv)
                                        : REDIST_NO_BUDGET;
         if (set && budget != REDIST_NO_BUDGET) {
             redist_plan_set_free(set);
-            set = make(specs, made, budget, kind);
+            set = rp_set_make(specs, made, budget, kind);
         }
         if (set) {
             multi += redist_plan_set_num_rounds(set) > 1;
@@ -225,7 +212,7 @@ int main(int argc, char **argv)
     int mismatch_ok = 1;
     if (nlast && size > 1) {
         redist_plan_set_t *set =
-            make(last, nlast, rank == 0 ? last_most : REDIST_NO_BUDGET, NULL);
+            rp_set_make(last, nlast, rank == 0 ? last_most : REDIST_NO_BUDGET, NULL);
         redist_mpi_t *ctx = NULL;
         redist_set_prepared_t *p = NULL;
         redist_error_t e = REDIST_ERROR_INIT;

@@ -83,18 +83,6 @@ static int run(const redist_plan_set_t *set, uint64_t budget, int c,
     return bad;
 }
 
-static redist_plan_set_t *make(redist_spec_t *const specs[], int n,
-                               uint64_t budget, const redist_backend_t *be)
-{
-    redist_arrays_t *a = NULL;
-    redist_plan_set_t *set = NULL;
-    if (!redist_arrays_create("set", n, (const redist_spec_t *const *)specs,
-                              budget, &a, NULL))
-        redist_plan_set_create(a, NULL, be, NULL, &set, NULL);
-    redist_arrays_free(a);
-    return set;
-}
-
 int main(int argc, char **argv)
 {
     shmem_init();
@@ -116,7 +104,7 @@ int main(int argc, char **argv)
         redist_shmem_create(m, NULL, &ctx, NULL);
         redist_backend_t *be = ctx ? redist_shmem_backend(ctx, 0) : NULL;
         redist_plan_set_t *set =
-            made && be ? make(specs, made, REDIST_NO_BUDGET, be) : NULL;
+            made && be ? rp_set_make(specs, made, REDIST_NO_BUDGET, be) : NULL;
         uint64_t most = 0, sum = 0;
         if (set)
             rp_set_budgets(set, &most, &sum);
@@ -127,7 +115,7 @@ int main(int argc, char **argv)
                                        : REDIST_NO_BUDGET;
         if (set && budget != REDIST_NO_BUDGET) {
             redist_plan_set_free(set);
-            set = make(specs, made, budget, be);
+            set = rp_set_make(specs, made, budget, be);
         }
         if (set) {
             multi += redist_plan_set_num_rounds(set) > 1;
