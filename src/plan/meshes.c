@@ -25,6 +25,21 @@
  * collectives.  The plan is the best of this family; it is not proven
  * optimal over every plan (stats.optimal 0, "unproven": "two_mesh").
  *
+ * SAME DEVICES.  When both meshes hold the same devices and one mesh's
+ * axes are digits of the other's (each axis of size > 1 of the coarser
+ * mesh is a run of the finer mesh's axes, in any order, and the device
+ * lists are in the order this regrouping gives: regroup(), O(devices x
+ * axes) once), one more candidate joins each side: S = the target
+ * written on the source mesh (the whole move is a one-mesh plan on A,
+ * the transfer local), and R = the source written on the target mesh
+ * (when the source has no pending sums: the transfer local, the move a
+ * one-mesh plan on B).  So a reshape on the same devices is never worse
+ * than the one-mesh plan on either mesh, and it wins where the one-mesh
+ * solver's collectives on fast axes, or an S beyond the side's 96
+ * choices, beat the transfer (specs/meshes/grad-partial-same-devices-
+ * reshaped.json).  Meshes whose axes only a common refinement explains
+ * ((2,4) and (4,2) in order) keep the family alone.
+ *
  * THE TRANSFER.  Every device d of B needs its R block; each piece of it
  * lies in one S block (a box of the layout of S), held by every device of
  * A whose coordinates on the axes S shards name that block (replicas
@@ -422,6 +437,87 @@ static int candidates(const redist_type_t *base, const int ax[], int nax,
     return n;
 }
 
+/* ------------------------------------------- same devices, other shape */
+
+/* When the meshes hold the same devices and the axes of side `of`'s mesh
+ * are digits of side `on`'s (each axis of `of` of size > 1 is some axes
+ * of `on`, major first; every axis of `on` of size > 1 in exactly one;
+ * the devices in the order this regrouping and reordering of digits
+ * gives), run[c][0..nrun[c]) are the axes of `on` that axis c of `of` is
+ * made of.  Returns 1 then, else 0.  O(devices x axes) once per plan. */
+static int regroup(const redist_spec_t *s, int on, int of,
+                   int run[][REDIST_MAX_AXES], int nrun[])
+{
+    const redist_mesh_t *mf = rd_spec_side_mesh(s, on);
+    const redist_mesh_t *mt = rd_spec_side_mesh(s, of);
+    const int64_t *dt = s->two->dev[of], *pf = s->two->pos[on];
+    if (mf->ndevices != mt->ndevices || pf[dt[0]] != 0)
+        return 0;
+    uint32_t taken = 0;
+    for (int c = 0; c < mt->naxes; c++) {
+        nrun[c] = 0;
+        /* the axes of `on` that c steps through, minor first */
+        int64_t covered = 1;
+        int minor_first[REDIST_MAX_AXES];
+        while (covered < mt->size[c]) {
+            int64_t q = pf[dt[covered * mt->stride[c]]];
+            int a = 0;
+            while (a < mf->naxes && (mf->size[a] == 1 || mf->stride[a] != q))
+                a++;
+            if (a == mf->naxes || (taken >> a & 1u) ||
+                covered * mf->size[a] > mt->size[c] ||
+                mt->size[c] % (covered * mf->size[a]))
+                return 0;
+            taken |= 1u << a;
+            minor_first[nrun[c]++] = a;
+            covered *= mf->size[a];
+        }
+        for (int k = 0; k < nrun[c]; k++)
+            run[c][k] = minor_first[nrun[c] - 1 - k];
+    }
+    /* every device where the regrouped digits put it */
+    for (int64_t r = 0; r < mt->ndevices; r++) {
+        int64_t x = r, q = 0;
+        for (int c = mt->naxes - 1; c >= 0; c--) {
+            int64_t y = x % mt->size[c];
+            x /= mt->size[c];
+            for (int k = nrun[c] - 1; k >= 0; k--) {
+                int a = run[c][k];
+                q += y % mf->size[a] * mf->stride[a];
+                y /= mf->size[a];
+            }
+        }
+        if (pf[dt[r]] != q)
+            return 0;
+    }
+    return 1;
+}
+
+/* Type t of side `of`'s mesh as a type of side `on`'s mesh with the same
+ * block on every device (even layouts), when regroup() explains the
+ * meshes (a partial axis of size > 1 makes it 0: R carries none).  1:
+ * *out set. */
+static int same_devices_type(const redist_spec_t *s, int on, int of,
+                             const redist_type_t *t, redist_type_t *out)
+{
+    int run[REDIST_MAX_AXES][REDIST_MAX_AXES], nrun[REDIST_MAX_AXES];
+    const redist_mesh_t *mt = rd_spec_side_mesh(s, of);
+    for (int c = 0; c < mt->naxes; c++)
+        if (t->partial >> c & 1u && mt->size[c] > 1)
+            return 0;
+    if (!regroup(s, on, of, run, nrun))
+        return 0;
+    redist_type_init(out, t->ndims);
+    for (int i = 0; i < t->ndims; i++)
+        for (int k = 0; k < t->dim_naxes[i]; k++) {
+            int c = t->dims[i][k];
+            for (int m = 0; m < nrun[c]; m++)
+                if (redist_type_push_axis(out, i, run[c][m]))
+                    return 0;
+        }
+    return 1;
+}
+
 /* A candidate phase: its endpoint, its plan (NULL: not plannable). */
 typedef struct cand {
     rd_mside m;
@@ -463,6 +559,18 @@ static redist_status_t side_cands(const redist_spec_t *s, int side,
               : s->two->ndevices > 256 ? 8
                                        : MAX_CHOICES;
     int n = candidates(&base, ax, nax, s->shape, max, types);
+    /* The same devices in another shape or order: the whole move as a
+     * one-mesh plan on this side, the transfer then local.  On the
+     * source side S is the target written on the source mesh; on the
+     * target side R is the source written on the target mesh. */
+    redist_type_t same;
+    if (same_devices_type(s, side, !side, side ? &s->from : &s->to, &same)) {
+        int dup = 0;
+        for (int k = 0; k < n && !dup; k++)
+            dup = redist_type_equal(&types[k], &same);
+        if (!dup)
+            types[n++] = same;
+    }
     *nc = 0;
     redist_plan_options_t o = opts ? *opts : (redist_plan_options_t){0};
     redist_cost_model_t cm;
