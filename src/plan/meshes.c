@@ -44,18 +44,32 @@
  * lies in one S block (a box of the layout of S), held by every device of
  * A whose coordinates on the axes S shards name that block (replicas
  * differ on the other axes of A).  A device that holds the piece itself
- * copies it; otherwise the sender is the next replica in turn
- * (rd_transfer_walk: per S block a counter over the receivers in B's rank
- * order), so replicas share the sending.  Each byte crosses once.
+ * copies it; otherwise the replicas nearest d take turns (rd_transfer_walk:
+ * per S block a counter over the receivers in B's rank order), so
+ * replicas share the sending.  Nearest: with a cost model and d on A, the
+ * replicas that differ from d on the replicated axes only where the link
+ * is no slower than the level the sharded axes already force (on the
+ * others they take d's coordinates); without a model, or for d off A,
+ * every replica.  Each byte crosses once.  The choice is a pure function
+ * of the spec and the axis links, and a plan's executors walk with the
+ * plan's own model, so every rank names the same senders.
  *
  * COST.  recv_d = |R(d)| - |R(d) & S(d)| bytes (the part of its new block
- * a device does not already hold).  Modelled time: one message per peer,
- *     alpha_L * max(peers sent to, peers received from)
- *     + beta_L * max(bytes sent, bytes received)
- * maximised over devices, at the slowest link level of the source mesh's
- * axes and node (L; a model's axis links name the source mesh's axes, the
- * target mesh's phase runs on node links).  Per candidate pair the walk costs
- * O(|B| x pieces per device); phases are solved once per S and per R.
+ * a device does not already hold).  Each piece is one message, at the
+ * level between its sender and receiver: on A, the slowest axis link of
+ * the axes their coordinates differ on (a path along one axis at a time
+ * stays in that axis's groups, and "first differing level" is an
+ * ultrametric); off A, the slowest level of A's axes and at least node
+ * (nothing says where B's other devices are).  Modelled time:
+ *     max(sum alpha received, sum alpha sent)
+ *     + max(sum beta x bytes received, sum beta x bytes sent)
+ * over each device's messages, maximised over devices; with every
+ * message on one level L this is alpha_L x max(peers) + beta_L x max(bytes)
+ * exactly.  The target phase is costed with each axis of B at the
+ * slowest level between the first device of each of its groups and the
+ * others when all of B's devices lie on A, else on node (rd_meshes_
+ * phase_cost).  Per candidate pair the walk costs O(|B| x pieces per
+ * device); phases are solved once per S and per R.
  *
  * MEMORY.  Per device, the most it holds of any type on the path (a
  * device outside a type's mesh holds 0 of it); memory-efficient when that
@@ -138,15 +152,69 @@ redist_status_t rd_meshes_phase_spec(const redist_spec_t *s, int side,
     return st;
 }
 
+/* The level the source mesh's axis links give the message between global
+ * devices d1 and d2 of the source mesh: the slowest link of the axes on
+ * which their coordinates differ (each step along one axis stays within
+ * one of its groups, and the first differing level is an ultrametric);
+ * `far` when either device is outside the source mesh. */
+static int pair_link(const redist_spec_t *s, const redist_cost_model_t *cm,
+                     int far, int64_t d1, int64_t d2)
+{
+    const redist_mesh_t *ma = rd_spec_side_mesh(s, 0);
+    int64_t q1 = s->two->pos[0][d1], q2 = s->two->pos[0][d2];
+    if (q1 < 0 || q2 < 0)
+        return far;
+    int link = 0;
+    for (int a = 0; a < ma->naxes; a++)
+        if (q1 / ma->stride[a] % ma->size[a] !=
+                q2 / ma->stride[a] % ma->size[a] &&
+            cm->axis_link[a] > link)
+            link = cm->axis_link[a];
+    return link;
+}
+
+/* The level of a message that leaves the source mesh: the slowest of its
+ * axes' levels, and at least node (the meshes' devices may be far). */
+static int far_link(const redist_spec_t *s, const redist_cost_model_t *cm)
+{
+    int link = REDIST_LINK_NODE;
+    for (int a = 0; a < s->mesh.naxes; a++)
+        if (cm->axis_link[a] > link)
+            link = cm->axis_link[a];
+    return link;
+}
+
 const redist_cost_model_t *rd_meshes_phase_cost(
-    const redist_cost_model_t *cm, int side, redist_cost_model_t *tmp)
+    const redist_spec_t *s, const redist_cost_model_t *cm, int side,
+    redist_cost_model_t *tmp)
 {
     if (!side || !cm)
         return cm;
-    /* axis links name the source mesh's axes: the target's on node */
+    /* axis links name the source mesh's axes.  An axis of the target
+     * mesh whose devices all lie in the source mesh gets the slowest
+     * level between the first member of each of its groups and the
+     * others (pair_link); any other axis is on node. */
+    const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
+    int inside = 1, far = far_link(s, cm);
+    for (int64_t r = 0; r < mb->ndevices && inside; r++)
+        inside = s->two->pos[0][s->two->dev[1][r]] >= 0;
     *tmp = *cm;
     for (int a = 0; a < REDIST_MAX_AXES; a++)
         tmp->axis_link[a] = REDIST_LINK_NODE;
+    for (int c = 0; inside && c < mb->naxes; c++) {
+        int link = 0;
+        for (int64_t r = 0; r < mb->ndevices; r++) {
+            if (r / mb->stride[c] % mb->size[c])
+                continue; /* not the first of its group */
+            for (int64_t k = 1; k < mb->size[c]; k++) {
+                int l = pair_link(s, cm, far, s->two->dev[1][r],
+                                  s->two->dev[1][r + k * mb->stride[c]]);
+                if (l > link)
+                    link = l;
+            }
+        }
+        tmp->axis_link[c] = (uint8_t)link;
+    }
     return tmp;
 }
 
@@ -179,8 +247,9 @@ static int64_t first_block(const rd_layout *l, int i, int64_t x)
 }
 
 redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
-                                 const rd_mside *R, rd_piece_fn fn,
-                                 void *user)
+                                 const rd_mside *R,
+                                 const redist_cost_model_t *cm,
+                                 rd_piece_fn fn, void *user)
 {
     const redist_mesh_t *ma = rd_spec_side_mesh(s, 0);
     const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
@@ -245,12 +314,33 @@ redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
                 if (mine)
                     sender = q;
                 else {
-                    int64_t rho = (int64_t)(turn[lin]++ % (uint64_t)nrep);
+                    /* the replicas nearest the receiver take turns: with
+                     * links and a receiver in the source mesh, those that
+                     * differ from it on the replicated axes only where
+                     * the link is no slower than the axes S shards force
+                     * (the rest: its own coordinates); else all */
+                    uint32_t vary = ~used;
+                    int64_t nfree = nrep;
+                    if (cm && q >= 0) {
+                        int lmin = 0;
+                        for (int a = 0; a < ma->naxes; a++)
+                            if (used >> a & 1u && qc[a] != c[a] &&
+                                cm->axis_link[a] > lmin)
+                                lmin = cm->axis_link[a];
+                        nfree = 1;
+                        for (int a = 0; a < ma->naxes; a++)
+                            if (!(used >> a & 1u) && cm->axis_link[a] > lmin)
+                                vary &= ~(1u << a);
+                            else if (!(used >> a & 1u))
+                                nfree *= ma->size[a];
+                    }
+                    int64_t rho = (int64_t)(turn[lin]++ % (uint64_t)nfree);
                     for (int a = ma->naxes - 1; a >= 0; a--)
-                        if (!(used >> a & 1u)) {
+                        if (!(used >> a & 1u) && (vary >> a & 1u)) {
                             c[a] = rho % ma->size[a];
                             rho /= ma->size[a];
-                        }
+                        } else if (!(used >> a & 1u))
+                            c[a] = qc[a];
                     sender = redist_mesh_rank(ma, c);
                 }
                 fn(user, r, sender, plo, phi);
@@ -273,9 +363,12 @@ redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
 
 typedef struct tfig {
     const redist_spec_t *s;
+    const redist_cost_model_t *cm; /* NULL: bytes only */
+    int far, uniform; /* uniform: every message on level far */
     uint64_t *recv, *send; /* bytes, by global device */
     uint32_t *nrecv, *nsend; /* peers */
-    int64_t last_recv_r, last_sender;
+    double *t; /* not uniform: seconds per device, [4N]: alpha received,
+                * sent, beta received, sent */
 } tfig;
 
 static void count_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
@@ -292,6 +385,14 @@ static void count_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
     /* one piece per (receiver, sender): each sender holds one S block */
     f->nrecv[to]++;
     f->nsend[from]++;
+    if (f->t) {
+        int64_t N = s->two->ndevices;
+        int l = pair_link(s, f->cm, f->far, from, to);
+        f->t[to] += f->cm->alpha[l];
+        f->t[N + from] += f->cm->alpha[l];
+        f->t[2 * N + to] += f->cm->beta[l] * (double)b;
+        f->t[3 * N + from] += f->cm->beta[l] * (double)b;
+    }
 }
 
 redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
@@ -300,32 +401,40 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
                                         uint64_t *recv, double *time_s)
 {
     int64_t N = s->two->ndevices;
-    tfig f = {s, recv, calloc((size_t)N, sizeof(uint64_t)),
+    tfig f = {s, cm, 0, 1, recv, calloc((size_t)N, sizeof(uint64_t)),
               calloc((size_t)N, sizeof(uint32_t)),
-              calloc((size_t)N, sizeof(uint32_t)), -1, -1};
+              calloc((size_t)N, sizeof(uint32_t)), NULL};
+    if (cm) {
+        f.far = far_link(s, cm);
+        for (int a = 0; a < s->mesh.naxes; a++)
+            if (s->mesh.size[a] > 1 && cm->axis_link[a] != f.far)
+                f.uniform = 0;
+        if (!f.uniform)
+            f.t = calloc((size_t)N * 4, sizeof *f.t);
+    }
     memset(recv, 0, (size_t)N * sizeof *recv);
     redist_status_t st = REDIST_ERR_NOMEM;
-    if (f.send && f.nrecv && f.nsend)
-        st = rd_transfer_walk(s, S, R, count_piece, &f);
+    if (f.send && f.nrecv && f.nsend && (f.uniform || f.t))
+        st = rd_transfer_walk(s, S, R, cm, count_piece, &f);
     *time_s = 0;
-    if (!st && cm) {
-        int link = 0;
-        for (int a = 0; a < s->mesh.naxes; a++)
-            if (cm->axis_link[a] > link)
-                link = cm->axis_link[a];
-        if (link < REDIST_LINK_NODE)
-            link = REDIST_LINK_NODE; /* the meshes' devices may be far */
-        for (int64_t d = 0; d < N; d++) {
+    for (int64_t d = 0; !st && cm && d < N; d++) {
+        double t;
+        if (f.t) /* each message at its pair's level */
+            t = (f.t[d] > f.t[N + d] ? f.t[d] : f.t[N + d]) +
+                (f.t[2 * N + d] > f.t[3 * N + d] ? f.t[2 * N + d]
+                                                 : f.t[3 * N + d]);
+        else {
             uint32_t m = f.nrecv[d] > f.nsend[d] ? f.nrecv[d] : f.nsend[d];
             uint64_t b = recv[d] > f.send[d] ? recv[d] : f.send[d];
-            double t = cm->alpha[link] * m + cm->beta[link] * (double)b;
-            if (t > *time_s)
-                *time_s = t;
+            t = cm->alpha[f.far] * m + cm->beta[f.far] * (double)b;
         }
+        if (t > *time_s)
+            *time_s = t;
     }
     free(f.send);
     free(f.nrecv);
     free(f.nsend);
+    free(f.t);
     return st;
 }
 
@@ -575,7 +684,7 @@ static redist_status_t side_cands(const redist_spec_t *s, int side,
     redist_plan_options_t o = opts ? *opts : (redist_plan_options_t){0};
     redist_cost_model_t cm;
     o.max_peak_bytes = 0; /* judged on the whole plan */
-    o.cost = rd_meshes_phase_cost(o.cost, side, &cm);
+    o.cost = rd_meshes_phase_cost(s, o.cost, side, &cm);
     for (int k = 0; k < n; k++) {
         redist_spec_t *ps = NULL;
         redist_error_t e;

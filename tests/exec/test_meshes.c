@@ -14,7 +14,17 @@
  * order this gives), even shapes, random axis links.  The two-mesh plan
  * must be at least as good, under its objective, as the one-mesh plan on
  * the source mesh to the target written there (built here from the
- * regrouping), and run exact.  Arguments: CASES [SEED].
+ * regrouping), and run exact.
+ *
+ * Then the transfer under random axis links of the source mesh: every
+ * piece comes from a device whose S block holds it (found from every
+ * device's S block, not from the walk); a receiver on the source mesh
+ * gets it from a holder at the least link level any holder has (the
+ * level of two devices: the slowest link of the axes their coordinates
+ * differ on); and the transfer's modelled time is each device's
+ * messages at their pair's levels (a device outside the source mesh: the
+ * slowest source axis, at least node); the plan runs exact.  Arguments:
+ * CASES [SEED].
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +32,7 @@
 
 #include <jansson.h>
 
+#include "../../src/exec/meshes.h"
 #include "../common/random_plan.h"
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
@@ -195,6 +206,141 @@ out:
     redist_mesh_free(mb);
 }
 
+/* Level between global devices d and e (test's own: the slowest link of
+ * the source-mesh axes their coordinates differ on; far when either is
+ * outside the source mesh). */
+static int level(const redist_spec_t *s, const redist_cost_model_t *cm,
+                 int far, int64_t d, int64_t e)
+{
+    const redist_mesh_t *ma = redist_spec_side_mesh(s, REDIST_SIDE_FROM);
+    int64_t rd = -1, re = -1;
+    for (int64_t r = 0; r < redist_mesh_num_devices(ma); r++) {
+        int64_t g = redist_spec_mesh_device(s, REDIST_SIDE_FROM, r);
+        rd = g == d ? r : rd;
+        re = g == e ? r : re;
+    }
+    if (rd < 0 || re < 0)
+        return far;
+    int64_t cd[REDIST_MAX_AXES], ce[REDIST_MAX_AXES];
+    redist_mesh_coords(ma, rd, cd);
+    redist_mesh_coords(ma, re, ce);
+    int l = 0;
+    for (int a = 0; a < redist_mesh_num_axes(ma); a++)
+        if (cd[a] != ce[a] && cm->axis_link[a] > l)
+            l = cm->axis_link[a];
+    return l;
+}
+
+static int inside(const rd_tlists *t, const int64_t lo[], const int64_t sh[])
+{
+    for (int i = 0; i < t->ndims; i++)
+        if (lo[i] < t->s_lo[i] ||
+            lo[i] + sh[i] > t->s_lo[i] + t->s_shape[i])
+            return 0;
+    return 1;
+}
+
+static void senders_case(rp_tally *t, int *nearer)
+{
+    redist_spec_t *spec = NULL;
+    int kind;
+    redist_plan_t *plan = NULL;
+    rd_tlists *tl = NULL;
+    double *tm = NULL;
+    if (rp_meshes_spec(&rng, 8, &kind, &spec, NULL))
+        return;
+    const redist_mesh_t *ma = redist_spec_side_mesh(spec, REDIST_SIDE_FROM);
+    redist_cost_model_t cm;
+    redist_cost_model_default(&cm);
+    int far = REDIST_LINK_NODE;
+    for (int a = 0; a < redist_mesh_num_axes(ma); a++) {
+        cm.axis_link[a] = (uint8_t)rp_in(&rng, 0, REDIST_LINK_COUNT - 1);
+        far = cm.axis_link[a] > far ? cm.axis_link[a] : far;
+    }
+    redist_plan_options_t po = {0};
+    po.cost = &cm;
+    redist_error_t err;
+    redist_error_clear(&err);
+    if (redist_plan_create(spec, &po, &plan, &err)) {
+        rp_fail(t, "senders", NULL, "plan: %s", err.text);
+        goto out;
+    }
+    int64_t N = redist_spec_num_devices(spec);
+    tl = calloc((size_t)N, sizeof *tl);
+    tm = calloc((size_t)N * 4, sizeof *tm);
+    if (!tl || !tm) {
+        rp_fail(t, "senders", plan, "out of memory");
+        goto out;
+    }
+    for (int64_t d = 0; d < N; d++)
+        if (rd_transfer_lists(plan, d, &tl[d])) {
+            rp_fail(t, "senders", plan, "lists");
+            goto out;
+        }
+    for (int64_t d = 0; d < N; d++)
+        for (int64_t k = 0; k < tl[d].nrecv; k++) {
+            const rd_tpiece *pc = &tl[d].recv[k];
+            int64_t lo[REDIST_MAX_DIMS];
+            for (int i = 0; i < tl[d].ndims; i++)
+                lo[i] = tl[d].r_lo[i] + pc->off[i];
+            int best = REDIST_LINK_COUNT, holds = 0;
+            for (int64_t e = 0; e < N; e++)
+                if (tl[e].in_src && inside(&tl[e], lo, pc->box)) {
+                    int l = level(spec, &cm, far, e, d);
+                    best = l < best ? l : best;
+                    holds |= e == pc->peer;
+                }
+            int got = level(spec, &cm, far, pc->peer, d);
+            if (!holds)
+                rp_fail(t, "senders", plan,
+                        "device %lld receives a piece from %lld, which "
+                        "does not hold it",
+                        (long long)d, (long long)pc->peer);
+            else if (got > best)
+                rp_fail(t, "senders", plan,
+                        "device %lld receives a piece from %lld over %s; "
+                        "a holder is at %s",
+                        (long long)d, (long long)pc->peer,
+                        redist_link_name((redist_link_t)got),
+                        redist_link_name((redist_link_t)best));
+            if (pc->peer == d)
+                continue;
+            *nearer += got < far;
+            double b = (double)pc->bytes;
+            tm[d] += cm.alpha[got];
+            tm[N + pc->peer] += cm.alpha[got];
+            tm[2 * N + d] += cm.beta[got] * b;
+            tm[3 * N + pc->peer] += cm.beta[got] * b;
+        }
+    double want = 0;
+    for (int64_t d = 0; d < N; d++) {
+        double x = (tm[d] > tm[N + d] ? tm[d] : tm[N + d]) +
+                   (tm[2 * N + d] > tm[3 * N + d] ? tm[2 * N + d]
+                                                  : tm[3 * N + d]);
+        want = x > want ? x : want;
+    }
+    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, k, &v);
+        if (v.op == REDIST_OP_TRANSFER &&
+            (v.time_s > want * (1 + 1e-9) + 1e-15 ||
+             v.time_s < want * (1 - 1e-9) - 1e-15))
+            rp_fail(t, "senders", plan,
+                    "transfer modelled %.9g s; its messages at their "
+                    "levels give %.9g s",
+                    v.time_s, want);
+    }
+    rp_sim_check(&rng, t, "senders", plan, UINT64_MAX);
+out:
+    if (tl)
+        for (int64_t d = 0; d < redist_spec_num_devices(spec); d++)
+            rd_tlists_free(&tl[d]);
+    free(tl);
+    free(tm);
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+}
+
 int main(int argc, char **argv)
 {
     int cases = argc > 1 ? atoi(argv[1]) : 300;
@@ -256,5 +402,11 @@ int main(int argc, char **argv)
     printf("regrouped: %d specs, %d plans as good as the one-mesh plan on "
            "the source mesh, %d failures\n",
            regroups, ties, t.failures);
+    int nearer = 0;
+    for (int i = 0; i < cases; i++)
+        senders_case(&t, &nearer);
+    printf("senders: %d specs under random axis links, %d messages below "
+           "the slowest level, %d failures\n",
+           cases, nearer, t.failures);
     return t.failures || none ? 1 : 0;
 }

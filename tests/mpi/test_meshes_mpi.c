@@ -2,8 +2,9 @@
  * Two-mesh plans over MPI (redist_mpi_execute_meshes, and one case in two
  * prepared and run twice on the same buffers; doc/meshes.md):
  * random two-mesh specs on at most the job's ranks (rp_meshes_spec; every
- * rank draws the same), planned under both objectives and run on
- * MPI_COMM_WORLD.  Every rank checks its target block exactly, its source
+ * rank draws the same), planned under both objectives (half the cases
+ * with random axis links of the source mesh: the transfer's senders are
+ * then the replicas nearest each receiver) and run on MPI_COMM_WORLD.  Every rank checks its target block exactly, its source
  * intact under REDIST_EXEC_PRESERVE_SRC, and its scratch high-water mark
  * within the promise; ranks outside both meshes pass NULL buffers.  Then
  * a call with a rank that passes another plan must fail on every rank.
@@ -40,6 +41,18 @@ int main(int argc, char **argv)
         for (int obj = 0; obj < 2; obj++) {
             redist_plan_options_t po = {0};
             po.objective = obj ? REDIST_OBJECTIVE_BYTES : REDIST_OBJECTIVE_TIME;
+            /* one time in two, random axis links (the same draw on every
+             * rank): the transfer's senders are then the replicas
+             * nearest each receiver */
+            redist_cost_model_t cm;
+            redist_cost_model_default(&cm);
+            const redist_mesh_t *ma =
+                redist_spec_side_mesh(spec, REDIST_SIDE_FROM);
+            for (int a = 0; a < redist_mesh_num_axes(ma); a++)
+                cm.axis_link[a] =
+                    (uint8_t)rp_in(&rng, 0, REDIST_LINK_COUNT - 1);
+            if (i % 4 < 2)
+                po.cost = &cm;
             redist_plan_t *plan = NULL;
             redist_error_t err;
             redist_error_clear(&err);
