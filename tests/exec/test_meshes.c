@@ -11,10 +11,11 @@
  *
  * Then regrouped meshes: the same devices, the target mesh's axes made of
  * the source mesh's (regrouped and reordered, the device list in the
- * order this gives), even shapes, random axis links.  The two-mesh plan
- * must be at least as good, under its objective, as the one-mesh plan on
- * the source mesh to the target written there (built here from the
- * regrouping), and run exact.
+ * order this gives), random axis links.  With even shapes the two-mesh
+ * plan must be at least as good, under its objective, as the one-mesh
+ * plan on the source mesh to the target written there (built here from
+ * the regrouping); every plan (one in three uneven, random rules) must
+ * verify and run exact.
  *
  * Then the transfer under random axis links of the source mesh: every
  * piece comes from a device whose S block holds it (found from every
@@ -146,19 +147,36 @@ static void regrouped_case(rp_tally *t, int *ties)
         for (int k = 0; k < to.dim_naxes[i]; k++)
             for (int m = 0; m < nrun[to.dims[i][k]]; m++)
                 redist_type_push_axis(&ta, i, run[to.dims[i][k]][m]);
+    /* one case in three uneven, with random rules on each side: then
+     * only verified and run (the one-mesh spec would have other blocks) */
+    int uneven = rp_next(&rng) % 3 == 0;
     int64_t shape[REDIST_MAX_DIMS];
-    for (int i = 0; i < nd; i++)
-        shape[i] = rp_lcm(rp_split_count(ma, &from, i),
-                          rp_split_count(ma, &ta, i)) *
-                   rp_in(&rng, 1, 3);
+    for (int i = 0; i < nd; i++) {
+        int64_t ka = rp_split_count(ma, &from, i);
+        int64_t kb = rp_split_count(ma, &ta, i);
+        shape[i] = uneven ? rp_in(&rng, 1, 2 * (ka > kb ? ka : kb) + 2)
+                          : rp_lcm(ka, kb) * rp_in(&rng, 1, 3);
+    }
     redist_placed_mesh_t pa = {"src", ma, da}, pb = {"dst", mb, db};
     if (redist_spec_create_meshes(&pa, &pb, nd, shape, REDIST_F32,
                                   &from, &to, REDIST_REDUCE_SUM, "regrouped",
                                   &two, &err) ||
-        redist_spec_create(ma, nd, shape, REDIST_F32, &from, &ta,
-                           REDIST_REDUCE_SUM, "one", &one, &err)) {
+        (!uneven &&
+         redist_spec_create(ma, nd, shape, REDIST_F32, &from, &ta,
+                            REDIST_REDUCE_SUM, "one", &one, &err))) {
         rp_fail(t, "regrouped", NULL, "spec: %s", err.text);
         goto out;
+    }
+    if (uneven) {
+        redist_layout_t la = {(redist_split_t)rp_in(&rng, 0, 2), {0}, {0}};
+        redist_layout_t lb = {(redist_split_t)rp_in(&rng, 0, 2), {0}, {0}};
+        redist_spec_t *u = NULL;
+        if (redist_spec_with_layouts(two, &la, &lb, &u, &err)) {
+            rp_fail(t, "regrouped", NULL, "layouts: %s", err.text);
+            goto out;
+        }
+        redist_spec_free(two);
+        two = u;
     }
     redist_cost_model_t cm;
     redist_cost_model_default(&cm);
@@ -175,7 +193,7 @@ static void regrouped_case(rp_tally *t, int *ties)
             continue;
         }
         redist_plan_stats(p2, &s2);
-        if (!redist_plan_create(one, &po, &p1, NULL)) {
+        if (one && !redist_plan_create(one, &po, &p1, NULL)) {
             redist_plan_stats(p1, &s1);
             if (s2.peak_bytes > s1.peak_bytes ||
                 (s2.peak_bytes == s1.peak_bytes &&
