@@ -23,6 +23,31 @@
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 
+/* Plan `spec` under `po` and run it: 1 when the call failed with
+ * REDIST_ERR_MISMATCH (the ranks were given different plans), else 0
+ * with a message naming `what`. */
+static int mismatched(const redist_spec_t *spec,
+                      const redist_plan_options_t *po, int rank,
+                      const char *what)
+{
+    redist_plan_t *p = NULL;
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_plan_create(spec, po, &p, &err);
+    uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank);
+    uint64_t db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
+    void *src = malloc(sb + 1), *dst = malloc(db + 1);
+    redist_status_t st = redist_mpi_execute_meshes(MPI_COMM_WORLD, p, src,
+                                                   dst, NULL, NULL, &err);
+    if (st != REDIST_ERR_MISMATCH)
+        fprintf(stderr, "rank %d: %s gave %s\n", rank, what,
+                redist_status_string(st));
+    free(src);
+    free(dst);
+    redist_plan_free(p);
+    return st == REDIST_ERR_MISMATCH;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -134,24 +159,8 @@ int main(int argc, char **argv)
             a = NULL;
             rp_meshes_spec(&r2, size, &kind, &a, NULL);
         } while (!a || redist_spec_num_devices(a) > size);
-        redist_plan_t *p = NULL;
-        redist_error_t err;
-        redist_error_clear(&err);
-        redist_plan_create(a, NULL, &p, &err);
-        uint64_t sb = redist_spec_device_bytes(a, REDIST_SIDE_FROM, rank);
-        uint64_t db = redist_spec_device_bytes(a, REDIST_SIDE_TO, rank);
-        void *src = malloc(sb + 1), *dst = malloc(db + 1);
-        redist_status_t st = redist_mpi_execute_meshes(MPI_COMM_WORLD, p, src,
-                                                       dst, NULL, NULL, &err);
-        diverged = st == REDIST_ERR_MISMATCH;
-        if (!diverged) {
-            fprintf(stderr, "rank %d: a diverging plan gave %s\n", rank,
-                    redist_status_string(st));
-            fails++;
-        }
-        free(src);
-        free(dst);
-        redist_plan_free(p);
+        diverged = mismatched(a, NULL, rank, "a diverging plan");
+        fails += !diverged;
         redist_spec_free(a);
     }
     /* the same spec and steps, but the last rank's plan chose its
@@ -168,7 +177,6 @@ int main(int argc, char **argv)
             db[d] = size / 2 + d;
         redist_mesh_t *ma = NULL, *mb = NULL;
         redist_spec_t *sp = NULL;
-        redist_plan_t *p = NULL;
         redist_type_t from, to;
         redist_type_init(&from, 2);
         redist_type_init(&to, 2);
@@ -187,23 +195,8 @@ int main(int argc, char **argv)
                                            : REDIST_LINK_CACHE;
         redist_plan_options_t po = {0};
         po.cost = &cm;
-        redist_error_t err;
-        redist_error_clear(&err);
-        redist_plan_create(sp, &po, &p, &err);
-        uint64_t sb = redist_spec_device_bytes(sp, REDIST_SIDE_FROM, rank);
-        uint64_t db2 = redist_spec_device_bytes(sp, REDIST_SIDE_TO, rank);
-        void *src = malloc(sb + 1), *dst = malloc(db2 + 1);
-        redist_status_t st = redist_mpi_execute_meshes(MPI_COMM_WORLD, p, src,
-                                                       dst, NULL, NULL, &err);
-        links_caught = st == REDIST_ERR_MISMATCH;
-        if (!links_caught) {
-            fprintf(stderr, "rank %d: plans with other axis links gave %s\n",
-                    rank, redist_status_string(st));
-            fails++;
-        }
-        free(src);
-        free(dst);
-        redist_plan_free(p);
+        links_caught = mismatched(sp, &po, rank, "plans with other axis links");
+        fails += !links_caught;
         redist_spec_free(sp);
         redist_mesh_free(ma);
         redist_mesh_free(mb);
