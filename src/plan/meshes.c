@@ -33,8 +33,9 @@
  * written on the source mesh (the whole move is a one-mesh plan on A,
  * the transfer local), and R = the source written on the target mesh
  * (when the source has no pending sums: the transfer local, the move a
- * one-mesh plan on B).  So a reshape on the same devices is never worse
- * than the one-mesh plan on either mesh, and it wins where the one-mesh
+ * one-mesh plan on B).  So a reshape on the same devices (even layouts)
+ * is never worse than the one-mesh plan on A, nor on B without pending
+ * sums, and it wins where the one-mesh
  * solver's collectives on fast axes, or an S beyond the side's 96
  * choices, beat the transfer (specs/meshes/grad-partial-same-devices-
  * reshaped.json).  Meshes whose axes only a common refinement explains
