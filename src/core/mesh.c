@@ -416,6 +416,12 @@ char *redist_type_format(const redist_type_t *type, const redist_mesh_t *mesh,
     return buf;
 }
 
+char *redist_mesh_format(const redist_mesh_t *mesh, char *buf, size_t size)
+{
+    rd_mesh_format(mesh, buf, size);
+    return buf;
+}
+
 void rd_mesh_format(const redist_mesh_t *m, char *buf, size_t size)
 {
     size_t pos = 0;
