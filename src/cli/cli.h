@@ -14,6 +14,11 @@
  *                  driver of one process per device) with run_mpi.c or
  *                  run_shmem.c; run_report.c prints the report
  *   launch.c       the agreement of the ranks under a launcher
+ *
+ * The command line is a user of the library: these files include only
+ * the public headers (include/), each other, system headers and the
+ * test-data pattern (src/testing/pattern.h), and call only redist_*
+ * functions (test cli-includes; README, "Layers").
  */
 #ifndef REDIST_CLI_H
 #define REDIST_CLI_H
