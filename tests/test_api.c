@@ -1382,6 +1382,18 @@ static void test_mesh_format(void)
     m = mesh2("pp", 1, NULL, 0);
     CHECK_STR(redist_mesh_format(m, buf, sizeof buf), "pp=1");
     redist_mesh_free(m);
+
+    const int64_t shape[3] = {4096, 28672, 1};
+    CHECK_STR(redist_shape_format(shape, 2, buf, sizeof buf), "[4096,28672]");
+    CHECK_STR(redist_shape_format(shape, 3, buf, sizeof buf),
+              "[4096,28672,1]");
+    CHECK_STR(redist_shape_format(shape, 0, buf, sizeof buf), "[]");
+    CHECK_STR(redist_shape_format(shape, 2, buf, 6), "[4096");
+    CHECK_STR(redist_shape_format(NULL, 2, buf, sizeof buf), "");
+    CHECK_STR(redist_shape_format(shape, -1, buf, sizeof buf), "");
+    CHECK_STR(redist_shape_format(shape, REDIST_MAX_DIMS + 1, buf,
+                                  sizeof buf), "");
+    CHECK(redist_shape_format(shape, 2, NULL, 8) == NULL);
 }
 
 static void test_error_set(void)

@@ -236,6 +236,12 @@ REDIST_API void redist_mesh_coords(const redist_mesh_t *mesh, int64_t rank,
  *  including the NUL).  Returns buf: "" for a NULL mesh.  NULL: NULL (when
  *  buf is NULL). */
 REDIST_API char *redist_mesh_format(const redist_mesh_t *mesh, char *buf, size_t size);
+/** Write a shape of `ndims` dims as "[4096,28672]", as printed plans show
+ *  global and local shapes, into buf (at most size bytes including the
+ *  NUL).  Returns buf: "" for a NULL shape or ndims outside
+ *  0..REDIST_MAX_DIMS.  NULL: NULL (when buf is NULL). */
+REDIST_API char *redist_shape_format(const int64_t shape[], int ndims, char *buf,
+                          size_t size);
 
 /* --------------------------------------------------------- sharding type */
 

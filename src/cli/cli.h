@@ -155,13 +155,11 @@ int cli_parse_u64(const char *s, uint64_t *out);
 double cli_now(void); /* monotonic seconds */
 /* "512 B", or "65536 B (64 KiB)" from 1 KiB on */
 void cli_fmt_bytes(uint64_t b, char *buf, size_t n);
-/* "[8,4]" */
-void cli_fmt_shape(const int64_t *s, int n, char *buf, size_t size);
-/* "x=0,y=1": the coordinates of device `rank` */
 /* Where global device `dev` of a spec sits: its coordinates, or on a
  * two-mesh spec "name:coords" for each mesh it is in. */
 void cli_fmt_device(const redist_spec_t *s, int64_t dev, char *buf,
                     size_t size);
+/* "x=0,y=1": the coordinates of device `rank` */
 void cli_fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
                     size_t size);
 /* snprintf appending at *pos into buf of `size` bytes: never overflows;

@@ -33,16 +33,6 @@ void cli_fmt_bytes(uint64_t b, char *buf, size_t n)
         snprintf(buf, n, "%llu B (%s)", (unsigned long long)b, human);
 }
 
-void cli_fmt_shape(const int64_t *s, int n, char *buf, size_t size)
-{
-    size_t pos = (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < n && pos < size; i++)
-        pos += (size_t)snprintf(buf + pos, size - pos, "%s%lld", i ? "," : "",
-                                (long long)s[i]);
-    if (pos < size)
-        snprintf(buf + pos, size - pos, "]");
-}
-
 void cli_fmt_device(const redist_spec_t *s, int64_t dev, char *buf,
                     size_t size)
 {

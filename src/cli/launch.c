@@ -339,9 +339,9 @@ void cli_fp_plan(cli_fp *fp, const redist_plan_t *plan, const int64_t *orig)
         redist_mesh_format(m, buf, sizeof buf);
         cli_fp_add(fp, "the mesh", "%s", buf);
     }
-    cli_fmt_shape(orig, nd, buf, sizeof buf);
+    redist_shape_format(orig, nd, buf, sizeof buf);
     cli_fp_add(fp, "the spec's shape", "%s", buf);
-    cli_fmt_shape(redist_spec_shape(s), nd, buf, sizeof buf);
+    redist_shape_format(redist_spec_shape(s), nd, buf, sizeof buf);
     cli_fp_add(fp, "the shape run", "%s", buf);
     cli_fp_add(fp, "the dtype", "%s", redist_dtype_name(redist_spec_dtype(s)));
     cli_fp_add(fp, "the reduction", "%s",
@@ -426,12 +426,7 @@ static void release(char *msg, size_t n)
 
 static long hash63(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ULL;
-    }
-    return (long)(h >> 1);
+    return (long)(cli_fp_hash(0xcbf29ce484222325ULL, s, strlen(s)) >> 1);
 }
 
 /* "redistplan: run: " and "run: " prefixes off, for "rank N: ..." */
