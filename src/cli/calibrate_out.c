@@ -73,9 +73,9 @@ static char *rank_map_json(char **names, int nhosts, const int64_t *hosts,
     if (!t)
         return NULL;
     cli_appendf(t, cap, &pos,
-               "{\n  \"comment\": \"written by redistplan calibrate: where "
-               "each rank of the job ran (logical PU indexes)\",\n"
-               "  \"hosts\": [");
+                "{\n  \"comment\": \"written by redistplan calibrate: where "
+                "each rank of the job ran (logical PU indexes)\",\n"
+                "  \"hosts\": [");
     for (int k = 0; k < nhosts; k++) {
         char *nm = dump_any(json_string(names[k]));
         if (!nm) {
@@ -88,7 +88,7 @@ static char *rank_map_json(char **names, int nhosts, const int64_t *hosts,
     cli_appendf(t, cap, &pos, "],\n  \"ranks\": [");
     for (int k = 0; k < n; k++)
         cli_appendf(t, cap, &pos, "%s\n    {\"host\": %lld, \"pu\": %d}",
-                   k ? "," : "", (long long)hosts[k], pus[k]);
+                    k ? "," : "", (long long)hosts[k], pus[k]);
     cli_appendf(t, cap, &pos, "\n  ]\n}\n");
     return t;
 }
@@ -195,7 +195,7 @@ static void describe_machine(const cal_setup *s, char *machine, size_t n)
         cli_appendf(machine, n, &pos, ", ... (%d hosts)", s->nhosts);
     if (s->model[0])
         cli_appendf(machine, n, &pos, " (%s%dx %s)",
-                   s->nhosts > 1 ? "each " : "", s->npkg, s->model);
+                    s->nhosts > 1 ? "each " : "", s->npkg, s->model);
     cal_ascii(machine);
 }
 
@@ -211,30 +211,30 @@ static void describe_method(const cal_opts *o, const cal_setup *s, int n,
     fmt_size(res->gbytes, gb, sizeof gb);
     method[0] = '\0';
     cli_appendf(method, size, &pos,
-               "MPI ping-pong (MPI_Send/MPI_Recv) between one pair of ranks "
-               "per link level (");
+                "MPI ping-pong (MPI_Send/MPI_Recv) between one pair of ranks "
+                "per link level (");
     if (!cm->nmeasured)
         cli_appendf(method, size, &pos, "none: %d rank%s", n,
-                   n == 1 ? "" : "s");
+                    n == 1 ? "" : "s");
     for (int l = 0, k = 0; l < NL; l++)
         if (cm->measured[l])
             cli_appendf(method, size, &pos, "%s%s: ranks %d-%d",
-                       k++ ? "; " : "", redist_link_name((redist_link_t)l),
-                       res->pairs[l][0], res->pairs[l][1]);
+                        k++ ? "; " : "", redist_link_name((redist_link_t)l),
+                        res->pairs[l][0], res->pairs[l][1]);
     cli_appendf(method, size, &pos,
-               "), %s and %s messages, minimum of %d round trips after %d "
-               "warm-up ones; alpha = one-way time of the small message, "
-               "beta = (one-way time of the large message - alpha) / its "
-               "bytes; gamma: f64 sum of two %s buffers with the executor's "
-               "reduction kernel on rank 0, minimum of %d; %d rank%s on %d "
-               "host%s, %s",
-               sb, lb, (int)o->reps, CAL_WARMUP, gb, (int)o->reps, n,
-               n == 1 ? "" : "s", s->nhosts, s->nhosts == 1 ? "" : "s",
-               s->all_bound ? (n == 1 ? "bound within one core"
-                                      : "each bound within one core")
-                            : (n == 1 ? "not bound to one core"
-                                      : "not all bound to one core (their "
-                                        "PU is where they last ran)"));
+                "), %s and %s messages, minimum of %d round trips after %d "
+                "warm-up ones; alpha = one-way time of the small message, "
+                "beta = (one-way time of the large message - alpha) / its "
+                "bytes; gamma: f64 sum of two %s buffers with the executor's "
+                "reduction kernel on rank 0, minimum of %d; %d rank%s on %d "
+                "host%s, %s",
+                sb, lb, (int)o->reps, CAL_WARMUP, gb, (int)o->reps, n,
+                n == 1 ? "" : "s", s->nhosts, s->nhosts == 1 ? "" : "s",
+                s->all_bound ? (n == 1 ? "bound within one core"
+                                       : "each bound within one core")
+                             : (n == 1 ? "not bound to one core"
+                                       : "not all bound to one core (their "
+                                         "PU is where they last ran)"));
 }
 
 /* The file's text, one level per line as in doc/topology.md; NULL when
@@ -256,16 +256,17 @@ static char *file_text(const char *machine, const char *method,
     }
     size_t cap = 4096 + strlen(method) + strlen(machine) * 2, pos = 0;
     if (ok && (full = malloc(cap))) {
-        cli_appendf(full, cap, &pos, "{\n  \"machine\": %s,\n  \"method\": %s,\n"
-                                    "  \"links\": {",
-                   mj, tj);
+        cli_appendf(full, cap, &pos,
+                    "{\n  \"machine\": %s,\n  \"method\": %s,\n"
+                    "  \"links\": {",
+                    mj, tj);
         for (int l = 0, k = 0; l < NL; l++)
             if (cm->measured[l])
                 cli_appendf(full, cap, &pos, "%s\n    \"%s\": %s",
-                           k++ ? "," : "",
-                           redist_link_name((redist_link_t)l), lj[l]);
+                            k++ ? "," : "",
+                            redist_link_name((redist_link_t)l), lj[l]);
         cli_appendf(full, cap, &pos, "%s},\n  \"gamma\": %s\n}\n",
-                   cm->nmeasured ? "\n  " : "", gj);
+                    cm->nmeasured ? "\n  " : "", gj);
     }
     free(mj);
     free(tj);

@@ -40,16 +40,16 @@ static void judge(const redist_plan_t *plan, const redist_expect_t *ex,
     out[0] = '\0';
     if (ex->has_max_collectives && s.collectives > ex->max_collectives)
         cli_appendf(out, size, &pos, "%s%d collectives > max_collectives %lld",
-                   pos ? "; " : "", s.collectives,
-                   (long long)ex->max_collectives);
+                    pos ? "; " : "", s.collectives,
+                    (long long)ex->max_collectives);
     if (ex->has_max_recv_bytes && s.recv_bytes > ex->max_recv_bytes)
         cli_appendf(out, size, &pos, "%srecv %llu bytes > max_recv_bytes %llu",
-                   pos ? "; " : "", (unsigned long long)s.recv_bytes,
-                   (unsigned long long)ex->max_recv_bytes);
+                    pos ? "; " : "", (unsigned long long)s.recv_bytes,
+                    (unsigned long long)ex->max_recv_bytes);
     if (ex->has_max_peak_bytes && s.peak_bytes > ex->max_peak_bytes)
         cli_appendf(out, size, &pos, "%speak %llu bytes > max_peak_bytes %llu",
-                   pos ? "; " : "", (unsigned long long)s.peak_bytes,
-                   (unsigned long long)ex->max_peak_bytes);
+                    pos ? "; " : "", (unsigned long long)s.peak_bytes,
+                    (unsigned long long)ex->max_peak_bytes);
     if (!ex->has_ops)
         return;
     int n = redist_plan_num_steps(plan), same = n == ex->nops;
@@ -65,7 +65,7 @@ static void judge(const redist_plan_t *plan, const redist_expect_t *ex,
         redist_step_view_t v;
         redist_plan_step(plan, i, &v);
         cli_appendf(out, size, &pos, "%s%s", i ? ", " : "",
-                   redist_op_name(v.op));
+                    redist_op_name(v.op));
     }
     cli_appendf(out, size, &pos, "], expected [");
     for (int i = 0; i < ex->nops; i++)
@@ -111,7 +111,7 @@ static void passed(const redist_plan_t *plan, const redist_expect_t *ex,
         cli_appendf(r->reason, sizeof r->reason, &pos, "; objective bytes");
     else
         cli_appendf(r->reason, sizeof r->reason, &pos,
-                   "; objective time, %.2f us modelled", s.time_s * 1e6);
+                    "; objective time, %.2f us modelled", s.time_s * 1e6);
 }
 
 /* A spec with "arrays": the set must plan under its budget, and every
@@ -161,15 +161,15 @@ static void check_set(const char *path, const redist_arrays_t *arrays,
         redist_plan_set_stats(set, &t);
         size_t pos = 0;
         cli_appendf(r->reason, sizeof r->reason, &pos,
-                   "%d arrays in %d round%s, scratch %llu bytes per device",
-                   t.narrays, t.nrounds, t.nrounds == 1 ? "" : "s",
-                   (unsigned long long)t.scratch_bytes);
+                    "%d arrays in %d round%s, scratch %llu bytes per device",
+                    t.narrays, t.nrounds, t.nrounds == 1 ? "" : "s",
+                    (unsigned long long)t.scratch_bytes);
         if (t.budget_bytes != REDIST_NO_BUDGET)
             cli_appendf(r->reason, sizeof r->reason, &pos,
-                       " (budget %llu)", (unsigned long long)t.budget_bytes);
+                        " (budget %llu)", (unsigned long long)t.budget_bytes);
         cli_appendf(r->reason, sizeof r->reason, &pos,
-                   "; every array's plan verified and meets its expect%s",
-                   t.memory_efficient ? "" : " (bound not met)");
+                    "; every array's plan verified and meets its expect%s",
+                    t.memory_efficient ? "" : " (bound not met)");
     }
     redist_plan_set_free(set);
 }

@@ -357,11 +357,11 @@ void cli_fp_plan(cli_fp *fp, const redist_plan_t *plan, const int64_t *orig)
         redist_step_view_t v;
         redist_plan_step(plan, k, &v);
         cli_appendf(buf, sizeof buf, &pos, "%s%s", k ? " " : "",
-                   redist_op_name(v.op));
+                    redist_op_name(v.op));
         if (v.axis >= 0)
             cli_appendf(buf, sizeof buf, &pos, "(%s)",
-                       redist_mesh_axis_name(
-                           redist_spec_side_mesh(s, v.mesh), v.axis));
+                        redist_mesh_axis_name(
+                            redist_spec_side_mesh(s, v.mesh), v.axis));
     }
     cli_fp_add(fp, "the plan", "%s%s[%016llx]", buf, pos ? " " : "",
                (unsigned long long)redist_plan_hash(plan));
@@ -643,9 +643,9 @@ int cli_launch_failed(int bad, const redist_error_t *err, const char *what)
     msg[0] = '\0';
     if (bad && err && err->status)
         cli_appendf(msg, sizeof msg, &pos, "redistplan: %s\n",
-                   redist_error_format(err, e, sizeof e));
+                    redist_error_format(err, e, sizeof e));
     if (bad && (what || !pos))
         cli_appendf(msg, sizeof msg, &pos, "redistplan: %s: %s\n", L.cmd,
-                   what ? what : "failed");
+                    what ? what : "failed");
     return cli_launch_report(bad, msg);
 }

@@ -125,8 +125,8 @@ static int alloc(shmem_run *m, uint64_t S, uint64_t T)
 {
     int m0 = 0, m1 = 0, m2 = 0; /* this PE's allocation failed */
     m->symmetric = !m->args->private_buffers;
-    m->all = redist_shmem_malloc_all(m->ctx, sizeof *m->all * (size_t)shmem_n_pes(),
-                                 &m0);
+    m->all = redist_shmem_malloc_all(
+        m->ctx, sizeof *m->all * (size_t)shmem_n_pes(), &m0);
     if (m->all && m->symmetric &&
         (m->src = redist_shmem_malloc_all(m->ctx, S ? (size_t)S : 1, &m1)))
         m->dst = redist_shmem_malloc_all(m->ctx, T ? (size_t)T : 1, &m2);

@@ -231,8 +231,8 @@ static int print_axes(const redist_placement_t *pl, const redist_mesh_t *m,
         for (int l = REDIST_LINK_COUNT - 1; l >= 0; l--)
             if (ax.groups_at[l])
                 cli_appendf(groups, sizeof groups, &pos, "%s%lld %s",
-                           pos ? ", " : "", (long long)ax.groups_at[l],
-                           redist_link_name((redist_link_t)l));
+                            pos ? ", " : "", (long long)ax.groups_at[l],
+                            redist_link_name((redist_link_t)l));
         snprintf(linkname, sizeof linkname, "%s%s",
                  redist_link_name((redist_link_t)cm->axis_link[a]),
                  cm->axis_link[a] != from_topo->axis_link[a] ? "*" : "");
