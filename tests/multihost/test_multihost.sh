@@ -74,16 +74,28 @@ job() {
     ok
 }
 
-# expect_ok TAG K NP ARGS...: `redistplan run ARGS` exact on NP ranks
+# want_map NP K: the host of each rank, as `redistplan run` prints what
+# every rank discovered (rank r on host r / K)
+want_map() {
+    local r m=
+    for ((r = 0; r < $1; r++)); do m="$m${m:+ }$((r / $2))"; done
+    echo "$m"
+}
+
+# expect_ok TAG K NP ARGS...: `redistplan run ARGS` exact on NP ranks;
+# on 2 hosts or more, the hosts discovered at run time must be the
+# layout's (redist_mpi_discover_hosts, printed by run)
 expect_ok() {
-    local tag=$1 per=$2 np=$3
+    local tag=$1 per=$2 np=$3 map
     shift 3
     job "$tag" "$per" "$np" "$rp" run "$@" --backend mpi
-    if [ "$rc" -eq 0 ] && [[ $out == *"exact: $np ranks"* ]]; then
+    map="hosts     $hosts discovered, host of each rank: $(want_map "$np" "$per")"
+    if [ "$rc" -eq 0 ] && [[ $out == *"exact: $np ranks"* ]] &&
+       { [ "$hosts" -eq 1 ] || [[ $out == *"$map"* ]]; }; then
         ok
         printf '  %-58s %d hosts x %d  %5d ms\n' "$tag" "$hosts" "$per" "$ms"
     else
-        bad "$tag on $hosts hosts x $per: $why"
+        bad "$tag on $hosts hosts x $per: $why (expected exact and '$map')"
         echo "$out" | sed 's/^/    /'
     fi
 }
@@ -107,6 +119,20 @@ if [ "$rc" -ne 0 ] && [[ $out != *"exact:"* ]] &&
    [[ $out == *"unable to reach each other"* || $out == *"show_help.c"* ]]; then ok; else
     bad "btl self,vader across 2 hosts: $why, expected Open MPI's 'unable to reach each other'"
     echo "$out" | sed 's/^/    /'
+fi
+
+# the library's own discovery (redist_mpi_discover_hosts): rank r on
+# mh(r / 2), a sub-communicator's hosts renumbered, failures on one rank
+# fail every rank (test_hosts.c)
+if [ -n "${MH_TEST_HOSTS:-}" ]; then
+    job "hosts discovered" 2 6 "$MH_TEST_HOSTS" 2
+    if [ "$rc" -eq 0 ] && [[ $out == *"6 ranks on 3 hosts: ok"* ]]; then
+        ok
+        printf '  %-58s %d hosts x %d  %5d ms\n' "hosts discovered (test_hosts)" "$hosts" 2 "$ms"
+    else
+        bad "test_hosts on 3 hosts x 2: $why"
+        echo "$out" | sed 's/^/    /'
+    fi
 fi
 
 echo "[${SECONDS}s] specs (mesh divided to fit, --shrink)"

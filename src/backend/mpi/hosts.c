@@ -1,0 +1,140 @@
+/*
+ * Which host each rank of a communicator runs on, discovered at run time
+ * (redist_mpi_discover_hosts, redist/mpi.h; doc/multihost.md).
+ *
+ * A host is a set of ranks that share memory: MPI_Comm_split_type with
+ * MPI_COMM_TYPE_SHARED, the group MPI itself would use shared memory
+ * within.  Each rank learns its group's lowest rank (an MPI_Allreduce MIN
+ * over the group) and the hash of its processor name
+ * (MPI_Get_processor_name, FNV-1a); one MPI_Allgather of these two words
+ * gives every rank the same table, from which every rank numbers the
+ * hosts 0, 1, ... in the order of their lowest ranks.  The two sources
+ * must tell the same story: two ranks of one group with different names,
+ * or two groups with the same name, is an error on every rank (the table
+ * is the same everywhere, so is the verdict).  The map is then agreed
+ * like a plan (rd_mpi_agree_comm over its hash), so a rank that saw
+ * another table fails with every other.
+ *
+ * Cost: one MPI_Comm_dup, one split, an allreduce over the group, an
+ * allgather of 16 bytes a rank, the agreement's allreduce: O(P) words of
+ * memory and traffic per rank (P the communicator's size), O(P) time.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+#include "../../core/internal.h"
+
+/* The hosts from the gathered (lowest rank of the group, name hash) of
+ * every rank into out[]: REDIST_OK, or the first inconsistency. */
+static redist_status_t number_hosts(const uint64_t *tab, int size,
+                                    int64_t *out, redist_error_t *err)
+{
+    int64_t nhosts = 0;
+    for (int r = 0; r < size; r++) {
+        uint64_t lead = tab[2 * r], name = tab[2 * r + 1];
+        if (lead > (uint64_t)r || tab[2 * lead] != lead)
+            return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                            "mpi: rank %d names rank %llu as the lowest "
+                            "rank sharing its memory, which it is not",
+                            r, (unsigned long long)lead);
+        if (lead == (uint64_t)r) {
+            for (int q = 0; q < r; q++)
+                if (tab[2 * q] == (uint64_t)q && tab[2 * q + 1] == name)
+                    return rd_error(
+                        err, REDIST_ERR_MISMATCH, NULL, NULL,
+                        "mpi: ranks %d and %d report the same processor "
+                        "name but share no memory (MPI_COMM_TYPE_SHARED): "
+                        "two hosts with one name",
+                        q, r);
+            out[r] = nhosts++;
+        } else if (tab[2 * lead + 1] != name) {
+            return rd_error(err, REDIST_ERR_MISMATCH, NULL, NULL,
+                            "mpi: ranks %llu and %d share memory "
+                            "(MPI_COMM_TYPE_SHARED) but report different "
+                            "processor names",
+                            (unsigned long long)lead, r);
+        } else {
+            out[r] = out[lead];
+        }
+    }
+    return REDIST_OK;
+}
+
+redist_status_t redist_mpi_discover_hosts(MPI_Comm comm, int64_t nranks,
+                                          int64_t hosts[],
+                                          redist_error_t *err)
+{
+    int init = 0, fin = 0, size = 0, rank = 0, rc;
+    if (comm == MPI_COMM_NULL)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "comm",
+                        "MPI_COMM_NULL communicator");
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "mpi: MPI is not initialised (or already "
+                        "finalised)");
+    MPI_Comm c = MPI_COMM_NULL, shm = MPI_COMM_NULL;
+    if ((rc = MPI_Comm_dup(comm, &c)) != MPI_SUCCESS)
+        return rd_mpi_fail(err, rc, "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_size(c, &size);
+    MPI_Comm_rank(c, &rank);
+
+    /* local checks, agreed before the collectives that follow */
+    redist_status_t st = REDIST_OK;
+    uint64_t *tab = rd_mpi_malloc(2 * (size_t)size * sizeof *tab);
+    int64_t *map = rd_mpi_malloc((size_t)size * sizeof *map);
+    if (!tab || !map)
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    else if (!hosts)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "hosts",
+                      "NULL hosts array");
+    else if (nranks != size)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "nranks",
+                      "nranks is %lld but the communicator has %d rank%s",
+                      (long long)nranks, size, size == 1 ? "" : "s");
+    st = rd_mpi_agree_comm(c, rank, st, RD_FNV_BASIS,
+                           "the ranks differ", err);
+
+    char name[MPI_MAX_PROCESSOR_NAME + 1];
+    int len = 0, lead = rank;
+    uint64_t me[2];
+    if (!st && (rc = MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, rank,
+                                         MPI_INFO_NULL, &shm)) !=
+                   MPI_SUCCESS)
+        st = rd_mpi_fail(err, rc, "MPI_Comm_split_type");
+    if (!st && (rc = MPI_Allreduce(&rank, &lead, 1, MPI_INT, MPI_MIN,
+                                   shm)) != MPI_SUCCESS)
+        st = rd_mpi_fail(err, rc, "MPI_Allreduce (hosts)");
+    if (!st) {
+        memset(name, 0, sizeof name);
+        if ((rc = MPI_Get_processor_name(name, &len)) != MPI_SUCCESS)
+            st = rd_mpi_fail(err, rc, "MPI_Get_processor_name");
+        me[0] = (uint64_t)lead;
+        me[1] = rd_fnv(RD_FNV_BASIS, name, strlen(name));
+    }
+    if (!st && (rc = MPI_Allgather(me, 2, MPI_UINT64_T, tab, 2,
+                                   MPI_UINT64_T, c)) != MPI_SUCCESS)
+        st = rd_mpi_fail(err, rc, "MPI_Allgather (hosts)");
+    /* the same table everywhere, so the same verdict and map */
+    if (!st)
+        st = number_hosts(tab, size, map, err);
+    if (!st) {
+        uint64_t h = RD_FNV_BASIS;
+        for (int r = 0; r < size; r++)
+            h = rd_fnv_u64(h, (uint64_t)map[r]);
+        st = rd_mpi_agree_comm(c, rank, REDIST_OK, h,
+                               "the ranks discovered different host maps",
+                               err);
+    }
+    if (!st)
+        memcpy(hosts, map, (size_t)size * sizeof *map);
+    if (shm != MPI_COMM_NULL)
+        MPI_Comm_free(&shm);
+    MPI_Comm_free(&c);
+    free(tab);
+    free(map);
+    return st;
+}
