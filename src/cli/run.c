@@ -494,9 +494,10 @@ static void fingerprint(const run_args *a, const run_state *st,
  * (discovered at run time, cli_mpi_host_links) go on the network level
  * of the model (the built-in one, or the --cost file's), and the spec is
  * planned again at the shape run.  The new plan replaces the agreed one
- * when it fits --max-bytes; every rank decides alike (the host map is
- * agreed, planning is a pure function of it), and the backend agrees on
- * the plan before it runs.  One host, or a two-mesh spec: unchanged.
+ * when it fits --max-bytes (with --shrink, it is shrunk further when it
+ * needs more scratch); every rank decides alike (the host map is agreed,
+ * planning is a pure function of it), and the backend agrees on the plan
+ * before it runs.  One host, or a two-mesh spec: unchanged.
  * Collective; 0, or CLI_BAD_INPUT on every rank. */
 static int rehost(const run_args *a, run_state *st, cli_run *r)
 {
@@ -521,7 +522,7 @@ static int rehost(const run_args *a, run_state *st, cli_run *r)
     const char *kept = NULL;
     if (redist_plan_create(st->spec, &o, &p, &err))
         kept = "no plan under the network level";
-    else if (sim_bytes(p, NULL, &r->opts) > a->max_bytes)
+    else if (!a->shrink && sim_bytes(p, NULL, &r->opts) > a->max_bytes)
         kept = "the new plan does not fit --max-bytes";
     if (rank <= 0)
         printf("hosts     %lld discovered, host of each rank: %s\n"
@@ -535,7 +536,10 @@ static int rehost(const run_args *a, run_state *st, cli_run *r)
     }
     redist_plan_free(st->plan);
     st->plan = p;
-    r->plan = p;
+    /* with --shrink, a plan that needs more scratch runs smaller */
+    int rc = fit(a, st, &r->opts);
+    r->plan = st->plan;
+    return rc;
 #else
     (void)a;
     (void)st;
