@@ -65,16 +65,12 @@ redist_status_t redist_mpi_discover_hosts(MPI_Comm comm, int64_t nranks,
                                           int64_t hosts[],
                                           redist_error_t *err)
 {
-    int init = 0, fin = 0, size = 0, rank = 0, rc;
+    int size = 0, rank = 0, rc;
     if (comm == MPI_COMM_NULL)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "comm",
                         "MPI_COMM_NULL communicator");
-    MPI_Initialized(&init);
-    MPI_Finalized(&fin);
-    if (!init || fin)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "mpi: MPI is not initialised (or already "
-                        "finalised)");
+    if (rd_mpi_running(err))
+        return REDIST_ERR_INVALID;
     MPI_Comm c = MPI_COMM_NULL, shm = MPI_COMM_NULL;
     if ((rc = MPI_Comm_dup(comm, &c)) != MPI_SUCCESS)
         return rd_mpi_fail(err, rc, "MPI_Comm_dup");
