@@ -15,7 +15,10 @@
  *    rank with REDIST_ERR_INVALID / REDIST_ERR_NOMEM and a message, and
  *    leaves every rank's array unwritten; MPI_COMM_NULL fails at once;
  *  - after the failures, a good call still succeeds (nothing left
- *    half-collective).
+ *    half-collective);
+ *  - the verdicts on gathered tables no real MPI gives: two hosts with
+ *    one name, ranks sharing memory with two names, a bad lowest rank
+ *    (rd_mpi_number_hosts).
  * Prints "test_hosts: N ranks on H hosts: ok" on rank 0; exit 0, or 1
  * after the failures on any rank.
  */
@@ -62,12 +65,45 @@ static void bad_call(const char *what, int64_t nranks, int null_here,
     free(h);
 }
 
+/* The verdicts on tables no real MPI gives (rd_mpi_number_hosts). */
+static void tables(void)
+{
+    /* ranks 0,1 | 2 | 3,4 share memory; names a a b c c */
+    uint64_t good[10] = {0, 11, 0, 11, 2, 22, 3, 33, 3, 33};
+    int64_t out[5], want_map[5] = {0, 0, 1, 2, 2};
+    redist_error_t err = REDIST_ERROR_INIT;
+    CHECK(rd_mpi_number_hosts(good, 5, out, &err) == REDIST_OK &&
+              memcmp(out, want_map, sizeof out) == 0,
+          "a good table: %s", err.text);
+    struct {
+        const char *what, *says;
+        uint64_t tab[10];
+        redist_status_t st;
+    } bad[] = {
+        {"two hosts with one name", "two hosts with one name",
+         {0, 11, 0, 11, 2, 11, 3, 33, 3, 33}, REDIST_ERR_MISMATCH},
+        {"one host with two names", "different processor names",
+         {0, 11, 0, 12, 2, 22, 3, 33, 3, 33}, REDIST_ERR_MISMATCH},
+        {"a lowest rank above the rank", "which it is not",
+         {0, 11, 2, 11, 2, 22, 3, 33, 3, 33}, REDIST_ERR_BACKEND},
+        {"a lowest rank that is not its own", "which it is not",
+         {0, 11, 0, 11, 2, 22, 3, 33, 1, 33}, REDIST_ERR_BACKEND},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        redist_error_clear(&err);
+        redist_status_t st = rd_mpi_number_hosts(bad[k].tab, 5, out, &err);
+        CHECK(st == bad[k].st && strstr(err.text, bad[k].says),
+              "%s: status %d, message '%s'", bad[k].what, (int)st, err.text);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int per = argc > 1 ? atoi(argv[1]) : 0;
+    tables();
     int64_t *h = calloc((size_t)size, sizeof *h);
     redist_error_t err = REDIST_ERROR_INIT;
 

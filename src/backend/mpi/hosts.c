@@ -17,18 +17,35 @@
  *
  * Cost: one MPI_Comm_dup, one split, an allreduce over the group, an
  * allgather of 16 bytes a rank, the agreement's allreduce: O(P) words of
- * memory and traffic per rank (P the communicator's size), O(P) time.
+ * memory and traffic per rank (P the communicator's size), O(P log P)
+ * time (the names of the hosts sorted to find a name used twice).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mpi_impl.h"
+#include "mpi_internal.h"
 #include "../../core/internal.h"
 
+/* (name hash, lowest rank) of a host, sorted to find two with one name */
+typedef struct host_key {
+    uint64_t name, lead;
+} host_key;
+
+static int key_cmp(const void *a, const void *b)
+{
+    const host_key *x = a, *y = b;
+    if (x->name != y->name)
+        return x->name < y->name ? -1 : 1;
+    return x->lead < y->lead ? -1 : x->lead > y->lead;
+}
+
 /* The hosts from the gathered (lowest rank of the group, name hash) of
- * every rank into out[]: REDIST_OK, or the first inconsistency. */
+ * every rank into out[]: REDIST_OK, or the first inconsistency.  keys:
+ * room for `size` entries.  O(size log size). */
 static redist_status_t number_hosts(const uint64_t *tab, int size,
-                                    int64_t *out, redist_error_t *err)
+                                    int64_t *out, host_key *keys,
+                                    redist_error_t *err)
 {
     int64_t nhosts = 0;
     for (int r = 0; r < size; r++) {
@@ -39,14 +56,8 @@ static redist_status_t number_hosts(const uint64_t *tab, int size,
                             "rank sharing its memory, which it is not",
                             r, (unsigned long long)lead);
         if (lead == (uint64_t)r) {
-            for (int q = 0; q < r; q++)
-                if (tab[2 * q] == (uint64_t)q && tab[2 * q + 1] == name)
-                    return rd_error(
-                        err, REDIST_ERR_MISMATCH, NULL, NULL,
-                        "mpi: ranks %d and %d report the same processor "
-                        "name but share no memory (MPI_COMM_TYPE_SHARED): "
-                        "two hosts with one name",
-                        q, r);
+            keys[nhosts].name = name;
+            keys[nhosts].lead = lead;
             out[r] = nhosts++;
         } else if (tab[2 * lead + 1] != name) {
             return rd_error(err, REDIST_ERR_MISMATCH, NULL, NULL,
@@ -58,7 +69,28 @@ static redist_status_t number_hosts(const uint64_t *tab, int size,
             out[r] = out[lead];
         }
     }
+    qsort(keys, (size_t)nhosts, sizeof *keys, key_cmp);
+    for (int64_t k = 1; k < nhosts; k++)
+        if (keys[k].name == keys[k - 1].name)
+            return rd_error(err, REDIST_ERR_MISMATCH, NULL, NULL,
+                            "mpi: ranks %llu and %llu report the same "
+                            "processor name but share no memory "
+                            "(MPI_COMM_TYPE_SHARED): two hosts with one "
+                            "name",
+                            (unsigned long long)keys[k - 1].lead,
+                            (unsigned long long)keys[k].lead);
     return REDIST_OK;
+}
+
+redist_status_t rd_mpi_number_hosts(const uint64_t *tab, int size,
+                                    int64_t *out, redist_error_t *err)
+{
+    host_key *keys = malloc((size_t)(size > 0 ? size : 1) * sizeof *keys);
+    if (!keys)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    redist_status_t st = number_hosts(tab, size, out, keys, err);
+    free(keys);
+    return st;
 }
 
 redist_status_t redist_mpi_discover_hosts(MPI_Comm comm, int64_t nranks,
@@ -82,7 +114,8 @@ redist_status_t redist_mpi_discover_hosts(MPI_Comm comm, int64_t nranks,
     redist_status_t st = REDIST_OK;
     uint64_t *tab = rd_mpi_malloc(2 * (size_t)size * sizeof *tab);
     int64_t *map = rd_mpi_malloc((size_t)size * sizeof *map);
-    if (!tab || !map)
+    host_key *keys = rd_mpi_malloc((size_t)size * sizeof *keys);
+    if (!tab || !map || !keys)
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     else if (!hosts)
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "hosts",
@@ -116,7 +149,7 @@ redist_status_t redist_mpi_discover_hosts(MPI_Comm comm, int64_t nranks,
         st = rd_mpi_fail(err, rc, "MPI_Allgather (hosts)");
     /* the same table everywhere, so the same verdict and map */
     if (!st)
-        st = number_hosts(tab, size, map, err);
+        st = number_hosts(tab, size, map, keys, err);
     if (!st) {
         uint64_t h = RD_FNV_BASIS;
         for (int r = 0; r < size; r++)
@@ -132,5 +165,6 @@ redist_status_t redist_mpi_discover_hosts(MPI_Comm comm, int64_t nranks,
     MPI_Comm_free(&c);
     free(tab);
     free(map);
+    free(keys);
     return st;
 }
