@@ -243,7 +243,8 @@ done
 echo "[${SECONDS}s] calibrate across hosts on limited links"
 # mh0's and mh1's links limited to 100 Mbit/s (tc tbf at both ends, as
 # cluster.sh --link does); calibrate on 2 hosts x 2 must measure the
-# network level (ranks 0-2) near that rate, at most 1.25x it, and a level
+# network level (ranks 0-2) near that rate, at most 1.3x it (the token
+# bucket lets a 128 KiB burst through at once), and a level
 # within a host separately, at least 10x faster; the limits are then
 # lifted.  Without tc: one line says so, and the check is not counted.
 limit_links() { # add|del
@@ -274,7 +275,7 @@ bw_local = 1 / links[local[0]]["beta"]
 hosts = [r["host"] for r in ranks]
 if hosts[0] != hosts[1] or hosts[2] != hosts[3] or hosts[0] == hosts[2]:
     sys.exit("ranks placed on hosts %s, expected 2 per host" % hosts)
-if not 0.3 * 12.5e6 <= bw <= 1.25 * 12.5e6:
+if not 0.3 * 12.5e6 <= bw <= 1.3 * 12.5e6:
     sys.exit("network at %.1f MB/s, expected at most 12.5 (100 Mbit/s)" % (bw / 1e6))
 if bw_local < 10 * bw:
     sys.exit("%s at %.1f MB/s, not 10x the network's %.1f" % (local[0], bw_local / 1e6, bw / 1e6))
