@@ -153,8 +153,8 @@ int cli_mpi_run(const cli_mpi_args *m, const cli_run *r);
  * (redist_mpi_discover_hosts); the axes of `mesh` whose groups span hosts
  * go on REDIST_LINK_NETWORK in `model`, their names (mesh order) into
  * axes[size]; the host of each rank (the first 64) into map[msize].
- * The number of such axes (0 on one host), or -1 on every rank after
- * rank 0's message. */
+ * The number of such axes (0 on one host, or without MPI started), or
+ * -1 on every rank after rank 0's message. */
 int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
                        int64_t *nhosts, char *axes, size_t size, char *map,
                        size_t msize);

@@ -221,7 +221,11 @@ int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
                        int64_t *nhosts, char *axes, size_t size, char *map,
                        size_t msize)
 {
-    int n = 0, nr = 0, rank = 0;
+    int n = 0, nr = 0, rank = 0, init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin) /* no launcher: the driver says so */
+        return 0;
     MPI_Comm_size(MPI_COMM_WORLD, &nr);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int64_t *hosts = malloc((size_t)nr * sizeof *hosts);
