@@ -485,6 +485,67 @@ static void fingerprint(const run_args *a, const run_state *st,
 #endif
 }
 
+/* --------------------------------------------------------------- hosts */
+
+/* Under mpirun, after the agreement, with the time objective and no
+ * axis links or topology given: the mesh axes whose groups span hosts
+ * (discovered at run time, cli_mpi_host_links) go on the network level
+ * of the model (the built-in one, or the --cost file's), and the spec is
+ * planned again at the shape run.  The new plan replaces the agreed one
+ * when it fits --max-bytes (with --shrink, it is shrunk further when it
+ * needs more scratch); every rank decides alike (the host map is agreed,
+ * planning is a pure function of it), and the backend agrees on the plan
+ * before it runs.  One host, or a two-mesh spec: unchanged.
+ * Collective; 0, or CLI_BAD_INPUT on every rank. */
+static int rehost(const run_args *a, run_state *st, cli_run *r)
+{
+#ifdef REDIST_HAVE_MPI
+    if (a->which != RUN_MPI || a->cost.objective == REDIST_OBJECTIVE_BYTES ||
+        a->cost.axis_links || a->cost.topo.xml || a->cost.topo.synthetic ||
+        a->cost.topo.rank_map || redist_spec_num_meshes(st->spec) != 1)
+        return CLI_OK;
+    char axes[512], map[512];
+    int64_t nhosts = 0;
+    int rank = (int)cli_launch_rank();
+    int n = cli_mpi_host_links(redist_spec_mesh(st->spec), &st->cost, &nhosts,
+                               axes, sizeof axes, map, sizeof map);
+    if (n < 0)
+        return CLI_BAD_INPUT;
+    if (n == 0)
+        return CLI_OK;
+    redist_plan_options_t o = {.objective = REDIST_OBJECTIVE_TIME,
+                               .cost = &st->cost};
+    redist_plan_t *p = NULL;
+    redist_error_t err = REDIST_ERROR_INIT;
+    const char *kept = NULL;
+    if (redist_plan_create(st->spec, &o, &p, &err))
+        kept = "no plan under the network level";
+    else if (!a->shrink && sim_bytes(p, NULL, &r->opts) > a->max_bytes)
+        kept = "the new plan does not fit --max-bytes";
+    if (rank <= 0)
+        printf("hosts     %lld discovered, host of each rank: %s\n"
+               "  network   axes across hosts: %s; %s%s%s\n",
+               (long long)nhosts, map, axes,
+               kept ? "kept the agreed plan (" : "planned again",
+               kept ? kept : "", kept ? ")" : "");
+    if (kept) {
+        redist_plan_free(p);
+        return CLI_OK;
+    }
+    redist_plan_free(st->plan);
+    st->plan = p;
+    /* with --shrink, a plan that needs more scratch runs smaller */
+    int rc = fit(a, st, &r->opts);
+    r->plan = st->plan;
+    return rc;
+#else
+    (void)a;
+    (void)st;
+    (void)r;
+#endif
+    return CLI_OK;
+}
+
 /* ------------------------------------------------------------ command */
 
 /* A set over MPI: planned on every rank, the ranks agreed on the spec
@@ -607,7 +668,8 @@ static int run(const cli_command *self, int argc, char **argv)
         goto out;
     r.plan = st.plan;
     fingerprint(&a, &st, &r, &fp);
-    if ((rc = cli_launch_agree(&fp, a.which == RUN_SHMEM)) != 0)
+    if ((rc = cli_launch_agree(&fp, a.which == RUN_SHMEM)) != 0 ||
+        (rc = rehost(&a, &st, &r)) != 0)
         goto out;
     switch (a.which) {
 #ifdef REDIST_HAVE_MPI
