@@ -48,11 +48,12 @@ int rpy_mesh_from_py(PyObject *names, PyObject *sizes, redist_mesh_t **out);
  * of partial axis names. */
 PyObject *rpy_type_to_py(const redist_type_t *t, const redist_mesh_t *mesh);
 
-/* Device `rank`'s block of side `side` (REDIST_SIDE_FROM / _TO) as
- * global index ranges [lo[i], hi[i]) per dim, whatever the split rule
+/* Global device `rank`'s block of side `side` (REDIST_SIDE_FROM / _TO)
+ * as global index ranges [lo[i], hi[i]) per dim, whatever the split rule
  * (its blocks come from redist_spec_block_lengths; the block index of a
- * dim is its axes' coordinates, major first).  0, or -1 for a rank or
- * side out of range. */
+ * dim is its axes' coordinates in side's mesh, major first).  0; 1 for a
+ * device outside side's mesh (two meshes: it holds no block); -1 for a
+ * rank or side out of range. */
 int rpy_block_box(const redist_spec_t *s, int side, int64_t rank,
                   int64_t lo[], int64_t hi[]);
 

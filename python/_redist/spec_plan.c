@@ -136,20 +136,6 @@ static int spec_take(rpy_obj *self, redist_status_t st, redist_spec_t *s,
         rpy_raise(rpy_SpecError, st, err);
         return -1;
     }
-    if (redist_spec_num_meshes(s) == 2) {
-        /* the Python types name one mesh's axes: not yet (doc/meshes.md) */
-        redist_error_t e;
-        redist_error_clear(&e);
-        e.status = REDIST_ERR_INVALID;
-        snprintf(e.path, sizeof e.path, "meshes");
-        snprintf(e.text, sizeof e.text,
-                 "a spec over two meshes: not available from Python yet "
-                 "(plan and run it with redistplan or the C API; "
-                 "doc/meshes.md)");
-        redist_spec_free(s);
-        rpy_raise(rpy_SpecError, REDIST_ERR_INVALID, &e);
-        return -1;
-    }
     redist_spec_free(self->ptr);
     self->ptr = s;
     return 0;
@@ -232,16 +218,11 @@ static PyObject *expect_dict(const redist_spec_t *s)
     return d;
 }
 
-static PyObject *spec_info(PyObject *self, PyObject *unused)
+/* A mesh as ((name, size), ...) */
+static PyObject *mesh_axes(const redist_mesh_t *mesh)
 {
-    (void)unused;
-    const redist_spec_t *s = rpy_spec_of(self);
-    if (!s)
-        return NULL;
-    const redist_mesh_t *mesh = redist_spec_mesh(s);
-    int na = redist_mesh_num_axes(mesh), nd = redist_spec_ndims(s);
-    const int64_t *shape = redist_spec_shape(s);
-    PyObject *axes = PyTuple_New(na);
+    int na = redist_mesh_num_axes(mesh);
+    PyObject *axes = PyTuple_New(na > 0 ? na : 0);
     for (int a = 0; axes && a < na; a++) {
         PyObject *p = Py_BuildValue("(sL)", redist_mesh_axis_name(mesh, a),
                                     (long long)redist_mesh_axis_size(mesh, a));
@@ -250,48 +231,92 @@ static PyObject *spec_info(PyObject *self, PyObject *unused)
         else
             PyTuple_SET_ITEM(axes, a, p);
     }
+    return axes;
+}
+
+/* Side's mesh as (name, axes, devices): the global device of each of its
+ * ranks (row-major). */
+static PyObject *side_mesh(const redist_spec_t *s, int side)
+{
+    const redist_mesh_t *mesh = redist_spec_side_mesh(s, side);
+    int64_t n = redist_mesh_num_devices(mesh);
+    PyObject *dev = PyTuple_New(n > 0 ? (Py_ssize_t)n : 0);
+    for (int64_t r = 0; dev && r < n; r++) {
+        PyObject *x = PyLong_FromLongLong(redist_spec_mesh_device(s, side, r));
+        if (!x)
+            Py_CLEAR(dev);
+        else
+            PyTuple_SET_ITEM(dev, (Py_ssize_t)r, x);
+    }
+    if (!dev)
+        return NULL;
+    return Py_BuildValue("(sNN)", redist_spec_mesh_name(s, side),
+                         mesh_axes(mesh), dev);
+}
+
+static PyObject *spec_info(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    const redist_spec_t *s = rpy_spec_of(self);
+    if (!s)
+        return NULL;
+    const redist_mesh_t *mesh = redist_spec_mesh(s),
+                        *smesh = redist_spec_side_mesh(s, REDIST_SIDE_FROM),
+                        *dmesh = redist_spec_side_mesh(s, REDIST_SIDE_TO);
+    int nd = redist_spec_ndims(s);
+    const int64_t *shape = redist_spec_shape(s);
     int64_t sl[REDIST_MAX_DIMS], dl[REDIST_MAX_DIMS];
     /* uneven dims: local shapes differ per device (None below) */
     int uneven = redist_spec_is_uneven(s);
-    if (!uneven && (redist_type_local_shape(redist_spec_from(s), mesh, shape, sl) ||
-        redist_type_local_shape(redist_spec_to(s), mesh, shape, dl))) {
-        Py_XDECREF(axes);
+    if (!uneven && (redist_type_local_shape(redist_spec_from(s), smesh, shape, sl) ||
+        redist_type_local_shape(redist_spec_to(s), dmesh, shape, dl))) {
         PyErr_SetString(PyExc_RuntimeError, "redist: a loaded spec's type is invalid");
         return NULL;
     }
     static const char *const keys[] = {
         "name", "mesh", "shape", "dtype", "reduce", "src", "dst",
         "src_bytes", "dst_bytes", "src_local_shape", "dst_local_shape",
-        "expect", "src_split", "dst_split"};
+        "expect", "src_split", "dst_split", "num_meshes", "src_mesh",
+        "dst_mesh", "num_devices"};
     PyObject *vals[] = {
         PyUnicode_FromString(redist_spec_name(s)),
-        axes,
+        mesh_axes(mesh),
         shape_tuple(nd, shape),
         PyUnicode_FromString(redist_dtype_name(redist_spec_dtype(s))),
         PyUnicode_FromString(redist_reduce_name(redist_spec_reduce(s))),
-        rpy_type_to_py(redist_spec_from(s), mesh),
-        rpy_type_to_py(redist_spec_to(s), mesh),
+        rpy_type_to_py(redist_spec_from(s), smesh),
+        rpy_type_to_py(redist_spec_to(s), dmesh),
         PyLong_FromUnsignedLongLong(redist_spec_src_bytes(s)),
         PyLong_FromUnsignedLongLong(redist_spec_dst_bytes(s)),
         uneven ? Py_NewRef(Py_None) : shape_tuple(nd, sl),
         uneven ? Py_NewRef(Py_None) : shape_tuple(nd, dl),
         expect_dict(s),
         PyUnicode_FromString(redist_split_name(redist_spec_split(s, REDIST_SIDE_FROM))),
-        PyUnicode_FromString(redist_split_name(redist_spec_split(s, REDIST_SIDE_TO)))};
+        PyUnicode_FromString(redist_split_name(redist_spec_split(s, REDIST_SIDE_TO))),
+        PyLong_FromLong(redist_spec_num_meshes(s)),
+        side_mesh(s, REDIST_SIDE_FROM),
+        side_mesh(s, REDIST_SIDE_TO),
+        PyLong_FromLongLong(redist_spec_num_devices(s))};
     return dict_of((int)(sizeof keys / sizeof keys[0]), keys, vals);
 }
 
 int rpy_block_box(const redist_spec_t *s, int side, int64_t rank,
                   int64_t lo[], int64_t hi[])
 {
-    const redist_mesh_t *mesh = redist_spec_mesh(s);
+    const redist_mesh_t *mesh = redist_spec_side_mesh(s, side);
     const redist_type_t *t =
         side == REDIST_SIDE_FROM ? redist_spec_from(s) : redist_spec_to(s);
-    if (!mesh || (side != REDIST_SIDE_FROM && side != REDIST_SIDE_TO) ||
-        rank < 0 || rank >= redist_mesh_num_devices(mesh))
+    if (!mesh || rank < 0 || rank >= redist_spec_num_devices(s))
         return -1;
+    /* the device's rank within side's mesh (two meshes: by its list) */
+    int64_t n = redist_mesh_num_devices(mesh), mr = -1;
+    for (int64_t r = 0; r < n && mr < 0; r++)
+        if (redist_spec_mesh_device(s, side, r) == rank)
+            mr = r;
+    if (mr < 0)
+        return 1;
     int64_t c[REDIST_MAX_AXES];
-    redist_mesh_coords(mesh, rank, c);
+    redist_mesh_coords(mesh, mr, c);
     for (int i = 0; i < t->ndims; i++) {
         int64_t b = 0, k = 1;
         for (int j = 0; j < t->dim_naxes[i]; j++) {
@@ -325,10 +350,17 @@ static PyObject *spec_block(PyObject *self, PyObject *args)
     if (!s)
         return NULL;
     int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
-    if (rpy_block_box(s, side, (int64_t)rank, lo, hi)) {
-        PyErr_Format(PyExc_ValueError, "device %lld out of range (the mesh "
-                     "has %lld devices)", rank,
-                     (long long)redist_mesh_num_devices(redist_spec_mesh(s)));
+    if (side != REDIST_SIDE_FROM && side != REDIST_SIDE_TO) {
+        PyErr_SetString(PyExc_ValueError, "side: 0 (from) or 1 (to)");
+        return NULL;
+    }
+    int r = rpy_block_box(s, side, (int64_t)rank, lo, hi);
+    if (r > 0) /* a device outside side's mesh holds no block */
+        Py_RETURN_NONE;
+    if (r < 0) {
+        PyErr_Format(PyExc_ValueError, "device %lld out of range (the spec "
+                     "runs on %lld devices)", rank,
+                     (long long)redist_spec_num_devices(s));
         return NULL;
     }
     int nd = redist_spec_ndims(s);
@@ -502,7 +534,8 @@ static PyObject *none_if_neg(int v)
 }
 
 /* step(i) -> (op, dim, from_dim, to_dim, axis, (dims, partial),
- *             local_shape, local_bytes, recv_bytes, time_s) */
+ *             local_shape, local_bytes, recv_bytes, time_s, mesh): mesh is
+ * the side (0 source, 1 target) whose mesh `after` and `axis` are on */
 static PyObject *plan_step(PyObject *self, PyObject *arg)
 {
     const redist_plan_t *p = rpy_plan_of(self);
@@ -519,15 +552,15 @@ static PyObject *plan_step(PyObject *self, PyObject *arg)
         return NULL;
     }
     const redist_spec_t *s = redist_plan_spec(p);
-    const redist_mesh_t *mesh = redist_spec_mesh(s);
-    return Py_BuildValue("(sNNNNNNKKd)", redist_op_name(v.op),
+    const redist_mesh_t *mesh = redist_spec_side_mesh(s, v.mesh);
+    return Py_BuildValue("(sNNNNNNKKdi)", redist_op_name(v.op),
                          none_if_neg(v.dim), none_if_neg(v.from_dim),
                          none_if_neg(v.to_dim),
                          v.axis < 0 ? Py_NewRef(Py_None) : axis_name(mesh, v.axis),
                          rpy_type_to_py(&v.after, mesh),
                          shape_tuple(redist_spec_ndims(s), v.local_shape),
                          (unsigned long long)v.local_bytes,
-                         (unsigned long long)v.recv_bytes, v.time_s);
+                         (unsigned long long)v.recv_bytes, v.time_s, v.mesh);
 }
 
 static PyObject *plan_stats(PyObject *self, PyObject *unused)
