@@ -194,7 +194,8 @@ PyMODINIT_FUNC PyInit__redist(void)
         !(rpy_ExecError = new_error(m, "ExecError", rpy_Error,
                                     "Executing a plan failed (on every "
                                     "rank).")) ||
-        add_constants(m) < 0 || rpy_spec_plan_init(m) < 0
+        add_constants(m) < 0 || rpy_spec_plan_init(m) < 0 ||
+        rpy_set_plan_init(m) < 0
 #ifdef REDIST_PY_HAVE_MPI
         || rpy_mpi_init(m) < 0
 #endif

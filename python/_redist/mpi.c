@@ -21,8 +21,7 @@
 
 static int mpi4py_ready;
 
-/* The MPI_Comm of an mpi4py communicator (NULL with an exception). */
-static MPI_Comm *comm_of(PyObject *comm)
+MPI_Comm *rpy_comm_of(PyObject *comm)
 {
     if (!mpi4py_ready) {
         if (import_mpi4py() < 0)
@@ -84,7 +83,7 @@ static int ctx_init(PyObject *self_obj, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|IK", kwlist, &comm, &names,
                                      &sizes, &flags, &max_scratch))
         return -1;
-    MPI_Comm *c = comm_of(comm);
+    MPI_Comm *c = rpy_comm_of(comm);
     if (!c)
         return -1;
     redist_mesh_t *mesh = NULL;
@@ -263,9 +262,14 @@ static void local_shape(const redist_spec_t *spec, int side, int64_t rank,
 int rpy_get_blocks(redist_mpi_t *ctx, const redist_plan_t *plan,
                    PyObject *src, PyObject *dst, int preserve, rpy_blocks *b)
 {
+    return rpy_get_blocks_at(redist_mpi_rank(ctx), redist_plan_spec(plan),
+                             src, dst, preserve, b);
+}
+
+int rpy_get_blocks_at(int64_t rank, const redist_spec_t *spec, PyObject *src,
+                      PyObject *dst, int preserve, rpy_blocks *b)
+{
     memset(b, 0, sizeof *b);
-    const redist_spec_t *spec = redist_plan_spec(plan);
-    int64_t rank = redist_mpi_rank(ctx);
     int64_t sl[REDIST_MAX_DIMS], dl[REDIST_MAX_DIMS];
     local_shape(spec, REDIST_SIDE_FROM, rank, sl);
     local_shape(spec, REDIST_SIDE_TO, rank, dl);
@@ -381,7 +385,7 @@ static PyObject *ctx_matches(PyObject *self, PyObject *comm)
     redist_mpi_t *ctx = rpy_ctx_of((rpy_mpi *)self);
     if (!ctx)
         return NULL;
-    MPI_Comm *c = comm_of(comm);
+    MPI_Comm *c = rpy_comm_of(comm);
     if (!c)
         return NULL;
     int r = MPI_UNEQUAL;
@@ -470,7 +474,7 @@ static PyGetSetDef ctx_getset[] = {
     {"size", ctx_get_size, NULL, "The number of ranks.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-static PyTypeObject rpy_MPIType = {
+PyTypeObject rpy_MPIType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "redist._redist.MPIContext",
     .tp_basicsize = sizeof(rpy_mpi),
@@ -484,10 +488,14 @@ static PyTypeObject rpy_MPIType = {
     .tp_new = PyType_GenericNew,
 };
 
+PyTypeObject *rpy_MPIContextType = &rpy_MPIType;
+
 int rpy_mpi_init(PyObject *m)
 {
     if (PyType_Ready(&rpy_MPIType) < 0 ||
         PyModule_AddObjectRef(m, "MPIContext", (PyObject *)&rpy_MPIType) < 0)
         return -1;
-    return rpy_prepared_init(m);
+    if (rpy_prepared_init(m) < 0 || rpy_meshes_init(m) < 0)
+        return -1;
+    return rpy_sets_init(m);
 }

@@ -6,8 +6,12 @@
  *   module.c     exceptions (redist.Error and its subclasses), constants
  *   spec_plan.c  Spec (load / JSON), Plan (create, steps, stats, JSON,
  *                table, verify)
+ *   set_plan.c   Arrays (many arrays, spec section 10) and PlanSet
  *   mpi.c        MPIContext: redist_mpi_t over an mpi4py communicator,
  *                execute on buffer-protocol arrays (built with MPI only)
+ *   prepared.c   Prepared (redist_mpi_prepared_t)
+ *   meshes.c     two-mesh execution (redist_mpi_*_meshes)
+ *   sets.c       plan sets on an MPIContext (redist_plan_set_prepare)
  */
 #ifndef REDIST_PY_H
 #define REDIST_PY_H
@@ -32,6 +36,8 @@ PyObject *rpy_raise(PyObject *cls, redist_status_t st,
 typedef struct rpy_obj {
     PyObject_HEAD
     void *ptr;
+    PyObject *owner; /* non-NULL: ptr belongs to this object (a set's
+                        array spec or plan), kept alive by the reference */
 } rpy_obj;
 
 extern PyTypeObject rpy_SpecType, rpy_PlanType;
@@ -57,7 +63,25 @@ PyObject *rpy_type_to_py(const redist_type_t *t, const redist_mesh_t *mesh);
 int rpy_block_box(const redist_spec_t *s, int side, int64_t rank,
                   int64_t lo[], int64_t hi[]);
 
+/* Plan options from Python's arguments, with a cost model (from the
+ * defaults, a cost file path (bytes) or JSON text, axis links on `mesh`)
+ * whenever the objective is time or one of those is given, as
+ * `redistplan plan` does: 0, or -1 with SpecError. */
+int rpy_plan_options(int objective, unsigned long long max_peak,
+                     unsigned long long max_states, PyObject *cost_path,
+                     const char *cost_text, Py_ssize_t cost_len,
+                     const char *links, const redist_mesh_t *mesh,
+                     redist_plan_options_t *opts, redist_cost_model_t *cost);
+/* PyArg "O&" converter: a path (str, bytes, os.PathLike; a new bytes
+ * reference) or None (NULL). */
+int rpy_fs_or_none(PyObject *o, void *out);
+
 int rpy_spec_plan_init(PyObject *m);
+/* Arrays (redist_arrays_t) and PlanSet (redist_plan_set_t): set_plan.c */
+extern PyTypeObject rpy_ArraysType, rpy_PlanSetType;
+/* The set of a PlanSet object, or NULL with TypeError / ValueError. */
+const redist_plan_set_t *rpy_plan_set_of(PyObject *o);
+int rpy_set_plan_init(PyObject *m);
 #ifdef REDIST_PY_HAVE_MPI
 int rpy_mpi_init(PyObject *m);
 #endif

@@ -122,7 +122,10 @@ const redist_plan_t *rpy_plan_of(PyObject *o)
 /* tp_dealloc of both types (and their Python subclasses). */
 static void obj_dealloc(PyObject *self)
 {
-    if (PyObject_TypeCheck(self, &rpy_SpecType))
+    rpy_obj *o = (rpy_obj *)self;
+    if (o->owner) /* a view into a set: the owner frees it */
+        Py_CLEAR(o->owner);
+    else if (PyObject_TypeCheck(self, &rpy_SpecType))
         redist_spec_free(((rpy_obj *)self)->ptr);
     else
         redist_plan_free(((rpy_obj *)self)->ptr);
@@ -134,6 +137,11 @@ static int spec_take(rpy_obj *self, redist_status_t st, redist_spec_t *s,
 {
     if (st != REDIST_OK) {
         rpy_raise(rpy_SpecError, st, err);
+        return -1;
+    }
+    if (self->owner) { /* a set's array is not replaced */
+        redist_spec_free(s);
+        PyErr_SetString(PyExc_ValueError, "an array of a set is read-only");
         return -1;
     }
     redist_spec_free(self->ptr);
@@ -458,8 +466,40 @@ static PyObject *mesh_check(PyObject *self, PyObject *args)
 /* ---------------------------------------------------------------- Plan */
 
 
+int rpy_plan_options(int objective, unsigned long long max_peak,
+                     unsigned long long max_states, PyObject *cost_path,
+                     const char *cost_text, Py_ssize_t cost_len,
+                     const char *links, const redist_mesh_t *mesh,
+                     redist_plan_options_t *opts, redist_cost_model_t *cost)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->max_peak_bytes = max_peak;
+    opts->max_states = max_states;
+    opts->objective = (redist_objective_t)objective;
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_status_t st = REDIST_OK;
+    if (objective == REDIST_OBJECTIVE_TIME || cost_path || cost_text || links) {
+        redist_cost_model_default(cost);
+        if (cost_path)
+            st = redist_cost_model_load_file(PyBytes_AS_STRING(cost_path),
+                                             cost, &err);
+        if (st == REDIST_OK && cost_text)
+            st = redist_cost_model_load_buffer(cost_text, (size_t)cost_len,
+                                               "<cost>", cost, &err);
+        if (st == REDIST_OK && links)
+            st = redist_cost_model_set_axis_links(cost, mesh, links, &err);
+        opts->cost = cost;
+    }
+    if (st != REDIST_OK) {
+        rpy_raise(rpy_SpecError, st, &err);
+        return -1;
+    }
+    return 0;
+}
+
 /* PyArg "O&" converter: a path (str, bytes, os.PathLike) or None. */
-static int fs_or_none(PyObject *o, void *out)
+int rpy_fs_or_none(PyObject *o, void *out)
 {
     if (o == Py_None) {
         *(PyObject **)out = NULL;
@@ -480,7 +520,7 @@ static PyObject *plan_create(PyObject *self, PyObject *args)
     const char *cost_text = NULL, *links = NULL;
     Py_ssize_t cost_len = 0;
     if (!PyArg_ParseTuple(args, "OiKKO&z#z", &spec_obj, &objective, &max_peak,
-                          &max_states, fs_or_none, &cost_path,
+                          &max_states, rpy_fs_or_none, &cost_path,
                           &cost_text, &cost_len, &links))
         return NULL;
     const redist_spec_t *spec = rpy_spec_of(spec_obj);
@@ -488,35 +528,28 @@ static PyObject *plan_create(PyObject *self, PyObject *args)
         Py_XDECREF(cost_path);
         return NULL;
     }
-    int has_path = cost_path != NULL;
-    redist_plan_options_t opts = {max_peak, max_states,
-                                  (redist_objective_t)objective, NULL};
+    redist_plan_options_t opts;
     redist_cost_model_t cost;
     redist_error_t err;
     redist_error_clear(&err);
     redist_status_t st = REDIST_OK;
-    if (objective == REDIST_OBJECTIVE_TIME || has_path || cost_text || links) {
-        redist_cost_model_default(&cost);
-        if (has_path)
-            st = redist_cost_model_load_file(PyBytes_AS_STRING(cost_path),
-                                             &cost, &err);
-        if (st == REDIST_OK && cost_text)
-            st = redist_cost_model_load_buffer(cost_text, (size_t)cost_len,
-                                               "<cost>", &cost, &err);
-        if (st == REDIST_OK && links)
-            st = redist_cost_model_set_axis_links(
-                &cost, redist_spec_mesh(spec), links, &err);
-        opts.cost = &cost;
-    }
+    int bad = rpy_plan_options(objective, max_peak, max_states, cost_path,
+                               cost_text, cost_len, links,
+                               redist_spec_mesh(spec), &opts, &cost);
     Py_XDECREF(cost_path);
-    if (st != REDIST_OK)
-        return rpy_raise(rpy_SpecError, st, &err);
+    if (bad)
+        return NULL;
     redist_plan_t *plan = NULL;
     Py_BEGIN_ALLOW_THREADS
     st = redist_plan_create(spec, &opts, &plan, &err);
     Py_END_ALLOW_THREADS
     if (st != REDIST_OK)
         return rpy_raise(rpy_PlanError, st, &err);
+    if (((rpy_obj *)self)->owner) { /* a set's plan is not replaced */
+        redist_plan_free(plan);
+        PyErr_SetString(PyExc_ValueError, "a plan of a set is read-only");
+        return NULL;
+    }
     redist_plan_free(((rpy_obj *)self)->ptr);
     ((rpy_obj *)self)->ptr = plan;
     Py_RETURN_NONE;

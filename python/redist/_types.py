@@ -555,12 +555,11 @@ class Spec(_redist.Spec):
         return s
 
     @staticmethod
-    def many(arrays, *, meshes=None, budget_bytes=None, name=None):
-        """Many arrays in one spec (doc/spec-format.md section 10): a
-        redist.Arrays (see there)."""
+    def many(mesh, arrays, *, budget_bytes=None, name=None):
+        """Many arrays in one spec (doc/spec-format.md section 10): the
+        redist.Arrays(mesh, arrays, budget_bytes=, name=) (see there)."""
         from ._sets import Arrays
-        return Arrays(arrays, meshes=meshes, budget_bytes=budget_bytes,
-                      name=name)
+        return Arrays(mesh, arrays, budget_bytes=budget_bytes, name=name)
 
     def _init_fields(self, types):
         info = self._info()
