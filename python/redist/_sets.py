@@ -261,7 +261,10 @@ class PlanSet(_redist.PlanSet):
         return self.table()
 
     def __repr__(self):
-        st = self._stats()
+        try:
+            st = self._stats()
+        except ValueError:
+            return "<redist.PlanSet (not planned)>"
         return (f"<redist.PlanSet {self.arrays.name or '(unnamed)'}: "
                 f"{st['narrays']} arrays in {st['nrounds']} rounds, scratch "
                 f"{st['scratch_bytes']} B>")
