@@ -17,7 +17,8 @@ execute() and prepare() also take a plan of a two-mesh spec (the
 communicator spans the union of the meshes: redist_mpi_execute_meshes,
 redist_mpi_prepare_meshes) and a PlanSet (many arrays, given as dicts by
 name or lists in the set's order; redist_plan_set_prepare on a cached
-context over a one-axis mesh of the set's device count).
+context: on the set's mesh, or over a one-axis mesh of the union's devices
+for two meshes).
 """
 
 from collections import OrderedDict
@@ -130,9 +131,13 @@ def _drop(ctx):
 
 
 def _set_context(ps, comm, packed, native_reduce, max_scratch):
-    n = ps.arrays[0].num_devices
-    return _context(comm, Mesh([("rank", n)]), _flags(packed, native_reduce),
-                    int(max_scratch))
+    """The context of a set: on its mesh (one-mesh arrays run their
+    collectives on the mesh's axes), or over the union's devices (two-mesh
+    arrays make their own endpoints on each mesh).  Either way comm has
+    exactly the set's device count (redist_plan_set_prepare's rule)."""
+    s0 = ps.arrays[0]
+    mesh = Mesh([("rank", s0.num_devices)]) if s0.two_mesh else s0.mesh
+    return _context(comm, mesh, _flags(packed, native_reduce), int(max_scratch))
 
 
 def _set_blocks(ps, blocks, what):

@@ -615,8 +615,14 @@ class Spec(_redist.Spec):
         """The NumPy dtype of the blocks (uint16 for bf16)."""
         return numpy_dtype(self.dtype)
 
+    def _box(self, side, rank):
+        rank = int(rank)
+        if self.two_mesh and rank >= self.num_devices:
+            return None  # a rank beyond both meshes holds nothing
+        return self._block(side, rank)
+
     def _slices(self, side, rank):
-        box = self._block(side, int(rank))
+        box = self._box(side, rank)
         return None if box is None else tuple(slice(a, b) for a, b in box)
 
     def src_slices(self, rank):
@@ -625,7 +631,8 @@ class Spec(_redist.Spec):
         rule (uneven dims included: blocks may differ or be empty).  Partial
         axes hold contributions, not slices: they are not reflected here.
         `rank` is a global device id (the MPI rank); None for a device
-        outside the source's mesh (two meshes)."""
+        outside the source's mesh (two meshes; also a rank >= num_devices,
+        which takes part in a run without holding anything)."""
         return self._slices(0, rank)
 
     def dst_slices(self, rank):
@@ -633,7 +640,7 @@ class Spec(_redist.Spec):
         return self._slices(1, rank)
 
     def _shape(self, side, rank):
-        box = self._block(side, int(rank))
+        box = self._box(side, rank)
         return None if box is None else tuple(b - a for a, b in box)
 
     def src_block_shape(self, rank):
