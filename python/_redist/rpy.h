@@ -76,6 +76,25 @@ int rpy_plan_options(int objective, unsigned long long max_peak,
  * reference) or None (NULL). */
 int rpy_fs_or_none(PyObject *o, void *out);
 
+/* This device's source and destination blocks (blocks.c), checked against
+ * `spec` (dtype, exactly device `rank`'s bytes, flat or of its block
+ * shape, C-contiguous, writable dst and, unless `preserve`, src; no
+ * overlap).  An empty block (uneven dims; a device outside a side's
+ * mesh) may be None: src / dst NULL.  rank is a global device id. */
+typedef struct rpy_blocks {
+    Py_buffer sv, dv;
+    int have_src, have_dst;
+    void *src, *dst;
+} rpy_blocks;
+
+/* 0, or -1 with ValueError / TypeError and nothing held. */
+int rpy_get_blocks_at(int64_t rank, const redist_spec_t *spec, PyObject *src,
+                      PyObject *dst, int preserve, rpy_blocks *b);
+void rpy_release_blocks(rpy_blocks *b);
+
+/* An execution report as a dict. */
+PyObject *rpy_report_dict(const redist_exec_report_t *r);
+
 int rpy_spec_plan_init(PyObject *m);
 /* Arrays (redist_arrays_t) and PlanSet (redist_plan_set_t): set_plan.c */
 extern PyTypeObject rpy_ArraysType, rpy_PlanSetType;
@@ -84,6 +103,9 @@ const redist_plan_set_t *rpy_plan_set_of(PyObject *o);
 int rpy_set_plan_init(PyObject *m);
 #ifdef REDIST_PY_HAVE_MPI
 int rpy_mpi_init(PyObject *m);
+#endif
+#ifdef REDIST_PY_HAVE_SHMEM
+int rpy_shmem_init(PyObject *m); /* shmem.c: ShmemContext, ShmemPrepared */
 #endif
 
 #endif

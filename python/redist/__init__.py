@@ -17,7 +17,8 @@ many arrays: Arrays / plan_set / state_dict_spec (redist._sets).
 """
 
 from ._redist import (Error, SpecError, PlanError, ExecError, DTYPES, OPS,
-                      REDUCE_OPS, LINKS, LIB_VERSION, HAVE_MPI, status_string,
+                      REDUCE_OPS, LINKS, LIB_VERSION, HAVE_MPI, HAVE_SHMEM,
+                      status_string,
                       OK, ERR_INVALID, ERR_NOMEM, ERR_OVERFLOW, ERR_INFEASIBLE,
                       ERR_IO, ERR_PARSE, ERR_LIMIT, ERR_PLAN, ERR_BACKEND,
                       ERR_MISMATCH)
@@ -27,6 +28,7 @@ from ._types import (Mesh, Type, Spec, Plan, Step, VerifyResult, load_spec,
 from ._sets import (Arrays, PlanSet, Round, load_arrays, plan_set,
                     state_dict_spec)
 from ._exec import Executor, execute, prepare, free_contexts
+from . import shmem
 
 __version__ = LIB_VERSION
 
@@ -36,4 +38,5 @@ __all__ = ["Error", "SpecError", "PlanError", "ExecError", "Mesh", "Type",
            "numpy_dtype", "Arrays", "PlanSet", "Round", "load_arrays",
            "plan_set", "state_dict_spec", "Executor", "execute", "prepare",
            "free_contexts", "DTYPES",
-           "OPS", "REDUCE_OPS", "LINKS", "HAVE_MPI", "status_string"]
+           "OPS", "REDUCE_OPS", "LINKS", "HAVE_MPI", "HAVE_SHMEM", "shmem",
+           "status_string"]
