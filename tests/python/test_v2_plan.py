@@ -132,9 +132,10 @@ def test_two_mesh_errors():
     with pytest.raises(redist.PlanError) as e:
         redist.plan(s)
     assert e.value.status == redist.ERR_INFEASIBLE
+    b_spec = redist.Spec((a, b), (4,), "f32", ("x",), ("y",))
+    assert b_spec.src_block_shape(4) is None  # beyond both meshes: nothing
     with pytest.raises(ValueError, match="out of range"):
-        b_spec = redist.Spec((a, b), (4,), "f32", ("x",), ("y",))
-        b_spec.src_block_shape(4)
+        b_spec.src_block_shape(-1)
 
 
 # ------------------------------------------------------------ many arrays
