@@ -103,3 +103,18 @@ def test_wrong_mesh_size():
     with pytest.raises(redist.ExecError) as e:
         redist.shmem.Executor({"x": npes + 1})
     assert e.value.status == redist.ERR_INVALID
+
+
+def test_two_mesh_plan_refused_on_every_pe():
+    # the OpenSHMEM backend has no two-mesh path (doc/meshes.md, "Not yet")
+    a = redist.Mesh({"x": npes}, name="a")
+    b = redist.Mesh({"y": npes}, name="b")
+    spec = redist.Spec((a, b), (npes, 2), "f32", ("x", None), (None, "y")
+                       if 2 % npes == 0 else (None, None))
+    plan = redist.plan(spec)
+    src = np.zeros(spec.src_block_shape(pe), np.float32)
+    dst = np.zeros(spec.dst_block_shape(pe), np.float32)
+    with redist.shmem.Executor(a) as ex:
+        with pytest.raises(redist.ExecError) as e:
+            ex.execute(plan, src, dst)
+    assert e.value.status == redist.ERR_INVALID
