@@ -1,26 +1,30 @@
 /*
  * redist._redist: plans of two-mesh specs (doc/meshes.md) over MPI:
  * execute_meshes(comm, plan, src, dst, preserve_src=True, report=False)
- * (redist_mpi_execute_meshes) and prepare_meshes(...) -> MeshesPrepared
- * (redist_mpi_prepare_meshes; run() is redist_mpi_run_meshes).
+ * (redist_mpi_execute_meshes) and prepare_meshes(...) -> Prepared
+ * (prep.c; redist_mpi_prepare_meshes, run() is redist_mpi_run_meshes).
  *
  * comm is an mpi4py communicator over the union of the meshes: rank d is
  * global device d.  A rank outside a side's mesh holds an empty block of
  * it and passes None.  The arrays are checked as for MPIContext.execute
  * (mpi.c); a rank whose arrays fail still enters the C call, with no
- * plan, so that every rank fails together.  As for Prepared, the
- * arrays' buffers stay held until the object is freed, and free() and
- * the object's deallocation are collective.
+ * plan, so that every rank fails together.
  */
 #include "rpy_mpi.h"
 
-typedef struct rpy_meshes {
-    PyObject_HEAD
-    redist_mpi_meshes_t *prep;
-    rpy_blocks b;
-} rpy_meshes;
+static redist_status_t run(void *p, redist_exec_report_t *rep,
+                           redist_error_t *err)
+{
+    return redist_mpi_run_meshes(p, rep, err);
+}
 
-static PyTypeObject rpy_MeshesType;
+static void free_it(void *p)
+{
+    redist_mpi_meshes_free(p);
+}
+
+static const rpy_prep_ops meshes_ops = {"two-mesh plans", run, NULL, NULL,
+                                        NULL, NULL, free_it, NULL, NULL};
 
 /* Parse (comm, plan, src, dst, preserve_src) and check this rank's
  * arrays: 0 with the blocks held, or -1 with the exception set (after the
@@ -97,11 +101,7 @@ static PyObject *execute_meshes(PyObject *self, PyObject *args, PyObject *kw)
     st = redist_mpi_execute_meshes(*c, plan, b.src, b.dst, &eo, &rep, &err);
     Py_END_ALLOW_THREADS
     rpy_release_blocks(&b);
-    if (st != REDIST_OK)
-        return rpy_raise(rpy_ExecError, st, &err);
-    if (want_report)
-        return rpy_report_dict(&rep);
-    Py_RETURN_NONE;
+    return rpy_run_outcome(st, &rep, &err, want_report);
 }
 
 static PyObject *prepare_meshes(PyObject *self, PyObject *args, PyObject *kw)
@@ -110,12 +110,10 @@ static PyObject *prepare_meshes(PyObject *self, PyObject *args, PyObject *kw)
     MPI_Comm *c;
     const redist_plan_t *plan;
     int preserve, want_report;
-    rpy_meshes *obj = PyObject_New(rpy_meshes, &rpy_MeshesType);
+    rpy_prep *obj = rpy_prep_new(&meshes_ops, 1);
     if (!obj)
         return NULL;
-    obj->prep = NULL;
-    memset(&obj->b, 0, sizeof obj->b);
-    if (meshes_args(args, kw, 0, &c, &plan, &preserve, &want_report, &obj->b,
+    if (meshes_args(args, kw, 0, &c, &plan, &preserve, &want_report, obj->b,
                     fail_prepare) < 0) {
         Py_DECREF(obj);
         return NULL;
@@ -126,112 +124,16 @@ static PyObject *prepare_meshes(PyObject *self, PyObject *args, PyObject *kw)
     redist_status_t st;
     redist_mpi_meshes_t *p = NULL;
     Py_BEGIN_ALLOW_THREADS
-    st = redist_mpi_prepare_meshes(*c, plan, obj->b.src, obj->b.dst, &eo, &p,
+    st = redist_mpi_prepare_meshes(*c, plan, obj->b->src, obj->b->dst, &eo, &p,
                                    &err);
     Py_END_ALLOW_THREADS
     if (st != REDIST_OK) {
         Py_DECREF(obj); /* releases the arrays */
         return rpy_raise(rpy_ExecError, st, &err);
     }
-    obj->prep = p;
+    rpy_prep_bind(obj, p, NULL, NULL, NULL);
     return (PyObject *)obj;
 }
-
-static void free_meshes(rpy_meshes *self)
-{
-    redist_mpi_meshes_t *p = self->prep;
-    self->prep = NULL;
-    if (p) {
-        Py_BEGIN_ALLOW_THREADS
-        redist_mpi_meshes_free(p);
-        Py_END_ALLOW_THREADS
-    }
-    rpy_release_blocks(&self->b);
-}
-
-static void meshes_dealloc(PyObject *self)
-{
-    free_meshes((rpy_meshes *)self);
-    Py_TYPE(self)->tp_free(self);
-}
-
-static PyObject *meshes_run(PyObject *self, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"report", NULL};
-    int want_report = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", kwlist, &want_report))
-        return NULL;
-    redist_mpi_meshes_t *p = ((rpy_meshes *)self)->prep;
-    if (!p) {
-        PyErr_SetString(PyExc_ValueError, "the prepared object is freed");
-        return NULL;
-    }
-    redist_exec_report_t rep;
-    redist_error_t err;
-    redist_error_clear(&err);
-    redist_status_t st;
-    Py_BEGIN_ALLOW_THREADS
-    st = redist_mpi_run_meshes(p, &rep, &err);
-    Py_END_ALLOW_THREADS
-    if (st != REDIST_OK)
-        return rpy_raise(rpy_ExecError, st, &err);
-    if (want_report)
-        return rpy_report_dict(&rep);
-    Py_RETURN_NONE;
-}
-
-static PyObject *meshes_free(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    free_meshes((rpy_meshes *)self);
-    Py_RETURN_NONE;
-}
-
-static PyObject *meshes_enter(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return Py_NewRef(self);
-}
-
-static PyObject *meshes_exit(PyObject *self, PyObject *args)
-{
-    (void)args;
-    free_meshes((rpy_meshes *)self);
-    Py_RETURN_FALSE;
-}
-
-static PyObject *meshes_get_freed(PyObject *self, void *closure)
-{
-    (void)closure;
-    return PyBool_FromLong(((rpy_meshes *)self)->prep == NULL);
-}
-
-static PyMethodDef meshes_methods[] = {
-    {"run", (PyCFunction)(void (*)(void))meshes_run,
-     METH_VARARGS | METH_KEYWORDS,
-     "run(report=False): one blocking run on the bound arrays (collective; "
-     "redist_mpi_run_meshes)."},
-    {"free", meshes_free, METH_NOARGS,
-     "free(): redist_mpi_meshes_free (collective) and release the arrays."},
-    {"__enter__", meshes_enter, METH_NOARGS, NULL},
-    {"__exit__", meshes_exit, METH_VARARGS, NULL},
-    {NULL, NULL, 0, NULL}};
-
-static PyGetSetDef meshes_getset[] = {
-    {"freed", meshes_get_freed, NULL, "Whether free() was called.", NULL},
-    {NULL, NULL, NULL, NULL, NULL}};
-
-static PyTypeObject rpy_MeshesType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "redist._redist.MeshesPrepared",
-    .tp_basicsize = sizeof(rpy_meshes),
-    .tp_dealloc = meshes_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A two-mesh plan prepared on this rank's arrays "
-              "(prepare_meshes): run; free (collective).",
-    .tp_methods = meshes_methods,
-    .tp_getset = meshes_getset,
-};
 
 static PyMethodDef functions[] = {
     {"execute_meshes", (PyCFunction)(void (*)(void))execute_meshes,
@@ -241,13 +143,10 @@ static PyMethodDef functions[] = {
     {"prepare_meshes", (PyCFunction)(void (*)(void))prepare_meshes,
      METH_VARARGS | METH_KEYWORDS,
      "prepare_meshes(comm, plan, src, dst, preserve_src=True) -> "
-     "MeshesPrepared: redist_mpi_prepare_meshes (collective)."},
+     "Prepared (run, free): redist_mpi_prepare_meshes (collective)."},
     {NULL, NULL, 0, NULL}};
 
 int rpy_meshes_init(PyObject *m)
 {
-    if (PyType_Ready(&rpy_MeshesType) < 0 ||
-        PyModule_AddObjectRef(m, "MeshesPrepared", (PyObject *)&rpy_MeshesType) < 0)
-        return -1;
     return PyModule_AddFunctions(m, functions);
 }

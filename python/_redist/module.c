@@ -203,7 +203,7 @@ PyMODINIT_FUNC PyInit__redist(void)
                                     "Executing a plan failed (on every "
                                     "rank).")) ||
         add_constants(m) < 0 || rpy_spec_plan_init(m) < 0 ||
-        rpy_set_plan_init(m) < 0
+        rpy_set_plan_init(m) < 0 || rpy_prep_init(m) < 0
 #ifdef REDIST_PY_HAVE_MPI
         || rpy_mpi_init(m) < 0
 #endif

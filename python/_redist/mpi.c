@@ -298,7 +298,7 @@ int rpy_mpi_init(PyObject *m)
     if (PyType_Ready(&rpy_MPIType) < 0 ||
         PyModule_AddObjectRef(m, "MPIContext", (PyObject *)&rpy_MPIType) < 0)
         return -1;
-    if (rpy_prepared_init(m) < 0 || rpy_meshes_init(m) < 0)
+    if (rpy_meshes_init(m) < 0)
         return -1;
     return rpy_sets_init(m);
 }

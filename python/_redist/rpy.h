@@ -19,6 +19,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdio.h>
+
 #include "redist.h"
 
 /* redist.Error and its subclasses (module.c). */
@@ -94,6 +96,67 @@ void rpy_release_blocks(rpy_blocks *b);
 
 /* An execution report as a dict. */
 PyObject *rpy_report_dict(const redist_exec_report_t *r);
+
+/* common.c: what the object types share. */
+/* The pointer of an object of `type` (`what` names it), or NULL with
+ * TypeError / ValueError. */
+void *rpy_unwrap(PyObject *o, PyTypeObject *type, const char *what);
+/* __enter__ (self) and __exit__ (self.free(), exceptions propagate). */
+PyObject *rpy_self(PyObject *self, PyObject *unused);
+PyObject *rpy_exit_free(PyObject *self, PyObject *args);
+/* The optional `report` argument of run() / wait(): 0 or -1. */
+int rpy_report_arg(PyObject *args, PyObject *kw, int *want_report);
+/* A run's outcome: ExecError, the report dict, or None. */
+PyObject *rpy_run_outcome(redist_status_t st, const redist_exec_report_t *rep,
+                          const redist_error_t *err, int want_report);
+/* A table printed into a str: rpy_mem_open, print into m.f, then
+ * rpy_mem_close with the print's status (PlanError if it failed). */
+typedef struct rpy_mem {
+    FILE *f;
+    char *buf;
+    size_t len;
+} rpy_mem;
+FILE *rpy_mem_open(rpy_mem *m);
+PyObject *rpy_mem_close(rpy_mem *m, redist_status_t st);
+
+/* prep.c: the one Prepared type of every backend. */
+typedef struct rpy_prep_ops {
+    const char *what; /* names the kind in errors ("two-mesh plans") */
+    redist_status_t (*run)(void *p, redist_exec_report_t *rep,
+                           redist_error_t *err);
+    /* start / test / wait / async: NULL where the backend has none */
+    redist_status_t (*start)(void *p, redist_error_t *err);
+    redist_status_t (*test)(void *p, int *done, redist_error_t *err);
+    redist_status_t (*wait)(void *p, redist_exec_report_t *rep,
+                            redist_error_t *err);
+    int (*async)(void *p);
+    void (*free)(void *p); /* collective; called without the GIL */
+    int (*usable)(void);   /* NULL, or 0 with an exception: cannot run */
+    /* NULL, or adds keys to a run's report dict: 0 or -1 */
+    int (*report_extra)(void *p, PyObject *report);
+} rpy_prep_ops;
+
+typedef struct rpy_prep {
+    PyObject_HEAD
+    void *prep; /* the C object; NULL until bound and once freed */
+    const rpy_prep_ops *ops;
+    PyObject *owner;  /* its context (a strong reference), or NULL */
+    int *owner_count; /* the context's count of live objects, or NULL */
+    PyObject *keep;   /* another object it uses (a PlanSet), or NULL */
+    Py_ssize_t n;     /* arrays: b[i] held, src[i] / dst[i] their data */
+    rpy_blocks *b;
+    void **src, **dst;
+} rpy_prep;
+
+/* A new, unbound object with room for n arrays (NULL with an exception):
+ * fill b[], src[], dst[], then rpy_prep_bind.  Dropping an unbound one
+ * releases the arrays only. */
+rpy_prep *rpy_prep_new(const rpy_prep_ops *ops, Py_ssize_t n);
+/* Bind the C object; take references to owner (counting it in *count)
+ * and keep (either may be NULL). */
+void rpy_prep_bind(rpy_prep *o, void *prep, PyObject *owner, int *count,
+                   PyObject *keep);
+int rpy_prep_init(PyObject *m);
 
 int rpy_spec_plan_init(PyObject *m);
 /* Arrays (redist_arrays_t) and PlanSet (redist_plan_set_t): set_plan.c */

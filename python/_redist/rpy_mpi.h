@@ -31,13 +31,12 @@ int rpy_get_blocks(redist_mpi_t *ctx, const redist_plan_t *plan,
  * C API is imported on first use). */
 MPI_Comm *rpy_comm_of(PyObject *comm);
 
-/* MPIContext.prepare and the Prepared type (prepared.c). */
+/* MPIContext.prepare (prepared.c): a Prepared object (prep.c). */
 PyObject *rpy_ctx_prepare(PyObject *self, PyObject *args, PyObject *kw);
-int rpy_prepared_init(PyObject *m);
-/* Two-mesh execution: execute_meshes and MeshesPrepared (meshes.c). */
+/* Two-mesh execution: execute_meshes and prepare_meshes (meshes.c). */
 int rpy_meshes_init(PyObject *m);
 /* Plan sets: PlanSet (set_plan.c, built without MPI too) and its
- * execution on an MPIContext, SetPrepared (sets.c). */
+ * execution on an MPIContext, prepare_set (sets.c). */
 int rpy_sets_init(PyObject *m);
 
 #endif

@@ -12,27 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void *unwrap(PyObject *o, PyTypeObject *type, const char *what)
-{
-    if (!o || !PyObject_TypeCheck(o, type)) {
-        PyErr_Format(PyExc_TypeError, "expected a %s, not %s", what,
-                     o ? Py_TYPE(o)->tp_name : "NULL");
-        return NULL;
-    }
-    void *p = ((rpy_obj *)o)->ptr;
-    if (!p)
-        PyErr_Format(PyExc_ValueError, "the %s is not initialised", what);
-    return p;
-}
-
 static const redist_arrays_t *arrays_of(PyObject *o)
 {
-    return unwrap(o, &rpy_ArraysType, "redist.Arrays");
+    return rpy_unwrap(o, &rpy_ArraysType, "redist.Arrays");
 }
 
 const redist_plan_set_t *rpy_plan_set_of(PyObject *o)
 {
-    return unwrap(o, &rpy_PlanSetType, "redist.PlanSet");
+    return rpy_unwrap(o, &rpy_PlanSetType, "redist.PlanSet");
 }
 
 static void set_dealloc(PyObject *self)
@@ -331,23 +318,10 @@ static PyObject *set_table(PyObject *self, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", kwlist, &plans))
         return NULL;
     const redist_plan_set_t *s = rpy_plan_set_of(self);
-    if (!s)
+    rpy_mem m;
+    if (!s || !rpy_mem_open(&m))
         return NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return PyErr_NoMemory();
-    redist_status_t st = redist_plan_set_print(s, f, plans);
-    if (fclose(f) != 0 || !buf) {
-        free(buf);
-        return PyErr_NoMemory();
-    }
-    PyObject *r = st == REDIST_OK
-                      ? PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace")
-                      : rpy_raise(rpy_PlanError, st, NULL);
-    free(buf);
-    return r;
+    return rpy_mem_close(&m, redist_plan_set_print(s, m.f, plans));
 }
 
 static PyMethodDef set_methods[] = {

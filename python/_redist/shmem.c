@@ -1,9 +1,10 @@
 /*
  * redist._redist: the OpenSHMEM backend (include/redist/shmem.h) under
  * oshrun: shmem_start / shmem_stop (shmem_init_thread and
- * shmem_finalize, once per process), ShmemContext (a redist_shmem_t over
- * all PEs: execute, prepare) and ShmemPrepared (run, start / test / wait,
- * free).  Built when libredist_shmem is.
+ * shmem_finalize, once per process) and ShmemContext (a redist_shmem_t
+ * over all PEs: execute, and prepare, which gives a Prepared object of
+ * prep.c: run, start / test / wait, free).  Built when libredist_shmem
+ * is.
  *
  * The arrays are any buffer-protocol memory, checked as for MPI
  * (blocks.c); they are not in the symmetric heap, so the backend receives
@@ -27,14 +28,7 @@ typedef struct rpy_shctx {
     int nprep;
 } rpy_shctx;
 
-typedef struct rpy_shprep {
-    PyObject_HEAD
-    redist_shmem_prepared_t *prep;
-    rpy_shctx *owner;
-    rpy_blocks b;
-} rpy_shprep;
-
-static PyTypeObject rpy_ShmemContextType, rpy_ShmemPreparedType;
+static PyTypeObject rpy_ShmemContextType;
 
 static int running(void)
 {
@@ -90,6 +84,46 @@ static PyObject *sh_stop(PyObject *self, PyObject *unused)
     }
     Py_RETURN_NONE;
 }
+
+/* ----------------------------------------------- prepared (prep.c) */
+
+static redist_status_t sh_run(void *p, redist_exec_report_t *rep,
+                              redist_error_t *err)
+{
+    return redist_shmem_run(p, rep, err);
+}
+
+static redist_status_t sh_start_run(void *p, redist_error_t *err)
+{
+    return redist_shmem_start(p, err);
+}
+
+static redist_status_t sh_test(void *p, int *done, redist_error_t *err)
+{
+    return redist_shmem_test(p, done, err);
+}
+
+static redist_status_t sh_wait(void *p, redist_exec_report_t *rep,
+                               redist_error_t *err)
+{
+    return redist_shmem_wait(p, rep, err);
+}
+
+static int sh_async(void *p)
+{
+    return redist_shmem_prepared_async(p);
+}
+
+/* After shmem_stop the symmetric heap is gone: nothing to free. */
+static void sh_free(void *p)
+{
+    if (started && !stopped)
+        redist_shmem_prepared_free(p);
+}
+
+static const rpy_prep_ops shmem_ops = {"OpenSHMEM", sh_run, sh_start_run,
+                                       sh_test, sh_wait, sh_async, sh_free,
+                                       running, NULL};
 
 /* ------------------------------------------------------------ context */
 
@@ -220,14 +254,10 @@ static PyObject *ctx_execute(PyObject *self, PyObject *args, PyObject *kw)
     st = redist_shmem_execute(ctx, plan, b.src, b.dst, &eo, &rep, &err);
     Py_END_ALLOW_THREADS
     rpy_release_blocks(&b);
-    if (st != REDIST_OK)
-        return rpy_raise(rpy_ExecError, st, &err);
-    if (want_report)
-        return rpy_report_dict(&rep);
-    Py_RETURN_NONE;
+    return rpy_run_outcome(st, &rep, &err, want_report);
 }
 
-/* prepare(plan, src, dst, preserve_src=True) -> ShmemPrepared */
+/* prepare(plan, src, dst, preserve_src=True) -> Prepared (prep.c) */
 static PyObject *ctx_prepare(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"plan", "src", "dst", "preserve_src", NULL};
@@ -240,16 +270,13 @@ static PyObject *ctx_prepare(PyObject *self, PyObject *args, PyObject *kw)
     redist_shmem_t *ctx = ctx_of(owner);
     if (!ctx)
         return NULL;
-    rpy_shprep *obj = PyObject_New(rpy_shprep, &rpy_ShmemPreparedType);
+    rpy_prep *obj = rpy_prep_new(&shmem_ops, 1);
     if (!obj) {
         fail_prepare(ctx, preserve);
         return NULL;
     }
-    obj->prep = NULL;
-    obj->owner = NULL;
-    memset(&obj->b, 0, sizeof obj->b);
     const redist_plan_t *plan;
-    if (blocks_or_fail(ctx, plan_obj, src, dst, preserve, &obj->b, &plan,
+    if (blocks_or_fail(ctx, plan_obj, src, dst, preserve, obj->b, &plan,
                        fail_prepare) < 0) {
         Py_DECREF(obj);
         return NULL;
@@ -260,15 +287,13 @@ static PyObject *ctx_prepare(PyObject *self, PyObject *args, PyObject *kw)
     redist_status_t st;
     redist_shmem_prepared_t *p = NULL;
     Py_BEGIN_ALLOW_THREADS
-    st = redist_shmem_prepare(ctx, plan, obj->b.src, obj->b.dst, &eo, &p, &err);
+    st = redist_shmem_prepare(ctx, plan, obj->b->src, obj->b->dst, &eo, &p, &err);
     Py_END_ALLOW_THREADS
     if (st != REDIST_OK) {
         Py_DECREF(obj);
         return rpy_raise(rpy_ExecError, st, &err);
     }
-    obj->prep = p;
-    obj->owner = (rpy_shctx *)Py_NewRef(owner);
-    owner->nprep++;
+    rpy_prep_bind(obj, p, self, &owner->nprep, NULL);
     return (PyObject *)obj;
 }
 
@@ -305,7 +330,7 @@ static PyMethodDef ctx_methods[] = {
      "redist_shmem_execute (collective over all PEs)."},
     {"prepare", (PyCFunction)(void (*)(void))ctx_prepare,
      METH_VARARGS | METH_KEYWORDS,
-     "prepare(plan, src, dst, preserve_src=True) -> ShmemPrepared: "
+     "prepare(plan, src, dst, preserve_src=True) -> Prepared: "
      "redist_shmem_prepare (collective); the arrays stay bound until the "
      "object is freed."},
     {"free", ctx_free, METH_NOARGS,
@@ -330,170 +355,6 @@ static PyTypeObject rpy_ShmemContextType = {
     .tp_new = PyType_GenericNew,
 };
 
-/* ----------------------------------------------------------- prepared */
-
-static void free_prep(rpy_shprep *self)
-{
-    redist_shmem_prepared_t *p = self->prep;
-    self->prep = NULL;
-    if (p && started && !stopped) {
-        Py_BEGIN_ALLOW_THREADS
-        redist_shmem_prepared_free(p);
-        Py_END_ALLOW_THREADS
-    }
-    rpy_release_blocks(&self->b);
-    if (self->owner) {
-        self->owner->nprep--;
-        Py_CLEAR(self->owner);
-    }
-}
-
-static void prep_dealloc(PyObject *self)
-{
-    free_prep((rpy_shprep *)self);
-    Py_TYPE(self)->tp_free(self);
-}
-
-static redist_shmem_prepared_t *prep_of(rpy_shprep *self)
-{
-    if (!running())
-        return NULL;
-    if (!self->prep)
-        PyErr_SetString(PyExc_ValueError, "the prepared object is freed");
-    return self->prep;
-}
-
-static PyObject *blocking(PyObject *self, PyObject *args, PyObject *kw,
-                          int wait)
-{
-    static char *kwlist[] = {"report", NULL};
-    int want_report = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", kwlist, &want_report))
-        return NULL;
-    redist_shmem_prepared_t *p = prep_of((rpy_shprep *)self);
-    if (!p)
-        return NULL;
-    redist_exec_report_t rep;
-    redist_error_t err;
-    redist_error_clear(&err);
-    redist_status_t st;
-    Py_BEGIN_ALLOW_THREADS
-    st = wait ? redist_shmem_wait(p, &rep, &err) : redist_shmem_run(p, &rep, &err);
-    Py_END_ALLOW_THREADS
-    if (st != REDIST_OK)
-        return rpy_raise(rpy_ExecError, st, &err);
-    if (want_report)
-        return rpy_report_dict(&rep);
-    Py_RETURN_NONE;
-}
-
-static PyObject *prep_run(PyObject *self, PyObject *args, PyObject *kw)
-{
-    return blocking(self, args, kw, 0);
-}
-
-static PyObject *prep_wait(PyObject *self, PyObject *args, PyObject *kw)
-{
-    return blocking(self, args, kw, 1);
-}
-
-static PyObject *prep_start(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    redist_shmem_prepared_t *p = prep_of((rpy_shprep *)self);
-    if (!p)
-        return NULL;
-    redist_error_t err;
-    redist_error_clear(&err);
-    redist_status_t st;
-    Py_BEGIN_ALLOW_THREADS
-    st = redist_shmem_start(p, &err);
-    Py_END_ALLOW_THREADS
-    if (st != REDIST_OK)
-        return rpy_raise(rpy_ExecError, st, &err);
-    Py_RETURN_NONE;
-}
-
-static PyObject *prep_test(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    redist_shmem_prepared_t *p = prep_of((rpy_shprep *)self);
-    if (!p)
-        return NULL;
-    int done = 0;
-    redist_error_t err;
-    redist_error_clear(&err);
-    redist_status_t st = redist_shmem_test(p, &done, &err);
-    if (st != REDIST_OK)
-        return rpy_raise(rpy_ExecError, st, &err);
-    return PyBool_FromLong(done);
-}
-
-static PyObject *prep_free(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    free_prep((rpy_shprep *)self);
-    Py_RETURN_NONE;
-}
-
-static PyObject *prep_enter(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return Py_NewRef(self);
-}
-
-static PyObject *prep_exit(PyObject *self, PyObject *args)
-{
-    (void)args;
-    free_prep((rpy_shprep *)self);
-    Py_RETURN_FALSE;
-}
-
-static PyObject *prep_get_async(PyObject *self, void *closure)
-{
-    (void)closure;
-    redist_shmem_prepared_t *p = prep_of((rpy_shprep *)self);
-    return p ? PyBool_FromLong(redist_shmem_prepared_async(p)) : NULL;
-}
-
-static PyObject *prep_get_freed(PyObject *self, void *closure)
-{
-    (void)closure;
-    return PyBool_FromLong(((rpy_shprep *)self)->prep == NULL);
-}
-
-static PyMethodDef prep_methods[] = {
-    {"run", (PyCFunction)(void (*)(void))prep_run, METH_VARARGS | METH_KEYWORDS,
-     "run(report=False): one blocking run (collective; redist_shmem_run)."},
-    {"start", prep_start, METH_NOARGS,
-     "start(): start a run on the progress thread (redist_shmem_start)."},
-    {"test", prep_test, METH_NOARGS, "test() -> bool: whether it is over."},
-    {"wait", (PyCFunction)(void (*)(void))prep_wait,
-     METH_VARARGS | METH_KEYWORDS,
-     "wait(report=False): wait for the started run (redist_shmem_wait)."},
-    {"free", prep_free, METH_NOARGS,
-     "free(): redist_shmem_prepared_free (collective)."},
-    {"__enter__", prep_enter, METH_NOARGS, NULL},
-    {"__exit__", prep_exit, METH_VARARGS, NULL},
-    {NULL, NULL, 0, NULL}};
-
-static PyGetSetDef prep_getset[] = {
-    {"can_start", prep_get_async, NULL,
-     "Whether start() is available (SHMEM_THREAD_MULTIPLE on every PE).", NULL},
-    {"freed", prep_get_freed, NULL, "Whether free() was called.", NULL},
-    {NULL, NULL, NULL, NULL, NULL}};
-
-static PyTypeObject rpy_ShmemPreparedType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "redist._redist.ShmemPrepared",
-    .tp_basicsize = sizeof(rpy_shprep),
-    .tp_dealloc = prep_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A plan prepared on this PE's arrays (ShmemContext.prepare).",
-    .tp_methods = prep_methods,
-    .tp_getset = prep_getset,
-};
-
 static PyMethodDef functions[] = {
     {"shmem_start", sh_start, METH_VARARGS,
      "shmem_start(thread_multiple=True) -> (pe, npes): shmem_init_thread "
@@ -506,11 +367,8 @@ static PyMethodDef functions[] = {
 int rpy_shmem_init(PyObject *m)
 {
     if (PyType_Ready(&rpy_ShmemContextType) < 0 ||
-        PyType_Ready(&rpy_ShmemPreparedType) < 0 ||
         PyModule_AddObjectRef(m, "ShmemContext",
-                              (PyObject *)&rpy_ShmemContextType) < 0 ||
-        PyModule_AddObjectRef(m, "ShmemPrepared",
-                              (PyObject *)&rpy_ShmemPreparedType) < 0)
+                              (PyObject *)&rpy_ShmemContextType) < 0)
         return -1;
     return PyModule_AddFunctions(m, functions);
 }

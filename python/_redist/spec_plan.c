@@ -94,29 +94,14 @@ static PyObject *dict_of(int n, const char *const keys[], PyObject *vals[])
 
 /* ---------------------------------------------------------------- Spec */
 
-/* The pointer of a Spec or Plan object (`what` names it), or NULL with
- * TypeError / ValueError. */
-static void *unwrap(PyObject *o, PyTypeObject *type, const char *what)
-{
-    if (!o || !PyObject_TypeCheck(o, type)) {
-        PyErr_Format(PyExc_TypeError, "expected a %s, not %s", what,
-                     o ? Py_TYPE(o)->tp_name : "NULL");
-        return NULL;
-    }
-    void *p = ((rpy_obj *)o)->ptr;
-    if (!p)
-        PyErr_Format(PyExc_ValueError, "the %s is not initialised", what);
-    return p;
-}
-
 const redist_spec_t *rpy_spec_of(PyObject *o)
 {
-    return unwrap(o, &rpy_SpecType, "redist.Spec");
+    return rpy_unwrap(o, &rpy_SpecType, "redist.Spec");
 }
 
 const redist_plan_t *rpy_plan_of(PyObject *o)
 {
-    return unwrap(o, &rpy_PlanType, "redist.Plan");
+    return rpy_unwrap(o, &rpy_PlanType, "redist.Plan");
 }
 
 /* tp_dealloc of both types (and their Python subclasses). */
@@ -647,23 +632,10 @@ static PyObject *plan_table(PyObject *self, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", kwlist, &grid))
         return NULL;
     const redist_plan_t *p = rpy_plan_of(self);
-    if (!p)
+    rpy_mem m;
+    if (!p || !rpy_mem_open(&m))
         return NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return PyErr_NoMemory();
-    redist_status_t st = redist_plan_print(p, f, grid);
-    if (fclose(f) != 0 || !buf) {
-        free(buf);
-        return PyErr_NoMemory();
-    }
-    PyObject *r = st == REDIST_OK
-                      ? PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace")
-                      : rpy_raise(rpy_PlanError, st, NULL);
-    free(buf);
-    return r;
+    return rpy_mem_close(&m, redist_plan_print(p, m.f, grid));
 }
 
 static PyObject *verify_result(const redist_verify_result_t *r)
