@@ -77,10 +77,11 @@ class Arrays(_redist.Arrays):
                         raise ValueError(f"array {n!r}: unknown keys "
                                          f"{', '.join(sorted(kw))}")
                 else:
-                    args = tuple(a) + (None,) * (5 - len(tuple(a)))
-                    if len(args) != 5:
-                        raise ValueError(f"array {n!r}: (shape, dtype, src, "
-                                         "dst[, reduce])")
+                    if not isinstance(a, (tuple, list)) or not 2 <= len(a) <= 5:
+                        raise TypeError(f"array {n!r}: a dict or a tuple "
+                                        "(shape, dtype[, src, dst, reduce]), "
+                                        f"not {a!r}")
+                    args = tuple(a) + ((), (), None)[len(a) - 2:]
                 doc = _array_doc(pair, *args, None)
                 doc.pop("_types")
                 for k in ("mesh", "meshes"):
@@ -323,8 +324,11 @@ def state_dict_spec(state, src_mesh, dst_mesh, src, dst, *, budget_bytes=None,
     for n, v in state.items():
         if hasattr(v, "shape") and hasattr(v, "dtype"):
             shape, dtype = tuple(v.shape), v.dtype
-        else:
+        elif isinstance(v, (tuple, list)) and len(v) == 2:
             shape, dtype = v
+        else:
+            raise TypeError(f"state[{n!r}]: (shape, dtype) or an object with "
+                            f".shape and .dtype, not {v!r}")
         shape = tuple(int(x) for x in shape)
         arrays[n] = dict(shape=shape, dtype=dtype,
                          src=_rule(src, n, shape, "src"),

@@ -327,6 +327,15 @@ def test_set_bad_arrays_fail_together():
     agree(comm.allreduce(1) == size, "comm usable")
 
 
+def test_set_on_wrong_rank_count_fails_everywhere():
+    mesh = redist.Mesh({"x": size + 1})
+    arrays = redist.Spec.many(mesh, {"a": ((size + 1,), "f32", ("x",), ())})
+    ps = redist.plan_set(arrays)
+    with pytest.raises(redist.ExecError, match=f"run with {size + 1} ranks"):
+        redist.execute(ps, comm, {}, {})
+    agree(comm.allreduce(1) == size, "comm usable")
+
+
 def test_prepared_set_misuse():
     mesh = redist.Mesh({"x": size})
     arrays = redist.Spec.many(mesh, {"a": ((size, 2), "f64", ("x", None), ())})

@@ -241,6 +241,11 @@ def test_many_errors():
         redist.Spec.many(mesh, {"a": dict(shape=(4,), sharding=1)})
     with pytest.raises(ValueError, match="no arrays"):
         redist.Spec.many(mesh, {})
+    with pytest.raises(TypeError, match="array 'a': a dict or a tuple"):
+        redist.Spec.many(mesh, {"a": 5})
+    # (shape, dtype) alone: replicated on both sides
+    two = redist.Spec.many(mesh, {"a": ((4,), "f32")})
+    assert two["a"].src == redist.Type(((),)) == two["a"].dst
     s = redist.Spec(mesh, (4,), "f32", ("x",), (), name="a")
     with pytest.raises(redist.SpecError, match="a"):
         redist.Spec.many(mesh, [s, s])  # two arrays of one name
@@ -276,6 +281,8 @@ def test_state_dict_spec():
     assert spec["embed"].dst == redist.Type((("tp",), ()), mesh="infer")
     ps = redist.plan_set(spec)
     assert all(p.spec.two_mesh for p in ps.plans.values())
+    with pytest.raises(TypeError, match=r"state\['w'\]"):
+        redist.state_dict_spec({"w": 5}, train, infer, src=(), dst=())
     with pytest.raises(ValueError, match="no sharding for 'wq'"):
         redist.state_dict_spec(state, train, infer, src={"embed": ()}, dst=())
     same = redist.state_dict_spec({"w": ((8,), "f32")}, train, train,
