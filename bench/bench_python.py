@@ -14,6 +14,14 @@ noise).  The variants: C redist_mpi_execute; Python Executor.execute (a
 context held by the caller); Python redist.execute (the one-call form,
 context from the cache); C redist_mpi_run and Python Prepared.run (an
 object prepared once), each Python row against its C counterpart.
+
+    python3 bench/bench_python.py --set SPEC --np D [--reps 200] [--rounds 5]
+
+times a plan set (a one-mesh spec with "arrays" on D devices) prepared
+once and run: C with build/bench/bench_sets --impl redist-budget (its
+median over --reps runs) against Python's redist.prepare(...).run() with
+the same method (MPI_Barrier, the run, the slowest rank's time; 3
+warm-up runs), alternated --rounds times.
 """
 import argparse
 import os
@@ -68,6 +76,58 @@ def worker(rounds):
                 print(name, elems, " ".join(f"{x:.2f}" for x in v), flush=True)
 
 
+def set_worker(path, reps):
+    """Median over `reps` of the slowest rank's time of one prepared run
+    of the plan set of `path` (preserve_src, as bench_sets)."""
+    import numpy as np
+    from mpi4py import MPI
+    import redist
+    comm = MPI.COMM_WORLD
+    arrays = redist.load_arrays(path)
+    ps = redist.plan_set(arrays, preserve_src=True)
+    src = {n: np.zeros(s, arrays[n].np_dtype)
+           for n, s in ps.src_block_shapes(comm.rank).items() if s is not None}
+    dst = {n: np.zeros(s, arrays[n].np_dtype)
+           for n, s in ps.dst_block_shapes(comm.rank).items() if s is not None}
+    with redist.prepare(ps, comm, src, dst) as pr:
+        for _ in range(3):
+            pr.run()
+        t = []
+        for _ in range(reps):
+            comm.Barrier()
+            t0 = time.perf_counter()
+            pr.run()
+            t.append(comm.allreduce(time.perf_counter() - t0, op=MPI.MAX))
+    redist.free_contexts()
+    if comm.rank == 0:
+        print("set", f"{statistics.median(t) * 1e6:.2f}", flush=True)
+
+
+def bench_set(a, env, mpirun):
+    import csv
+    import tempfile
+    c, py = [], []
+    for _ in range(a.rounds):
+        with tempfile.NamedTemporaryFile(suffix=".csv") as f:
+            subprocess.run(mpirun + [os.path.join(a.build, "bench", "bench_sets"),
+                                     a.set, "--impl", "redist-budget", "--reps",
+                                     str(a.reps), "--warmup", "3", "--csv", f.name],
+                           env=env, capture_output=True, text=True, check=True)
+            rows = list(csv.DictReader(open(f.name)))
+            c.append(float(rows[0]["median_s"]) * 1e6)
+        out = subprocess.run(mpirun + [a.python, os.path.abspath(__file__),
+                                       "--set-worker", a.set, "--reps", str(a.reps)],
+                             env=env, capture_output=True, text=True, check=True)
+        py += [float(line.split()[1]) for line in out.stdout.split("\n")
+               if line.startswith("set ")]
+    mc, mp = statistics.median(c), statistics.median(py)
+    print(f"{a.set}: {a.np} ranks, {a.rounds} rounds of {a.reps} runs; median of "
+          "the rounds' medians, microseconds [min-max of the rounds]")
+    print(f"| C redist_set_run (bench_sets) | {mc:.1f} | {min(c):.1f}-{max(c):.1f} | |")
+    print(f"| Python prepared set run() | {mp:.1f} | {min(py):.1f}-{max(py):.1f} "
+          f"| {mp - mc:+.1f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -75,14 +135,23 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--worker", action="store_true")
+    ap.add_argument("--set", help="a one-mesh spec with arrays: time its set")
+    ap.add_argument("--set-worker")
+    ap.add_argument("--reps", type=int, default=200)
     a = ap.parse_args()
     if a.worker:
         worker(a.rounds)
+        return
+    if a.set_worker:
+        set_worker(a.set_worker, a.reps)
         return
     env = dict(os.environ, PYTHONPATH=os.path.join(a.build, "python"),
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     mpirun = ["mpirun", "--oversubscribe", "-q", "--mca", "btl", "self,vader",
               "-np", str(a.np)]
+    if a.set:
+        bench_set(a, env, mpirun)
+        return
     res = {}
     for _, elems, reps in SIZES:
         out = subprocess.run(mpirun + [os.path.join(a.build, "bench", "bench_call"),

@@ -168,6 +168,14 @@ static int add_constants(PyObject *m)
     }
     if (add_owned(m, "DTYPE_SIZES", sizes) < 0)
         return -1;
+    if (PyModule_AddIntConstant(m, "HAVE_SHMEM",
+#ifdef REDIST_PY_HAVE_SHMEM
+                                1
+#else
+                                0
+#endif
+                                ) < 0)
+        return -1;
 #ifdef REDIST_PY_HAVE_MPI
     return PyModule_AddIntConstant(m, "HAVE_MPI", 1);
 #else
@@ -194,9 +202,13 @@ PyMODINIT_FUNC PyInit__redist(void)
         !(rpy_ExecError = new_error(m, "ExecError", rpy_Error,
                                     "Executing a plan failed (on every "
                                     "rank).")) ||
-        add_constants(m) < 0 || rpy_spec_plan_init(m) < 0
+        add_constants(m) < 0 || rpy_spec_plan_init(m) < 0 ||
+        rpy_set_plan_init(m) < 0 || rpy_prep_init(m) < 0
 #ifdef REDIST_PY_HAVE_MPI
         || rpy_mpi_init(m) < 0
+#endif
+#ifdef REDIST_PY_HAVE_SHMEM
+        || rpy_shmem_init(m) < 0
 #endif
     ) {
         Py_DECREF(m);

@@ -94,35 +94,23 @@ static PyObject *dict_of(int n, const char *const keys[], PyObject *vals[])
 
 /* ---------------------------------------------------------------- Spec */
 
-/* The pointer of a Spec or Plan object (`what` names it), or NULL with
- * TypeError / ValueError. */
-static void *unwrap(PyObject *o, PyTypeObject *type, const char *what)
-{
-    if (!o || !PyObject_TypeCheck(o, type)) {
-        PyErr_Format(PyExc_TypeError, "expected a %s, not %s", what,
-                     o ? Py_TYPE(o)->tp_name : "NULL");
-        return NULL;
-    }
-    void *p = ((rpy_obj *)o)->ptr;
-    if (!p)
-        PyErr_Format(PyExc_ValueError, "the %s is not initialised", what);
-    return p;
-}
-
 const redist_spec_t *rpy_spec_of(PyObject *o)
 {
-    return unwrap(o, &rpy_SpecType, "redist.Spec");
+    return rpy_unwrap(o, &rpy_SpecType, "redist.Spec");
 }
 
 const redist_plan_t *rpy_plan_of(PyObject *o)
 {
-    return unwrap(o, &rpy_PlanType, "redist.Plan");
+    return rpy_unwrap(o, &rpy_PlanType, "redist.Plan");
 }
 
 /* tp_dealloc of both types (and their Python subclasses). */
 static void obj_dealloc(PyObject *self)
 {
-    if (PyObject_TypeCheck(self, &rpy_SpecType))
+    rpy_obj *o = (rpy_obj *)self;
+    if (o->owner) /* a view into a set: the owner frees it */
+        Py_CLEAR(o->owner);
+    else if (PyObject_TypeCheck(self, &rpy_SpecType))
         redist_spec_free(((rpy_obj *)self)->ptr);
     else
         redist_plan_free(((rpy_obj *)self)->ptr);
@@ -136,18 +124,9 @@ static int spec_take(rpy_obj *self, redist_status_t st, redist_spec_t *s,
         rpy_raise(rpy_SpecError, st, err);
         return -1;
     }
-    if (redist_spec_num_meshes(s) == 2) {
-        /* the Python types name one mesh's axes: not yet (doc/meshes.md) */
-        redist_error_t e;
-        redist_error_clear(&e);
-        e.status = REDIST_ERR_INVALID;
-        snprintf(e.path, sizeof e.path, "meshes");
-        snprintf(e.text, sizeof e.text,
-                 "a spec over two meshes: not available from Python yet "
-                 "(plan and run it with redistplan or the C API; "
-                 "doc/meshes.md)");
+    if (self->owner) { /* a set's array is not replaced */
         redist_spec_free(s);
-        rpy_raise(rpy_SpecError, REDIST_ERR_INVALID, &e);
+        PyErr_SetString(PyExc_ValueError, "an array of a set is read-only");
         return -1;
     }
     redist_spec_free(self->ptr);
@@ -232,16 +211,11 @@ static PyObject *expect_dict(const redist_spec_t *s)
     return d;
 }
 
-static PyObject *spec_info(PyObject *self, PyObject *unused)
+/* A mesh as ((name, size), ...) */
+static PyObject *mesh_axes(const redist_mesh_t *mesh)
 {
-    (void)unused;
-    const redist_spec_t *s = rpy_spec_of(self);
-    if (!s)
-        return NULL;
-    const redist_mesh_t *mesh = redist_spec_mesh(s);
-    int na = redist_mesh_num_axes(mesh), nd = redist_spec_ndims(s);
-    const int64_t *shape = redist_spec_shape(s);
-    PyObject *axes = PyTuple_New(na);
+    int na = redist_mesh_num_axes(mesh);
+    PyObject *axes = PyTuple_New(na > 0 ? na : 0);
     for (int a = 0; axes && a < na; a++) {
         PyObject *p = Py_BuildValue("(sL)", redist_mesh_axis_name(mesh, a),
                                     (long long)redist_mesh_axis_size(mesh, a));
@@ -250,48 +224,92 @@ static PyObject *spec_info(PyObject *self, PyObject *unused)
         else
             PyTuple_SET_ITEM(axes, a, p);
     }
+    return axes;
+}
+
+/* Side's mesh as (name, axes, devices): the global device of each of its
+ * ranks (row-major). */
+static PyObject *side_mesh(const redist_spec_t *s, int side)
+{
+    const redist_mesh_t *mesh = redist_spec_side_mesh(s, side);
+    int64_t n = redist_mesh_num_devices(mesh);
+    PyObject *dev = PyTuple_New(n > 0 ? (Py_ssize_t)n : 0);
+    for (int64_t r = 0; dev && r < n; r++) {
+        PyObject *x = PyLong_FromLongLong(redist_spec_mesh_device(s, side, r));
+        if (!x)
+            Py_CLEAR(dev);
+        else
+            PyTuple_SET_ITEM(dev, (Py_ssize_t)r, x);
+    }
+    if (!dev)
+        return NULL;
+    return Py_BuildValue("(sNN)", redist_spec_mesh_name(s, side),
+                         mesh_axes(mesh), dev);
+}
+
+static PyObject *spec_info(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    const redist_spec_t *s = rpy_spec_of(self);
+    if (!s)
+        return NULL;
+    const redist_mesh_t *mesh = redist_spec_mesh(s),
+                        *smesh = redist_spec_side_mesh(s, REDIST_SIDE_FROM),
+                        *dmesh = redist_spec_side_mesh(s, REDIST_SIDE_TO);
+    int nd = redist_spec_ndims(s);
+    const int64_t *shape = redist_spec_shape(s);
     int64_t sl[REDIST_MAX_DIMS], dl[REDIST_MAX_DIMS];
     /* uneven dims: local shapes differ per device (None below) */
     int uneven = redist_spec_is_uneven(s);
-    if (!uneven && (redist_type_local_shape(redist_spec_from(s), mesh, shape, sl) ||
-        redist_type_local_shape(redist_spec_to(s), mesh, shape, dl))) {
-        Py_XDECREF(axes);
+    if (!uneven && (redist_type_local_shape(redist_spec_from(s), smesh, shape, sl) ||
+        redist_type_local_shape(redist_spec_to(s), dmesh, shape, dl))) {
         PyErr_SetString(PyExc_RuntimeError, "redist: a loaded spec's type is invalid");
         return NULL;
     }
     static const char *const keys[] = {
         "name", "mesh", "shape", "dtype", "reduce", "src", "dst",
         "src_bytes", "dst_bytes", "src_local_shape", "dst_local_shape",
-        "expect", "src_split", "dst_split"};
+        "expect", "src_split", "dst_split", "num_meshes", "src_mesh",
+        "dst_mesh", "num_devices"};
     PyObject *vals[] = {
         PyUnicode_FromString(redist_spec_name(s)),
-        axes,
+        mesh_axes(mesh),
         shape_tuple(nd, shape),
         PyUnicode_FromString(redist_dtype_name(redist_spec_dtype(s))),
         PyUnicode_FromString(redist_reduce_name(redist_spec_reduce(s))),
-        rpy_type_to_py(redist_spec_from(s), mesh),
-        rpy_type_to_py(redist_spec_to(s), mesh),
+        rpy_type_to_py(redist_spec_from(s), smesh),
+        rpy_type_to_py(redist_spec_to(s), dmesh),
         PyLong_FromUnsignedLongLong(redist_spec_src_bytes(s)),
         PyLong_FromUnsignedLongLong(redist_spec_dst_bytes(s)),
         uneven ? Py_NewRef(Py_None) : shape_tuple(nd, sl),
         uneven ? Py_NewRef(Py_None) : shape_tuple(nd, dl),
         expect_dict(s),
         PyUnicode_FromString(redist_split_name(redist_spec_split(s, REDIST_SIDE_FROM))),
-        PyUnicode_FromString(redist_split_name(redist_spec_split(s, REDIST_SIDE_TO)))};
+        PyUnicode_FromString(redist_split_name(redist_spec_split(s, REDIST_SIDE_TO))),
+        PyLong_FromLong(redist_spec_num_meshes(s)),
+        side_mesh(s, REDIST_SIDE_FROM),
+        side_mesh(s, REDIST_SIDE_TO),
+        PyLong_FromLongLong(redist_spec_num_devices(s))};
     return dict_of((int)(sizeof keys / sizeof keys[0]), keys, vals);
 }
 
 int rpy_block_box(const redist_spec_t *s, int side, int64_t rank,
                   int64_t lo[], int64_t hi[])
 {
-    const redist_mesh_t *mesh = redist_spec_mesh(s);
+    const redist_mesh_t *mesh = redist_spec_side_mesh(s, side);
     const redist_type_t *t =
         side == REDIST_SIDE_FROM ? redist_spec_from(s) : redist_spec_to(s);
-    if (!mesh || (side != REDIST_SIDE_FROM && side != REDIST_SIDE_TO) ||
-        rank < 0 || rank >= redist_mesh_num_devices(mesh))
+    if (!mesh || rank < 0 || rank >= redist_spec_num_devices(s))
         return -1;
+    /* the device's rank within side's mesh (two meshes: by its list) */
+    int64_t n = redist_mesh_num_devices(mesh), mr = -1;
+    for (int64_t r = 0; r < n && mr < 0; r++)
+        if (redist_spec_mesh_device(s, side, r) == rank)
+            mr = r;
+    if (mr < 0)
+        return 1;
     int64_t c[REDIST_MAX_AXES];
-    redist_mesh_coords(mesh, rank, c);
+    redist_mesh_coords(mesh, mr, c);
     for (int i = 0; i < t->ndims; i++) {
         int64_t b = 0, k = 1;
         for (int j = 0; j < t->dim_naxes[i]; j++) {
@@ -325,10 +343,17 @@ static PyObject *spec_block(PyObject *self, PyObject *args)
     if (!s)
         return NULL;
     int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
-    if (rpy_block_box(s, side, (int64_t)rank, lo, hi)) {
-        PyErr_Format(PyExc_ValueError, "device %lld out of range (the mesh "
-                     "has %lld devices)", rank,
-                     (long long)redist_mesh_num_devices(redist_spec_mesh(s)));
+    if (side != REDIST_SIDE_FROM && side != REDIST_SIDE_TO) {
+        PyErr_SetString(PyExc_ValueError, "side: 0 (from) or 1 (to)");
+        return NULL;
+    }
+    int r = rpy_block_box(s, side, (int64_t)rank, lo, hi);
+    if (r > 0) /* a device outside side's mesh holds no block */
+        Py_RETURN_NONE;
+    if (r < 0) {
+        PyErr_Format(PyExc_ValueError, "device %lld out of range (the spec "
+                     "runs on %lld devices)", rank,
+                     (long long)redist_spec_num_devices(s));
         return NULL;
     }
     int nd = redist_spec_ndims(s);
@@ -426,8 +451,40 @@ static PyObject *mesh_check(PyObject *self, PyObject *args)
 /* ---------------------------------------------------------------- Plan */
 
 
+int rpy_plan_options(int objective, unsigned long long max_peak,
+                     unsigned long long max_states, PyObject *cost_path,
+                     const char *cost_text, Py_ssize_t cost_len,
+                     const char *links, const redist_mesh_t *mesh,
+                     redist_plan_options_t *opts, redist_cost_model_t *cost)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->max_peak_bytes = max_peak;
+    opts->max_states = max_states;
+    opts->objective = (redist_objective_t)objective;
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_status_t st = REDIST_OK;
+    if (objective == REDIST_OBJECTIVE_TIME || cost_path || cost_text || links) {
+        redist_cost_model_default(cost);
+        if (cost_path)
+            st = redist_cost_model_load_file(PyBytes_AS_STRING(cost_path),
+                                             cost, &err);
+        if (st == REDIST_OK && cost_text)
+            st = redist_cost_model_load_buffer(cost_text, (size_t)cost_len,
+                                               "<cost>", cost, &err);
+        if (st == REDIST_OK && links)
+            st = redist_cost_model_set_axis_links(cost, mesh, links, &err);
+        opts->cost = cost;
+    }
+    if (st != REDIST_OK) {
+        rpy_raise(rpy_SpecError, st, &err);
+        return -1;
+    }
+    return 0;
+}
+
 /* PyArg "O&" converter: a path (str, bytes, os.PathLike) or None. */
-static int fs_or_none(PyObject *o, void *out)
+int rpy_fs_or_none(PyObject *o, void *out)
 {
     if (o == Py_None) {
         *(PyObject **)out = NULL;
@@ -448,7 +505,7 @@ static PyObject *plan_create(PyObject *self, PyObject *args)
     const char *cost_text = NULL, *links = NULL;
     Py_ssize_t cost_len = 0;
     if (!PyArg_ParseTuple(args, "OiKKO&z#z", &spec_obj, &objective, &max_peak,
-                          &max_states, fs_or_none, &cost_path,
+                          &max_states, rpy_fs_or_none, &cost_path,
                           &cost_text, &cost_len, &links))
         return NULL;
     const redist_spec_t *spec = rpy_spec_of(spec_obj);
@@ -456,35 +513,28 @@ static PyObject *plan_create(PyObject *self, PyObject *args)
         Py_XDECREF(cost_path);
         return NULL;
     }
-    int has_path = cost_path != NULL;
-    redist_plan_options_t opts = {max_peak, max_states,
-                                  (redist_objective_t)objective, NULL};
+    redist_plan_options_t opts;
     redist_cost_model_t cost;
     redist_error_t err;
     redist_error_clear(&err);
     redist_status_t st = REDIST_OK;
-    if (objective == REDIST_OBJECTIVE_TIME || has_path || cost_text || links) {
-        redist_cost_model_default(&cost);
-        if (has_path)
-            st = redist_cost_model_load_file(PyBytes_AS_STRING(cost_path),
-                                             &cost, &err);
-        if (st == REDIST_OK && cost_text)
-            st = redist_cost_model_load_buffer(cost_text, (size_t)cost_len,
-                                               "<cost>", &cost, &err);
-        if (st == REDIST_OK && links)
-            st = redist_cost_model_set_axis_links(
-                &cost, redist_spec_mesh(spec), links, &err);
-        opts.cost = &cost;
-    }
+    int bad = rpy_plan_options(objective, max_peak, max_states, cost_path,
+                               cost_text, cost_len, links,
+                               redist_spec_mesh(spec), &opts, &cost);
     Py_XDECREF(cost_path);
-    if (st != REDIST_OK)
-        return rpy_raise(rpy_SpecError, st, &err);
+    if (bad)
+        return NULL;
     redist_plan_t *plan = NULL;
     Py_BEGIN_ALLOW_THREADS
     st = redist_plan_create(spec, &opts, &plan, &err);
     Py_END_ALLOW_THREADS
     if (st != REDIST_OK)
         return rpy_raise(rpy_PlanError, st, &err);
+    if (((rpy_obj *)self)->owner) { /* a set's plan is not replaced */
+        redist_plan_free(plan);
+        PyErr_SetString(PyExc_ValueError, "a plan of a set is read-only");
+        return NULL;
+    }
     redist_plan_free(((rpy_obj *)self)->ptr);
     ((rpy_obj *)self)->ptr = plan;
     Py_RETURN_NONE;
@@ -502,7 +552,8 @@ static PyObject *none_if_neg(int v)
 }
 
 /* step(i) -> (op, dim, from_dim, to_dim, axis, (dims, partial),
- *             local_shape, local_bytes, recv_bytes, time_s) */
+ *             local_shape, local_bytes, recv_bytes, time_s, mesh): mesh is
+ * the side (0 source, 1 target) whose mesh `after` and `axis` are on */
 static PyObject *plan_step(PyObject *self, PyObject *arg)
 {
     const redist_plan_t *p = rpy_plan_of(self);
@@ -519,15 +570,15 @@ static PyObject *plan_step(PyObject *self, PyObject *arg)
         return NULL;
     }
     const redist_spec_t *s = redist_plan_spec(p);
-    const redist_mesh_t *mesh = redist_spec_mesh(s);
-    return Py_BuildValue("(sNNNNNNKKd)", redist_op_name(v.op),
+    const redist_mesh_t *mesh = redist_spec_side_mesh(s, v.mesh);
+    return Py_BuildValue("(sNNNNNNKKdi)", redist_op_name(v.op),
                          none_if_neg(v.dim), none_if_neg(v.from_dim),
                          none_if_neg(v.to_dim),
                          v.axis < 0 ? Py_NewRef(Py_None) : axis_name(mesh, v.axis),
                          rpy_type_to_py(&v.after, mesh),
                          shape_tuple(redist_spec_ndims(s), v.local_shape),
                          (unsigned long long)v.local_bytes,
-                         (unsigned long long)v.recv_bytes, v.time_s);
+                         (unsigned long long)v.recv_bytes, v.time_s, v.mesh);
 }
 
 static PyObject *plan_stats(PyObject *self, PyObject *unused)
@@ -581,23 +632,10 @@ static PyObject *plan_table(PyObject *self, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", kwlist, &grid))
         return NULL;
     const redist_plan_t *p = rpy_plan_of(self);
-    if (!p)
+    rpy_mem m;
+    if (!p || !rpy_mem_open(&m))
         return NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return PyErr_NoMemory();
-    redist_status_t st = redist_plan_print(p, f, grid);
-    if (fclose(f) != 0 || !buf) {
-        free(buf);
-        return PyErr_NoMemory();
-    }
-    PyObject *r = st == REDIST_OK
-                      ? PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace")
-                      : rpy_raise(rpy_PlanError, st, NULL);
-    free(buf);
-    return r;
+    return rpy_mem_close(&m, redist_plan_print(p, m.f, grid));
 }
 
 static PyObject *verify_result(const redist_verify_result_t *r)

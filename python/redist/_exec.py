@@ -12,12 +12,20 @@ makes the same calls in the same order) when another is needed.
 Executor.prepare(plan, src, dst) returns a Prepared object (the C API's
 redist_mpi_prepared_t): the set-up done once, then run() many times, or
 start() / test() / wait() to compute while data moves.
+
+execute() and prepare() also take a plan of a two-mesh spec (the
+communicator spans the union of the meshes: redist_mpi_execute_meshes,
+redist_mpi_prepare_meshes) and a PlanSet (many arrays, given as dicts by
+name or lists in the set's order; redist_plan_set_prepare on a cached
+context: on the set's mesh, or over a one-axis mesh of the union's devices
+for two meshes).
 """
 
 from collections import OrderedDict
 
 from . import _redist
 from ._types import Plan, Mesh
+from ._sets import PlanSet
 
 _CACHE_MAX = 8
 _cache = OrderedDict()
@@ -97,9 +105,9 @@ def _context(comm, mesh, flags, max_scratch):
             _cache.move_to_end(key)
             return ctx
         del _cache[key]
-        ctx.free()
+        _drop(ctx)
     while len(_cache) >= _CACHE_MAX:
-        _cache.popitem(last=False)[1].free()
+        _drop(_cache.popitem(last=False)[1])
     ctx = Executor(comm, mesh, packed=bool(flags & _MPI_PACKED),
                    native_reduce=bool(flags & _MPI_NATIVE_REDUCE),
                    max_scratch=max_scratch)
@@ -107,25 +115,122 @@ def _context(comm, mesh, flags, max_scratch):
     return ctx
 
 
-def execute(plan, comm, src, dst, *, preserve_src=True, report=False,
+def _need_mpi():
+    if not _redist.HAVE_MPI:
+        raise NotImplementedError("redist was built without MPI (or without "
+                                  "mpi4py): no execution backend")
+
+
+def _drop(ctx):
+    """Free a context leaving the cache; one that still has prepared
+    objects (prepare() below) is freed with the last of them."""
+    try:
+        ctx.free()
+    except ValueError:
+        pass
+
+
+def _set_context(ps, comm, packed, native_reduce, max_scratch):
+    """The context of a set: on its mesh (one-mesh arrays run their
+    collectives on the mesh's axes), or over the union's devices (two-mesh
+    arrays make their own endpoints on each mesh).  Either way comm has
+    exactly the set's device count (redist_plan_set_prepare's rule)."""
+    s0 = ps.arrays[0]
+    mesh = Mesh([("rank", s0.num_devices)]) if s0.two_mesh else s0.mesh
+    return _context(comm, mesh, _flags(packed, native_reduce), int(max_scratch))
+
+
+def _set_blocks(ps, blocks, what):
+    """A list of blocks in the set's order from a dict by name or a
+    sequence; (list, None) or (None, the error)."""
+    if hasattr(blocks, "keys"):
+        extra = [k for k in blocks.keys() if k not in ps.names]
+        if extra:
+            return None, ValueError(f"{what}: no array {extra[0]!r} in the set "
+                                    f"(arrays: {', '.join(ps.names)})")
+        return [blocks.get(n) for n in ps.names], None
+    if isinstance(blocks, (list, tuple)):
+        return list(blocks), None
+    return None, TypeError(f"{what}: a dict of arrays by name or a list in "
+                           f"the set's order, not {type(blocks).__name__}")
+
+
+def _prepare_set(ps, ctx, src, dst, preserve_src):
+    srcs, e1 = _set_blocks(ps, src, "src")
+    dsts, e2 = _set_blocks(ps, dst, "dst")
+    e = e1 or e2
+    if e is None and preserve_src is not None and bool(preserve_src) != ps.preserve_src:
+        e = ValueError(f"preserve_src={bool(preserve_src)}: the set was "
+                       f"planned with preserve_src={ps.preserve_src} "
+                       "(plan_set(..., preserve_src=))")
+    if e is not None:
+        try:  # this rank still takes part, so that every rank fails
+            _redist.prepare_set(ctx, None, [], [], True)
+        except TypeError:
+            pass
+        raise e
+    return _redist.prepare_set(ctx, ps, srcs, dsts, ps.preserve_src)
+
+
+def execute(plan, comm, src, dst, *, preserve_src=None, report=False,
             packed=False, native_reduce=False, max_scratch=0):
-    """Run `plan` on this rank: collective over `comm` (an mpi4py
-    communicator of the mesh's device count).  src / dst: this rank's
-    source and destination blocks (see Executor.execute, which this calls
-    on a cached context).  Returns None, or the report dict with
-    report=True."""
+    """Run `plan` on this rank: collective over `comm`.
+
+    plan: a Plan of a one-mesh spec (comm has the mesh's device count;
+    src / dst are this rank's blocks, see Executor.execute, which this
+    calls on a cached context); a Plan of a two-mesh spec (comm spans
+    devices 0..spec.num_devices-1, rank d is device d; a rank outside a
+    mesh passes None for the block it does not hold); or a PlanSet (src /
+    dst: dicts of this rank's blocks by array name, or lists in the set's
+    order; a missing name or None is an empty block).  preserve_src
+    (default True; a PlanSet's is the one it was planned with): the
+    source blocks are never written.  Returns None, or the report dict
+    with report=True."""
+    _need_mpi()
+    if isinstance(plan, PlanSet):
+        ctx = _set_context(plan, comm, packed, native_reduce, max_scratch)
+        with _prepare_set(plan, ctx, src, dst, preserve_src) as pr:
+            return pr.run(report)
     if not isinstance(plan, Plan):
-        raise TypeError(f"execute: a redist.Plan, not {type(plan).__name__}")
+        raise TypeError(f"execute: a redist.Plan or PlanSet, not "
+                        f"{type(plan).__name__}")
+    preserve = True if preserve_src is None else bool(preserve_src)
+    if plan.spec.two_mesh:
+        return _redist.execute_meshes(comm, plan, src, dst, preserve, report)
     ctx = _context(comm, plan.spec.mesh, _flags(packed, native_reduce),
                    int(max_scratch))
-    return ctx.execute(plan, src, dst, preserve_src, report)
+    return ctx.execute(plan, src, dst, preserve, report)
+
+
+def prepare(plan, comm, src, dst, *, preserve_src=None, packed=False,
+            native_reduce=False, max_scratch=0):
+    """The set-up of execute() done once on bound arrays (collective), for
+    runs that only move data: pr.run(report=False), pr.free() (collective;
+    or `with`).  A one-mesh Plan gives Executor.prepare's Prepared (with
+    start / test / wait) on a cached context; a two-mesh Plan a
+    MeshesPrepared (redist_mpi_prepare_meshes); a PlanSet a SetPrepared
+    (redist_plan_set_prepare: every round of the set per run).  The
+    arrays stay bound (locked) until the object is freed."""
+    _need_mpi()
+    if isinstance(plan, PlanSet):
+        ctx = _set_context(plan, comm, packed, native_reduce, max_scratch)
+        return _prepare_set(plan, ctx, src, dst, preserve_src)
+    if not isinstance(plan, Plan):
+        raise TypeError(f"prepare: a redist.Plan or PlanSet, not "
+                        f"{type(plan).__name__}")
+    preserve = True if preserve_src is None else bool(preserve_src)
+    if plan.spec.two_mesh:
+        return _redist.prepare_meshes(comm, plan, src, dst, preserve)
+    ctx = _context(comm, plan.spec.mesh, _flags(packed, native_reduce),
+                   int(max_scratch))
+    return ctx.prepare(plan, src, dst, preserve)
 
 
 def free_contexts():
     """Free the contexts redist.execute keeps (collective over each one's
     communicator: call it on every rank)."""
     while _cache:
-        _cache.popitem(last=False)[1].free()
+        _drop(_cache.popitem(last=False)[1])
 
 
-__all__ = ["Executor", "execute", "free_contexts"]
+__all__ = ["Executor", "execute", "prepare", "free_contexts"]

@@ -7,19 +7,12 @@ doc/spec-format.md section 3 and loading it with the C loader, so errors carry t
 JSON path of the bad value ("from.dims[1][0]") and every key the loader
 learns works here unchanged.
 
-Version-2 keys (doc/spec-format.md sections 7-10) and what they need here:
-  split / blocks (section 7)   Type(split=..., blocks=...): kept, written to
-                               the JSON once the C loader accepts them
-                               (_LOADER_KEYS); until then 'split' is left
-                               out when every dim divides (all rules then
-                               give the same blocks) and 'blocks' raises.
-  meshes, devices (section 8)  Mesh(devices=..., name=...), Type(mesh=...):
-                               as above; a Spec of two meshes goes through
-                               the same JSON ("meshes" in place of "mesh").
-  arrays, budget_bytes (10)    Spec.many(...) is the place; it raises until
-                               the loader has "arrays".
-Adding one of them is: put the key into _LOADER_KEYS and, for per-step or
-per-device figures the C API adds, one field in Plan / Step.
+Version-2 keys (doc/spec-format.md sections 7-10): split / blocks
+(Type(split=..., blocks=...)), named meshes with device lists
+(Mesh(devices=..., name=...); Spec((src_mesh, dst_mesh), ...) writes
+"meshes" and each type's "mesh") and many arrays (Arrays, in _sets.py).
+_LOADER_KEYS lists the keys written; 'split' is left out when every dim
+divides (every rule then gives the same blocks).
 """
 
 import json
@@ -30,8 +23,7 @@ from . import _redist
 from ._redist import SpecError, PlanError
 
 # Version-2 spec keys the linked C loader accepts (doc/spec-format.md sections 7-10).
-# Empty: libredist 0.1 reads version 1 only.
-_LOADER_KEYS = frozenset({"split", "blocks"})
+_LOADER_KEYS = frozenset({"split", "blocks", "meshes", "devices", "arrays"})
 
 _SPLIT_RULES = ("ceil", "balanced", "chunk")
 
@@ -94,8 +86,10 @@ class Mesh:
 
         Mesh({"data": 2, "model": 4})  or  Mesh([("data", 2), ("model", 4)])
 
-    `devices` and `name` are the version-2 keys of doc/spec-format.md section 8
-    (pending in the C library: only the default devices 0..size-1)."""
+    `devices` (the global device id, i.e. the MPI rank, of each mesh device,
+    row-major; default 0..size-1) and `name` are the keys of
+    doc/spec-format.md section 8: a Spec over two meshes takes two named
+    Mesh objects, Spec((train, infer), ...)."""
 
     __slots__ = ("axes", "devices", "name", "size")
 
@@ -121,10 +115,8 @@ class Mesh:
                                  f"{self.size}")
             if devices == tuple(range(self.size)):
                 devices = None
-            elif "devices" not in _LOADER_KEYS:
-                raise NotImplementedError(
-                    "Mesh(devices=...): explicit device lists (doc/spec-format.md "
-                    "section 8) are not supported by this libredist yet")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"Mesh: name {name!r} is not a str")
         object.__setattr__(self, "devices", devices)
         object.__setattr__(self, "name", name)
 
@@ -163,6 +155,23 @@ class Mesh:
     def to_json_obj(self):
         """The spec file's "mesh" value."""
         return [[n, s] for n, s in self.axes]
+
+    def to_meshes_entry(self):
+        """This mesh's entry in a spec file's "meshes" (section 8)."""
+        return {"axes": self.to_json_obj(),
+                "devices": list(self.device_ids)}
+
+    @property
+    def device_ids(self):
+        """The global device id (MPI rank) of each mesh device, row-major."""
+        return self.devices if self.devices is not None else tuple(range(self.size))
+
+    def rank_of(self, device):
+        """The mesh rank of global device `device`, or None outside it."""
+        try:
+            return self.device_ids.index(int(device))
+        except ValueError:
+            return None
 
     def coords(self, rank):
         """The coordinates of device `rank`, one per axis."""
@@ -444,12 +453,82 @@ def from_dtensor(mesh_shape_names, placements, *, ndim=None):
 # -------------------------------------------------------------------- spec
 
 
+def _as_meshes(mesh):
+    """(src_mesh, dst_mesh or None) from a Mesh, what Mesh() takes, or a
+    pair of Mesh objects (two meshes)."""
+    if (isinstance(mesh, (tuple, list)) and len(mesh) == 2
+            and all(isinstance(m, Mesh) for m in mesh)):
+        a, b = mesh
+        if a.name is None or b.name is None or a.name == b.name:
+            raise ValueError("two meshes: each needs its own name "
+                             "(Mesh(..., name='train'))")
+        return a, b
+    return (mesh if isinstance(mesh, Mesh) else Mesh(mesh)), None
+
+
+def _meshes_obj(src_mesh, dst_mesh):
+    """The spec file's "mesh", or its "meshes" (section 8) for two meshes
+    or one placed on other devices."""
+    if dst_mesh is None and src_mesh.devices is None:
+        return {"mesh": src_mesh.to_json_obj()}
+    ms = [src_mesh] if dst_mesh is None else [src_mesh, dst_mesh]
+    return {"meshes": {m.name or "mesh": m.to_meshes_entry() for m in ms}}
+
+
+def _side_type(t, what, shape, mesh, two):
+    t = _as_type(t, what).padded(len(shape))
+    if two and t.mesh is None:
+        t = Type(t)
+        object.__setattr__(t, "mesh", mesh.name)
+    return t
+
+
+def _array_doc(mesh, shape, dtype, src, dst, reduce, name):
+    """The spec-file dict of one array (with its meshes); "_types" holds
+    the (src, dst) Types."""
+    src_mesh, dst_mesh = _as_meshes(mesh)
+    two = dst_mesh is not None
+    shape = tuple(int(n) for n in shape)
+    src = _side_type(src, "src", shape, src_mesh, two)
+    dst = _side_type(dst, "dst", shape, dst_mesh or src_mesh, two)
+    if reduce is None:
+        ops = {t.reduce for t in (src, dst) if t.reduce is not None}
+        if len(ops) > 1:
+            raise ValueError(f"src and dst reduce by {' and '.join(sorted(ops))}")
+        reduce = ops.pop() if ops else "sum"
+    doc = {}
+    if name is not None:
+        doc["name"] = name
+    doc.update(_meshes_obj(src_mesh, dst_mesh))
+    doc["shape"] = list(shape)
+    doc["dtype"] = dtype_name(dtype)
+    doc["from"] = src.to_json_obj(shape, src_mesh)
+    doc["to"] = dst.to_json_obj(shape, dst_mesh or src_mesh)
+    doc["reduce"] = str(reduce)
+    doc["_types"] = (src, dst)
+    return doc
+
+
+def _array_obj(spec):
+    """A Spec's array keys (shape, dtype, from, to, reduce, expect)."""
+    doc = {"shape": list(spec.shape), "dtype": spec.dtype,
+           "from": spec.src.to_json_obj(spec.shape, spec.src_mesh),
+           "to": spec.dst.to_json_obj(spec.shape, spec.dst_mesh),
+           "reduce": spec.reduce}
+    if spec._fields["expect"]:
+        doc["expect"] = {k: list(v) if isinstance(v, tuple) else v
+                         for k, v in spec._fields["expect"].items()}
+    return doc
+
+
 class Spec(_redist.Spec):
     """A redistribution problem (doc/spec-format.md section 3):
 
         Spec(mesh, shape, dtype, src, dst, reduce="sum", name=None)
 
-    mesh: a Mesh or what Mesh() takes; shape: the global shape; dtype: a
+    mesh: a Mesh or what Mesh() takes, or two named Mesh objects
+    (src_mesh, dst_mesh) for a spec over two meshes (section 8; each type
+    then lives on its own mesh); shape: the global shape; dtype: a
     NumPy dtype, its name or a spec-file name; src / dst: a Type, a
     PartitionSpec-like tuple or a spec-file dict {"dims": ..., "partial":
     ...}; reduce: the op of partial axes (default: the types' own, from
@@ -458,27 +537,11 @@ class Spec(_redist.Spec):
 
     def __init__(self, mesh, shape, dtype="f32", src=(), dst=(), reduce=None,
                  *, name=None, allow_unplannable=False):
-        mesh = mesh if isinstance(mesh, Mesh) else Mesh(mesh)
-        shape = tuple(int(n) for n in shape)
-        src = _as_type(src, "src").padded(len(shape))
-        dst = _as_type(dst, "dst").padded(len(shape))
-        if reduce is None:
-            ops = {t.reduce for t in (src, dst) if t.reduce is not None}
-            if len(ops) > 1:
-                raise ValueError(f"src and dst reduce by {' and '.join(sorted(ops))}")
-            reduce = ops.pop() if ops else "sum"
-        doc = {}
-        if name is not None:
-            doc["name"] = name
-        doc["mesh"] = mesh.to_json_obj()
-        doc["shape"] = list(shape)
-        doc["dtype"] = dtype_name(dtype)
-        doc["from"] = src.to_json_obj(shape, mesh)
-        doc["to"] = dst.to_json_obj(shape, mesh)
-        doc["reduce"] = str(reduce)
+        doc = _array_doc(mesh, shape, dtype, src, dst, reduce, name)
+        types = doc.pop("_types")
         self._load_buffer(json.dumps(doc), "<redist.Spec>",
                           _redist.SPEC_ALLOW_UNPLANNABLE if allow_unplannable else 0)
-        self._init_fields(mesh, src, dst)
+        self._init_fields(types)
 
     @classmethod
     def from_json(cls, text, source="<string>", *, allow_unplannable=False):
@@ -488,30 +551,49 @@ class Spec(_redist.Spec):
         s = cls.__new__(cls)
         s._load_buffer(text, source,
                        _redist.SPEC_ALLOW_UNPLANNABLE if allow_unplannable else 0)
-        s._init_fields(None, None, None)
+        s._init_fields(None)
         return s
 
-    @classmethod
-    def many(cls, *args, **kwargs):
-        """Several arrays on shared meshes with a scratch budget (doc/spec-format.md
-        section 10): pending in the C library."""
-        raise NotImplementedError("Spec.many: many arrays in one spec "
-                                  "(doc/spec-format.md section 10) are not supported "
-                                  "by this libredist yet")
+    @staticmethod
+    def many(mesh, arrays, *, budget_bytes=None, name=None):
+        """Many arrays in one spec (doc/spec-format.md section 10): the
+        redist.Arrays(mesh, arrays, budget_bytes=, name=) (see there)."""
+        from ._sets import Arrays
+        return Arrays(mesh, arrays, budget_bytes=budget_bytes, name=name)
 
-    def _init_fields(self, mesh, src, dst):
+    def _init_fields(self, types):
         info = self._info()
         self._fields = info
-        self.mesh = mesh if mesh is not None else Mesh(info["mesh"])
+        meshes = []
+        for key in ("src_mesh", "dst_mesh"):
+            mname, axes, devs = info[key]
+            meshes.append(Mesh(axes, devices=devs, name=mname or None))
+        self.src_mesh, self.dst_mesh = meshes
+        self.mesh = meshes[0]
+        if types is not None:
+            self.src, self.dst = types
+            return
         # a loaded spec's rule comes back; explicit "blocks" of a loaded
         # file are not visible through the public C API yet (the plan
         # made from the loaded spec has them; a re-serialised Type has not)
-        self.src = src if src is not None else Type(
-            *info["src"], split=None if info["src_split"] == "ceil"
-            else info["src_split"])
-        self.dst = dst if dst is not None else Type(
-            *info["dst"], split=None if info["dst_split"] == "ceil"
-            else info["dst_split"])
+        two = info["num_meshes"] == 2
+        self.src = Type(*info["src"], split=None if info["src_split"] == "ceil"
+                        else info["src_split"],
+                        mesh=self.src_mesh.name if two else None)
+        self.dst = Type(*info["dst"], split=None if info["dst_split"] == "ceil"
+                        else info["dst_split"],
+                        mesh=self.dst_mesh.name if two else None)
+
+    two_mesh = property(lambda self: self._fields["num_meshes"] == 2,
+                        doc="True for a spec over two meshes (section 8).")
+    num_devices = property(lambda self: self._fields["num_devices"],
+                           doc="The devices (MPI ranks) a plan runs on: "
+                           "0..num_devices-1.")
+
+    @property
+    def meshes(self):
+        """(src_mesh, dst_mesh) for a two-mesh spec, else (mesh,)."""
+        return (self.src_mesh, self.dst_mesh) if self.two_mesh else (self.mesh,)
 
     name = property(lambda self: self._fields["name"])
     shape = property(lambda self: self._fields["shape"])
@@ -533,43 +615,52 @@ class Spec(_redist.Spec):
         """The NumPy dtype of the blocks (uint16 for bf16)."""
         return numpy_dtype(self.dtype)
 
+    def _box(self, side, rank):
+        rank = int(rank)
+        if self.two_mesh and rank >= self.num_devices:
+            return None  # a rank beyond both meshes holds nothing
+        return self._block(side, rank)
+
     def _slices(self, side, rank):
-        return tuple(slice(a, b) for a, b in self._block(side, int(rank)))
+        box = self._box(side, rank)
+        return None if box is None else tuple(slice(a, b) for a, b in box)
 
     def src_slices(self, rank):
         """The global index ranges of device `rank`'s source block (a tuple
         of slices: global_array[spec.src_slices(r)]), by the source's split
         rule (uneven dims included: blocks may differ or be empty).  Partial
-        axes hold contributions, not slices: they are not reflected here."""
+        axes hold contributions, not slices: they are not reflected here.
+        `rank` is a global device id (the MPI rank); None for a device
+        outside the source's mesh (two meshes; also a rank >= num_devices,
+        which takes part in a run without holding anything)."""
         return self._slices(0, rank)
 
     def dst_slices(self, rank):
         """As src_slices, for the destination block."""
         return self._slices(1, rank)
 
+    def _shape(self, side, rank):
+        box = self._box(side, rank)
+        return None if box is None else tuple(b - a for a, b in box)
+
     def src_block_shape(self, rank):
         """The shape of device `rank`'s source block (with uneven dims it
         differs by device; src_local_shape is the same for every device
-        and None then)."""
-        return tuple(b - a for a, b in self._block(0, int(rank)))
+        and None then).  None for a device outside the source's mesh."""
+        return self._shape(0, rank)
 
     def dst_block_shape(self, rank):
         """As src_block_shape, for the destination block."""
-        return tuple(b - a for a, b in self._block(1, int(rank)))
+        return self._shape(1, rank)
 
     def to_json_obj(self):
         """The spec as a spec-file dict (doc/spec-format.md section 3)."""
         doc = {}
         if self.name:
             doc["name"] = self.name
-        doc["mesh"] = self.mesh.to_json_obj()
-        doc.update(shape=list(self.shape), dtype=self.dtype,
-                   **{"from": self.src.to_json_obj(self.shape, self.mesh),
-                      "to": self.dst.to_json_obj(self.shape, self.mesh)},
-                   reduce=self.reduce)
-        if self._fields["expect"]:
-            doc["expect"] = {k: list(v) if isinstance(v, tuple) else v
-                             for k, v in self._fields["expect"].items()}
+        doc.update(_meshes_obj(self.src_mesh, self.dst_mesh
+                               if self.two_mesh else None))
+        doc.update(_array_obj(self))
         return doc
 
     def __repr__(self):
@@ -584,19 +675,20 @@ def load_spec(path, *, allow_unplannable=False):
     s = Spec.__new__(Spec)
     s._load_file(os.fspath(path),
                  _redist.SPEC_ALLOW_UNPLANNABLE if allow_unplannable else 0)
-    s._init_fields(None, None, None)
+    s._init_fields(None)
     return s
 
 # -------------------------------------------------------------------- plan
 
 Step = namedtuple("Step", "op dim from_dim to_dim axis after local_shape "
-                  "local_bytes recv_bytes time_s")
+                  "local_bytes recv_bytes time_s mesh")
 Step.__doc__ = """One step of a plan (doc/spec-format.md section 2): op name; dim
 (slice, all_gather, reduce_scatter), from_dim / to_dim (all_to_all) or
 None; axis name (None for permute and exchange); the Type after it; the
 local shape and bytes per device after it; the bytes each device receives
 (the most any device receives); the modelled time (0 without a cost
-model)."""
+model); the name of the mesh the step runs on (a transfer: the target's)
+for a two-mesh plan, else None."""
 
 VerifyResult = namedtuple("VerifyResult", "valid peak_bytes recv_bytes "
                           "collectives steps memory_efficient failed_step")
@@ -651,7 +743,10 @@ class Plan(_redist.Plan):
 
     def _make_step(self, i):
         f = list(self._step(i))
-        f[5] = Type(*f[5])
+        spec = self.spec
+        mesh = (spec.src_mesh, spec.dst_mesh)[f[10]].name if spec.two_mesh else None
+        f[5] = Type(*f[5], mesh=mesh)
+        f[10] = mesh
         return Step(*f)
 
     def __getitem__(self, i):
@@ -676,6 +771,16 @@ class Plan(_redist.Plan):
     def to_dict(self):
         """The plan object of doc/spec-format.md section 4 as a dict."""
         return json.loads(self.to_json())
+
+    @property
+    def per_device(self):
+        """The plan's per-device figures over devices 0..N-1 (a two-mesh
+        plan's stats, doc/spec-format.md section 8) as a dict such as
+        {"recv_bytes": [...], "peak_bytes": [...]}; {} for a one-mesh
+        plan, whose figures are the same bound for every device."""
+        st = self.to_dict()["stats"]
+        return {k[:-len("_per_device")]: v for k, v in st.items()
+                if k.endswith("_per_device")}
 
     def __str__(self):
         return self.table()

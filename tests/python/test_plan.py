@@ -106,8 +106,13 @@ def test_mesh():
     with pytest.raises(ValueError):
         redist.Mesh({"x\0y": 2})
     assert redist.Mesh({"x": 2}, devices=[0, 1]).devices is None
-    with pytest.raises(NotImplementedError):
-        redist.Mesh({"x": 2}, devices=[4, 5])
+    # a mesh on other devices: written as "meshes" (doc/spec-format.md
+    # section 8), it plans over devices 0..5 (doc/python.md, "Two meshes")
+    placed = redist.Spec(redist.Mesh({"x": 2}, devices=[4, 5]), (4,), "f32",
+                         ("x",), ())
+    assert placed.num_devices == 6 and placed.src_block_shape(3) is None
+    assert placed.src_block_shape(5) == (2,)
+    assert redist.verify(redist.plan(placed)).valid
 
 
 def test_spec_forms_and_errors():
@@ -158,8 +163,7 @@ def test_spec_forms_and_errors():
     with pytest.raises(redist.PlanError) as e:
         redist.plan(a, max_peak_bytes=1)
     assert e.value.status == redist.ERR_INFEASIBLE
-    with pytest.raises(NotImplementedError):
-        redist.Spec.many()
+    assert isinstance(redist.Spec.many(mesh, {"a": ((4,), "f32")}), redist.Arrays)
     # explicit blocks: padded with the rule for the dims not named
     eb = redist.Spec(mesh, (64, 32), "f32", redist.Type(("data", None), blocks=[[40, 24], None]), ())
     assert redist.plan(eb).recv_bytes == 40 * 32 * 4  # the 24-row device lacks 40 rows
@@ -190,15 +194,16 @@ def test_load_spec_errors(tmp_path):
         redist.load_spec(None)
 
 
-def test_two_mesh_spec_refused_clearly():
-    # two-mesh specs (doc/meshes.md) are not available from Python yet: a
-    # SpecError naming "meshes", never a spec whose target axes are read on
-    # the wrong mesh
+def test_two_mesh_spec_loads():
+    # each type's axes are read on its own mesh (tests/python/test_v2_plan.py
+    # has the rest)
     path = os.path.join(os.environ["SPECS_DIR"], "meshes",
                         "grad-partial-dp-to-inference-tp.json")
-    with pytest.raises(redist.SpecError) as e:
-        redist.load_spec(path)
-    assert "two meshes" in str(e.value) and "meshes" in str(e.value)
+    spec = redist.load_spec(path)
+    assert spec.two_mesh and spec.src.mesh != spec.dst.mesh
+    assert all(a in spec.src_mesh.names for d in spec.src.dims for a in d)
+    assert all(a in spec.dst_mesh.names for d in spec.dst.dims for a in d)
+    assert redist.verify(redist.plan(spec)).valid
 
 
 def test_steps_and_verify():

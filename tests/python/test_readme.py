@@ -19,7 +19,7 @@ def examples():
 
 def test_readme_has_examples():
     names = [e[0] for e in examples()]
-    assert "plan" in names and "mpi" in names
+    assert {"plan", "mpi", "sync"} <= set(names)
 
 
 @pytest.mark.parametrize("name,np_,code", examples(), ids=lambda x: x if isinstance(x, str) and len(x) < 20 else "")
@@ -40,3 +40,5 @@ def test_readme_example(name, np_, code, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     if name == "plan":
         assert "all_to_all" in r.stdout and "memory-efficient: yes" in r.stdout
+    if name == "sync":  # rank 0 prints the set's table
+        assert "plan set sync" in r.stdout and "6 arrays in 2 rounds" in r.stdout

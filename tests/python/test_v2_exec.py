@@ -1,0 +1,357 @@
+"""Two meshes and many arrays executed from Python under mpirun (any rank
+count): random two-mesh plans (disjoint, overlapping and reshaped meshes,
+uneven dims, ranks outside both meshes) and random plan sets (one mesh
+with pending reductions, or two meshes; budgets that force several
+rounds) run exactly, one-shot and prepared (run many times); the
+whole-model sync helper; bad arrays and misuse fail on every rank with
+clear errors, never hang.
+
+Every rank draws the same random cases; checks are agreed over the
+communicator (test_exec.agree)."""
+import random
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import redist
+from test_exec import agree, block, factor, random_spec, PERIOD
+
+comm = MPI.COMM_WORLD
+rank, size = comm.rank, comm.size
+
+DTYPES = ["f32", "f64", "i32", "i64", "u8"]
+
+
+def full_array(spec):
+    """The global array of a non-partial spec: distinct values per index
+    (modulo the dtype's exact range)."""
+    n = int(np.prod(spec.shape, dtype=np.int64))
+    g = (np.arange(n, dtype=np.int64) * 7 + 3) % PERIOD[spec.dtype]
+    return g.astype(spec.np_dtype).reshape(spec.shape)
+
+
+def src_of(spec, r, full=None):
+    """Device r's source block, or None outside the source's mesh."""
+    sl = spec.src_slices(r)
+    if sl is None:
+        return None
+    if spec.src.partial:
+        return block(spec, r, "src")
+    return np.ascontiguousarray((full_array(spec) if full is None else full)[sl])
+
+
+def dst_of(spec, r):
+    shape = spec.dst_block_shape(r)
+    return None if shape is None else np.zeros(shape, spec.np_dtype)
+
+
+def expected(spec, r):
+    sl = spec.dst_slices(r)
+    if spec.src.partial or spec.dst.partial:
+        return block(spec, r, "dst")
+    return full_array(spec)[sl]
+
+
+def random_mesh(rng, name, n, last=False):
+    """A mesh on k random devices of 0..n-1 (with n-1 among them: last)."""
+    k = rng.randint(1, n)
+    devs = rng.sample(range(n), k)
+    if last and n - 1 not in devs:
+        devs[rng.randrange(k)] = n - 1
+    naxes = rng.randint(1, 2)
+    sizes = [1] * naxes
+    for p in factor(k):
+        sizes[rng.randrange(naxes)] *= p
+    return redist.Mesh(list(zip(["x", "y"], sizes)), devices=devs, name=name)
+
+
+def random_type(rng, mesh, nd):
+    dims = [[] for _ in range(nd)]
+    for a in rng.sample(list(mesh.names), len(mesh.names)):
+        c = rng.randrange(nd + 1)
+        if c < nd:
+            dims[c].append(a)
+    return redist.Type(tuple(tuple(d) for d in dims), split="balanced")
+
+
+def random_two_mesh(rng, cover=False):
+    """Two meshes over (some of) the ranks: random device lists (disjoint,
+    overlapping or the same devices reshaped), 1-2 axes each; uneven
+    dims split balanced.  cover: the union runs on all ranks (a set's
+    communicator has exactly its device count)."""
+    a = random_mesh(rng, "a", size, last=cover)
+    b = random_mesh(rng, "b", size)
+    nd = rng.randint(1, 2)
+    shape = tuple(rng.randint(1, 13) for _ in range(nd))
+    return (a, b), shape, rng.choice(DTYPES), random_type(rng, a, nd), \
+        random_type(rng, b, nd)
+
+
+def run_checked(plan, prepared):
+    s = plan.spec
+    src, dst = src_of(s, rank), dst_of(s, rank)
+    keep = None if src is None else src.copy()
+    if prepared:
+        with redist.prepare(plan, comm, src, dst) as pr:
+            for _ in range(2):
+                if dst is not None:
+                    dst[...] = 0
+                pr.run()
+                agree(dst is None or np.array_equal(dst, expected(s, rank)),
+                      f"prepared run of {s!r}")
+    else:
+        rep = redist.execute(plan, comm, src, dst, report=True)
+        agree(rep["steps_done"] == len(plan), "report")
+        agree(dst is None or np.array_equal(dst, expected(s, rank)),
+              f"execute of {s!r}")
+    agree(src is None or np.array_equal(src, keep), "source preserved")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_two_mesh_random_exact(seed):
+    rng = random.Random(1000 * size + seed)
+    meshes, shape, dtype, st, dt = random_two_mesh(rng)
+    spec = redist.Spec(meshes, shape, dtype, st, dt)
+    agree(spec.two_mesh, "two meshes")
+    plan = redist.plan(spec, objective=rng.choice(["time", "bytes"]))
+    agree(redist.verify(plan).valid, "verify")
+    run_checked(plan, prepared=seed % 2 == 1)
+
+
+def random_set(rng, two):
+    """3-5 arrays: on two random meshes, or on one mesh of all ranks with
+    random types (pending reductions included, test_exec.random_spec)."""
+    n = rng.randint(3, 5)
+    if two:
+        meshes, _, _, _, _ = random_two_mesh(rng, cover=True)
+        arrays = {}
+        for i in range(n):
+            nd = rng.randint(1, 2)
+            arrays[f"p{i}"] = dict(
+                shape=tuple(rng.randint(1, 13) for _ in range(nd)),
+                dtype=rng.choice(DTYPES),
+                src=random_type(rng, meshes[0], nd),
+                dst=random_type(rng, meshes[1], nd))
+        return redist.Spec.many(meshes, arrays)
+    first = random_spec(rng)
+    specs = [first]
+    for _ in range(500):  # specs of random_spec's that share first's mesh
+        s = random_spec(rng)
+        if s.mesh == first.mesh:
+            specs.append(s)
+        if len(specs) == n:
+            break
+    return redist.Spec.many(first.mesh, {f"p{i}": dict(
+        shape=s.shape, dtype=s.dtype, src=s.src, dst=s.dst, reduce=s.reduce)
+        for i, s in enumerate(specs)})
+
+
+def tight_budget(arrays):
+    """A budget that needs more than one round where the arrays use
+    scratch: the least that plans (redist's error names it)."""
+    budget = 1
+    for _ in range(len(arrays) + 1):
+        try:
+            return redist.plan_set(redist.Arrays.from_json(
+                dict(arrays.to_json_obj(), budget_bytes=budget)))
+        except redist.PlanError as e:
+            assert e.status == redist.ERR_INFEASIBLE
+            budget = int(str(e).rsplit("works is ", 1)[1])
+    raise AssertionError("no budget plans")
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_sets_random_exact(seed):
+    rng = random.Random(2000 * size + seed)
+    arrays = random_set(rng, two=seed % 2 == 1)
+    ps = tight_budget(arrays) if seed % 3 == 0 else redist.plan_set(arrays)
+    names = ps.names
+    srcs = {n: src_of(arrays[n], rank) for n in names}
+    dsts = {n: dst_of(arrays[n], rank) for n in names}
+    keep = {n: None if v is None else v.copy() for n, v in srcs.items()}
+    # a rank passes only the blocks it holds: missing names are empty
+    given = {n: v for n, v in srcs.items() if v is not None}
+    rep = redist.execute(ps, comm, given, dsts, report=True)
+    agree(rep["exchanges"] >= 0 and rep["scratch_high_water"] <= max(
+        ps.scratch_bytes, rep["scratch_bytes"]), "report")
+    for n in names:
+        agree(dsts[n] is None or np.array_equal(dsts[n], expected(arrays[n], rank)),
+              f"array {n} of {arrays.to_json_obj()}")
+        agree(srcs[n] is None or np.array_equal(srcs[n], keep[n]), "src kept")
+    # prepared once, run many; lists in the set's order work too
+    with redist.prepare(ps, comm, [srcs[n] for n in names],
+                        [dsts[n] for n in names]) as pr:
+        for _ in range(2):
+            for v in dsts.values():
+                if v is not None:
+                    v[...] = 0
+            pr.run()
+            for n in names:
+                agree(dsts[n] is None or
+                      np.array_equal(dsts[n], expected(arrays[n], rank)),
+                      f"prepared array {n}")
+
+
+def test_state_dict_sync_exact():
+    """A small model's state dict from a dp x tp training mesh on the
+    first ranks to a tp inference mesh on the last ones (the same devices
+    at 1 rank), under a budget."""
+    nt = max(1, size // 2)
+    train = redist.Mesh({"dp": 1, "tp": nt}, name="train")
+    infer = redist.Mesh({"tp": size - nt or 1},
+                        devices=range(nt, size) if size > 1 else (0,),
+                        name="infer")
+    state = {f"layers.{i}.{w}": ((24, 24), "f32") for i in range(3)
+             for w in ("wq", "wo")}
+    state["norm"] = ((24,), "f64")
+    spec = redist.state_dict_spec(
+        state, train, infer,
+        src=lambda n, shape: ("tp",) if len(shape) == 2 else (),
+        dst={None: (None, "tp"), "norm": ("tp",)},
+        budget_bytes=64 << 10, name="sync")
+    ps = redist.plan_set(spec)
+    srcs = {n: src_of(spec[n], rank) for n in ps.names}
+    dsts = {n: dst_of(spec[n], rank) for n in ps.names}
+    redist.execute(ps, comm, srcs, dsts)
+    for n in ps.names:
+        agree(dsts[n] is None or np.array_equal(dsts[n], expected(spec[n], rank)),
+              f"state dict entry {n}")
+
+
+# ---------------------------------------------------------------- errors
+
+def fails_together(fn, local_exc, culprit, match=None):
+    """fn() raises local_exc on rank `culprit` and ExecError elsewhere."""
+    try:
+        fn()
+        got = None
+    except Exception as e:  # noqa: BLE001 - checked below
+        got = e
+    if rank == culprit:
+        ok = isinstance(got, local_exc) and (match is None or match in str(got))
+    else:
+        ok = isinstance(got, redist.ExecError)
+    agree(ok, f"{fn.__name__}: rank {rank} raised {got!r}")
+
+
+def two_mesh_case():
+    a = redist.Mesh({"x": size}, name="a")
+    b = redist.Mesh({"y": size}, devices=list(reversed(range(size))), name="b")
+    spec = redist.Spec((a, b), (2 * size, 3), "f32", ("x", None), (None, None))
+    return redist.plan(spec)
+
+
+def test_two_mesh_bad_arrays_fail_together():
+    plan = two_mesh_case()
+    s = plan.spec
+    culprit = size - 1
+
+    def none_src():
+        src = None if rank == culprit else src_of(s, rank)
+        redist.execute(plan, comm, src, dst_of(s, rank))
+    fails_together(none_src, ValueError, culprit, "src is None")
+
+    def wrong_dtype():
+        src = src_of(s, rank)
+        if rank == culprit:
+            src = src.astype(np.float64)
+        with redist.prepare(plan, comm, src, dst_of(s, rank)):
+            pass
+    fails_together(wrong_dtype, ValueError, culprit, "dtype is f32")
+
+    def read_only():
+        dst = dst_of(s, rank)
+        if rank == culprit:
+            dst.setflags(write=False)
+        redist.execute(plan, comm, src_of(s, rank), dst)
+    fails_together(read_only, ValueError, culprit, "writable")
+
+    def not_contiguous():
+        src = src_of(s, rank)
+        if rank == culprit:
+            src = np.asfortranarray(np.repeat(src, 2, axis=1))[:, ::2]
+        redist.execute(plan, comm, src, dst_of(s, rank))
+    fails_together(not_contiguous, ValueError, culprit, "C-contiguous")
+
+    # the communicator still works
+    agree(comm.allreduce(1) == size, "comm usable")
+
+
+def test_set_bad_arrays_fail_together():
+    mesh = redist.Mesh({"x": size})
+    arrays = redist.Spec.many(mesh, {
+        "w": ((2 * size, 4), "f32", ("x", None), (None, "x") if size <= 4 else ()),
+        "b": ((size,), "i64", ("x",), ())})
+    ps = redist.plan_set(arrays)
+    culprit = 0
+    good_src = {n: src_of(arrays[n], rank) for n in ps.names}
+
+    def dsts():
+        return {n: dst_of(arrays[n], rank) for n in ps.names}
+
+    def missing():
+        src = dict(good_src)
+        if rank == culprit:
+            del src["b"]
+        redist.execute(ps, comm, src, dsts())
+    fails_together(missing, ValueError, culprit, "array 'b': src is None")
+
+    def unknown():
+        src = dict(good_src)
+        if rank == culprit:
+            src["bias"] = src["b"]
+        redist.execute(ps, comm, src, dsts())
+    fails_together(unknown, ValueError, culprit, "no array 'bias'")
+
+    def wrong_size():
+        d = dsts()
+        if rank == culprit:
+            d["w"] = np.zeros(d["w"].size + 1, np.float32)
+        redist.prepare(ps, comm, good_src, d)
+    fails_together(wrong_size, ValueError, culprit, "array 'w': dst")
+
+    def short_list():
+        d = [dsts()[n] for n in ps.names]
+        redist.execute(ps, comm, [good_src[n] for n in ps.names],
+                       d[:1] if rank == culprit else d)
+    fails_together(short_list, ValueError, culprit, "lists of 2 arrays")
+
+    def other_preserve():
+        redist.execute(ps, comm, good_src, dsts(),
+                       preserve_src=(rank != culprit))
+    fails_together(other_preserve, ValueError, culprit, "planned with")
+
+    with pytest.raises(TypeError):
+        redist.execute(ps, comm, 5, dsts())
+    agree(comm.allreduce(1) == size, "comm usable")
+
+
+def test_set_on_wrong_rank_count_fails_everywhere():
+    mesh = redist.Mesh({"x": size + 1})
+    arrays = redist.Spec.many(mesh, {"a": ((size + 1,), "f32", ("x",), ())})
+    ps = redist.plan_set(arrays)
+    with pytest.raises(redist.ExecError, match=f"run with {size + 1} ranks"):
+        redist.execute(ps, comm, {}, {})
+    agree(comm.allreduce(1) == size, "comm usable")
+
+
+def test_prepared_set_misuse():
+    mesh = redist.Mesh({"x": size})
+    arrays = redist.Spec.many(mesh, {"a": ((size, 2), "f64", ("x", None), ())})
+    ps = redist.plan_set(arrays)
+    src = {"a": src_of(arrays["a"], rank)}
+    dst = {"a": dst_of(arrays["a"], rank)}
+    pr = redist.prepare(ps, comm, src, dst)
+    assert not pr.freed and not pr.can_start
+    with pytest.raises(TypeError, match="no non-blocking runs for plan sets"):
+        pr.start()  # local: the C API has no start for sets
+    rep = pr.run(report=True)
+    assert rep["messages"] >= 0
+    pr.free()
+    assert pr.freed
+    with pytest.raises(ValueError, match="freed"):
+        pr.run()
+    pr.free()  # twice is harmless
+    agree(np.array_equal(dst["a"], expected(arrays["a"], rank)), "result")
+    redist.free_contexts()
