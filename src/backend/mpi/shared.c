@@ -19,11 +19,16 @@
  * its offset in this rank's segment, or that it lies in none
  * (MPI_Allgather of 9 words: 4 pairs and "all ranks on one node").  From
  * the same table every rank decides the same thing: a pass goes direct
- * when it is an exchange, a permute, or an even all_gather / all_to_all,
- * not in place, and every rank's input of the pass lies in a window.
+ * when it is an exchange, a permute, or an even all_gather / all_to_all /
+ * reduce_scatter (the whole-step form: not with REDIST_MPI_PACKED or
+ * REDIST_MPI_NATIVE_REDUCE), not in place, and every rank's input of the
+ * pass lies in a window.
  * Then each rank maps its peers' inputs (MPI_Win_shared_query + offset)
  * and the run copies each piece the rank receives with the box kernel
- * from the peer's input straight into its own output.  Only the reader
+ * from the peer's input straight into its own output (a reduce_scatter
+ * reduces its chunk of the members' inputs, in member order, with the
+ * ordered path's kernel rd_reduce_n: the same bits as the sim, and no
+ * work buffer).  Only the reader
  * writes, and only its own memory: no write conflict, and an output
  * need not be in a window.
  *
@@ -237,6 +242,7 @@ static int direct_kind(const rd_program *p, const rd_pass *ps)
                      fences: the choice is the same on every rank */
     if (ps->kind == RD_PASS_FUSED && !p->uneven && xs->group.size > 1)
         return xs->op == REDIST_OP_ALL_GATHER ||
+               xs->op == REDIST_OP_REDUCE_SCATTER ||
                (xs->op == REDIST_OP_ALL_TO_ALL && xs->from_dim != xs->to_dim);
     return 0;
 }
@@ -385,6 +391,23 @@ static redist_status_t fence(redist_mpi_t *x, redist_error_t *err)
                              : rd_mpi_fail(err, rc, "a shared-window fence");
 }
 
+/* Member m's contribution to this rank's chunk of row `row` of a
+ * reduce_scatter (rd_reduce_n's input). */
+typedef struct rs_in {
+    const rd_mpi_cached *cc;
+    const rd_group *g;
+    const char *in;
+    int64_t me;
+    uint64_t at; /* byte offset of the chunk in every member's input */
+} rs_in;
+
+static const void *rs_input(void *u, int64_t m)
+{
+    const rs_in *r = u;
+    int64_t p = rd_group_rank(r->g, m);
+    return (p == r->me ? r->in : r->cc->peer_in[p]) + r->at;
+}
+
 /* The pieces of pass cc->ps this rank receives, from its peers' inputs
  * into `out`. */
 static void pull(redist_mpi_t *x, const rd_mpi_cached *cc, const char *in,
@@ -413,10 +436,26 @@ static void pull(redist_mpi_t *x, const rd_mpi_cached *cc, const char *in,
         }
         return;
     }
+    const rd_group *g = &xs->group;
+    if (xs->op == REDIST_OP_REDUCE_SCATTER) {
+        /* input [pre][s][chunk]: this rank's chunk of every row, reduced
+         * over the members in member order (the ordered path's kernel) */
+        int i = xs->dim;
+        uint64_t pre = rd_mpi_prod(xs->in_shape, 0, i),
+                 s = (uint64_t)g->size,
+                 chunk = (uint64_t)xs->in_shape[i] / s *
+                         rd_mpi_prod(xs->in_shape, i + 1, nd);
+        rs_in r = {cc, g, in, me, 0};
+        for (uint64_t row = 0; row < pre; row++) {
+            r.at = ((row * s + (uint64_t)g->index) * chunk) * elem;
+            rd_reduce_n(xs->dtype, xs->reduce, out + row * chunk * elem,
+                        chunk, (int64_t)s, rs_input, &r);
+        }
+        return;
+    }
     /* all_gather along dim i: member k's block to slot k; all_to_all:
      * chunk `idx` along to_dim of member k's block to slot k along
      * from_dim (even blocks: every member's shape is this rank's) */
-    const rd_group *g = &xs->group;
     int gather = xs->op == REDIST_OP_ALL_GATHER;
     int i = gather ? xs->dim : xs->from_dim, j = xs->to_dim;
     for (int64_t k = 0; k < g->size; k++) {
