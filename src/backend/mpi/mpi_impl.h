@@ -100,9 +100,10 @@ struct redist_mpi {
     /* a prepared object's clone only: per pass of its program */
     rd_mpi_cached *cache;
     int ncache;
-    /* shared windows (shared.c), the context only: the ranks sharing
-     * memory with this one (MPI_COMM_NULL until the first allocation)
-     * and the allocations, oldest first */
+    /* shared windows (shared.c): the ranks sharing memory with this one
+     * (the context only; MPI_COMM_NULL until the first allocation) and
+     * the allocations, oldest first (a prepared object's clone: its
+     * scratch in windows) */
     MPI_Comm node;
     int node_size;
     rd_mpi_win *wins;
@@ -172,6 +173,9 @@ void rd_mpi_end(redist_mpi_t *x);
 
 /* shared.c */
 void rd_mpi_windows_free(redist_mpi_t *x);
+int rd_mpi_owns_window(const redist_mpi_t *x, const void *p);
+redist_status_t rd_mpi_direct_scratch(redist_mpi_t *ctx, redist_mpi_t *x,
+                                      rd_exec_prep *xp, redist_error_t *err);
 redist_status_t rd_mpi_direct_setup(const redist_mpi_t *ctx, redist_mpi_t *x,
                                     const rd_exec_prep *xp,
                                     redist_error_t *err);

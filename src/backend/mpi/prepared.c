@@ -170,6 +170,7 @@ static void release(redist_mpi_prepared_t *p)
     if (p->have_xp)
         rd_exec_release(&p->xp);
     p->have_xp = 0;
+    rd_mpi_windows_free(x); /* its scratch windows, after the executor */
     rd_mpi_end(x);
     free(x->reqs);
     x->reqs = NULL;
@@ -290,6 +291,8 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
         p->have_xp = !st;
         if (!p->promise)
             p->promise = r.scratch_bytes;
+        if (!st)
+            st = rd_mpi_direct_scratch(ctx, x, &p->xp, err);
         if (!st)
             st = build_once(p, err);
         if (!st)

@@ -41,6 +41,13 @@
  * may overwrite next: a later pass's output, or the caller's next src).
  * Two-sided passes in between synchronise themselves.
  *
+ * SCRATCH.  When every rank's src lies in a window (one node), prepare
+ * also moves the executor's scratch buffers into windows of the object
+ * (rd_mpi_direct_scratch, before anything is built on them), so that the
+ * passes between the first and the last, which read scratch, go direct
+ * too.  Same bytes as the scratch they replace (+ REDIST_MPI_ALIGN),
+ * freed with the object.
+ *
  * Cost per direct pass: 2 barriers (1 between consecutive direct passes)
  * + the copies at memory speed, beta_mem * received bytes; no message,
  * no MPI buffer.  Prepare: one allgather, a shared query per rank and
@@ -81,22 +88,15 @@ static void win_release(rd_mpi_win *w)
     free(w);
 }
 
-redist_status_t redist_mpi_alloc(redist_mpi_t *x, uint64_t bytes, void **out,
-                                 redist_error_t *err)
+/* A window of `bytes` bytes for this rank, not yet in any list: the
+ * local status `st` and the node's allocation agreed over the context's
+ * ranks (collective over x->comm, even when st is an error). */
+static redist_status_t win_create(redist_mpi_t *x, uint64_t bytes,
+                                  redist_status_t st, rd_mpi_win **out,
+                                  redist_error_t *err)
 {
-    if (!x)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL MPI context");
-    redist_status_t st = REDIST_OK;
     rd_mpi_win *w = NULL;
-    if (!out)
-        st = rd_error(err, REDIST_ERR_INVALID, NULL, "out", "NULL output");
-    else if (bytes > (uint64_t)(INT64_MAX / 2) ||
-             bytes + REDIST_MPI_ALIGN > (uint64_t)PTRDIFF_MAX)
-        st = rd_error(err, REDIST_ERR_INVALID, NULL, "bytes",
-                      "cannot allocate %llu bytes of shared memory",
-                      (unsigned long long)bytes);
-    else if (!(w = rd_mpi_malloc(sizeof *w)))
+    if (!st && !(w = rd_mpi_malloc(sizeof *w)))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     st = rd_mpi_agree_comm(x->comm, x->rank, st, 0, "", err);
     if (st) {
@@ -155,10 +155,36 @@ redist_status_t redist_mpi_alloc(redist_mpi_t *x, uint64_t bytes, void **out,
                        REDIST_MPI_ALIGN);
     w->bytes = bytes;
     w->seq = x->win_seq++;
-    rd_mpi_win **tail = &x->wins;
-    while (*tail)
-        tail = &(*tail)->next;
-    *tail = w;
+    *out = w;
+    return REDIST_OK;
+}
+
+static void win_append(rd_mpi_win **list, rd_mpi_win *w)
+{
+    while (*list)
+        list = &(*list)->next;
+    *list = w;
+}
+
+redist_status_t redist_mpi_alloc(redist_mpi_t *x, uint64_t bytes, void **out,
+                                 redist_error_t *err)
+{
+    if (!x)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL MPI context");
+    redist_status_t st = REDIST_OK;
+    rd_mpi_win *w = NULL;
+    if (!out)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "out", "NULL output");
+    else if (bytes > (uint64_t)(INT64_MAX / 2) ||
+             bytes + REDIST_MPI_ALIGN > (uint64_t)PTRDIFF_MAX)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, "bytes",
+                      "cannot allocate %llu bytes of shared memory",
+                      (unsigned long long)bytes);
+    st = win_create(x, bytes, st, &w, err);
+    if (st)
+        return st;
+    win_append(&x->wins, w);
     *out = w->ptr;
     return REDIST_OK;
 }
@@ -220,12 +246,38 @@ void rd_mpi_windows_free(redist_mpi_t *x)
 
 enum { NINFO = 2 * RD_NBUF + 1 };
 
-static const rd_mpi_win *win_of_seq(const redist_mpi_t *ctx, int64_t seq)
+/* The window numbered seq: the context's or the object's (scratch). */
+static const rd_mpi_win *win_of_seq(const redist_mpi_t *ctx,
+                                    const redist_mpi_t *x, int64_t seq)
 {
-    for (const rd_mpi_win *w = ctx->wins; w; w = w->next)
-        if (w->seq == seq)
-            return w;
+    for (int l = 0; l < 2; l++)
+        for (const rd_mpi_win *w = l ? x->wins : ctx->wins; w; w = w->next)
+            if (w->seq == seq)
+                return w;
     return NULL;
+}
+
+/* The window of the lists holding every byte of [q, q + need). */
+static const rd_mpi_win *win_holding(const redist_mpi_t *ctx,
+                                     const redist_mpi_t *x, const char *q,
+                                     uint64_t need)
+{
+    for (int l = 0; l < 2 && q; l++)
+        for (const rd_mpi_win *w = l ? x->wins : ctx->wins; w; w = w->next) {
+            uintptr_t s = (uintptr_t)w->seg, a = (uintptr_t)q;
+            if (a >= s && a - s <= w->seg_bytes &&
+                need <= w->seg_bytes - (a - s))
+                return w;
+        }
+    return NULL;
+}
+
+int rd_mpi_owns_window(const redist_mpi_t *x, const void *p)
+{
+    for (const rd_mpi_win *w = x->wins; w; w = w->next)
+        if (w->ptr == p)
+            return 1;
+    return 0;
 }
 
 /* May pass ps run direct (its kind; where its input lies is checked by
@@ -251,8 +303,8 @@ static int direct_kind(const rd_program *p, const rd_pass *ps)
  * this rank's segment (-1, 0: in none), and whether the ranks share one
  * node.  A buffer counts only when every byte a pass reads of it lies in
  * the window. */
-static void report_buffers(const redist_mpi_t *ctx, const rd_exec_prep *xp,
-                           int64_t info[NINFO])
+static void report_buffers(const redist_mpi_t *ctx, const redist_mpi_t *x,
+                           const rd_exec_prep *xp, int64_t info[NINFO])
 {
     uint64_t need[RD_NBUF] = {0};
     for (int k = 0; k < xp->p.npasses; k++) {
@@ -262,17 +314,9 @@ static void report_buffers(const redist_mpi_t *ctx, const rd_exec_prep *xp,
     }
     for (int b = 0; b < RD_NBUF; b++) {
         const char *q = xp->buf[b];
-        info[2 * b] = -1;
-        info[2 * b + 1] = 0;
-        for (const rd_mpi_win *w = ctx->wins; w && q; w = w->next) {
-            uintptr_t s = (uintptr_t)w->seg, a = (uintptr_t)q;
-            if (a >= s && a - s <= w->seg_bytes &&
-                need[b] <= w->seg_bytes - (a - s)) {
-                info[2 * b] = w->seq;
-                info[2 * b + 1] = (int64_t)(a - s);
-                break;
-            }
-        }
+        const rd_mpi_win *w = win_holding(ctx, x, q, need[b]);
+        info[2 * b] = w ? w->seq : -1;
+        info[2 * b + 1] = w ? (int64_t)(q - w->seg) : 0;
     }
     info[NINFO - 1] = ctx->node != MPI_COMM_NULL && ctx->node_size == ctx->size;
 }
@@ -297,7 +341,7 @@ static int map_peers(const redist_mpi_t *ctx, redist_mpi_t *x,
         return -1;
     for (int r = 0; r < x->size; r++) {
         const int64_t *ir = all + (size_t)r * NINFO;
-        const rd_mpi_win *w = win_of_seq(ctx, ir[2 * in_buf]);
+        const rd_mpi_win *w = win_of_seq(ctx, x, ir[2 * in_buf]);
         MPI_Aint sz = 0;
         int du = 0;
         char *base = NULL;
@@ -319,6 +363,40 @@ static int map_peers(const redist_mpi_t *ctx, redist_mpi_t *x,
     return 0;
 }
 
+redist_status_t rd_mpi_direct_scratch(redist_mpi_t *ctx, redist_mpi_t *x,
+                                      rd_exec_prep *xp, redist_error_t *err)
+{
+    int any = 0;
+    for (int k = 0; k < xp->p.npasses; k++)
+        any |= direct_kind(&xp->p, &xp->p.pass[k]);
+    /* the program (its passes, its scratch sizes) is every rank's */
+    if (!any || (!xp->p.scratch[0] && !xp->p.scratch[1]))
+        return REDIST_OK;
+    int mine = ctx->node != MPI_COMM_NULL && ctx->node_size == ctx->size &&
+               win_holding(ctx, x, xp->buf[RD_BUF_SRC], 1) != NULL,
+        all = 0;
+    int rc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, ctx->comm);
+    if (rc != MPI_SUCCESS)
+        return rd_mpi_fail(err, rc, "MPI_Allreduce (shared windows)");
+    for (int k = 0; all && k < 2; k++) {
+        int b = k ? RD_BUF_SB : RD_BUF_SA;
+        uint64_t bytes = xp->p.scratch[k];
+        rd_mpi_win *w = NULL;
+        if (!bytes)
+            continue;
+        redist_status_t st = win_create(ctx, bytes, REDIST_OK, &w, err);
+        if (st)
+            return st;
+        memset(w->ptr, 0, (size_t)bytes); /* touched once */
+        win_append(&x->wins, w);
+        /* the window holds the bytes the accounting counted for the
+         * executor's buffer (work.c); rd_mpi_scratch_free skips it */
+        free(xp->buf[b]);
+        xp->buf[b] = w->ptr;
+    }
+    return REDIST_OK;
+}
+
 redist_status_t rd_mpi_direct_setup(const redist_mpi_t *ctx, redist_mpi_t *x,
                                     const rd_exec_prep *xp,
                                     redist_error_t *err)
@@ -331,7 +409,7 @@ redist_status_t rd_mpi_direct_setup(const redist_mpi_t *ctx, redist_mpi_t *x,
      * passes): all return here together when no pass could go direct */
     if (!any)
         return REDIST_OK;
-    report_buffers(ctx, xp, mine);
+    report_buffers(ctx, x, xp, mine);
     int64_t *all = rd_mpi_malloc((size_t)x->size * NINFO * sizeof *all);
     redist_status_t st = rd_mpi_agree_comm(
         x->comm, x->rank,
