@@ -460,19 +460,23 @@ REDIST_API int redist_mpi_prepared_direct(const redist_mpi_prepared_t *prep);
  * places it so.
  *
  * THE DIRECT PATH.  redist_mpi_prepare looks, once, at where each pass of
- * the plan reads its input: when every rank's input buffer of a pass (the
- * src of the first pass; scratch, which is never in a window, for passes
- * between two others) lies in memory from redist_mpi_alloc and all the
- * context's ranks share one node, that pass runs without MPI messages:
- * each rank copies the pieces it receives straight from its peers' input
- * into its own output (its final place).  Exchange, permute, and even
- * all_gather / all_to_all steps do; reductions and in-place passes stay
- * two-sided.  Every other case (a rank whose buffer is not from the
- * allocator, ranks on several nodes, an uneven all_gather) runs the
- * two-sided path on every rank: the choice is made from what every rank
- * reports (one MPI_Allgather at prepare), so the ranks always agree.
- * redist_mpi_prepared_direct says how many passes took it.  The one-shot
- * redist_mpi_execute is always two-sided.
+ * the plan reads its input: when every rank's input buffer of a pass lies
+ * in memory from redist_mpi_alloc and all the context's ranks share one
+ * node, that pass runs without MPI messages: each rank copies the pieces
+ * it receives straight from its peers' input into its own output (its
+ * final place).  Exchange and permute steps do, and so do all_gather,
+ * all_to_all and reduce_scatter steps of even plans in their whole-step
+ * form (not with REDIST_MPI_PACKED; reduce_scatter not with
+ * REDIST_MPI_NATIVE_REDUCE; it reduces in member order, the same bits as
+ * the two-sided path); all_reduce and in-place passes stay two-sided.
+ * The first pass reads src; when every rank's src is in a window, prepare
+ * also puts the executor's scratch (what the passes in between read) in
+ * windows of the object, the same bytes as before, freed with it.  Every
+ * other case (a rank whose src is not from the allocator, ranks on
+ * several nodes) runs the two-sided path on every rank: the choice is
+ * made from what every rank reports (one MPI_Allgather at prepare), so
+ * the ranks always agree.  redist_mpi_prepared_direct says how many
+ * passes took it.  The one-shot redist_mpi_execute is always two-sided.
  *
  * SYNCHRONISATION.  A direct pass is framed by fences (MPI_Win_sync on the
  * windows read, MPI_Barrier on the object's communicator, MPI_Win_sync;
