@@ -129,6 +129,8 @@ redist_status_t rd_mpi_fail(redist_error_t *err, int rc, const char *call);
 
 /* agree.c */
 void *rd_mpi_malloc(size_t bytes);
+void *rd_mpi_malloc_agreed(MPI_Comm comm, int rank, size_t bytes,
+                           redist_status_t *st, redist_error_t *err);
 redist_status_t rd_mpi_agree_comm(MPI_Comm comm, int rank,
                                   redist_status_t local, uint64_t hash,
                                   const char *differ, redist_error_t *err);

@@ -266,14 +266,10 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL MPI context or output");
     redist_status_t st = REDIST_OK;
-    redist_mpi_prepared_t *p = rd_mpi_malloc(sizeof *p);
+    redist_mpi_prepared_t *p =
+        rd_mpi_malloc_agreed(ctx->comm, ctx->rank, sizeof *p, &st, err);
     if (!p)
-        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    st = rd_mpi_agree_comm(ctx->comm, ctx->rank, st, 0, "", err);
-    if (st) {
-        free(p);
         return st;
-    }
     memset(p, 0, sizeof *p);
     rd_prepared_init(&p->f, &api, NULL, MPI_THREAD_MULTIPLE, run_fn, p);
     int rc = clone_ctx(p, ctx);

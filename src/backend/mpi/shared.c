@@ -95,14 +95,10 @@ static redist_status_t win_create(redist_mpi_t *x, uint64_t bytes,
                                   redist_status_t st, rd_mpi_win **out,
                                   redist_error_t *err)
 {
-    rd_mpi_win *w = NULL;
-    if (!st && !(w = rd_mpi_malloc(sizeof *w)))
-        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    st = rd_mpi_agree_comm(x->comm, x->rank, st, 0, "", err);
-    if (st) {
-        free(w);
+    rd_mpi_win *w = rd_mpi_malloc_agreed(x->comm, x->rank, sizeof *w, &st,
+                                         err);
+    if (!w)
         return st;
-    }
     memset(w, 0, sizeof *w);
     w->win = MPI_WIN_NULL;
     const char *call = "MPI_Comm_split_type";
@@ -410,16 +406,11 @@ redist_status_t rd_mpi_direct_setup(const redist_mpi_t *ctx, redist_mpi_t *x,
     if (!any)
         return REDIST_OK;
     report_buffers(ctx, x, xp, mine);
-    int64_t *all = rd_mpi_malloc((size_t)x->size * NINFO * sizeof *all);
-    redist_status_t st = rd_mpi_agree_comm(
-        x->comm, x->rank,
-        all ? REDIST_OK
-            : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory"),
-        0, "", err);
-    if (st) {
-        free(all);
+    redist_status_t st = REDIST_OK;
+    int64_t *all = rd_mpi_malloc_agreed(
+        x->comm, x->rank, (size_t)x->size * NINFO * sizeof *all, &st, err);
+    if (!all)
         return st;
-    }
     int ok = 1, one = 1;
     int rc = MPI_Allgather(mine, NINFO, MPI_INT64_T, all, NINFO, MPI_INT64_T,
                            x->comm);
