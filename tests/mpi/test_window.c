@@ -16,6 +16,8 @@
  *    scratch at even rank counts from 4, a permute at 4 ranks):
  *    with both buffers from the allocator the step runs direct
  *    (redist_mpi_prepared_direct, the stats of the run), exact;
+ *  - ranks on several nodes (nodes of one rank played here): two-sided,
+ *    exact;
  *  - random plans (planned, exchange walks, reductions, uneven dims) in
  *    four placements: both buffers in windows, src only, one rank's src
  *    from malloc (the fallback: direct on no rank), none; each prepared
@@ -35,6 +37,7 @@
 
 static int rank, nranks, failures, checks, runs, started, direct_cases,
     fallback_cases, uneven_cases;
+static int g_node_ranks; /* check_plan's contexts: nodes of this many */
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 
 #define CHECK(cond, ...)                                                     \
@@ -185,6 +188,7 @@ static int check_plan(const redist_plan_t *plan, int place, int async,
         CHECK(0, "create: %s", err.text);
         return -1;
     }
+    rd_mpi_set_node_ranks(mx, g_node_ranks);
     uint64_t seed[2] = {rp_next(&rng), rp_next(&rng)};
     unsigned char *in = malloc(S ? S : 1), *ref[2];
     for (int k = 0; k < 2; k++) {
@@ -244,6 +248,31 @@ static int check_plan(const redist_plan_t *plan, int place, int async,
     free(ref[1]);
     redist_mpi_free(mx);
     return direct;
+}
+
+/* Ranks on several nodes (nodes of one rank, played on this machine):
+ * the memory works, every pass is two-sided, the result exact. */
+static void several_nodes(int async)
+{
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plan = NULL;
+    redist_error_t err;
+    char mesh[32], shape[32];
+    snprintf(mesh, sizeof mesh, "x=%d", nranks);
+    snprintf(shape, sizeof shape, "%dx%d", 8 * nranks, 4 * nranks);
+    if (redist_spec_from_strings(mesh, shape, "f32", "x|", NULL, "|x", NULL,
+                                 NULL, "nodes", 0, &spec, &err) ||
+        redist_plan_create(spec, NULL, &plan, &err)) {
+        CHECK(0, "several nodes: %s", err.text);
+        redist_spec_free(spec);
+        return;
+    }
+    g_node_ranks = 1;
+    int d = check_plan(plan, 0, async, 0);
+    g_node_ranks = 0;
+    CHECK(d == 0, "nodes of one rank: %d direct passes", d);
+    redist_plan_free(plan);
+    redist_spec_free(spec);
 }
 
 /* A fixed plan that must run direct with both buffers in windows. */
@@ -332,6 +361,8 @@ int main(int argc, char **argv)
     if (nranks == 4)
         fixed("permute", "x=2,y=2", shape, "f32", "x|y", NULL, "y|x", NULL, 1,
               async);
+    if (nranks > 1)
+        several_nodes(async);
     int n = argc > 1 ? atoi(argv[1]) : 20;
     random_cases(n, async);
     int total = 0, dcases = 0;

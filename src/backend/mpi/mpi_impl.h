@@ -106,6 +106,7 @@ struct redist_mpi {
      * scratch in windows) */
     MPI_Comm node;
     int node_size;
+    int node_ranks; /* tests: nodes of this many ranks (0: the real ones) */
     rd_mpi_win *wins;
     int64_t win_seq;
     /* a prepared object's clone only: the windows its direct passes read

@@ -24,6 +24,13 @@ int rd_mpi_type_bytes(uint64_t limit, uint64_t n, MPI_Datatype *out);
 int rd_mpi_type_blocks(uint64_t limit, uint64_t rows, uint64_t row_bytes,
                        uint64_t stride, uint64_t extent, MPI_Datatype *out);
 
+/* Before the context's first redist_mpi_alloc: treat each run of `ranks`
+ * consecutive ranks as one node (MPI_Comm_split instead of
+ * MPI_Comm_split_type SHARED; the memory is still shared within each),
+ * so that one machine plays several nodes; 0: the real nodes.  Every
+ * rank alike. */
+void rd_mpi_set_node_ranks(redist_mpi_t *ctx, int ranks);
+
 /* Make the next n allocations of the backend in this process fail
  * (context, executor scratch, reduction work space); 0: none. */
 void rd_mpi_fail_allocs(int n);

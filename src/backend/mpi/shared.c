@@ -68,13 +68,22 @@ static int node_comm(redist_mpi_t *x)
 {
     if (x->node != MPI_COMM_NULL)
         return MPI_SUCCESS;
-    int rc = MPI_Comm_split_type(x->comm, MPI_COMM_TYPE_SHARED, x->rank,
-                                 MPI_INFO_NULL, &x->node);
+    int rc = x->node_ranks > 0
+                 ? MPI_Comm_split(x->comm, x->rank / x->node_ranks, x->rank,
+                                  &x->node)
+                 : MPI_Comm_split_type(x->comm, MPI_COMM_TYPE_SHARED,
+                                       x->rank, MPI_INFO_NULL, &x->node);
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_errhandler(x->node, MPI_ERRORS_RETURN);
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_size(x->node, &x->node_size);
     return rc;
+}
+
+void rd_mpi_set_node_ranks(redist_mpi_t *x, int ranks)
+{
+    if (x && x->node == MPI_COMM_NULL)
+        x->node_ranks = ranks > 0 ? ranks : 0;
 }
 
 static void win_release(rd_mpi_win *w)
