@@ -24,8 +24,6 @@
 #include <string.h>
 
 #include "run.h"
-#include "../core/internal.h"
-#include "../plan/plan_internal.h"
 
 #define RUN_DEFAULT_MAX_BYTES (1ULL << 30)
 
@@ -227,7 +225,7 @@ static redist_status_t respec(run_state *st, const int64_t *shape,
                 redist_spec_from(spec), redist_spec_to(spec), reduce,
                 name[0] ? name : NULL, &s2, err);
         else
-            rd_error(err, rc, NULL, NULL, "out of memory");
+            redist_error_set(err, rc, NULL, NULL, "out of memory");
         free(dev[0]);
         free(dev[1]);
     } else
@@ -278,7 +276,7 @@ static int load_spec(const run_args *a, run_state *st)
     }
     if ((a->shape || a->dtype || a->reduce) &&
         respec(st, shape, dtype, reduce, &err)) {
-        rd_cli_source(&err, a->spec.path);
+        cli_error_source(&err, a->spec.path);
         cli_print_error(&err);
         return CLI_BAD_INPUT;
     }
@@ -305,7 +303,7 @@ static int make_plan(const run_args *a, run_state *st)
                          &st->cost, &popts))
         return CLI_BAD_INPUT;
     if (redist_plan_create(st->spec, &popts, &st->plan, &err)) {
-        rd_cli_source(&err, a->spec.path);
+        cli_error_source(&err, a->spec.path);
         cli_print_error(&err);
         fprintf(stderr, "redistplan: run: no plan to execute\n");
         return CLI_BAD_INPUT;
@@ -319,7 +317,7 @@ static int make_plan(const run_args *a, run_state *st)
         st->plan = NULL;
         popts.objective = REDIST_OBJECTIVE_BYTES;
         if (redist_plan_create(st->spec, &popts, &st->plan, &err)) {
-            rd_cli_source(&err, a->spec.path);
+            cli_error_source(&err, a->spec.path);
             cli_print_error(&err);
             fprintf(stderr, "redistplan: run: no plan to execute\n");
             return CLI_BAD_INPUT;
@@ -341,7 +339,8 @@ static redist_status_t replan(run_state *st, redist_error_t *err)
     redist_step_view_t *v = calloc((size_t)(n ? n : 1), sizeof *v);
     redist_plan_t *p2 = NULL;
     if (!v)
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+        return redist_error_set(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                "out of memory");
     for (int k = 0; k < n; k++)
         redist_plan_step(st->plan, k, &v[k]);
     redist_status_t rc = redist_plan_from_steps(st->spec, n, v, &p2, err);
@@ -374,15 +373,14 @@ static int fit(const run_args *a, run_state *st,
     uint64_t need = sim_bytes(st->plan, be0, opts);
     int nd = redist_spec_ndims(st->spec);
     if (need > a->max_bytes && a->shrink) {
-        int64_t q[REDIST_MAX_DIMS], shape[REDIST_MAX_DIMS];
+        int64_t shape[REDIST_MAX_DIMS];
         redist_error_t err;
         redist_error_clear(&err);
         memcpy(shape, redist_spec_shape(st->spec), sizeof(int64_t) * nd);
-        rd_plan_path_multiples(st->plan, q);
         unsigned __int128 total = need;
         while (total > a->max_bytes) {
-            int64_t f = rd_shrink_step(shape, q, nd);
-            if (f == 1)
+            int64_t f = redist_plan_shrink_shape(st->plan, shape);
+            if (f <= 1)
                 break;
             total /= (uint64_t)f; /* every size scales with the shape */
         }
@@ -499,7 +497,7 @@ static int run_arrays_mpi(const run_args *a, const char *path,
     redist_error_t err = REDIST_ERROR_INIT;
     redist_plan_set_t *set = NULL;
     if (redist_plan_set_create(arrays, opts, NULL, NULL, &set, &err)) {
-        rd_cli_source(&err, path);
+        cli_error_source(&err, path);
         cli_print_error(&err);
         return CLI_BAD_INPUT;
     }
