@@ -120,7 +120,8 @@ struct redist_mpi {
 static inline rd_mpi_cached *rd_mpi_cache_of(redist_mpi_t *x)
 {
     int k = x->be.pass;
-    return x->cache && k >= 0 && k < x->ncache && x->cache[k].valid
+    return x->cache && k >= 0 && k < x->ncache &&
+                   (x->cache[k].valid || x->cache[k].direct)
                ? &x->cache[k]
                : NULL;
 }

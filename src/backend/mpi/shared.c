@@ -441,8 +441,6 @@ redist_status_t rd_mpi_direct_setup(const redist_mpi_t *ctx, redist_mpi_t *x,
         cc->direct = d;
         cc->fence_before = !prev_direct;
         cc->ps = ps;
-        if (d)
-            cc->valid = 1;
         prev_direct = d;
     }
     free(all);
