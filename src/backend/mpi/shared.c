@@ -22,15 +22,14 @@
  * when it is an exchange, a permute, or an even all_gather / all_to_all /
  * reduce_scatter (the whole-step form: not with REDIST_MPI_PACKED or
  * REDIST_MPI_NATIVE_REDUCE), not in place, and every rank's input of the
- * pass lies in a window.
- * Then each rank maps its peers' inputs (MPI_Win_shared_query + offset)
- * and the run copies each piece the rank receives with the box kernel
- * from the peer's input straight into its own output (a reduce_scatter
- * reduces its chunk of the members' inputs, in member order, with the
- * ordered path's kernel rd_reduce_n: the same bits as the sim, and no
- * work buffer).  Only the reader
- * writes, and only its own memory: no write conflict, and an output
- * need not be in a window.
+ * pass lies in a window.  Then each rank maps its peers' inputs
+ * (MPI_Win_shared_query + offset) and the run copies each piece the rank
+ * receives with the box kernel from the peer's input straight into its
+ * own output (a reduce_scatter reduces its chunk of the members' inputs,
+ * in member order, with the ordered path's kernel rd_reduce_n: the same
+ * bits as the sim, and no work buffer).  Only the reader writes, and
+ * only its own memory: no write conflict, and an output need not be in
+ * a window.
  *
  * SYNCHRONISATION (MPI-3 unified model, which shared windows have).  A
  * fence is MPI_Win_sync on every window the object reads, MPI_Barrier on
@@ -49,9 +48,11 @@
  * freed with the object.
  *
  * Cost per direct pass: 2 barriers (1 between consecutive direct passes)
- * + the copies at memory speed, beta_mem * received bytes; no message,
- * no MPI buffer.  Prepare: one allgather, a shared query per rank and
- * direct pass, one allreduce; memory O(size) pointers per direct pass.
+ * + the copies at memory speed, beta_mem * (received bytes + the own
+ * piece); no message, no MPI buffer.  Prepare: one allreduce (and a
+ * window per scratch buffer) for the scratch, one agreement and one
+ * allgather, a shared query per rank and direct pass, one allreduce;
+ * memory O(size) pointers per direct pass.
  */
 #include <stdint.h>
 #include <stdlib.h>
