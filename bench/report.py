@@ -20,6 +20,7 @@ from collections import OrderedDict, defaultdict
 
 ALTS = ["gather", "alltoallv", "alltoallw", "pdgemr2d", "memcpy", "transport"]
 REDIST = ["redist-mpi", "redist-mpi-prep", "redist-mpi-start",
+          "redist-mpi-win",
           "redist-mpi-bytes", "redist-mpi-packed",
           "redist-shmem", "redist-shmem-prep", "redist-shmem-bytes"]
 # the rows with a full ratio table each (the others: against redist-mpi)
@@ -233,8 +234,9 @@ def targets(cases, present):
     faster hand-written exchange, identity's fixed cost, the roofline at
     64 MiB/rank on 2 ranks, and the uneven cases."""
     L = []
-    rows = [b for b in ("redist-mpi-prep", "redist-shmem-prep",
-                        "redist-mpi-start", "redist-mpi", "redist-shmem")
+    rows = [b for b in ("redist-mpi-prep", "redist-mpi-win",
+                        "redist-shmem-prep", "redist-mpi-start", "redist-mpi",
+                        "redist-shmem")
             if b in present]
     if rows and ("alltoallv" in present or "alltoallw" in present):
         L.append("\n## Targets: redist rows / the faster of alltoallv and "
@@ -279,8 +281,9 @@ def targets(cases, present):
     if ids and "alltoallw" in present:
         L.append("\n## Fixed cost: `identity` (nothing moves) / alltoallw "
                  "(target <= 2x for the prepared rows)\n")
-        cols = [b for b in ("redist-mpi-prep", "redist-shmem-prep",
-                            "redist-mpi-start", "redist-mpi", "redist-shmem",
+        cols = [b for b in ("redist-mpi-prep", "redist-mpi-win",
+                            "redist-shmem-prep", "redist-mpi-start",
+                            "redist-mpi", "redist-shmem",
                             "alltoallv") if b in present]
         L.append("| P | shape | alltoallw ms (IQR%) | " +
                  " | ".join("%s ms (ratio)" % b for b in cols) + " |")
@@ -304,7 +307,8 @@ def targets(cases, present):
             and max(int(c["memcpy"]["src_bytes"]),
                     int(c["memcpy"]["dst_bytes"])) >= 64 << 20]
     if roof:
-        cols = [b for b in ("redist-mpi-prep", "redist-shmem-prep",
+        cols = [b for b in ("redist-mpi-prep", "redist-mpi-win",
+                            "redist-shmem-prep",
                             "redist-mpi", "redist-shmem", "alltoallw",
                             "alltoallv", "transport") if b in present]
         L.append("\n## Roofline: memcpy median / row median, single-exchange "
@@ -432,6 +436,7 @@ def plots(out, cases, present, prows):
                            (xs[0] / 1.5, xs[-1] * 1.5)))
     colors = {"redist-mpi": "#d62728", "redist-mpi-packed": "#ff9896",
               "redist-mpi-prep": "#e377c2", "redist-mpi-start": "#bcbd22",
+              "redist-mpi-win": "#000000",
               "redist-mpi-bytes": "#ffbb78", "redist-shmem": "#9467bd",
               "redist-shmem-prep": "#17becf",
               "redist-shmem-bytes": "#c5b0d5", "gather": "#1f77b4",

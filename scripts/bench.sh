@@ -108,7 +108,7 @@ heap() { # N P: symmetric heap for src + dst + the one-shot call's scratch
           # + the prepared object's, of an N x N f64 case
     echo "$(( $1 * $1 * 8 * 4 / $2 / 1048576 + 64 ))M"
 }
-no_gemr=${BENCH_IMPLS:-redist-mpi,redist-mpi-prep,redist-mpi-start,redist-mpi-bytes,redist-shmem,redist-shmem-prep,redist-shmem-bytes,gather,alltoallv,alltoallw,memcpy,transport}
+no_gemr=${BENCH_IMPLS:-redist-mpi,redist-mpi-prep,redist-mpi-start,redist-mpi-win,redist-mpi-bytes,redist-shmem,redist-shmem-prep,redist-shmem-bytes,gather,alltoallv,alltoallw,memcpy,transport}
 impls=(--impl "$no_gemr,pdgemr2d")
 
 # 2-D transposes of ownership, f64 N x N.  Both directions at the small

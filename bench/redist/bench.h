@@ -158,6 +158,9 @@ struct impl {
     int failed;
     int passes;       /* redist: executor passes, */
     long long exchanges; /* and exchanges (CSV columns; 0 otherwise) */
+    /* buffers of its own (set by `setup`; NULL: the case's src and dst):
+     * the driver restores, poisons and checks these for this row */
+    char *src, *dst;
 };
 
 /* The direct exchange: each rank receives what it lacks from the one

@@ -16,11 +16,17 @@
  *                     redist_mpi_start then redist_mpi_wait at once (the
  *                     cost of handing the run to the progress thread;
  *                     needs MPI_THREAD_MULTIPLE, which main.c asks for)
+ *   redist-mpi-win    redist-mpi-prep on src and dst of its own from
+ *                     redist_mpi_alloc (shared windows): the passes whose
+ *                     input lies in them run direct (copies from the
+ *                     peers' memory, doc/mpi.md); the driver restores and
+ *                     checks these buffers for this row (im->src, im->dst)
  * The context is made before the buffers (its scratch is the estimate);
  * the one-shot rows allocate their scratch inside each call (that is the
  * library); the prepared rows hold theirs in the object, from setup on.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
 #include "redist/mpi.h"
@@ -29,6 +35,7 @@ typedef struct rmpi {
     redist_mpi_t *mx;
     redist_mpi_prepared_t *pr; /* the prepared rows */
     int nonblocking;           /* redist-mpi-start */
+    void *wsrc, *wdst;         /* redist-mpi-win: its shared buffers */
 } rmpi_t;
 
 static uint64_t prepare_with(bcase_t *c, impl_t *im, unsigned flags)
@@ -106,11 +113,40 @@ static uint64_t run_prepared(bcase_t *c, impl_t *im)
     return rep.scratch_high_water;
 }
 
+/* redist-mpi-win: the object on buffers from redist_mpi_alloc; the
+ * estimate counts them (the case's src and dst stay allocated). */
+static uint64_t prepare_win(bcase_t *c, impl_t *im)
+{
+    return prepare_with(c, im, 0) + c->src_bytes + c->dst_bytes;
+}
+
+static void setup_win(bcase_t *c, impl_t *im)
+{
+    rmpi_t *s = im->state;
+    redist_error_t err;
+    redist_error_clear(&err);
+    if (redist_mpi_alloc(s->mx, c->src_bytes, &s->wsrc, &err) ||
+        redist_mpi_alloc(s->mx, c->dst_bytes, &s->wdst, &err))
+        die_err(&err, "redist_mpi_alloc");
+    memset(s->wsrc, 0, c->src_bytes); /* touch */
+    memset(s->wdst, 0, c->dst_bytes);
+    im->src = s->wsrc;
+    im->dst = s->wdst;
+    if (redist_mpi_prepare(s->mx, im->plan, s->wsrc, s->wdst, NULL, &s->pr,
+                           &err))
+        die_err(&err, "redist_mpi_prepare");
+}
+
 static void teardown(bcase_t *c, impl_t *im)
 {
     (void)c;
     rmpi_t *s = im->state;
     redist_mpi_prepared_free(s->pr);
+    if (s->wsrc)
+        redist_mpi_free_mem(s->mx, s->wsrc, NULL);
+    if (s->wdst)
+        redist_mpi_free_mem(s->mx, s->wdst, NULL);
+    im->src = im->dst = NULL;
     redist_mpi_free(s->mx);
     free(s);
     im->state = NULL;
@@ -132,6 +168,11 @@ const bench_impl_t bench_redist_mpi_bytes = {
 const bench_impl_t bench_redist_mpi_prep = {
     .name = "redist-mpi-prep", .needs = BENCH_MPI,
     .prepare = prepare, .setup = setup_prepared, .run = run_prepared,
+    .teardown = teardown};
+
+const bench_impl_t bench_redist_mpi_win = {
+    .name = "redist-mpi-win", .needs = BENCH_MPI,
+    .prepare = prepare_win, .setup = setup_win, .run = run_prepared,
     .teardown = teardown};
 
 const bench_impl_t bench_redist_mpi_start = {

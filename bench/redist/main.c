@@ -18,7 +18,8 @@
  *
  * IMPLEMENTATIONS (--impl, default: all that were built): the rows of
  * registry.c, each described at the top of its file: redist-mpi,
- * redist-mpi-prep, redist-mpi-start, redist-mpi-bytes, redist-mpi-packed
+ * redist-mpi-prep, redist-mpi-start, redist-mpi-win, redist-mpi-bytes,
+ * redist-mpi-packed
  * (impl_redist_mpi.c), redist-shmem, redist-shmem-prep,
  * redist-shmem-bytes (impl_redist_shmem.c), gather, alltoallv, alltoallw,
  * pdgemr2d, memcpy, transport (impl_NAME.c).  The interface: bench.h.  MPI is

@@ -97,7 +97,8 @@ static void check_result(bcase_t *c, int k, const char *phase)
 {
     impl_t *im = &c->im[k];
     rd_mismatch mm;
-    int bad = rd_pattern_check(c->spec, g_rank, c->dst, &mm);
+    int bad = rd_pattern_check(c->spec, g_rank, im->dst ? im->dst : c->dst,
+                               &mm);
     if (bad) {
         char loc[256] = "", glob[256] = "";
         size_t lp = 0, gp = 0;
@@ -135,8 +136,9 @@ static void check_result(bcase_t *c, int k, const char *phase)
 double run_once(bcase_t *c, int k, int verify, const char *phase, int probe)
 {
     impl_t *im = &c->im[k];
-    memcpy(c->src, c->pristine, c->src_bytes);
-    memset(c->dst, 0xff, c->dst_bytes);
+    char *dst = im->dst ? im->dst : c->dst;
+    memcpy(im->src ? im->src : c->src, c->pristine, c->src_bytes);
+    memset(dst, 0xff, c->dst_bytes);
     uint64_t before = 0;
     if (probe) {
         malloc_trim(0);
@@ -161,7 +163,7 @@ double run_once(bcase_t *c, int k, int verify, const char *phase, int probe)
         im->faults = f1 - f0;
     im->own = umax(im->own, own);
     if (k == g_corrupt && g_rank == g_size - 1 && c->my_dst_bytes)
-        c->dst[c->my_dst_bytes - 1] ^= 0x5a;
+        dst[c->my_dst_bytes - 1] ^= 0x5a;
     if (verify && !(im->impl->flags & BENCH_NO_CHECK))
         check_result(c, k, phase);
     return t1 - t0;

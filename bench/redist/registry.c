@@ -12,7 +12,7 @@
 #include "bench.h"
 
 extern const bench_impl_t bench_redist_mpi, bench_redist_mpi_prep,
-    bench_redist_mpi_start, bench_redist_mpi_bytes, bench_redist_mpi_packed,
+    bench_redist_mpi_start, bench_redist_mpi_win, bench_redist_mpi_bytes, bench_redist_mpi_packed,
     bench_gather, bench_alltoallv, bench_alltoallw, bench_memcpy,
     bench_transport;
 
@@ -39,7 +39,8 @@ static const bench_impl_t bench_pdgemr2d = {
 
 const bench_impl_t *const bench_impls[] = {
     &bench_redist_mpi,         &bench_redist_mpi_prep,
-    &bench_redist_mpi_start,   &bench_redist_mpi_bytes,
+    &bench_redist_mpi_start,   &bench_redist_mpi_win,
+    &bench_redist_mpi_bytes,
     &bench_redist_mpi_packed,  &bench_redist_shmem,
     &bench_redist_shmem_prep,  &bench_redist_shmem_bytes,
     &bench_gather,             &bench_alltoallv,

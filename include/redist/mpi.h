@@ -194,6 +194,9 @@ typedef struct redist_mpi_stats_t {
                             elements) */
     int64_t swaps;     /**< in-place swaps (permute, all_to_all) */
     int64_t rings;     /**< all-gathers that ran as a ring */
+    int64_t direct;    /**< passes of a prepared run that read their peers'
+                            input through shared windows (SHARED WINDOWS;
+                            also counted in `exchanges`) */
 } redist_mpi_stats_t;
 
 /** The counts of the last redist_mpi_execute on this rank.  NULL:
@@ -440,6 +443,86 @@ REDIST_API redist_mpi_stats_t redist_mpi_prepared_stats(
  *  waited for first).  NULL is accepted.  Before the context's
  *  redist_mpi_free. */
 REDIST_API void redist_mpi_prepared_free(redist_mpi_prepared_t *prep);
+
+/** The passes of each run of the object that take the direct path
+ *  (SHARED WINDOWS below; the same on every rank, decided at prepare),
+ *  0 when every pass is two-sided.  NULL: 0. */
+REDIST_API int redist_mpi_prepared_direct(const redist_mpi_prepared_t *prep);
+
+/* ------------------------------------------------ shared windows */
+
+/*
+ * SHARED WINDOWS.  On one node, MPI ranks can read each other's memory
+ * when it comes from a shared window (MPI_Win_allocate_shared).
+ * redist_mpi_alloc gives such memory: one window per call over the ranks
+ * of the context that share a node (MPI_Comm_split_type with
+ * MPI_COMM_TYPE_SHARED), this rank's segment of it, NUMA-local where MPI
+ * places it so.
+ *
+ * THE DIRECT PATH.  redist_mpi_prepare looks, once, at where each pass of
+ * the plan reads its input: when every rank's input buffer of a pass lies
+ * in memory from redist_mpi_alloc and all the context's ranks share one
+ * node, that pass runs without MPI messages: each rank copies the pieces
+ * it receives straight from its peers' input into its own output (its
+ * final place).  Exchange and permute steps do, and so do all_gather,
+ * all_to_all and reduce_scatter steps of even plans in their whole-step
+ * form (not with REDIST_MPI_PACKED; reduce_scatter not with
+ * REDIST_MPI_NATIVE_REDUCE; it reduces in member order, the same bits as
+ * the two-sided path); all_reduce and in-place passes stay two-sided.
+ * The first pass reads src; when every rank's src is in a window, prepare
+ * also puts the executor's scratch (what the passes in between read) in
+ * windows of the object, the same bytes as before, freed with it.  Every
+ * other case (a rank whose src is not from the allocator, ranks on
+ * several nodes) runs the two-sided path on every rank: the choice is
+ * made from what every rank reports (one MPI_Allgather at prepare), so
+ * the ranks always agree.  redist_mpi_prepared_direct says how many
+ * passes took it.  The one-shot redist_mpi_execute is always two-sided.
+ *
+ * SYNCHRONISATION.  A direct pass is framed by fences (MPI_Win_sync on the
+ * windows read, MPI_Barrier on the object's communicator, MPI_Win_sync;
+ * the MPI-3 unified memory model): before it, every rank's input is
+ * written and visible (the caller's stores into src included); after it,
+ * no rank reads a peer's input any more, so the caller may refill src
+ * as soon as the run returns.  Consecutive direct passes share one fence.
+ * start / test / wait work as for two-sided runs (the fences run on the
+ * progress thread).
+ *
+ * The windows stay locked (MPI_Win_lock_all, MPI_MODE_NOCHECK) from
+ * allocation to redist_mpi_free_mem: the caller reads and writes the
+ * memory with plain loads and stores, and must not start RMA epochs of
+ * its own on it.
+ */
+
+/**
+ * Allocate `bytes` bytes (each rank its own count; 0 is allowed) of shared
+ * memory for this rank: *out is aligned to REDIST_MPI_ALIGN bytes, never
+ * NULL on success, and valid until redist_mpi_free_mem or redist_mpi_free.
+ * Collective over the context's ranks, failing together (a NULL `out`,
+ * a size MPI cannot express, MPI's failure to allocate, out of memory):
+ * *out is written only on success.  Off-node (ranks on several nodes)
+ * the memory is still good memory, shared with the node's ranks only;
+ * prepared objects then run two-sided.  Errors: REDIST_ERR_INVALID,
+ * REDIST_ERR_NOMEM, REDIST_ERR_BACKEND.  A NULL context fails at once on
+ * that rank only.
+ */
+REDIST_API redist_status_t redist_mpi_alloc(redist_mpi_t *ctx, uint64_t bytes,
+                                            void **out, redist_error_t *err);
+
+/** Alignment of the memory of redist_mpi_alloc, in bytes. */
+#define REDIST_MPI_ALIGN 64
+
+/**
+ * Free memory of redist_mpi_alloc: every rank passes its pointer of the
+ * same allocation (collective; MPI_Win_free).  Free prepared objects
+ * bound to the memory first.  The ranks agree before anything is freed:
+ * a pointer not from this context's allocator fails on every rank with
+ * REDIST_ERR_INVALID, ranks naming different allocations with
+ * REDIST_ERR_MISMATCH, and nothing is freed.  NULL `ptr` on every rank: nothing to do (REDIST_OK).  A NULL
+ * context fails at once on that rank only.  What is still allocated when
+ * the context is freed, redist_mpi_free frees (in allocation order).
+ */
+REDIST_API redist_status_t redist_mpi_free_mem(redist_mpi_t *ctx, void *ptr,
+                                               redist_error_t *err);
 
 /* ------------------------------------------------------------- hosts */
 

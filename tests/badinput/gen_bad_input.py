@@ -356,6 +356,13 @@ def rule(proto, p, idx):
         return Arg('NULL', 'g_specs', [('g_null_specs', True)])
     if t == 'void *const *const[]':
         return Arg('NULL', 'g_%s_sets' % n, [('g_null_sets', True)])
+    if t == 'uint64_t' and n == 'bytes' and f == 'redist_mpi_alloc':
+        return Arg('0', '64', [('UINT64_MAX', True)], ptr=False)
+    if t == 'void **' and n == 'out' and f == 'redist_mpi_alloc':
+        return Arg('NULL', '&' + v, null_only=True,
+                   decl=['void *%s = NULL;' % v])
+    if t == 'void *' and n == 'ptr' and f == 'redist_mpi_free_mem':
+        return Arg('NULL', 'NULL', null_only=True)
     if t == 'uint64_t' and n == 'bytes':
         return Arg('0', '65536', [('UINT64_MAX', False)], ptr=False)
     if t == 'uint64_t' and n == 'budget_bytes':

@@ -32,6 +32,23 @@ void *rd_mpi_malloc(size_t bytes)
     return malloc(bytes);
 }
 
+/* `bytes` bytes on every rank or on none: the local status `*st` and the
+ * allocation agreed over comm (collective); NULL with *st the agreed
+ * error, which names the rank that failed first. */
+void *rd_mpi_malloc_agreed(MPI_Comm comm, int rank, size_t bytes,
+                           redist_status_t *st, redist_error_t *err)
+{
+    void *p = *st ? NULL : rd_mpi_malloc(bytes);
+    if (!*st && !p)
+        *st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    *st = rd_mpi_agree_comm(comm, rank, *st, 0, "", err);
+    if (*st) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
 /* Every rank of comm learns whether all passed OK with the same hash. */
 redist_status_t rd_mpi_agree_comm(MPI_Comm comm, int rank,
                                   redist_status_t local, uint64_t hash,

@@ -130,6 +130,7 @@ redist_status_t redist_mpi_create(MPI_Comm comm, const redist_mesh_t *mesh,
     for (int k = 0; k < UOP_KINDS; k++)
         for (int p = 0; p < REDIST_REDUCE_COUNT; p++)
             x->uop[k][p] = MPI_OP_NULL;
+    x->node = MPI_COMM_NULL;
     x->rank = rank;
     x->size = size;
     x->naxes = redist_mesh_num_axes(mesh);
@@ -179,6 +180,7 @@ void redist_mpi_free(redist_mpi_t *x)
 {
     if (!x)
         return;
+    rd_mpi_windows_free(x);
     free_comms(x);
     free(x->work);
     free(x->reqs);
@@ -243,8 +245,9 @@ void rd_mpi_set_count_limit(redist_mpi_t *x, uint64_t limit)
 
 redist_mpi_stats_t redist_mpi_last_stats(const redist_mpi_t *x)
 {
-    redist_mpi_stats_t s = {0, 0, 0, 0};
+    redist_mpi_stats_t s = {0, 0, 0, 0, 0};
     if (x) {
+        s.direct = x->direct;
         s.exchanges = x->exchanges;
         s.streamed = x->streamed;
         s.swaps = x->swaps;

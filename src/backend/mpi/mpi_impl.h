@@ -20,6 +20,8 @@
  *   execute.c         sizing the work space, redist_mpi_execute
  *   prepared.c        prepared objects: prepare once, run many,
  *                     start / test / wait on a progress thread
+ *   shared.c          redist_mpi_alloc: shared windows per node, and
+ *                     the direct path of prepared objects through them
  * Costs use alpha = latency of one MPI call, beta = time per byte, s =
  * group size, L = local bytes before the step.
  */
@@ -51,7 +53,24 @@ typedef struct rd_mpi_cached {
     MPI_Datatype stype, rtype;
     int nreq;
     MPI_Request *req;
+    /* the direct path (shared.c): the pass reads its peers' inputs
+     * through shared windows; peer_in[r] is rank r's input of the pass in
+     * this process (NULL: not read); fence_before: the pass opens with a
+     * fence (the previous pass did not end with one) */
+    int direct, fence_before;
+    const struct rd_pass *ps;
+    char **peer_in;
 } rd_mpi_cached;
+
+/* One allocation of redist_mpi_alloc (shared.c): a shared window over
+ * the ranks of this node, this rank's segment, the caller's pointer. */
+typedef struct rd_mpi_win {
+    struct rd_mpi_win *next;
+    MPI_Win win;
+    char *seg, *ptr;
+    uint64_t seg_bytes, bytes;
+    int64_t seq;
+} rd_mpi_win;
 
 struct redist_mpi {
     MPI_Comm comm; /* duplicate of the caller's */
@@ -81,13 +100,28 @@ struct redist_mpi {
     /* a prepared object's clone only: per pass of its program */
     rd_mpi_cached *cache;
     int ncache;
+    /* shared windows (shared.c): the ranks sharing memory with this one
+     * (the context only; MPI_COMM_NULL until the first allocation) and
+     * the allocations, oldest first (a prepared object's clone: its
+     * scratch in windows) */
+    MPI_Comm node;
+    int node_size;
+    int node_ranks; /* tests: nodes of this many ranks (0: the real ones) */
+    rd_mpi_win *wins;
+    int64_t win_seq;
+    /* a prepared object's clone only: the windows its direct passes read
+     * (synchronised by each fence) and the direct passes of its last run */
+    int ndwin;
+    MPI_Win *dwin;
+    int64_t direct;
 };
 
 /* The cache entry of the pass running (NULL outside a prepared run). */
 static inline rd_mpi_cached *rd_mpi_cache_of(redist_mpi_t *x)
 {
     int k = x->be.pass;
-    return x->cache && k >= 0 && k < x->ncache && x->cache[k].valid
+    return x->cache && k >= 0 && k < x->ncache &&
+                   (x->cache[k].valid || x->cache[k].direct)
                ? &x->cache[k]
                : NULL;
 }
@@ -99,6 +133,8 @@ redist_status_t rd_mpi_running(redist_error_t *err);
 
 /* agree.c */
 void *rd_mpi_malloc(size_t bytes);
+void *rd_mpi_malloc_agreed(MPI_Comm comm, int rank, size_t bytes,
+                           redist_status_t *st, redist_error_t *err);
 redist_status_t rd_mpi_agree_comm(MPI_Comm comm, int rank,
                                   redist_status_t local, uint64_t hash,
                                   const char *differ, redist_error_t *err);
@@ -140,6 +176,19 @@ int rd_mpi_step_types(const redist_mpi_t *x, const rd_xstep *xs,
 uint64_t rd_mpi_begin(redist_mpi_t *x, const redist_plan_t *plan,
                       const redist_exec_options_t *opts);
 void rd_mpi_end(redist_mpi_t *x);
+
+/* shared.c */
+void rd_mpi_windows_free(redist_mpi_t *x);
+int rd_mpi_owns_window(const redist_mpi_t *x, const void *p);
+redist_status_t rd_mpi_direct_scratch(redist_mpi_t *ctx, redist_mpi_t *x,
+                                      rd_exec_prep *xp, redist_error_t *err);
+redist_status_t rd_mpi_direct_setup(const redist_mpi_t *ctx, redist_mpi_t *x,
+                                    const rd_exec_prep *xp,
+                                    redist_error_t *err);
+void rd_mpi_direct_free(redist_mpi_t *x);
+redist_status_t rd_mpi_direct_pass(redist_mpi_t *x, rd_mpi_cached *cc,
+                                   const void *in, void *out,
+                                   redist_error_t *err);
 
 /* prepared.c */
 redist_status_t rd_mpi_start_wait(rd_mpi_cached *cc, int start,

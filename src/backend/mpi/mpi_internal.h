@@ -31,6 +31,13 @@ int rd_mpi_type_blocks(uint64_t limit, uint64_t rows, uint64_t row_bytes,
 redist_status_t rd_mpi_number_hosts(const uint64_t *tab, int size,
                                     int64_t *out, redist_error_t *err);
 
+/* Before the context's first redist_mpi_alloc: treat each run of `ranks`
+ * consecutive ranks as one node (MPI_Comm_split instead of
+ * MPI_Comm_split_type SHARED; the memory is still shared within each),
+ * so that one machine plays several nodes; 0: the real nodes.  Every
+ * rank alike. */
+void rd_mpi_set_node_ranks(redist_mpi_t *ctx, int ranks);
+
 /* Make the next n allocations of the backend in this process fail
  * (context, executor scratch, reduction work space); 0: none. */
 void rd_mpi_fail_allocs(int n);

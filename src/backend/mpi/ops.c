@@ -9,6 +9,8 @@
  *   permute      one MPI_Sendrecv of L contiguous bytes (a local memcpy
  *                for a device that keeps its block).  alpha + beta L.
  *   exchange     exchange.c.  In place: swap.c.
+ * A prepared object's pass whose inputs lie in shared windows runs
+ * through them instead (shared.c).
  * By default a step is one call with derived datatypes (datatypes.c) that
  * read the blocks from where they lie in the input and write them to
  * their final places (mpi_step): no pack, no unpack, no scratch.  With
@@ -120,6 +122,9 @@ static redist_status_t mpi_permute(redist_backend_t *be, const void *send,
                                    uint64_t bytes, redist_error_t *err)
 {
     redist_mpi_t *x = be->ctx;
+    rd_mpi_cached *cc = rd_mpi_cache_of(x);
+    if (cc && cc->direct) /* through shared windows (shared.c) */
+        return rd_mpi_direct_pass(x, cc, send, recv, err);
     if (to == x->rank && from == x->rank) {
         x->exchanges++;
         if (recv != send)
@@ -141,7 +146,6 @@ static redist_status_t mpi_permute(redist_backend_t *be, const void *send,
         return st;
     }
     x->exchanges++;
-    rd_mpi_cached *cc = rd_mpi_cache_of(x);
     if (cc && cc->nreq) /* prepared: persistent requests (prepared.c) */
         return rd_mpi_start_wait(cc, 1, err);
     MPI_Datatype t = MPI_DATATYPE_NULL;
@@ -161,6 +165,9 @@ static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
                                 redist_error_t *err)
 {
     redist_mpi_t *x = be->ctx;
+    rd_mpi_cached *cc = rd_mpi_cache_of(x);
+    if (cc && cc->direct) /* through shared windows (shared.c) */
+        return rd_mpi_direct_pass(x, cc, in, out, err);
     if (xs->op == REDIST_OP_EXCHANGE) /* point to point, any peers */
         return rd_mpi_xchg_step(x, xs, in, out, err);
     const rd_group *g = &xs->group;
@@ -184,7 +191,6 @@ static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
         return rd_mpi_alltoall_inplace(x, c, g->size, g->index, out, L / s,
                                        err);
     MPI_Datatype stype = MPI_DATATYPE_NULL, rtype = MPI_DATATYPE_NULL;
-    rd_mpi_cached *cc = rd_mpi_cache_of(x);
     int rc = MPI_SUCCESS;
     const char *call = "";
     switch (xs->op) {

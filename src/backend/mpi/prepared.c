@@ -15,6 +15,8 @@
  * persistent requests (MPI_Recv_init / MPI_Send_init of the box
  * datatypes) for exchange and permute steps, on the bound buffers.  A
  * last agreement folds in what can fail there and the thread level.
+ * Then the direct path is chosen pass by pass where the inputs lie in
+ * shared windows (shared.c).
  *
  * RUN only moves data: the executor's passes, with the cached datatypes
  * (MPI_Alltoall / MPI_Allgather) and MPI_Startall + MPI_Waitall for the
@@ -48,7 +50,8 @@
  *
  * Cost: prepare = one redist_mpi_execute's set-up + naxes + 1
  * MPI_Comm_dup + the datatypes and requests + 2 small allreduces; run =
- * the passes; memory: the executor's scratch and work buffer held for
+ * the passes (a direct pass: its fences and copies, shared.c); memory:
+ * the executor's scratch and work buffer held for
  * the object's life, O(passes + peers) handles, one thread.
  */
 #include <stdlib.h>
@@ -84,6 +87,7 @@ redist_status_t rd_mpi_start_wait(rd_mpi_cached *cc, int start,
 
 static void cache_free(redist_mpi_t *x, int mpi_alive)
 {
+    rd_mpi_direct_free(x);
     for (int k = 0; k < x->ncache && x->cache; k++) {
         rd_mpi_cached *cc = &x->cache[k];
         if (mpi_alive) {
@@ -139,7 +143,7 @@ static redist_status_t do_run(redist_mpi_prepared_t *p,
                               redist_exec_report_t *r, redist_error_t *err)
 {
     redist_mpi_t *x = &p->x;
-    x->exchanges = x->streamed = x->swaps = x->rings = 0;
+    x->exchanges = x->streamed = x->swaps = x->rings = x->direct = 0;
     double t0 = rd_exec_seconds();
     redist_status_t st = rd_exec_run(&p->xp, r, err);
     r->seconds = rd_exec_seconds() - t0;
@@ -166,6 +170,7 @@ static void release(redist_mpi_prepared_t *p)
     if (p->have_xp)
         rd_exec_release(&p->xp);
     p->have_xp = 0;
+    rd_mpi_windows_free(x); /* its scratch windows, after the executor */
     rd_mpi_end(x);
     free(x->reqs);
     x->reqs = NULL;
@@ -190,6 +195,10 @@ static int clone_ctx(redist_mpi_prepared_t *p, const redist_mpi_t *ctx)
     x->work_bytes = 0;
     x->cache = NULL;
     x->ncache = 0;
+    x->node = MPI_COMM_NULL; /* the windows stay the context's */
+    x->wins = NULL;
+    x->dwin = NULL;
+    x->ndwin = 0;
     x->comm = MPI_COMM_NULL;
     for (int a = 0; a < REDIST_MAX_AXES; a++)
         x->axis[a] = MPI_COMM_NULL;
@@ -257,14 +266,10 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL MPI context or output");
     redist_status_t st = REDIST_OK;
-    redist_mpi_prepared_t *p = rd_mpi_malloc(sizeof *p);
+    redist_mpi_prepared_t *p =
+        rd_mpi_malloc_agreed(ctx->comm, ctx->rank, sizeof *p, &st, err);
     if (!p)
-        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    st = rd_mpi_agree_comm(ctx->comm, ctx->rank, st, 0, "", err);
-    if (st) {
-        free(p);
         return st;
-    }
     memset(p, 0, sizeof *p);
     rd_prepared_init(&p->f, &api, NULL, MPI_THREAD_MULTIPLE, run_fn, p);
     int rc = clone_ctx(p, ctx);
@@ -283,7 +288,11 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
         if (!p->promise)
             p->promise = r.scratch_bytes;
         if (!st)
+            st = rd_mpi_direct_scratch(ctx, x, &p->xp, err);
+        if (!st)
             st = build_once(p, err);
+        if (!st)
+            st = rd_mpi_direct_setup(ctx, x, &p->xp, err);
     }
     if (st)
         redist_mpi_prepared_free(p);
@@ -320,6 +329,14 @@ redist_status_t redist_mpi_wait(redist_mpi_prepared_t *p,
 int redist_mpi_prepared_async(const redist_mpi_prepared_t *p)
 {
     return p && rd_prepared_async(&p->f);
+}
+
+int redist_mpi_prepared_direct(const redist_mpi_prepared_t *p)
+{
+    int n = 0;
+    for (int k = 0; p && k < p->x.ncache; k++)
+        n += p->x.cache[k].direct;
+    return n;
 }
 
 redist_mpi_stats_t redist_mpi_prepared_stats(const redist_mpi_prepared_t *p)

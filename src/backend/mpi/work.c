@@ -38,7 +38,9 @@ void rd_mpi_scratch_free(redist_backend_t *be, void *p, size_t bytes)
     redist_mpi_t *x = be->ctx;
     if (!p)
         return;
-    free(p);
+    if (!rd_mpi_owns_window(x, p)) /* a prepared object's scratch window
+                                      is freed with the object (shared.c) */
+        free(p);
     x->cur -= bytes;
     x->exec_cur -= bytes;
 }
