@@ -238,7 +238,16 @@ typedef struct rd_backend_ops {
     redist_status_t (*sub)(redist_backend_t *be, const redist_mesh_t *mesh,
                            const int64_t devices[], redist_backend_t **out,
                            redist_error_t *err);
+    /* A backend whose release is collective over every rank of `be`
+     * (OpenSHMEM: shmem_free) may give a non-member an endpoint of rank
+     * -1 instead of NULL: it runs nothing, and sub_free then releases it
+     * on every rank of `be`, in the order they were made. */
     void (*sub_free)(redist_backend_t *sub);
+    /* Optional: a set run (redist_set_run) starts on this endpoint
+     * (called on the union's and on every mesh endpoint of the set, in
+     * the same order on every rank, before any op of the run): per-run
+     * state may restart (OpenSHMEM: its signal slots). */
+    void (*run_begins)(redist_backend_t *be);
     /* Optional (NULL, fused_ops 0): a whole step, see above. */
     redist_status_t (*step)(redist_backend_t *be, const rd_xstep *x,
                             const void *in, void *out, redist_error_t *err);

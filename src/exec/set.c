@@ -69,8 +69,17 @@ redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
     memset(l, 0, sizeof *l);
     for (int side = 0; side < 2; side++) {
         const redist_plan_t *ph = plan->m->phase[side];
+        /* an empty phase: the caller's block is S (R), except the R
+         * block of a backend that receives in its own scratch only
+         * (one-sided puts: the arena is symmetric, the caller's
+         * destination may not be), copied to the destination after the
+         * transfer (set_two.c) */
+        if (!redist_plan_num_steps(ph) && side && ops &&
+            (ops->caps & RD_CAP_RECV_IN_SCRATCH))
+            l->part[RD_TWO_R] =
+                rd_set_align(redist_spec_src_bytes(redist_plan_spec(ph)));
         if (!redist_plan_num_steps(ph))
-            continue; /* the caller's block is S (R) */
+            continue;
         redist_status_t st = rd_set_program(ph, ops, flags, &l->prog[side],
                                             err);
         if (st)

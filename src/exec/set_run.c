@@ -83,7 +83,7 @@ static redist_status_t local_checks(const redist_plan_set_t *set,
             return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                             "array \"%s\" moves between two meshes: the "
                             "%s backend does not run two-mesh arrays in a "
-                            "set (mpi does; run it on its own with its plan)",
+                            "set (mpi, shmem and sim do)",
                             redist_spec_name(s), be->ops->name);
         if (be->size != redist_spec_num_devices(s))
             return rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
@@ -488,6 +488,12 @@ redist_status_t redist_set_run(redist_set_prepared_t *p,
     }
     redist_status_t st = REDIST_OK;
     p->messages = p->exchanges = 0;
+    /* every endpoint, in the same order on every rank */
+    if (p->be->ops->run_begins)
+        p->be->ops->run_begins(p->be);
+    for (int k = 0; k < p->eps.n; k++)
+        if (p->eps.e[k].be && p->eps.e[k].be->ops->run_begins)
+            p->eps.e[k].be->ops->run_begins(p->eps.e[k].be);
     for (int rd = 0; rd < p->set->nrounds && !st; rd++) {
         int a = p->start[rd], b = p->start[rd + 1], any = 1;
         for (int k = a; k < b; k++)

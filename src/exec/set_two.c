@@ -99,8 +99,14 @@ redist_status_t rd_set_two_phase(rd_set_two *w, int side,
                                  redist_backend_t *union_be,
                                  redist_exec_report_t *r, redist_error_t *err)
 {
-    if (!w->has[side])
+    if (!w->has[side]) {
+        /* an empty target phase whose R block is in the arena
+         * (rd_set_two_layout_of): the destination is a copy of it */
+        void *dst = w->ph[1].buf[RD_BUF_DST];
+        if (side && w->rank[1] >= 0 && w->R != dst)
+            memcpy(dst, w->R, (size_t)rd_tlists_bytes(&w->t, 1));
         return REDIST_OK;
+    }
     redist_exec_report_t pr;
     memset(&pr, 0, sizeof pr);
     redist_status_t st = rd_exec_run(&w->ph[side], &pr, err);

@@ -1,0 +1,191 @@
+/*
+ * Two-mesh arrays of a plan set on OpenSHMEM (exec/backend.h: `sub`,
+ * `run_begins`, `exchange_multi`; the set's run is at the top of
+ * src/exec/set_run.c, its two-mesh arrays at the top of set_two.c).
+ *
+ * SUB CONTEXTS.  A phase of a two-mesh array runs on the PEs of its
+ * mesh, rank r of the mesh being PE devices[r].  A sub context is this
+ * PE's context on such a mesh: npes and me are the mesh's size and this
+ * PE's rank in it, every write and signal goes to rd_shm_pe(c, rank),
+ * and it has signal counters of its own (symmetric, one slot block as
+ * the context's), so that its steps never share a slot with the steps
+ * of another mesh or of the whole job, whatever the PEs in and out of
+ * the mesh have run before.  It shares the context's abort word, work
+ * area and options; an abort on it aborts every PE of the job.  A sub
+ * context is made on every PE of the job (shmem_malloc of its counters
+ * is collective over the job): a PE outside the mesh gets an endpoint of
+ * rank -1 that runs nothing, and every PE frees it (sub_free) in the
+ * same order.  A set run restarts every endpoint's slots (run_begins):
+ * every member of a mesh runs the same steps on it in every run, and a
+ * slot's signals are counted, so a PE a run ahead cannot be mistaken
+ * for one of this run (signal.c).
+ *
+ * COMBINED TRANSFERS (exchange_multi, on the job's context).  The
+ * transfers of a round's two-mesh arrays go out in one slot: each PE
+ * signals READY once to every peer it receives from, waits for the
+ * READY of every peer it sends to, writes every array's pieces for that
+ * peer straight into the peer's R blocks (symmetric: the set's arena,
+ * the same offsets on every PE; put.c), then one shmem_quiet and one
+ * DONE per peer, and waits for the DONE of every peer it receives from.
+ * So per round and peer one series of puts and one signal each way,
+ * however many arrays cross.  A piece from a PE to itself is a local
+ * box copy.
+ *
+ * COST.  sub: one collective allocation (RD_SHM_SLOTS * RD_SHM_NSIG
+ * longs, 32 KiB) and one agreement per mesh; exchange_multi: 2 signals
+ * per peer and the pieces' runs as puts.  MEMORY: the counters and the
+ * mesh's PE list per sub context.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shmem_impl.h"
+#include "../../exec/kernels.h"
+#include "../../exec/meshes.h"
+#include "../../core/internal.h"
+
+#define SIG_BYTES ((size_t)RD_SHM_SLOTS * RD_SHM_NSIG * sizeof(long))
+
+redist_status_t rd_shm_sub(redist_backend_t *be, const redist_mesh_t *mesh,
+                           const int64_t devices[], redist_backend_t **out,
+                           redist_error_t *err)
+{
+    redist_shmem_t *c = ctx_of(be);
+    int64_t n = redist_mesh_num_devices(mesh), pos = -1;
+    *out = NULL;
+    if (c->root) /* the same on every PE: the set runner's use */
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "shmem: a mesh endpoint of a mesh endpoint");
+    for (int64_t r = 0; r < n && pos < 0; r++)
+        if (devices[r] == c->me)
+            pos = r;
+    /* collective over the job: every PE, members or not */
+    int mine = 0;
+    long *sig = rd_shm_alloc_all(c, SIG_BYTES, &mine);
+    c->alloc_failed = -1;
+    if (!sig)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                        "shmem: cannot allocate the signal counters of a "
+                        "mesh (%zu bytes) in the symmetric heap%s",
+                        SIG_BYTES, mine ? " of this PE" : " of another PE");
+    memset(sig, 0, SIG_BYTES);
+    redist_shmem_t *x = calloc(1, sizeof *x);
+    int *pes = x ? malloc((size_t)(n ? n : 1) * sizeof *pes) : NULL;
+    redist_status_t st = x && pes ? REDIST_OK
+                                  : rd_error(err, REDIST_ERR_NOMEM, NULL,
+                                             NULL, "out of memory");
+    /* every PE learns whether all have theirs (and has zeroed its
+     * counters before anybody signals them) */
+    st = rd_shm_agree_all(c, st, 0, 0, "", NULL, err);
+    if (st) {
+        shmem_free(sig); /* collective, as its allocation */
+        free(pes);
+        free(x);
+        return st;
+    }
+    for (int64_t r = 0; r < n; r++)
+        pes[r] = (int)devices[r];
+    x->root = c;
+    x->pes = pes;
+    x->sig = sig;
+    x->npes = (int)n;
+    x->me = (int)pos;
+    x->flags = c->flags;
+    x->work_bytes = c->work_bytes;
+    x->ptr_ok = c->ptr_ok;
+    x->sym = c->sym;
+    x->work = c->work;
+    x->bound_free = UINT64_MAX;
+    x->prefer = c->prefer;
+    x->alloc_failed = -1;
+    x->fail_at = -1;
+    for (int k = 0; k < 2; k++) {
+        x->ep[k] = c->ep[k];
+        x->ep[k].ctx = x;
+        x->ep[k].rank = pos;
+        x->ep[k].size = n;
+    }
+    *out = &x->ep[be == &c->ep[1]];
+    return REDIST_OK;
+}
+
+void rd_shm_sub_free(redist_backend_t *sub)
+{
+    if (!sub)
+        return;
+    redist_shmem_t *x = ctx_of(sub);
+    shmem_free(x->sig); /* collective over the job, as rd_shm_sub */
+    free(x->pes);
+    free(x);
+}
+
+void rd_shm_run_begins(redist_backend_t *be)
+{
+    ctx_of(be)->seq = 0;
+}
+
+redist_status_t rd_shm_exchange_multi(redist_backend_t *be, int nparts,
+                                      const rd_xpart *parts,
+                                      redist_error_t *err)
+{
+    redist_shmem_t *c = ctx_of(be);
+    int64_t me = c->me;
+    for (int j = 0; j < nparts; j++)
+        if (!parts[j].tl) /* the same parts on every PE: all fail here */
+            return rd_error(err, REDIST_ERR_PLAN, NULL, NULL,
+                            "shmem: combined exchanges carry two-mesh "
+                            "transfers only (exchange steps run whole)");
+    int slot = 0;
+    redist_status_t st = rd_shm_next_slot(c, &slot, err);
+    if (st)
+        return st;
+    /* the peers: bit 1 this PE sends to it, bit 2 receives from it */
+    unsigned char *mk = calloc((size_t)c->npes, 1);
+    long nto = 0, nfrom = 0;
+    if (!mk)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int j = 0; j < nparts; j++) {
+        const rd_tlists *t = parts[j].tl;
+        for (int64_t k = 0; k < t->nsend; k++)
+            if (t->send[k].peer != me && t->send[k].bytes)
+                mk[t->send[k].peer] |= 1;
+        for (int64_t k = 0; k < t->nrecv; k++)
+            if (t->recv[k].peer != me && t->recv[k].bytes)
+                mk[t->recv[k].peer] |= 2;
+    }
+    /* 1. READY to every peer this PE receives from, once */
+    for (int q = 0; q < c->npes; q++) {
+        nto += mk[q] & 1;
+        nfrom += mk[q] >> 1;
+        if (mk[q] & 2)
+            rd_shm_signal_pe(c, slot, SIG_READY, q);
+    }
+    st = rd_shm_wait(c, slot, SIG_READY, nto, err);
+    /* 2. every array's pieces for each peer, into its R blocks */
+    for (int j = 0; j < nparts && !st; j++) {
+        const rd_tlists *t = parts[j].tl;
+        for (int64_t k = 0; k < t->nsend; k++) {
+            const rd_tpiece *q = &t->send[k];
+            if (!q->bytes)
+                continue;
+            if (q->peer == me)
+                rd_kernel_box(parts[j].recv, t->r_shape, q->poff,
+                              parts[j].send, t->s_shape, q->off, q->box,
+                              t->ndims, t->elem);
+            else
+                rd_shm_write_box(c, (int)q->peer, parts[j].recv, q->pshape,
+                                 q->poff, parts[j].send, t->s_shape, q->off,
+                                 q->box, t->ndims, t->elem);
+        }
+    }
+    /* 3. one completion, one DONE per peer, and theirs */
+    if (!st) {
+        rd_shm_complete();
+        for (int q = 0; q < c->npes; q++)
+            if (mk[q] & 1)
+                rd_shm_signal_pe(c, slot, SIG_DONE, q);
+        st = rd_shm_wait(c, slot, SIG_DONE, nfrom, err);
+    }
+    free(mk);
+    return st;
+}
