@@ -345,13 +345,22 @@ redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
                                         redist_set_prepared_t **out,
                                         redist_error_t *err)
 {
+    return rd_set_prepare(set, be, src, dst, REDIST_OK, out, err);
+}
+
+redist_status_t rd_set_prepare(const redist_plan_set_t *set,
+                               redist_backend_t *be, void *const src[],
+                               void *const dst[], redist_status_t pre,
+                               redist_set_prepared_t **out,
+                               redist_error_t *err)
+{
     if (!out)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "out",
                         "NULL argument");
     if (!be || !be->ops)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
                         "NULL backend"); /* nobody to agree with */
-    redist_status_t st = local_checks(set, be, src, dst, err);
+    redist_status_t st = pre ? pre : local_checks(set, be, src, dst, err);
     uint64_t hash = 0;
     redist_set_prepared_t *p = calloc(1, sizeof *p);
     if (!p)

@@ -42,6 +42,14 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
 {
     memset(w, 0, sizeof *w);
     const redist_spec_t *s = redist_plan_spec(plan);
+    /* a transfer that sums pending contributions as they land: the
+     * combined exchanges only place bytes */
+    if (plan->m->sent.t.partial || plan->m->recvd.t.partial)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "array \"%s\": its transfer carries pending partial "
+                        "sums across the meshes, which the %s backend "
+                        "does not run (it places bytes only)",
+                        redist_spec_name(s), kind ? kind->name : "set's");
     rd_set_two_layout l;
     redist_status_t st = rd_set_two_layout_of(plan, kind, flags, &l, err);
     for (int side = 0; side < 2; side++) {

@@ -225,6 +225,19 @@ redist_status_t rd_shm_exchange_multi(redist_backend_t *be, int nparts,
                                       const struct rd_xpart *parts,
                                       redist_error_t *err);
 
+/* meshes.c: redist_shmem_execute and _exec_info of a two-mesh plan */
+redist_status_t rd_shm_meshes_execute(redist_shmem_t *c,
+                                      const redist_plan_t *plan, void *src,
+                                      void *dst,
+                                      const redist_exec_options_t *opts,
+                                      redist_exec_report_t *report,
+                                      redist_error_t *err);
+redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
+                                   const redist_plan_t *plan,
+                                   const redist_exec_options_t *opts,
+                                   redist_shmem_info_t *out,
+                                   redist_error_t *err);
+
 /* scratch.c */
 int rd_shm_is_scratch(const redist_shmem_t *c, const void *p);
 uint64_t rd_shm_scratch_cap(const redist_shmem_t *c, const void *p);
