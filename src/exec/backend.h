@@ -144,10 +144,13 @@ struct rd_program;
 struct rd_tlists;
 
 /* One part of a combined exchange (exchange_multi): byte ranges as
- * `exchange` takes them, or, with `tl`, the pieces of a two-mesh
+ * `exchange` takes them; or, with `tl`, the pieces of a two-mesh
  * transfer (src/exec/meshes.h): boxes of the send block `send` (shape
  * tl->s_shape) and of the receive block `recv` (tl->r_shape), the own
- * pieces in the same order in both lists. */
+ * pieces in the same order in both lists; or, with `x`, a whole
+ * exchange step (backends with `step` for exchange steps and no
+ * `exchange` op: OpenSHMEM) from the block `send` to the block `recv`,
+ * to / from then being x->xchg's lists (for counting peers). */
 typedef struct rd_xpart {
     const void *send;
     int64_t nto;
@@ -156,6 +159,7 @@ typedef struct rd_xpart {
     int64_t nfrom;
     const rd_xfer *from;
     const struct rd_tlists *tl;
+    const rd_xstep *x;
 } rd_xpart;
 
 typedef struct rd_backend_ops {

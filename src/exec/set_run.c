@@ -442,7 +442,8 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
         rd_pass_account(be, ps, r);
         p->parts[np] = (rd_xpart){xp->buf[ps->in_buf], x->nsend, x->send,
                                   xp->buf[ps->out_buf], x->nrecv, x->recv,
-                                  NULL};
+                                  NULL,
+                                  ps->kind == RD_PASS_FUSED ? &ps->x : NULL};
         p->at[np++] = i;
     }
     *any = np > 0;
@@ -466,11 +467,15 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
     redist_status_t st = REDIST_OK;
     if (be->ops->exchange_multi)
         st = be->ops->exchange_multi(be, np, p->parts, err);
-    else /* generic parts only: two-mesh arrays need exchange_multi */
+    else /* no two-mesh parts: they need exchange_multi */
         for (int j = 0; j < np && !st; j++)
-            st = be->ops->exchange(be, p->parts[j].send, p->parts[j].nto,
-                                   p->parts[j].to, p->parts[j].recv,
-                                   p->parts[j].nfrom, p->parts[j].from, err);
+            st = p->parts[j].x
+                     ? be->ops->step(be, p->parts[j].x, p->parts[j].send,
+                                     p->parts[j].recv, err)
+                     : be->ops->exchange(be, p->parts[j].send,
+                                         p->parts[j].nto, p->parts[j].to,
+                                         p->parts[j].recv, p->parts[j].nfrom,
+                                         p->parts[j].from, err);
     if (st) {
         if (be->ops->abort)
             be->ops->abort(be, st, err);

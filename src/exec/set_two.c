@@ -99,7 +99,7 @@ void rd_set_two_place(rd_set_two *w, char *at)
 
 rd_xpart rd_set_two_part(const rd_set_two *w)
 {
-    rd_xpart x = {w->S, 0, NULL, w->R, 0, NULL, &w->t};
+    rd_xpart x = {w->S, 0, NULL, w->R, 0, NULL, &w->t, NULL};
     return x;
 }
 
@@ -111,8 +111,9 @@ redist_status_t rd_set_two_phase(rd_set_two *w, int side,
         /* an empty target phase whose R block is in the arena
          * (rd_set_two_layout_of): the destination is a copy of it */
         void *dst = w->ph[1].buf[RD_BUF_DST];
-        if (side && w->rank[1] >= 0 && w->R != dst)
-            memcpy(dst, w->R, (size_t)rd_tlists_bytes(&w->t, 1));
+        uint64_t b = rd_tlists_bytes(&w->t, 1); /* 0: dst may be NULL */
+        if (side && w->rank[1] >= 0 && w->R != dst && b)
+            memcpy(dst, w->R, (size_t)b);
         return REDIST_OK;
     }
     redist_exec_report_t pr;

@@ -830,7 +830,27 @@ static int set_judge(const redist_plan_set_t *set,
         return 1;
     }
     uint64_t msgs = redist_set_prepared_messages(p),
-             xs = redist_set_prepared_exchanges(p);
+             xs = redist_set_prepared_exchanges(p), most = 0;
+    /* combined: a round's exchanges go out together, so a round takes at
+     * most as many combined exchanges as its array with the most steps
+     * (one at most per step), not their sum */
+    for (int k = 0; k < redist_plan_set_num_rounds(set); k++) {
+        uint64_t m = 0;
+        for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+            uint64_t n = (uint64_t)redist_plan_num_steps(
+                redist_plan_set_plan(set, i));
+            if (redist_plan_set_round_of(set, i) == k && n > m)
+                m = n;
+        }
+        most += m;
+    }
+    if (xs > most) {
+        fprintf(stderr, "rank %lld case %d: %llu combined exchanges, more "
+                        "than the rounds' most steps of an array (%llu)\n",
+                (long long)rank, c, (unsigned long long)xs,
+                (unsigned long long)most);
+        return 1;
+    }
     if (msgs > xs * (uint64_t)(size - 1)) {
         fprintf(stderr, "rank %lld case %d: %llu messages for %llu combined "
                         "exchanges on %lld ranks\n",

@@ -215,7 +215,8 @@ redist_spec_t *rp_set_two_spec(rp_rng *r, int64_t size, const char *name);
 /* Prepare `set` on this rank's endpoint `be` (buffers of this rank,
  * be's rank being its device), run it twice with every element of every
  * array checked, the scratch high-water mark against `budget` and the
- * arena, and the messages against one per other rank per combined
+ * arena, the combined exchanges against the rounds' most steps of an
+ * array (not their sum), and the messages against one per other rank per combined
  * exchange; after each run `after(user)` (may be NULL: a backend's own
  * counts).  Problems are printed with case number c; 0 when exact on
  * this rank. */

@@ -20,8 +20,10 @@
  * slot's signals are counted, so a PE a run ahead cannot be mistaken
  * for one of this run (signal.c).
  *
- * COMBINED TRANSFERS (exchange_multi, on the job's context).  The
- * transfers of a round's two-mesh arrays go out in one slot: each PE
+ * COMBINED EXCHANGES (exchange_multi, on the job's context).  The
+ * transfers of a round's two-mesh arrays and the exchange steps of its
+ * one-mesh arrays (whole steps: each box straight into its place in the
+ * receiver's block, as step.c writes them) go out in one slot: each PE
  * signals READY once to every peer it receives from, waits for the
  * READY of every peer it sends to, writes every array's pieces for that
  * peer straight into the peer's R blocks (symmetric: the set's arena,
@@ -124,36 +126,86 @@ void rd_shm_run_begins(redist_backend_t *be)
     ctx_of(be)->seq = 0;
 }
 
+/* Mark the peers of part j: bit 1 this PE sends to it, bit 2 receives
+ * from it (pieces of no bytes are no messages, on both sides alike). */
+static void mark_peers(const rd_xpart *q, int64_t me, unsigned char *mk)
+{
+    const rd_tlists *t = q->tl;
+    for (int64_t k = 0; t && k < t->nsend; k++)
+        if (t->send[k].peer != me && t->send[k].bytes)
+            mk[t->send[k].peer] |= 1;
+    for (int64_t k = 0; t && k < t->nrecv; k++)
+        if (t->recv[k].peer != me && t->recv[k].bytes)
+            mk[t->recv[k].peer] |= 2;
+    for (int64_t k = 0; !t && k < q->nto; k++)
+        if (q->to[k].peer != me && q->to[k].bytes)
+            mk[q->to[k].peer] |= 1;
+    for (int64_t k = 0; !t && k < q->nfrom; k++)
+        if (q->from[k].peer != me && q->from[k].bytes)
+            mk[q->from[k].peer] |= 2;
+}
+
+/* Part q's writes: a transfer's pieces into the receivers' R blocks, or
+ * an exchange step's boxes into the receivers' blocks (uneven: each
+ * receiver's own shape), as step.c's exchange writes them. */
+static void write_part(redist_shmem_t *c, const rd_xpart *q)
+{
+    int64_t me = c->me;
+    const rd_tlists *t = q->tl;
+    for (int64_t k = 0; t && k < t->nsend; k++) {
+        const rd_tpiece *pc = &t->send[k];
+        if (!pc->bytes)
+            continue;
+        if (pc->peer == me)
+            rd_kernel_box(q->recv, t->r_shape, pc->poff, q->send, t->s_shape,
+                          pc->off, pc->box, t->ndims, t->elem);
+        else
+            rd_shm_write_box(c, (int)pc->peer, q->recv, pc->pshape,
+                             pc->poff, q->send, t->s_shape, pc->off,
+                             pc->box, t->ndims, t->elem);
+    }
+    const rd_xstep *x = q->x;
+    int64_t box[REDIST_MAX_DIMS], oa[REDIST_MAX_DIMS], ob[REDIST_MAX_DIMS];
+    int64_t lb[REDIST_MAX_DIMS];
+    for (int64_t k = 0; x && k < x->xchg->nsend; k++) {
+        int64_t d = x->xchg->send[k].peer;
+        if (!rd_xchg_box(x->xchg, me, d, box, oa, ob))
+            continue;
+        if (d == me) {
+            rd_kernel_box(q->recv, x->out_shape, ob, q->send, x->in_shape, oa,
+                          box, x->ndims, x->elem);
+        } else {
+            rd_xchg_extent(x->xchg, 1, d, lb);
+            rd_shm_write_box(c, (int)d, q->recv, lb, ob, q->send,
+                             x->in_shape, oa, box, x->ndims, x->elem);
+        }
+    }
+}
+
 redist_status_t rd_shm_exchange_multi(redist_backend_t *be, int nparts,
                                       const rd_xpart *parts,
                                       redist_error_t *err)
 {
     redist_shmem_t *c = ctx_of(be);
-    int64_t me = c->me;
     for (int j = 0; j < nparts; j++)
-        if (!parts[j].tl) /* the same parts on every PE: all fail here */
+        if ((!parts[j].tl && !parts[j].x) ||
+            (parts[j].x && parts[j].send == parts[j].recv))
+            /* the same parts on every PE: all fail here, nobody waits */
             return rd_error(err, REDIST_ERR_PLAN, NULL, NULL,
-                            "shmem: combined exchanges carry two-mesh "
-                            "transfers only (exchange steps run whole)");
+                            "shmem: a combined exchange takes two-mesh "
+                            "transfers and whole exchange steps (not in "
+                            "place) only");
     int slot = 0;
     redist_status_t st = rd_shm_next_slot(c, &slot, err);
     if (st)
         return st;
-    /* the peers: bit 1 this PE sends to it, bit 2 receives from it */
     unsigned char *mk = calloc((size_t)c->npes, 1);
     long nto = 0, nfrom = 0;
     if (!mk)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    for (int j = 0; j < nparts; j++) {
-        const rd_tlists *t = parts[j].tl;
-        for (int64_t k = 0; k < t->nsend; k++)
-            if (t->send[k].peer != me && t->send[k].bytes)
-                mk[t->send[k].peer] |= 1;
-        for (int64_t k = 0; k < t->nrecv; k++)
-            if (t->recv[k].peer != me && t->recv[k].bytes)
-                mk[t->recv[k].peer] |= 2;
-    }
-    /* 1. READY to every peer this PE receives from, once */
+    for (int j = 0; j < nparts; j++)
+        mark_peers(&parts[j], c->me, mk);
+    /* 1. READY once to every peer this PE receives from */
     for (int q = 0; q < c->npes; q++) {
         nto += mk[q] & 1;
         nfrom += mk[q] >> 1;
@@ -161,23 +213,9 @@ redist_status_t rd_shm_exchange_multi(redist_backend_t *be, int nparts,
             rd_shm_signal_pe(c, slot, SIG_READY, q);
     }
     st = rd_shm_wait(c, slot, SIG_READY, nto, err);
-    /* 2. every array's pieces for each peer, into its R blocks */
-    for (int j = 0; j < nparts && !st; j++) {
-        const rd_tlists *t = parts[j].tl;
-        for (int64_t k = 0; k < t->nsend; k++) {
-            const rd_tpiece *q = &t->send[k];
-            if (!q->bytes)
-                continue;
-            if (q->peer == me)
-                rd_kernel_box(parts[j].recv, t->r_shape, q->poff,
-                              parts[j].send, t->s_shape, q->off, q->box,
-                              t->ndims, t->elem);
-            else
-                rd_shm_write_box(c, (int)q->peer, parts[j].recv, q->pshape,
-                                 q->poff, parts[j].send, t->s_shape, q->off,
-                                 q->box, t->ndims, t->elem);
-        }
-    }
+    /* 2. every part's writes */
+    for (int j = 0; j < nparts && !st; j++)
+        write_part(c, &parts[j]);
     /* 3. one completion, one DONE per peer, and theirs */
     if (!st) {
         rd_shm_complete();
