@@ -9,7 +9,10 @@
  * scratch high-water mark within the promise and the promise equal to
  * redist_shmem_exec_info's; PEs outside a mesh pass NULL for its
  * buffer.  Then PE 0 passes another plan, and one PE a NULL plan: both
- * must fail on every PE, nothing hanging.
+ * must fail on every PE, nothing hanging; last, PE 1 fails in the
+ * middle of a prepared run (an injected failure at the transfer): it
+ * fails, every PE returns (the others fail or are exact), and every PE's
+ * next call on the context fails.
  * Arguments: CASES [SEED].  Exit 0 when this PE passed.
  */
 #include <shmem.h>
@@ -21,6 +24,7 @@
 #include "redist/shmem.h"
 #include "../common/random_plan.h"
 #include "../../src/testing/pattern.h"
+#include "../../src/backend/shmem/shmem_internal.h"
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 static int rank, size, fails;
@@ -113,6 +117,55 @@ static int must_fail(redist_shmem_t *ctx, const redist_plan_t *plan,
     return 0;
 }
 
+/* PE 1 fails at its first exchange of a prepared run; 0 when right here
+ * (the context is failed afterwards). */
+static int fail_midway(redist_shmem_t *ctx, const redist_plan_t *plan)
+{
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank);
+    uint64_t db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
+    void *src = sb ? malloc(sb) : NULL, *dst = db ? malloc(db) : NULL;
+    if (src)
+        rd_pattern_fill(spec, rank, src);
+    redist_error_t e = REDIST_ERROR_INIT;
+    redist_shmem_meshes_t *m = NULL;
+    redist_status_t st =
+        redist_shmem_prepare_meshes(ctx, plan, src, dst, NULL, &m, &e);
+    int bad = 0;
+    if (st) {
+        fprintf(stderr, "PE %d: fail midway: prepare: %s\n", rank, e.text);
+        bad = 1;
+    } else {
+        if (rank == 1)
+            rd_shmem_inject_failure(ctx, 0);
+        st = redist_shmem_run_meshes(m, NULL, &e);
+        rd_mismatch mm;
+        if (rank == 1 && (st != REDIST_ERR_BACKEND ||
+                          !strstr(e.text, "injected failure"))) {
+            fprintf(stderr, "PE 1: fail midway: status %d \"%s\"\n",
+                    (int)st, e.text);
+            bad = 1;
+        } else if (rank != 1 && !st && dst &&
+                   rd_pattern_check(spec, rank, dst, &mm)) {
+            fprintf(stderr, "PE %d: fail midway: finished, not exact\n",
+                    rank);
+            bad = 1;
+        }
+    }
+    redist_shmem_meshes_free(m);
+    /* every PE's next call fails: the abort is seen at the agreement */
+    redist_error_clear(&e);
+    redist_exec_report_t rep;
+    st = redist_shmem_execute(ctx, plan, src, dst, NULL, &rep, &e);
+    if (!st) {
+        fprintf(stderr, "PE %d: a call after the failure passed\n", rank);
+        bad = 1;
+    }
+    free(src);
+    free(dst);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     shmem_init();
@@ -167,6 +220,7 @@ int main(int argc, char **argv)
         fails += must_fail(ctx, keep, NULL, size - 1, "a NULL plan");
         /* and the context still runs afterwards */
         fails += one_run(ctx, keep, 0, 1, -1);
+        fails += fail_midway(ctx, keep);
         redist_plan_free(other);
         redist_spec_free(s2);
     }

@@ -205,12 +205,20 @@ redist_status_t rd_shm_exchange_multi(redist_backend_t *be, int nparts,
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     for (int j = 0; j < nparts; j++)
         mark_peers(&parts[j], c->me, mk);
+    /* tests (rd_shmem_inject_failure): fail after the READY signals, as
+     * a PE that breaks in the middle of the exchange would */
+    int inject = c->nops++ == c->fail_at;
     /* 1. READY once to every peer this PE receives from */
     for (int q = 0; q < c->npes; q++) {
         nto += mk[q] & 1;
         nfrom += mk[q] >> 1;
         if (mk[q] & 2)
             rd_shm_signal_pe(c, slot, SIG_READY, q);
+    }
+    if (inject) {
+        free(mk);
+        return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                        "injected failure on PE %d", c->me);
     }
     st = rd_shm_wait(c, slot, SIG_READY, nto, err);
     /* 2. every part's writes */
