@@ -1,7 +1,9 @@
 /*
  * test_api - unit tests of the public API through C values (no JSON):
  * meshes, sharding types, specs, error formatting, names, plans, step
- * views, redist_plan_from_steps, plan options.
+ * views, redist_plan_from_steps, plan options, and the helpers the
+ * command line uses too (byte counts, mesh text, errors, shrinking a
+ * shape, the plan hash).
  *
  * Checks never abort: each one counts as passed or failed (with file:line
  * and the values on failure); the last line is "N passed, M failed" and
@@ -1314,6 +1316,210 @@ static void test_null_accessors(void)
     CHECK_INT(redist_type_push_axis(&t, 0, 0), REDIST_ERR_INVALID);
 }
 
+/* ------------------------------------------- helpers the CLI also uses */
+
+static void test_bytes_format_parse(void)
+{
+    char buf[32];
+    uint64_t v = 7;
+    redist_error_t err;
+    CHECK_STR(redist_bytes_format(0, buf, sizeof buf), "0 B");
+    CHECK_STR(redist_bytes_format(1023, buf, sizeof buf), "1023 B");
+    CHECK_STR(redist_bytes_format(1024, buf, sizeof buf), "1 KiB");
+    CHECK_STR(redist_bytes_format(1536, buf, sizeof buf), "1.5 KiB");
+    CHECK_STR(redist_bytes_format(29360128, buf, sizeof buf), "28 MiB");
+    CHECK_STR(redist_bytes_format(UINT64_MAX, buf, sizeof buf), "16 EiB");
+    CHECK_STR(redist_bytes_format(29360128, buf, 4), "28 ");
+    CHECK(redist_bytes_format(1, NULL, 8) == NULL);
+
+    static const struct {
+        const char *text;
+        uint64_t want;
+    } good[] = {{"8", 8},          {"4096", 4096},      {"64K", 65536},
+                {"64k", 65536},    {"64KiB", 65536},    {"64KB", 65536},
+                {"4MiB", 4 << 20}, {"1gb", 1ULL << 30}, {"2T", 2ULL << 40},
+                {"0", 0},          {"18446744073709551615", UINT64_MAX},
+                {"16777215T", 16777215ULL << 40}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        v = 7;
+        CHECK_INT(redist_bytes_parse(good[i].text, strlen(good[i].text), &v,
+                                     NULL),
+                  REDIST_OK);
+        CHECK(v == good[i].want);
+    }
+    /* only the first len characters count */
+    CHECK_INT(redist_bytes_parse("64K,1M", 3, &v, NULL), REDIST_OK);
+    CHECK_INT(v, 65536);
+    static const char *const bad[] = {
+        "", "K", "-1", "+1", " 1", "1 K", "1.5K", "1P", "1KiBx", "1iB",
+        "0x10", "18446744073709551616", "16777216T", "17179869184G"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        v = 7;
+        redist_error_clear(&err);
+        CHECK_INT(redist_bytes_parse(bad[i], strlen(bad[i]), &v, &err),
+                  REDIST_ERR_INVALID);
+        CHECK_INT(v, 7); /* written on success only */
+        CHECK_INT(err.status, REDIST_ERR_INVALID);
+        CHECK_CONTAINS(err.text, "is not a byte count");
+    }
+    redist_error_clear(&err);
+    CHECK_INT(redist_bytes_parse("1 K", 3, &v, &err), REDIST_ERR_INVALID);
+    CHECK_CONTAINS(err.text, "\"1 K\"");
+    CHECK_INT(redist_bytes_parse(NULL, 3, &v, NULL), REDIST_ERR_INVALID);
+    CHECK_INT(redist_bytes_parse("8", 1, NULL, NULL), REDIST_ERR_INVALID);
+}
+
+static void test_mesh_format(void)
+{
+    char buf[32];
+    redist_mesh_t *m = mesh2("data", 2, "model", 4);
+    CHECK(m != NULL);
+    CHECK_STR(redist_mesh_format(m, buf, sizeof buf), "data=2,model=4");
+    CHECK_STR(redist_mesh_format(m, buf, 7), "data=2");
+    CHECK_STR(redist_mesh_format(NULL, buf, sizeof buf), "");
+    CHECK(redist_mesh_format(m, NULL, 8) == NULL);
+    redist_mesh_free(m);
+    m = mesh2("pp", 1, NULL, 0);
+    CHECK_STR(redist_mesh_format(m, buf, sizeof buf), "pp=1");
+    redist_mesh_free(m);
+
+    const int64_t shape[3] = {4096, 28672, 1};
+    CHECK_STR(redist_shape_format(shape, 2, buf, sizeof buf), "[4096,28672]");
+    CHECK_STR(redist_shape_format(shape, 3, buf, sizeof buf),
+              "[4096,28672,1]");
+    CHECK_STR(redist_shape_format(shape, 0, buf, sizeof buf), "[]");
+    CHECK_STR(redist_shape_format(shape, 2, buf, 6), "[4096");
+    CHECK_STR(redist_shape_format(NULL, 2, buf, sizeof buf), "");
+    CHECK_STR(redist_shape_format(shape, -1, buf, sizeof buf), "");
+    CHECK_STR(redist_shape_format(shape, REDIST_MAX_DIMS + 1, buf,
+                                  sizeof buf), "");
+    CHECK(redist_shape_format(shape, 2, NULL, 8) == NULL);
+}
+
+static void test_error_set(void)
+{
+    redist_error_t err;
+    redist_error_clear(&err);
+    CHECK_INT(redist_error_set(&err, REDIST_ERR_PLAN, "a.json", "steps[2]",
+                               "a wrong step"),
+              REDIST_ERR_PLAN);
+    CHECK_INT(err.status, REDIST_ERR_PLAN);
+    CHECK_STR(err.source, "a.json");
+    CHECK_STR(err.path, "steps[2]");
+    CHECK_STR(err.text, "a wrong step");
+    CHECK_INT(err.line, 0);
+    CHECK_INT(err.column, 0);
+    /* the first error is kept, the status still returned */
+    CHECK_INT(redist_error_set(&err, REDIST_ERR_IO, "b", NULL, "later"),
+              REDIST_ERR_IO);
+    CHECK_STR(err.text, "a wrong step");
+    CHECK_INT(err.status, REDIST_ERR_PLAN);
+    /* NULL strings: empty, and the status's own text */
+    redist_error_clear(&err);
+    CHECK_INT(redist_error_set(&err, REDIST_ERR_NOMEM, NULL, NULL, NULL),
+              REDIST_ERR_NOMEM);
+    CHECK_STR(err.source, "");
+    CHECK_STR(err.path, "");
+    CHECK_STR(err.text, redist_status_string(REDIST_ERR_NOMEM));
+    /* not an error status: the caller's mistake */
+    static const int notes[] = {REDIST_OK, 1, -11, -1000};
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
+        redist_error_clear(&err);
+        CHECK_INT(redist_error_set(&err, (redist_status_t)notes[i], "s", "p",
+                                   "t"),
+                  REDIST_ERR_INVALID);
+        CHECK_INT(err.status, REDIST_ERR_INVALID);
+        CHECK_CONTAINS(err.text, "is not an error status");
+    }
+    CHECK_INT(redist_error_set(NULL, REDIST_ERR_IO, NULL, NULL, NULL),
+              REDIST_ERR_IO);
+}
+
+/* The shape is shrunk one smallest prime factor at a time, on the dim
+ * furthest above the multiple the plan's types need, and the steps stay
+ * valid at every size. */
+static void test_plan_shrink_shape(void)
+{
+    static const redist_plan_options_t bytes = {
+        .objective = REDIST_OBJECTIVE_BYTES};
+    redist_spec_t *s = spec_s("x=2,y=4", "36x20", "f32", "x|y", NULL,
+                              "y|x", NULL);
+    redist_plan_t *p = NULL;
+    CHECK(s != NULL);
+    CHECK_INT(redist_plan_create(s, &bytes, &p, NULL), REDIST_OK);
+    /* every type of the path splits each dim at most 4 ways: q = 4, 4 */
+    int64_t shape[2] = {36, 20};
+    static const int64_t want[][3] = {
+        {3, 12, 20}, {5, 12, 4}, {3, 4, 4}, {1, 4, 4}, {1, 4, 4}};
+    for (int k = 0; k < 5; k++) {
+        CHECK_INT(redist_plan_shrink_shape(p, shape), want[k][0]);
+        CHECK_INT(shape[0], want[k][1]);
+        CHECK_INT(shape[1], want[k][2]);
+    }
+    /* the plan's steps replay on the smallest shape */
+    redist_spec_t *small = spec_s("x=2,y=4", "4x4", "f32", "x|y", NULL,
+                                  "y|x", NULL);
+    int n = redist_plan_num_steps(p);
+    redist_step_view_t v[16];
+    redist_plan_t *p2 = NULL;
+    CHECK(n > 0 && n <= 16);
+    for (int k = 0; k < n && k < 16; k++)
+        redist_plan_step(p, k, &v[k]);
+    CHECK_INT(redist_plan_from_steps(small, n, v, &p2, NULL), REDIST_OK);
+    CHECK_INT(redist_plan_num_steps(p2), n);
+    /* ties go to the first dim */
+    shape[0] = shape[1] = 8;
+    CHECK_INT(redist_plan_shrink_shape(p, shape), 2);
+    CHECK_INT(shape[0], 4);
+    CHECK_INT(shape[1], 8);
+    CHECK_INT(redist_plan_shrink_shape(NULL, shape), 0);
+    CHECK_INT(redist_plan_shrink_shape(p, NULL), 0);
+    redist_plan_free(p2);
+    redist_plan_free(p);
+    redist_spec_free(small);
+    redist_spec_free(s);
+}
+
+/* Plans the ranks must agree on hash alike; any difference changes it. */
+static void test_plan_hash(void)
+{
+    static const redist_plan_options_t bytes = {
+        .objective = REDIST_OBJECTIVE_BYTES};
+    const char *variants[][4] = {
+        /* mesh, shape, dtype, to */
+        {"x=2,y=4", "8x8", "f32", "y|x"}, {"x=2,y=4", "8x16", "f32", "y|x"},
+        {"x=2,y=4", "8x8", "f64", "y|x"}, {"x=4,y=2", "8x8", "f32", "y|x"},
+        {"x=2,y=4", "8x8", "f32", "|x"}};
+    uint64_t h[5];
+    for (int i = 0; i < 5; i++) {
+        redist_spec_t *s = spec_s(variants[i][0], variants[i][1],
+                                  variants[i][2], "x|y", NULL,
+                                  variants[i][3], NULL);
+        redist_plan_t *p = NULL, *q = NULL;
+        CHECK(s != NULL);
+        CHECK_INT(redist_plan_create(s, &bytes, &p, NULL), REDIST_OK);
+        CHECK_INT(redist_plan_create(s, &bytes, &q, NULL), REDIST_OK);
+        h[i] = redist_plan_hash(p);
+        CHECK(h[i] != 0);
+        CHECK(redist_plan_hash(q) == h[i]); /* planned twice: the same */
+        /* the same steps given by hand: the same plan, the same hash */
+        redist_step_view_t v[16];
+        redist_plan_t *r = NULL;
+        int n = redist_plan_num_steps(p);
+        for (int k = 0; k < n && k < 16; k++)
+            redist_plan_step(p, k, &v[k]);
+        CHECK_INT(redist_plan_from_steps(s, n, v, &r, NULL), REDIST_OK);
+        CHECK(redist_plan_hash(r) == h[i]);
+        for (int j = 0; j < i; j++)
+            CHECK(h[j] != h[i]);
+        redist_plan_free(r);
+        redist_plan_free(q);
+        redist_plan_free(p);
+        redist_spec_free(s);
+    }
+    CHECK(redist_plan_hash(NULL) == 0);
+}
+
 int main(void)
 {
     test_mesh_errors();
@@ -1332,6 +1538,11 @@ int main(void)
     test_size1_axes_cost_nothing();
     test_permute_recv_on_1_device_mesh();
     test_null_accessors();
+    test_bytes_format_parse();
+    test_mesh_format();
+    test_error_set();
+    test_plan_shrink_shape();
+    test_plan_hash();
     printf("%d passed, %d failed\n", npass, nfail);
     return nfail ? 1 : 0;
 }

@@ -115,6 +115,36 @@ REDIST_API void redist_error_clear(redist_error_t *err);
  */
 REDIST_API char *redist_error_format(const redist_error_t *err, char *buf, size_t size);
 
+/**
+ * Record an error the way every call of the library does, for a caller's
+ * own functions that take a redist_error_t too: when `err` is non-NULL
+ * and still clear (the first error is kept), set its status, `source`
+ * and `path` (NULL: empty) and `text` (NULL: the status's
+ * redist_status_string), line and column 0.  Returns `status`.  A status
+ * that is not an error (REDIST_OK, out of range) is the caller's mistake:
+ * REDIST_ERR_INVALID, recorded as such.
+ */
+REDIST_API redist_status_t redist_error_set(redist_error_t *err, redist_status_t status,
+                                 const char *source, const char *path,
+                                 const char *text);
+
+/**
+ * A byte count for people: "512 B" below 1 KiB, else 4 significant
+ * digits and a binary unit ("28 MiB", "1.5 GiB"), as in printed plans
+ * (redist_plan_print).  Writes at most `size` bytes including the NUL and
+ * returns buf.  NULL: NULL (when buf is NULL).
+ */
+REDIST_API char *redist_bytes_format(uint64_t bytes, char *buf, size_t size);
+/**
+ * The `len` characters at `text` as a byte count (no NUL needed): digits
+ * with an optional binary unit K, M, G or T in either case, then an
+ * optional "i" and "B" ("4096", "64K", "4MiB", "1gb"); no sign, space or
+ * fraction.  REDIST_ERR_INVALID when malformed or over 64 bits.
+ * redistplan's size options (--max-scratch 64K) take this form.
+ */
+REDIST_API redist_status_t redist_bytes_parse(const char *text, size_t len, uint64_t *out,
+                                   redist_error_t *err);
+
 /* ---------------------------------------------------------------- dtypes */
 
 typedef enum redist_dtype {
@@ -201,6 +231,17 @@ REDIST_API int64_t redist_mesh_rank(const redist_mesh_t *mesh, const int64_t coo
  *  for a rank out of range.  NULL: nothing written. */
 REDIST_API void redist_mesh_coords(const redist_mesh_t *mesh, int64_t rank,
                         int64_t coords[]);
+/** Write the axes as the inline form of a mesh, "x=2,y=4" (axis=size in
+ *  axis order; the syntax of `--mesh`), into buf (at most size bytes
+ *  including the NUL).  Returns buf: "" for a NULL mesh.  NULL: NULL (when
+ *  buf is NULL). */
+REDIST_API char *redist_mesh_format(const redist_mesh_t *mesh, char *buf, size_t size);
+/** Write a shape of `ndims` dims as "[4096,28672]", as printed plans show
+ *  global and local shapes, into buf (at most size bytes including the
+ *  NUL).  Returns buf: "" for a NULL shape or ndims outside
+ *  0..REDIST_MAX_DIMS.  NULL: NULL (when buf is NULL). */
+REDIST_API char *redist_shape_format(const int64_t shape[], int ndims, char *buf,
+                          size_t size);
 
 /* --------------------------------------------------------- sharding type */
 

@@ -136,6 +136,17 @@ REDIST_API uint64_t redist_plan_scratch_bytes(const redist_plan_t *plan,
                                    const redist_backend_t *backend,
                                    const redist_exec_options_t *opts);
 
+/**
+ * A 64-bit hash of everything about a plan that the ranks executing it
+ * must agree on: the mesh's axis sizes (two meshes: the source's), the
+ * shape, dtype and reduction, the source and target types, every step
+ * (op, dims, axis, type after) and the block boundaries of uneven dims.  Two processes of the same
+ * build holding the same plan get the same hash; compare it across ranks
+ * before any data moves (the MPI and OpenSHMEM backends do).  Not stable
+ * across versions of redist: never store it.  NULL: 0.
+ */
+REDIST_API uint64_t redist_plan_hash(const redist_plan_t *plan);
+
 /** What one execution did, on one device (or, from redist_exec_sim_run,
  *  the maximum over the devices). */
 typedef struct redist_exec_report {

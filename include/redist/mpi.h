@@ -441,6 +441,30 @@ REDIST_API redist_mpi_stats_t redist_mpi_prepared_stats(
  *  redist_mpi_free. */
 REDIST_API void redist_mpi_prepared_free(redist_mpi_prepared_t *prep);
 
+/* ------------------------------------------------------------- hosts */
+
+/**
+ * Which host each rank of `comm` runs on, discovered at run time.
+ * Collective over `comm`.  A host is a set of ranks that share memory
+ * (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED); hosts are numbered 0,
+ * 1, ... in the order of their lowest ranks, so hosts[0] is 0 and the
+ * number of hosts is the largest entry plus one.  The processor names
+ * (MPI_Get_processor_name) must tell the same story: ranks that share
+ * memory but report different names, or two hosts with one name, are
+ * REDIST_ERR_MISMATCH on every rank.  Every rank gets the same map (it
+ * is agreed like a plan).  `nranks` must be comm's size and `hosts` hold
+ * that many entries, written only on success.  Use the map for
+ * redist_placement_create (redist/topo.h, with each rank's PU) or to put
+ * the mesh axes that span hosts on REDIST_LINK_NETWORK; doc/multihost.md.
+ * Errors: REDIST_ERR_INVALID (MPI_COMM_NULL, MPI not running: on this
+ * rank only; a NULL array or a wrong nranks: on every rank),
+ * REDIST_ERR_NOMEM, REDIST_ERR_MISMATCH, REDIST_ERR_BACKEND (an MPI call
+ * failed).  O(size) memory and traffic per rank.
+ */
+REDIST_API redist_status_t redist_mpi_discover_hosts(MPI_Comm comm, int64_t nranks,
+                                          int64_t hosts[],
+                                          redist_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -271,6 +271,19 @@ REDIST_API uint64_t redist_plan_peak_bytes(const redist_plan_t *plan);
 /** How many sharding types the solver visited to find this plan (0 for a
  *  plan built from given steps): a measure of planning effort.  NULL: 0. */
 REDIST_API uint64_t redist_plan_states_visited(const redist_plan_t *plan);
+/**
+ * One step of shrinking a global shape while the plan stays valid for it
+ * (`redistplan run --shrink`: the same steps at a size that fits).
+ * Every type on the plan's path (source, each step's `after`, target)
+ * splits dim i; a shape keeps the plan valid when each dim stays a
+ * multiple of the lcm q_i of those split counts.  This divides the dim
+ * of `shape` (one entry per dim of the plan's spec) with the largest
+ * ratio shape_i / q_i by that ratio's smallest prime factor and returns
+ * the factor; 1, with `shape` unchanged, when every ratio is 1.  Replay
+ * the steps on a spec of the new shape with redist_plan_from_steps.
+ * NULL: 0.
+ */
+REDIST_API int64_t redist_plan_shrink_shape(const redist_plan_t *plan, int64_t shape[]);
 
 /**
  * Build a plan from explicit steps (for verification of hand-written or

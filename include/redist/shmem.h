@@ -233,6 +233,17 @@ REDIST_API redist_shmem_stats_t redist_shmem_stats(const redist_shmem_t *ctx);
 REDIST_API int redist_shmem_uses_ptr(const redist_shmem_t *ctx);
 
 /**
+ * shmem_malloc(bytes) on every PE, for symmetric src and dst buffers:
+ * collective, and all or none.  shmem_malloc may fail on one PE only;
+ * here the PEs then agree, the others free theirs, and every PE gets
+ * NULL, so the heaps stay alike and no PE waits.  `mine` (may be NULL)
+ * is set to 1 on the PEs whose own shmem_malloc failed, else 0.  Free
+ * the buffer with shmem_free on every PE.  NULL (on every PE) for a NULL
+ * context or 0 bytes.  NULL: NULL.
+ */
+REDIST_API void *redist_shmem_malloc_all(redist_shmem_t *ctx, size_t bytes, int *mine);
+
+/**
  * This PE's endpoint for redist_plan_execute and redist_plan_exec_info,
  * owned by the context.  `symmetric` non-zero: the caller promises that
  * every PE passes the same symmetric objects as src and dst (puts go

@@ -56,7 +56,6 @@
 
 #include "calibrate.h"
 #include "launch.h"
-#include "../core/internal.h"
 
 static int cal_mpi; /* MPI started (under a launcher) */
 
@@ -159,7 +158,7 @@ static void locate(cal_rank *me, char *model, size_t msize, int *npkg)
             hwloc_obj_get_info_by_name(hwloc_get_root_obj(t), "CPUModel");
         if (!m && pkg)
             m = hwloc_obj_get_info_by_name(pkg, "CPUModel");
-        rd_strlcpy(model, m ? m : "", msize);
+        snprintf(model, msize, "%s", m ? m : "");
         trim(model);
         *npkg = n > 0 ? n : 1;
     }

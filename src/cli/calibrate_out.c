@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "calibrate.h"
-#include "../core/internal.h"
 
 void cal_ascii(char *s)
 {
@@ -35,7 +34,7 @@ static char *dump_any(json_t *v)
 static void fmt_size(uint64_t b, char *buf, size_t n)
 {
     if (b >= 1024 && b % 1024 == 0)
-        rd_format_bytes(b, buf, n);
+        redist_bytes_format(b, buf, n);
     else
         snprintf(buf, n, "%llu B", (unsigned long long)b);
 }
@@ -73,24 +72,24 @@ static char *rank_map_json(char **names, int nhosts, const int64_t *hosts,
     char *t = malloc(cap);
     if (!t)
         return NULL;
-    rd_appendf(t, cap, &pos,
-               "{\n  \"comment\": \"written by redistplan calibrate: where "
-               "each rank of the job ran (logical PU indexes)\",\n"
-               "  \"hosts\": [");
+    cli_appendf(t, cap, &pos,
+                "{\n  \"comment\": \"written by redistplan calibrate: where "
+                "each rank of the job ran (logical PU indexes)\",\n"
+                "  \"hosts\": [");
     for (int k = 0; k < nhosts; k++) {
         char *nm = dump_any(json_string(names[k]));
         if (!nm) {
             free(t);
             return NULL;
         }
-        rd_appendf(t, cap, &pos, "%s%s", k ? ", " : "", nm);
+        cli_appendf(t, cap, &pos, "%s%s", k ? ", " : "", nm);
         free(nm);
     }
-    rd_appendf(t, cap, &pos, "],\n  \"ranks\": [");
+    cli_appendf(t, cap, &pos, "],\n  \"ranks\": [");
     for (int k = 0; k < n; k++)
-        rd_appendf(t, cap, &pos, "%s\n    {\"host\": %lld, \"pu\": %d}",
-                   k ? "," : "", (long long)hosts[k], pus[k]);
-    rd_appendf(t, cap, &pos, "\n  ]\n}\n");
+        cli_appendf(t, cap, &pos, "%s\n    {\"host\": %lld, \"pu\": %d}",
+                    k ? "," : "", (long long)hosts[k], pus[k]);
+    cli_appendf(t, cap, &pos, "\n  ]\n}\n");
     return t;
 }
 
@@ -191,12 +190,12 @@ static void describe_machine(const cal_setup *s, char *machine, size_t n)
     size_t pos = 0;
     machine[0] = '\0';
     for (int h = 0; h < s->nhosts && h < 4; h++)
-        rd_appendf(machine, n, &pos, "%s%.64s", h ? ", " : "", s->names[h]);
+        cli_appendf(machine, n, &pos, "%s%.64s", h ? ", " : "", s->names[h]);
     if (s->nhosts > 4)
-        rd_appendf(machine, n, &pos, ", ... (%d hosts)", s->nhosts);
+        cli_appendf(machine, n, &pos, ", ... (%d hosts)", s->nhosts);
     if (s->model[0])
-        rd_appendf(machine, n, &pos, " (%s%dx %s)",
-                   s->nhosts > 1 ? "each " : "", s->npkg, s->model);
+        cli_appendf(machine, n, &pos, " (%s%dx %s)",
+                    s->nhosts > 1 ? "each " : "", s->npkg, s->model);
     cal_ascii(machine);
 }
 
@@ -211,31 +210,31 @@ static void describe_method(const cal_opts *o, const cal_setup *s, int n,
     fmt_size(o->large, lb, sizeof lb);
     fmt_size(res->gbytes, gb, sizeof gb);
     method[0] = '\0';
-    rd_appendf(method, size, &pos,
-               "MPI ping-pong (MPI_Send/MPI_Recv) between one pair of ranks "
-               "per link level (");
+    cli_appendf(method, size, &pos,
+                "MPI ping-pong (MPI_Send/MPI_Recv) between one pair of ranks "
+                "per link level (");
     if (!cm->nmeasured)
-        rd_appendf(method, size, &pos, "none: %d rank%s", n,
-                   n == 1 ? "" : "s");
+        cli_appendf(method, size, &pos, "none: %d rank%s", n,
+                    n == 1 ? "" : "s");
     for (int l = 0, k = 0; l < NL; l++)
         if (cm->measured[l])
-            rd_appendf(method, size, &pos, "%s%s: ranks %d-%d",
-                       k++ ? "; " : "", redist_link_name((redist_link_t)l),
-                       res->pairs[l][0], res->pairs[l][1]);
-    rd_appendf(method, size, &pos,
-               "), %s and %s messages, minimum of %d round trips after %d "
-               "warm-up ones; alpha = one-way time of the small message, "
-               "beta = (one-way time of the large message - alpha) / its "
-               "bytes; gamma: f64 sum of two %s buffers with the executor's "
-               "reduction kernel on rank 0, minimum of %d; %d rank%s on %d "
-               "host%s, %s",
-               sb, lb, (int)o->reps, CAL_WARMUP, gb, (int)o->reps, n,
-               n == 1 ? "" : "s", s->nhosts, s->nhosts == 1 ? "" : "s",
-               s->all_bound ? (n == 1 ? "bound within one core"
-                                      : "each bound within one core")
-                            : (n == 1 ? "not bound to one core"
-                                      : "not all bound to one core (their "
-                                        "PU is where they last ran)"));
+            cli_appendf(method, size, &pos, "%s%s: ranks %d-%d",
+                        k++ ? "; " : "", redist_link_name((redist_link_t)l),
+                        res->pairs[l][0], res->pairs[l][1]);
+    cli_appendf(method, size, &pos,
+                "), %s and %s messages, minimum of %d round trips after %d "
+                "warm-up ones; alpha = one-way time of the small message, "
+                "beta = (one-way time of the large message - alpha) / its "
+                "bytes; gamma: f64 sum of two %s buffers with the executor's "
+                "reduction kernel on rank 0, minimum of %d; %d rank%s on %d "
+                "host%s, %s",
+                sb, lb, (int)o->reps, CAL_WARMUP, gb, (int)o->reps, n,
+                n == 1 ? "" : "s", s->nhosts, s->nhosts == 1 ? "" : "s",
+                s->all_bound ? (n == 1 ? "bound within one core"
+                                       : "each bound within one core")
+                             : (n == 1 ? "not bound to one core"
+                                       : "not all bound to one core (their "
+                                         "PU is where they last ran)"));
 }
 
 /* The file's text, one level per line as in doc/topology.md; NULL when
@@ -257,16 +256,17 @@ static char *file_text(const char *machine, const char *method,
     }
     size_t cap = 4096 + strlen(method) + strlen(machine) * 2, pos = 0;
     if (ok && (full = malloc(cap))) {
-        rd_appendf(full, cap, &pos, "{\n  \"machine\": %s,\n  \"method\": %s,\n"
-                                    "  \"links\": {",
-                   mj, tj);
+        cli_appendf(full, cap, &pos,
+                    "{\n  \"machine\": %s,\n  \"method\": %s,\n"
+                    "  \"links\": {",
+                    mj, tj);
         for (int l = 0, k = 0; l < NL; l++)
             if (cm->measured[l])
-                rd_appendf(full, cap, &pos, "%s\n    \"%s\": %s",
-                           k++ ? "," : "",
-                           redist_link_name((redist_link_t)l), lj[l]);
-        rd_appendf(full, cap, &pos, "%s},\n  \"gamma\": %s\n}\n",
-                   cm->nmeasured ? "\n  " : "", gj);
+                cli_appendf(full, cap, &pos, "%s\n    \"%s\": %s",
+                            k++ ? "," : "",
+                            redist_link_name((redist_link_t)l), lj[l]);
+        cli_appendf(full, cap, &pos, "%s},\n  \"gamma\": %s\n}\n",
+                    cm->nmeasured ? "\n  " : "", gj);
     }
     free(mj);
     free(tj);

@@ -15,7 +15,6 @@
 
 #include "cli.h"
 
-#include "../core/internal.h"
 
 typedef struct {
     const char *path;
@@ -40,17 +39,17 @@ static void judge(const redist_plan_t *plan, const redist_expect_t *ex,
     redist_plan_stats(plan, &s);
     out[0] = '\0';
     if (ex->has_max_collectives && s.collectives > ex->max_collectives)
-        rd_appendf(out, size, &pos, "%s%d collectives > max_collectives %lld",
-                   pos ? "; " : "", s.collectives,
-                   (long long)ex->max_collectives);
+        cli_appendf(out, size, &pos, "%s%d collectives > max_collectives %lld",
+                    pos ? "; " : "", s.collectives,
+                    (long long)ex->max_collectives);
     if (ex->has_max_recv_bytes && s.recv_bytes > ex->max_recv_bytes)
-        rd_appendf(out, size, &pos, "%srecv %llu bytes > max_recv_bytes %llu",
-                   pos ? "; " : "", (unsigned long long)s.recv_bytes,
-                   (unsigned long long)ex->max_recv_bytes);
+        cli_appendf(out, size, &pos, "%srecv %llu bytes > max_recv_bytes %llu",
+                    pos ? "; " : "", (unsigned long long)s.recv_bytes,
+                    (unsigned long long)ex->max_recv_bytes);
     if (ex->has_max_peak_bytes && s.peak_bytes > ex->max_peak_bytes)
-        rd_appendf(out, size, &pos, "%speak %llu bytes > max_peak_bytes %llu",
-                   pos ? "; " : "", (unsigned long long)s.peak_bytes,
-                   (unsigned long long)ex->max_peak_bytes);
+        cli_appendf(out, size, &pos, "%speak %llu bytes > max_peak_bytes %llu",
+                    pos ? "; " : "", (unsigned long long)s.peak_bytes,
+                    (unsigned long long)ex->max_peak_bytes);
     if (!ex->has_ops)
         return;
     int n = redist_plan_num_steps(plan), same = n == ex->nops;
@@ -61,17 +60,17 @@ static void judge(const redist_plan_t *plan, const redist_expect_t *ex,
     }
     if (same)
         return;
-    rd_appendf(out, size, &pos, "%sops are [", pos ? "; " : "");
+    cli_appendf(out, size, &pos, "%sops are [", pos ? "; " : "");
     for (int i = 0; i < n; i++) {
         redist_step_view_t v;
         redist_plan_step(plan, i, &v);
-        rd_appendf(out, size, &pos, "%s%s", i ? ", " : "",
-                   redist_op_name(v.op));
+        cli_appendf(out, size, &pos, "%s%s", i ? ", " : "",
+                    redist_op_name(v.op));
     }
-    rd_appendf(out, size, &pos, "], expected [");
+    cli_appendf(out, size, &pos, "], expected [");
     for (int i = 0; i < ex->nops; i++)
-        rd_appendf(out, size, &pos, "%s%s", i ? ", " : "", ex->ops[i]);
-    rd_appendf(out, size, &pos, "]");
+        cli_appendf(out, size, &pos, "%s%s", i ? ", " : "", ex->ops[i]);
+    cli_appendf(out, size, &pos, "]");
 }
 
 /* The outcome of a spec whose expect block says no plan exists. */
@@ -109,10 +108,10 @@ static void passed(const redist_plan_t *plan, const redist_expect_t *ex,
                      s.memory_efficient ? "" : " (bound not met)");
     size_t pos = n > 0 && (size_t)n < sizeof r->reason ? (size_t)n : 0;
     if (cost->objective == REDIST_OBJECTIVE_BYTES)
-        rd_appendf(r->reason, sizeof r->reason, &pos, "; objective bytes");
+        cli_appendf(r->reason, sizeof r->reason, &pos, "; objective bytes");
     else
-        rd_appendf(r->reason, sizeof r->reason, &pos,
-                   "; objective time, %.2f us modelled", s.time_s * 1e6);
+        cli_appendf(r->reason, sizeof r->reason, &pos,
+                    "; objective time, %.2f us modelled", s.time_s * 1e6);
 }
 
 /* A spec with "arrays": the set must plan under its budget (its rounds
@@ -127,10 +126,10 @@ static void check_set(const char *path, const redist_arrays_t *arrays,
     redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0};
     char buf[1024];
     if (redist_arrays_name(arrays)[0])
-        rd_strlcpy(r->name, redist_arrays_name(arrays), sizeof r->name);
+        snprintf(r->name, sizeof r->name, "%s", redist_arrays_name(arrays));
     if (redist_plan_set_create(arrays, opts, NULL, &eo, &set, &err)) {
         r->outcome = 1;
-        rd_cli_source(&err, path);
+        cli_error_source(&err, path);
         snprintf(r->reason, sizeof r->reason, "no plan: %s",
                  redist_error_format(&err, buf, sizeof buf));
         return;
@@ -164,18 +163,18 @@ static void check_set(const char *path, const redist_arrays_t *arrays,
         redist_plan_set_stats_t t;
         redist_plan_set_stats(set, &t);
         size_t pos = 0;
-        rd_appendf(r->reason, sizeof r->reason, &pos,
-                   "%d arrays in %d round%s%s, scratch %llu bytes per "
-                   "device",
-                   t.narrays, t.nrounds, t.nrounds == 1 ? "" : "s",
-                   preserve ? " (--preserve-src)" : "",
-                   (unsigned long long)t.scratch_bytes);
+        cli_appendf(r->reason, sizeof r->reason, &pos,
+                    "%d arrays in %d round%s%s, scratch %llu bytes per "
+                    "device",
+                    t.narrays, t.nrounds, t.nrounds == 1 ? "" : "s",
+                    preserve ? " (--preserve-src)" : "",
+                    (unsigned long long)t.scratch_bytes);
         if (t.budget_bytes != REDIST_NO_BUDGET)
-            rd_appendf(r->reason, sizeof r->reason, &pos,
-                       " (budget %llu)", (unsigned long long)t.budget_bytes);
-        rd_appendf(r->reason, sizeof r->reason, &pos,
-                   "; every array's plan verified and meets its expect%s",
-                   t.memory_efficient ? "" : " (bound not met)");
+            cli_appendf(r->reason, sizeof r->reason, &pos,
+                        " (budget %llu)", (unsigned long long)t.budget_bytes);
+        cli_appendf(r->reason, sizeof r->reason, &pos,
+                    "; every array's plan verified and meets its expect%s",
+                    t.memory_efficient ? "" : " (bound not met)");
     }
     redist_plan_set_free(set);
 }
@@ -193,7 +192,7 @@ static void check_one(const char *path, const cli_cost_args *cost,
     r->path = path;
     r->outcome = 0;
     r->reason[0] = '\0';
-    rd_strlcpy(r->name, path, sizeof r->name);
+    snprintf(r->name, sizeof r->name, "%s", path);
     redist_error_clear(&err);
     redist_arrays_t *arrays = NULL;
     redist_status_t st = redist_arrays_load_file(path, 0, &arrays, &err);
@@ -214,7 +213,7 @@ static void check_one(const char *path, const cli_cost_args *cost,
     redist_error_clear(&err);
     st = redist_spec_load_file(path, 0, &spec, &err);
     if (!st && redist_spec_name(spec)[0])
-        rd_strlcpy(r->name, redist_spec_name(spec), sizeof r->name);
+        snprintf(r->name, sizeof r->name, "%s", redist_spec_name(spec));
     if (st || cli_plan_options_err("check", cost, redist_spec_mesh(spec),
                                    &model, &opts, &err)) {
         r->outcome = 2;
@@ -230,7 +229,7 @@ static void check_one(const char *path, const cli_cost_args *cost,
         judge_infeasible(st, plan, &err, r);
     } else if (st) {
         r->outcome = 1;
-        rd_cli_source(&err, path);
+        cli_error_source(&err, path);
         snprintf(r->reason, sizeof r->reason, "no plan: %s",
                  redist_error_format(&err, buf, sizeof buf));
     } else if (redist_plan_verify(plan, &vr, &err)) {

@@ -14,6 +14,11 @@
  *                  driver of one process per device) with run_mpi.c or
  *                  run_shmem.c; run_report.c prints the report
  *   launch.c       the agreement of the ranks under a launcher
+ *
+ * The command line is a user of the library: these files include only
+ * the public headers (include/), each other, system headers and the
+ * test-data pattern (src/testing/pattern.h), and call only redist_*
+ * functions (test cli-includes; README, "Layers").
  */
 #ifndef REDIST_CLI_H
 #define REDIST_CLI_H
@@ -141,7 +146,7 @@ int cli_plan_options(const char *cmd, const cli_cost_args *c,
 /* "redistplan: <the error>", control characters escaped. */
 void cli_print_error(const redist_error_t *err);
 /* The source of an error without one: the path, or "<command line>". */
-void rd_cli_source(redist_error_t *err, const char *path);
+void cli_error_source(redist_error_t *err, const char *path);
 /* Digits only (strtoull takes " -1" for 2^64-1): 0, or -1. */
 int cli_parse_u64(const char *s, uint64_t *out);
 
@@ -150,23 +155,23 @@ int cli_parse_u64(const char *s, uint64_t *out);
 double cli_now(void); /* monotonic seconds */
 /* "512 B", or "65536 B (64 KiB)" from 1 KiB on */
 void cli_fmt_bytes(uint64_t b, char *buf, size_t n);
-/* "[8,4]" */
-void cli_fmt_shape(const int64_t *s, int n, char *buf, size_t size);
-/* "x=0,y=1": the coordinates of device `rank` */
 /* Where global device `dev` of a spec sits: its coordinates, or on a
  * two-mesh spec "name:coords" for each mesh it is in. */
 void cli_fmt_device(const redist_spec_t *s, int64_t dev, char *buf,
                     size_t size);
+/* "x=0,y=1": the coordinates of device `rank` */
 void cli_fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
                     size_t size);
-/* "x=2,y=4": the axes of the mesh */
-void cli_fmt_mesh(const redist_mesh_t *m, char *buf, size_t size);
+/* snprintf appending at *pos into buf of `size` bytes: never overflows;
+ * *pos stops at size - 1 once the text no longer fits. */
+void cli_appendf(char *buf, size_t size, size_t *pos, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* `s` made safe for a terminal and for XML: control characters (C0, DEL,
  * C1, U+FFFE/U+FFFF) written \u001b, bytes that are not UTF-8 \xff; the
  * rest as is.  Truncated to whole characters. */
 void cli_sanitize(const char *s, char *out, size_t size);
-/* A byte count such as 64K or 4MiB (rd_parse_bytes, core/internal.h);
- * the _n form reads the first n characters. */
+/* A byte count such as 64K or 4MiB (redist_bytes_parse): 0, or -1 when
+ * malformed; the _n form reads the first n characters. */
 int cli_parse_size(const char *s, uint64_t *out);
 int cli_parse_size_n(const char *s, size_t n, uint64_t *out);
 /* The value of environment variable a, else b, as a number; -1 when

@@ -6,6 +6,7 @@
  * output file can be written.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "../core/internal.h"
 
 double cli_now(void)
 {
@@ -26,21 +26,11 @@ double cli_now(void)
 void cli_fmt_bytes(uint64_t b, char *buf, size_t n)
 {
     char human[32];
-    rd_format_bytes(b, human, sizeof human);
+    redist_bytes_format(b, human, sizeof human);
     if (b < 1024)
         snprintf(buf, n, "%s", human);
     else
         snprintf(buf, n, "%llu B (%s)", (unsigned long long)b, human);
-}
-
-void cli_fmt_shape(const int64_t *s, int n, char *buf, size_t size)
-{
-    size_t pos = (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < n && pos < size; i++)
-        pos += (size_t)snprintf(buf + pos, size - pos, "%s%lld", i ? "," : "",
-                                (long long)s[i]);
-    if (pos < size)
-        snprintf(buf + pos, size - pos, "]");
 }
 
 void cli_fmt_device(const redist_spec_t *s, int64_t dev, char *buf,
@@ -80,14 +70,16 @@ void cli_fmt_coords(const redist_mesh_t *m, int64_t rank, char *buf,
                                 (long long)c[a]);
 }
 
-void cli_fmt_mesh(const redist_mesh_t *m, char *buf, size_t size)
+void cli_appendf(char *buf, size_t size, size_t *pos, const char *fmt, ...)
 {
-    size_t pos = 0;
-    buf[0] = '\0';
-    for (int a = 0; a < redist_mesh_num_axes(m); a++)
-        rd_appendf(buf, size, &pos, "%s%s=%lld", a ? "," : "",
-                   redist_mesh_axis_name(m, a),
-                   (long long)redist_mesh_axis_size(m, a));
+    va_list ap;
+    va_start(ap, fmt);
+    if (*pos < size) {
+        int n = vsnprintf(buf + *pos, size - *pos, fmt, ap);
+        if (n > 0)
+            *pos = size - *pos > (size_t)n ? *pos + (size_t)n : size - 1;
+    }
+    va_end(ap);
 }
 
 /* The length of the UTF-8 sequence at s (1 to 4) and its code point, or 0
@@ -142,7 +134,7 @@ void cli_sanitize(const char *s, char *out, size_t size)
 
 int cli_parse_size_n(const char *s, size_t n, uint64_t *out)
 {
-    return rd_parse_bytes(s, n, out);
+    return redist_bytes_parse(s, n, out, NULL) == REDIST_OK ? 0 : -1;
 }
 
 int cli_parse_size(const char *s, uint64_t *out)
@@ -184,7 +176,7 @@ int cli_check_writable(const char *path, char *why, size_t n)
         return -1;
     }
     char dir[4096];
-    rd_strlcpy(dir, path, sizeof dir);
+    snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (!slash)
         snprintf(dir, sizeof dir, ".");

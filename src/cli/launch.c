@@ -59,8 +59,6 @@
 
 #include "cli.h"
 #include "launch.h"
-#include "../core/internal.h"
-#include "../exec/exec_internal.h"
 
 #if defined(REDIST_HAVE_MPI)
 #include <mpi.h>
@@ -290,7 +288,7 @@ void cli_fp_add(cli_fp *fp, const char *name, const char *fmt, ...)
 {
     if (fp->n >= CLI_FP_MAX)
         return;
-    rd_strlcpy(fp->name[fp->n], name, CLI_FP_NAME);
+    snprintf(fp->name[fp->n], CLI_FP_NAME, "%s", name);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(fp->value[fp->n], CLI_FP_VALUE, fmt, ap);
@@ -332,18 +330,18 @@ void cli_fp_plan(cli_fp *fp, const redist_plan_t *plan, const int64_t *orig)
                 int64_t d = redist_spec_mesh_device(s, side, r);
                 h = cli_fp_hash(h, &d, sizeof d);
             }
-            cli_fmt_mesh(ms, buf, sizeof buf);
+            redist_mesh_format(ms, buf, sizeof buf);
             cli_fp_add(fp, side ? "the target mesh" : "the source mesh",
                        "%s:%s [%016llx]", redist_spec_mesh_name(s, side), buf,
                        (unsigned long long)h);
         }
     } else {
-        cli_fmt_mesh(m, buf, sizeof buf);
+        redist_mesh_format(m, buf, sizeof buf);
         cli_fp_add(fp, "the mesh", "%s", buf);
     }
-    cli_fmt_shape(orig, nd, buf, sizeof buf);
+    redist_shape_format(orig, nd, buf, sizeof buf);
     cli_fp_add(fp, "the spec's shape", "%s", buf);
-    cli_fmt_shape(redist_spec_shape(s), nd, buf, sizeof buf);
+    redist_shape_format(redist_spec_shape(s), nd, buf, sizeof buf);
     cli_fp_add(fp, "the shape run", "%s", buf);
     cli_fp_add(fp, "the dtype", "%s", redist_dtype_name(redist_spec_dtype(s)));
     cli_fp_add(fp, "the reduction", "%s",
@@ -358,15 +356,15 @@ void cli_fp_plan(cli_fp *fp, const redist_plan_t *plan, const int64_t *orig)
     for (int k = 0; k < redist_plan_num_steps(plan); k++) {
         redist_step_view_t v;
         redist_plan_step(plan, k, &v);
-        rd_appendf(buf, sizeof buf, &pos, "%s%s", k ? " " : "",
-                   redist_op_name(v.op));
+        cli_appendf(buf, sizeof buf, &pos, "%s%s", k ? " " : "",
+                    redist_op_name(v.op));
         if (v.axis >= 0)
-            rd_appendf(buf, sizeof buf, &pos, "(%s)",
-                       redist_mesh_axis_name(
-                           redist_spec_side_mesh(s, v.mesh), v.axis));
+            cli_appendf(buf, sizeof buf, &pos, "(%s)",
+                        redist_mesh_axis_name(
+                            redist_spec_side_mesh(s, v.mesh), v.axis));
     }
     cli_fp_add(fp, "the plan", "%s%s[%016llx]", buf, pos ? " " : "",
-               (unsigned long long)rd_plan_hash(plan, 0));
+               (unsigned long long)redist_plan_hash(plan));
 }
 
 /* ------------------------------------------------- held-back stderr */
@@ -428,12 +426,7 @@ static void release(char *msg, size_t n)
 
 static long hash63(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ULL;
-    }
-    return (long)(h >> 1);
+    return (long)(cli_fp_hash(0xcbf29ce484222325ULL, s, strlen(s)) >> 1);
 }
 
 /* "redistplan: run: " and "run: " prefixes off, for "rank N: ..." */
@@ -481,7 +474,7 @@ static int agree_status(int rc, const char *msg)
     char text[CLI_LAUNCH_MSG];
     memset(text, 0, sizeof text);
     if (L.rank == first)
-        rd_strlcpy(text, msg, sizeof text);
+        snprintf(text, sizeof text, "%s", msg ? msg : "");
     t_bcast(text, sizeof text, first, "receive the failed rank's message");
     text[sizeof text - 1] = '\0';
     if (alike) {
@@ -501,7 +494,7 @@ static void fp_text(const cli_fp *fp, char *buf, size_t n)
     size_t pos = 0;
     buf[0] = '\0';
     for (int i = 0; i < fp->n; i++)
-        rd_appendf(buf, n, &pos, "%s\t%s\n", fp->name[i], fp->value[i]);
+        cli_appendf(buf, n, &pos, "%s\t%s\n", fp->name[i], fp->value[i]);
 }
 
 /* One line "name\tvalue" (len 0: a field the other rank lacks). */
@@ -531,7 +524,7 @@ static int first_diff(const char *a, const char *b, char *name, size_t nn,
             field(a, la, name, nn, va, nv);
             field(b, lb, nb, sizeof nb, vb, nv);
             if (!la)
-                rd_strlcpy(name, nb, nn);
+                snprintf(name, nn, "%s", nb);
             return 1;
         }
         a += la + (ea != NULL);
@@ -634,7 +627,7 @@ int cli_launch_shmem_started(void)
 int cli_launch_report(int failed, const char *text)
 {
     char msg[CLI_LAUNCH_MSG];
-    rd_strlcpy(msg, text && failed ? text : "", sizeof msg);
+    snprintf(msg, sizeof msg, "%s", text && failed ? text : "");
     if (!cli_launched() || !L.started) {
         if (failed)
             fputs(msg, stderr);
@@ -649,10 +642,10 @@ int cli_launch_failed(int bad, const redist_error_t *err, const char *what)
     size_t pos = 0;
     msg[0] = '\0';
     if (bad && err && err->status)
-        rd_appendf(msg, sizeof msg, &pos, "redistplan: %s\n",
-                   redist_error_format(err, e, sizeof e));
+        cli_appendf(msg, sizeof msg, &pos, "redistplan: %s\n",
+                    redist_error_format(err, e, sizeof e));
     if (bad && (what || !pos))
-        rd_appendf(msg, sizeof msg, &pos, "redistplan: %s: %s\n", L.cmd,
-                   what ? what : "failed");
+        cli_appendf(msg, sizeof msg, &pos, "redistplan: %s: %s\n", L.cmd,
+                    what ? what : "failed");
     return cli_launch_report(bad, msg);
 }

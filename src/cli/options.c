@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../core/internal.h"
 
 #define CLI_SPEC_OPTS 15
 #define CLI_COST_OPTS 6
@@ -243,18 +242,18 @@ redist_status_t cli_load_spec(const cli_spec_args *a, unsigned flags,
         if (a->mesh || a->shape || a->from || a->to || a->from_split ||
             a->from_blocks || a->to_split || a->to_blocks || a->from_mesh ||
             a->to_mesh)
-            return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                            "give either a spec file or the inline options "
-                            "(with '-'), not both");
+            return redist_error_set(err, REDIST_ERR_INVALID, NULL, NULL,
+                                    "give either a spec file or the inline "
+                                    "options (with '-'), not both");
         return redist_spec_load_file(a->path, flags, out, err);
     }
     redist_spec_t *s = NULL, *u = NULL;
     redist_status_t st;
     if (a->from_mesh || a->to_mesh) {
         if (a->mesh)
-            return rd_error(err, REDIST_ERR_INVALID, NULL, "--mesh",
-                            "give --mesh (one mesh) or --from-mesh and "
-                            "--to-mesh (two), not both");
+            return redist_error_set(err, REDIST_ERR_INVALID, NULL, "--mesh",
+                                    "give --mesh (one mesh) or --from-mesh "
+                                    "and --to-mesh (two), not both");
         st = redist_spec_from_strings_meshes(
             a->from_mesh, a->to_mesh, a->shape, a->dtype, a->from,
             a->from_partial, a->to, a->to_partial, a->reduce, a->name, flags,
@@ -275,7 +274,7 @@ redist_status_t cli_load_spec(const cli_spec_args *a, unsigned flags,
     return st;
 }
 
-void rd_cli_source(redist_error_t *err, const char *path)
+void cli_error_source(redist_error_t *err, const char *path)
 {
     if (err->source[0] == '\0')
         snprintf(err->source, sizeof err->source, "%s",
@@ -314,12 +313,14 @@ static redist_status_t cost_model(const char *cmd, const cli_cost_args *c,
 {
     redist_cost_model_default(model);
 #ifndef REDIST_HAVE_HWLOC
-    if (topo_given(c))
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "%s: --xml, --synthetic and --rank-map need a "
-                        "redistplan built with hwloc (libhwloc-dev); use "
-                        "--axis-links",
-                        cmd);
+    if (topo_given(c)) {
+        char text[REDIST_ERROR_TEXT_LENGTH];
+        snprintf(text, sizeof text,
+                 "%s: --xml, --synthetic and --rank-map need a redistplan "
+                 "built with hwloc (libhwloc-dev); use --axis-links",
+                 cmd);
+        return redist_error_set(err, REDIST_ERR_INVALID, NULL, NULL, text);
+    }
 #else
     (void)cmd;
 #endif

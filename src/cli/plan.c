@@ -13,7 +13,7 @@
 /* Planning failed: the error, and the exit code (3 no plan, 2 bad input). */
 static int failed(redist_status_t st, redist_error_t *err, const char *path)
 {
-    rd_cli_source(err, path);
+    cli_error_source(err, path);
     cli_print_error(err);
     return st == REDIST_ERR_INFEASIBLE || st == REDIST_ERR_LIMIT
                ? CLI_NO_PLAN

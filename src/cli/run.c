@@ -24,8 +24,6 @@
 #include <string.h>
 
 #include "run.h"
-#include "../core/internal.h"
-#include "../plan/plan_internal.h"
 
 #define RUN_DEFAULT_MAX_BYTES (1ULL << 30)
 
@@ -227,7 +225,7 @@ static redist_status_t respec(run_state *st, const int64_t *shape,
                 redist_spec_from(spec), redist_spec_to(spec), reduce,
                 name[0] ? name : NULL, &s2, err);
         else
-            rd_error(err, rc, NULL, NULL, "out of memory");
+            redist_error_set(err, rc, NULL, NULL, "out of memory");
         free(dev[0]);
         free(dev[1]);
     } else
@@ -278,7 +276,7 @@ static int load_spec(const run_args *a, run_state *st)
     }
     if ((a->shape || a->dtype || a->reduce) &&
         respec(st, shape, dtype, reduce, &err)) {
-        rd_cli_source(&err, a->spec.path);
+        cli_error_source(&err, a->spec.path);
         cli_print_error(&err);
         return CLI_BAD_INPUT;
     }
@@ -305,7 +303,7 @@ static int make_plan(const run_args *a, run_state *st)
                          &st->cost, &popts))
         return CLI_BAD_INPUT;
     if (redist_plan_create(st->spec, &popts, &st->plan, &err)) {
-        rd_cli_source(&err, a->spec.path);
+        cli_error_source(&err, a->spec.path);
         cli_print_error(&err);
         fprintf(stderr, "redistplan: run: no plan to execute\n");
         return CLI_BAD_INPUT;
@@ -319,7 +317,7 @@ static int make_plan(const run_args *a, run_state *st)
         st->plan = NULL;
         popts.objective = REDIST_OBJECTIVE_BYTES;
         if (redist_plan_create(st->spec, &popts, &st->plan, &err)) {
-            rd_cli_source(&err, a->spec.path);
+            cli_error_source(&err, a->spec.path);
             cli_print_error(&err);
             fprintf(stderr, "redistplan: run: no plan to execute\n");
             return CLI_BAD_INPUT;
@@ -341,7 +339,8 @@ static redist_status_t replan(run_state *st, redist_error_t *err)
     redist_step_view_t *v = calloc((size_t)(n ? n : 1), sizeof *v);
     redist_plan_t *p2 = NULL;
     if (!v)
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+        return redist_error_set(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                "out of memory");
     for (int k = 0; k < n; k++)
         redist_plan_step(st->plan, k, &v[k]);
     redist_status_t rc = redist_plan_from_steps(st->spec, n, v, &p2, err);
@@ -374,15 +373,14 @@ static int fit(const run_args *a, run_state *st,
     uint64_t need = sim_bytes(st->plan, be0, opts);
     int nd = redist_spec_ndims(st->spec);
     if (need > a->max_bytes && a->shrink) {
-        int64_t q[REDIST_MAX_DIMS], shape[REDIST_MAX_DIMS];
+        int64_t shape[REDIST_MAX_DIMS];
         redist_error_t err;
         redist_error_clear(&err);
         memcpy(shape, redist_spec_shape(st->spec), sizeof(int64_t) * nd);
-        rd_plan_path_multiples(st->plan, q);
         unsigned __int128 total = need;
         while (total > a->max_bytes) {
-            int64_t f = rd_shrink_step(shape, q, nd);
-            if (f == 1)
+            int64_t f = redist_plan_shrink_shape(st->plan, shape);
+            if (f <= 1)
                 break;
             total /= (uint64_t)f; /* every size scales with the shape */
         }
@@ -487,6 +485,67 @@ static void fingerprint(const run_args *a, const run_state *st,
 #endif
 }
 
+/* --------------------------------------------------------------- hosts */
+
+/* Under mpirun, after the agreement, with the time objective and no
+ * axis links or topology given: the mesh axes whose groups span hosts
+ * (discovered at run time, cli_mpi_host_links) go on the network level
+ * of the model (the built-in one, or the --cost file's), and the spec is
+ * planned again at the shape run.  The new plan replaces the agreed one
+ * when it fits --max-bytes (with --shrink, it is shrunk further when it
+ * needs more scratch); every rank decides alike (the host map is agreed,
+ * planning is a pure function of it), and the backend agrees on the plan
+ * before it runs.  One host, or a two-mesh spec: unchanged.
+ * Collective; 0, or CLI_BAD_INPUT on every rank. */
+static int rehost(const run_args *a, run_state *st, cli_run *r)
+{
+#ifdef REDIST_HAVE_MPI
+    if (a->which != RUN_MPI || a->cost.objective == REDIST_OBJECTIVE_BYTES ||
+        a->cost.axis_links || a->cost.topo.xml || a->cost.topo.synthetic ||
+        a->cost.topo.rank_map || redist_spec_num_meshes(st->spec) != 1)
+        return CLI_OK;
+    char axes[512], map[512];
+    int64_t nhosts = 0;
+    int rank = (int)cli_launch_rank();
+    int n = cli_mpi_host_links(redist_spec_mesh(st->spec), &st->cost, &nhosts,
+                               axes, sizeof axes, map, sizeof map);
+    if (n < 0)
+        return CLI_BAD_INPUT;
+    if (n == 0)
+        return CLI_OK;
+    redist_plan_options_t o = {.objective = REDIST_OBJECTIVE_TIME,
+                               .cost = &st->cost};
+    redist_plan_t *p = NULL;
+    redist_error_t err = REDIST_ERROR_INIT;
+    const char *kept = NULL;
+    if (redist_plan_create(st->spec, &o, &p, &err))
+        kept = "no plan under the network level";
+    else if (!a->shrink && sim_bytes(p, NULL, &r->opts) > a->max_bytes)
+        kept = "the new plan does not fit --max-bytes";
+    if (rank <= 0)
+        printf("hosts     %lld discovered, host of each rank: %s\n"
+               "  network   axes across hosts: %s; %s%s%s\n",
+               (long long)nhosts, map, axes,
+               kept ? "kept the agreed plan (" : "planned again",
+               kept ? kept : "", kept ? ")" : "");
+    if (kept) {
+        redist_plan_free(p);
+        return CLI_OK;
+    }
+    redist_plan_free(st->plan);
+    st->plan = p;
+    /* with --shrink, a plan that needs more scratch runs smaller */
+    int rc = fit(a, st, &r->opts);
+    r->plan = st->plan;
+    return rc;
+#else
+    (void)a;
+    (void)st;
+    (void)r;
+#endif
+    return CLI_OK;
+}
+
 /* ------------------------------------------------------------ command */
 
 /* A set over MPI: planned on every rank, the ranks agreed on the spec
@@ -499,7 +558,7 @@ static int run_arrays_mpi(const run_args *a, const char *path,
     redist_error_t err = REDIST_ERROR_INIT;
     redist_plan_set_t *set = NULL;
     if (redist_plan_set_create(arrays, opts, NULL, NULL, &set, &err)) {
-        rd_cli_source(&err, path);
+        cli_error_source(&err, path);
         cli_print_error(&err);
         return CLI_BAD_INPUT;
     }
@@ -609,7 +668,8 @@ static int run(const cli_command *self, int argc, char **argv)
         goto out;
     r.plan = st.plan;
     fingerprint(&a, &st, &r, &fp);
-    if ((rc = cli_launch_agree(&fp, a.which == RUN_SHMEM)) != 0)
+    if ((rc = cli_launch_agree(&fp, a.which == RUN_SHMEM)) != 0 ||
+        (rc = rehost(&a, &st, &r)) != 0)
         goto out;
     switch (a.which) {
 #ifdef REDIST_HAVE_MPI

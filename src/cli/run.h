@@ -149,6 +149,15 @@ int cli_mpi_options(cli_mpi_args *m, cli_opt *t);
 void cli_mpi_fingerprint(const cli_mpi_args *m, cli_fp *fp);
 /* Run on this rank (MPI_Init ... MPI_Finalize inside); the exit code. */
 int cli_mpi_run(const cli_mpi_args *m, const cli_run *r);
+/* After the agreement, collective: which host each rank runs on
+ * (redist_mpi_discover_hosts); the axes of `mesh` whose groups span hosts
+ * go on REDIST_LINK_NETWORK in `model`, their names (mesh order) into
+ * axes[size]; the host of each rank (the first 64) into map[msize].
+ * The number of such axes (0 on one host, or without MPI started), or
+ * -1 on every rank after rank 0's message. */
+int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
+                       int64_t *nhosts, char *axes, size_t size, char *map,
+                       size_t msize);
 /* A set of arrays (doc/arrays.md) on MPI_COMM_WORLD, after the
  * agreement; the exit code, the same on every rank. */
 int cli_mpi_run_set(const cli_mpi_args *m, const redist_plan_set_t *set,

@@ -84,7 +84,7 @@ static void wrong_size(const cli_backend *b, const redist_spec_t *s,
                  redist_spec_mesh_name(s, 0), redist_spec_mesh_name(s, 1),
                  (long long)D - 1);
     else
-        cli_fmt_mesh(redist_spec_mesh(s), mm, sizeof mm);
+        redist_mesh_format(redist_spec_mesh(s), mm, sizeof mm);
     fprintf(stderr,
             "redistplan: run: the mesh%s (%s) has %lld devices but %d %s%s "
             "started: run it with %s %lld\n",

@@ -215,6 +215,71 @@ int cli_mpi_run(const cli_mpi_args *args, const cli_run *r)
     return cli_launched_run(r, &b);
 }
 
+/* -------------------------------------------------------------- hosts */
+
+int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
+                       int64_t *nhosts, char *axes, size_t size, char *map,
+                       size_t msize)
+{
+    int n = 0, nr = 0, rank = 0, init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin) /* no launcher: the driver says so */
+        return 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &nr);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int64_t *hosts = malloc((size_t)nr * sizeof *hosts);
+    redist_error_t err = REDIST_ERROR_INIT;
+    int bad = !hosts, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any || redist_mpi_discover_hosts(MPI_COMM_WORLD, nr, hosts, &err)) {
+        if (rank == 0) {
+            if (!any)
+                cli_print_error(&err);
+            fprintf(stderr, "redistplan: run: cannot tell which host each "
+                            "rank runs on%s\n",
+                    any ? ": out of memory" : "");
+        }
+        free(hosts);
+        return -1;
+    }
+    *nhosts = 0;
+    map[0] = '\0';
+    for (int r = 0; r < nr; r++) {
+        size_t l = strlen(map);
+        if (hosts[r] + 1 > *nhosts)
+            *nhosts = hosts[r] + 1;
+        if (r < 64)
+            snprintf(map + l, msize - l, "%s%lld", r ? " " : "",
+                     (long long)hosts[r]);
+        else if (r == 64)
+            snprintf(map + l, msize - l, " ...");
+    }
+    /* an axis spans hosts when a device and its predecessor on the axis
+     * (same coordinates elsewhere) run on different hosts; ranks are
+     * row-major, the last axis has stride 1 */
+    int na = redist_mesh_num_axes(mesh), spans[REDIST_MAX_AXES];
+    int64_t stride = 1, nd = redist_mesh_num_devices(mesh);
+    for (int a = na - 1; a >= 0; a--) {
+        int64_t s = redist_mesh_axis_size(mesh, a);
+        spans[a] = 0;
+        for (int64_t d = 0; d < nd && d < nr && !spans[a]; d++)
+            spans[a] = (d / stride) % s > 0 && hosts[d] != hosts[d - stride];
+        stride *= s;
+    }
+    axes[0] = '\0';
+    for (int a = 0; a < na; a++)
+        if (spans[a]) {
+            model->axis_link[a] = REDIST_LINK_NETWORK;
+            size_t l = strlen(axes);
+            snprintf(axes + l, size - l, "%s%s", l ? ", " : "",
+                     redist_mesh_axis_name(mesh, a));
+            n++;
+        }
+    free(hosts);
+    return n;
+}
+
 /* ------------------------------------------------------- many arrays */
 
 /* `redistplan run SET --backend mpi` (doc/arrays.md): rank d is device

@@ -13,13 +13,13 @@ void cli_run_head(const cli_run *r, const char *backend, long long n,
     const char *name = redist_spec_name(s);
     int nd = redist_spec_ndims(s);
     char sh[256], sh0[256], ops[512], b1[64];
-    cli_fmt_shape(redist_spec_shape(s), nd, sh, sizeof sh);
+    redist_shape_format(redist_spec_shape(s), nd, sh, sizeof sh);
     printf("run %s: backend %s, %lld %s, %s%s, reduce %s\n",
            name[0] ? name : "(unnamed)", backend, n, what,
            redist_dtype_name(redist_spec_dtype(s)), sh,
            redist_reduce_name(redist_spec_reduce(s)));
     if (memcmp(orig, redist_spec_shape(s), sizeof(int64_t) * (size_t)nd)) {
-        cli_fmt_shape(orig, nd, sh0, sizeof sh0);
+        redist_shape_format(orig, nd, sh0, sizeof sh0);
         printf("  shape     %s of the spec runs as %s%s\n", sh0, sh,
                r->shrink ? " (--shrink: same steps, every type divisible)" : "");
     }
@@ -128,8 +128,8 @@ void cli_run_mismatch(const redist_spec_t *s, int64_t device,
     int nd = redist_spec_ndims(s);
     char where[256], lc[128], gc[128];
     cli_fmt_device(s, device, where, sizeof where);
-    cli_fmt_shape(mm->local, nd, lc, sizeof lc);
-    cli_fmt_shape(mm->global, nd, gc, sizeof gc);
+    redist_shape_format(mm->local, nd, lc, sizeof lc);
+    redist_shape_format(mm->global, nd, gc, sizeof gc);
     if (src_bad)
         printf("  result    SOURCE MODIFIED despite --preserve-src:\n");
     printf("  result    MISMATCH on device %lld (%s): local index %llu %s, "

@@ -16,7 +16,7 @@
  * The agreement (launch.c) covers the options of this backend and the
  * size of the symmetric heap (cli_shmem_fingerprint): a heap smaller on
  * one PE is an error on every PE before OpenSHMEM starts.  The buffers
- * come from rd_shmem_malloc_all (all PEs get them or none), and the CLI's
+ * come from redist_shmem_malloc_all (all PEs get them or none), and the CLI's
  * own reductions use static (hence symmetric) arrays.
  */
 #include <stdio.h>
@@ -24,7 +24,6 @@
 #include <string.h>
 
 #include "redist/shmem.h"
-#include "../backend/shmem/shmem_internal.h"
 #include "run.h"
 
 /* ------------------------------------------------------------ options */
@@ -126,11 +125,11 @@ static int alloc(shmem_run *m, uint64_t S, uint64_t T)
 {
     int m0 = 0, m1 = 0, m2 = 0; /* this PE's allocation failed */
     m->symmetric = !m->args->private_buffers;
-    m->all = rd_shmem_malloc_all(m->ctx, sizeof *m->all * (size_t)shmem_n_pes(),
-                                 &m0);
+    m->all = redist_shmem_malloc_all(
+        m->ctx, sizeof *m->all * (size_t)shmem_n_pes(), &m0);
     if (m->all && m->symmetric &&
-        (m->src = rd_shmem_malloc_all(m->ctx, S ? (size_t)S : 1, &m1)))
-        m->dst = rd_shmem_malloc_all(m->ctx, T ? (size_t)T : 1, &m2);
+        (m->src = redist_shmem_malloc_all(m->ctx, S ? (size_t)S : 1, &m1)))
+        m->dst = redist_shmem_malloc_all(m->ctx, T ? (size_t)T : 1, &m2);
     else if (m->all && !m->symmetric) {
         m->src = malloc(S ? (size_t)S : 1);
         m->dst = malloc(T ? (size_t)T : 1);

@@ -18,7 +18,6 @@
 
 #include "cli.h"
 #include "redist/topo.h"
-#include "../core/internal.h"
 
 static redist_status_t load_topo(const cli_topo_args *a, redist_topo_t **t,
                                  redist_placement_t **p, redist_error_t *err)
@@ -27,8 +26,8 @@ static redist_status_t load_topo(const cli_topo_args *a, redist_topo_t **t,
     *t = NULL;
     *p = NULL;
     if (a->xml && a->synthetic)
-        return rd_error(err, REDIST_ERR_INVALID, "<command line>", NULL,
-                        "give --xml or --synthetic, not both");
+        return redist_error_set(err, REDIST_ERR_INVALID, "<command line>",
+                                NULL, "give --xml or --synthetic, not both");
     if (a->xml)
         st = redist_topo_load_xml(a->xml, t, err);
     else if (a->synthetic)
@@ -61,7 +60,7 @@ redist_status_t cli_topo_axis_links(const cli_topo_args *a,
     if (!st)
         st = redist_topo_axis_links(p, mesh, model, err);
     if (st && err->source[0] == '\0' && a->rank_map)
-        rd_error_set_source(err, a->rank_map);
+        snprintf(err->source, sizeof err->source, "%s", a->rank_map);
     redist_placement_free(p);
     redist_topo_free(t);
     return st;
@@ -231,9 +230,9 @@ static int print_axes(const redist_placement_t *pl, const redist_mesh_t *m,
         }
         for (int l = REDIST_LINK_COUNT - 1; l >= 0; l--)
             if (ax.groups_at[l])
-                rd_appendf(groups, sizeof groups, &pos, "%s%lld %s",
-                           pos ? ", " : "", (long long)ax.groups_at[l],
-                           redist_link_name((redist_link_t)l));
+                cli_appendf(groups, sizeof groups, &pos, "%s%lld %s",
+                            pos ? ", " : "", (long long)ax.groups_at[l],
+                            redist_link_name((redist_link_t)l));
         snprintf(linkname, sizeof linkname, "%s%s",
                  redist_link_name((redist_link_t)cm->axis_link[a]),
                  cm->axis_link[a] != from_topo->axis_link[a] ? "*" : "");
@@ -305,7 +304,7 @@ static int print_plans(const redist_spec_t *spec, const char *path,
             continue;
         po.cost = cm;
         if (redist_plan_create(spec, &po, &plans[o], &err)) {
-            rd_cli_source(&err, path);
+            cli_error_source(&err, path);
             fflush(stdout);
             cli_print_error(&err);
             fprintf(stderr, "redistplan: topo: no plan for this spec\n");
@@ -354,7 +353,7 @@ static int print_spec(const redist_topo_t *topo, const redist_placement_t *pl,
     if ((ca->file && redist_cost_model_load_file(ca->file, &cm, &err)) ||
         redist_topo_axis_links(pl, m, &cm, &err)) {
         if (err.source[0] == '\0' && ca->topo.rank_map)
-            rd_error_set_source(&err, ca->topo.rank_map);
+            snprintf(err.source, sizeof err.source, "%s", ca->topo.rank_map);
         cli_print_error(&err);
         return CLI_BAD_INPUT;
     }
@@ -367,7 +366,7 @@ static int print_spec(const redist_topo_t *topo, const redist_placement_t *pl,
     print_machine(topo, pl);
     const char *name = redist_spec_name(spec);
     char mesh[512];
-    cli_fmt_mesh(m, mesh, sizeof mesh);
+    redist_mesh_format(m, mesh, sizeof mesh);
     for (char *c = mesh; *c; c++)
         *c = *c == ',' ? ' ' : *c;
     printf("\nspec      %s: mesh %s (%lld device%s, ranks row-major)\n",

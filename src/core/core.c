@@ -145,6 +145,39 @@ redist_status_t rd_error_at(redist_error_t *err, redist_status_t status,
     return status;
 }
 
+redist_status_t redist_error_set(redist_error_t *err, redist_status_t status,
+                                 const char *source, const char *path,
+                                 const char *text)
+{
+    if (status >= REDIST_OK || status < REDIST_ERR_MISMATCH)
+        return rd_error(err, REDIST_ERR_INVALID, source, path,
+                        "redist_error_set: status %d is not an error status",
+                        (int)status);
+    return rd_error(err, status, source, path, "%s",
+                    text ? text : redist_status_string(status));
+}
+
+char *redist_bytes_format(uint64_t bytes, char *buf, size_t size)
+{
+    if (buf && size)
+        rd_format_bytes(bytes, buf, size);
+    return buf;
+}
+
+redist_status_t redist_bytes_parse(const char *text, size_t len,
+                                   uint64_t *out, redist_error_t *err)
+{
+    if (!text || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    if (rd_parse_bytes(text, len, out))
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "\"%.*s\" is not a byte count (digits with an "
+                        "optional K, M, G or T, e.g. 64K or 4MiB, below "
+                        "2^64)",
+                        (int)(len < 64 ? len : 64), text);
+    return REDIST_OK;
+}
+
 void rd_error_set_source(redist_error_t *err, const char *source)
 {
     if (err && err->status != REDIST_OK && err->source[0] == '\0' && source)

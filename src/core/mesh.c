@@ -416,6 +416,29 @@ char *redist_type_format(const redist_type_t *type, const redist_mesh_t *mesh,
     return buf;
 }
 
+char *redist_shape_format(const int64_t shape[], int ndims, char *buf,
+                          size_t size)
+{
+    size_t pos = 0;
+    if (!buf || !size)
+        return buf;
+    buf[0] = '\0';
+    if (!shape || ndims < 0 || ndims > REDIST_MAX_DIMS)
+        return buf;
+    rd_appendf(buf, size, &pos, "[");
+    for (int i = 0; i < ndims; i++)
+        rd_appendf(buf, size, &pos, "%s%lld", i ? "," : "",
+                   (long long)shape[i]);
+    rd_appendf(buf, size, &pos, "]");
+    return buf;
+}
+
+char *redist_mesh_format(const redist_mesh_t *mesh, char *buf, size_t size)
+{
+    rd_mesh_format(mesh, buf, size);
+    return buf;
+}
+
 void rd_mesh_format(const redist_mesh_t *m, char *buf, size_t size)
 {
     size_t pos = 0;

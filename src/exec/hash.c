@@ -35,6 +35,11 @@ static void fnv_layout(uint64_t *h, const rd_layout *l)
             fnv_i64(h, l->b[i][j]);
 }
 
+uint64_t redist_plan_hash(const redist_plan_t *plan)
+{
+    return plan ? rd_plan_hash(plan, 0) : 0;
+}
+
 uint64_t rd_plan_hash(const redist_plan_t *plan, unsigned flags)
 {
     uint64_t h = RD_FNV_BASIS;

@@ -149,7 +149,8 @@ redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
         return REDIST_OK;
     lists_ctx c = {plan, plan->spec, dev, t, 0};
     if (rd_transfer_walk(plan->spec, &plan->m->sent, &plan->m->recvd,
-                         keep_piece, &c) ||
+                         plan->has_cost ? &plan->cost : NULL, keep_piece,
+                         &c) ||
         c.failed) {
         rd_tlists_free(t);
         return REDIST_ERR_NOMEM;
@@ -167,7 +168,8 @@ static redist_status_t transfer_lists_all(const redist_plan_t *plan,
         lists_head(plan, d, &t[d]);
     lists_ctx c = {plan, plan->spec, -1, t, 0};
     if (rd_transfer_walk(plan->spec, &plan->m->sent, &plan->m->recvd,
-                         keep_piece, &c) ||
+                         plan->has_cost ? &plan->cost : NULL, keep_piece,
+                         &c) ||
         c.failed)
         return REDIST_ERR_NOMEM; /* the caller frees t */
     for (int64_t d = 0; d < N; d++)

@@ -179,7 +179,7 @@ static redist_status_t replay_phases(mverify *v)
         v->doc[side] = sub_doc(v->steps, lo, hi);
         v->pr[side].failed_step = -1;
         st = rd_json_verify_root(v->ph[side], v->doc[side], v->source,
-                                 rd_meshes_phase_cost(v->cost, side, &tmp),
+                                 rd_meshes_phase_cost(s, v->cost, side, &tmp),
                                  &v->pr[side], &v->up[side], v->err);
         if (st) {
             shift_path(v->err, (int)lo, v->mm->name[side]);

@@ -25,22 +25,52 @@
  * collectives.  The plan is the best of this family; it is not proven
  * optimal over every plan (stats.optimal 0, "unproven": "two_mesh").
  *
+ * SAME DEVICES.  When both meshes hold the same devices and one mesh's
+ * axes are digits of the other's (each axis of size > 1 of the coarser
+ * mesh is a run of the finer mesh's axes, in any order, and the device
+ * lists are in the order this regrouping gives: regroup(), O(devices x
+ * axes) once), one more candidate joins each side: S = the target
+ * written on the source mesh (the whole move is a one-mesh plan on A,
+ * the transfer local), and R = the source written on the target mesh
+ * (when the source has no pending sums: the transfer local, the move a
+ * one-mesh plan on B).  So a reshape on the same devices (even layouts)
+ * is never worse than the one-mesh plan on A, nor on B without pending
+ * sums, and it wins where the one-mesh
+ * solver's collectives on fast axes, or an S beyond the side's 96
+ * choices, beat the transfer (specs/meshes/grad-partial-same-devices-
+ * reshaped.json).  Meshes whose axes only a common refinement explains
+ * ((2,4) and (4,2) in order) keep the family alone.
+ *
  * THE TRANSFER.  Every device d of B needs its R block; each piece of it
  * lies in one S block (a box of the layout of S), held by every device of
  * A whose coordinates on the axes S shards name that block (replicas
  * differ on the other axes of A).  A device that holds the piece itself
- * copies it; otherwise the sender is the next replica in turn
- * (rd_transfer_walk: per S block a counter over the receivers in B's rank
- * order), so replicas share the sending.  Each byte crosses once.
+ * copies it; otherwise the replicas nearest d take turns (rd_transfer_walk:
+ * per S block a counter over the receivers in B's rank order), so
+ * replicas share the sending.  Nearest: with a cost model and d on A, the
+ * replicas that differ from d on the replicated axes only where the link
+ * is no slower than the level the sharded axes already force (on the
+ * others they take d's coordinates); without a model, or for d off A,
+ * every replica.  Each byte crosses once.  The choice is a pure function
+ * of the spec and the axis links, and a plan's executors walk with the
+ * plan's own model, so every rank names the same senders.
  *
  * COST.  recv_d = |R(d)| - |R(d) & S(d)| bytes (the part of its new block
- * a device does not already hold).  Modelled time: one message per peer,
- *     alpha_L * max(peers sent to, peers received from)
- *     + beta_L * max(bytes sent, bytes received)
- * maximised over devices, at the slowest link level of the source mesh's
- * axes and node (L; a model's axis links name the source mesh's axes, the
- * target mesh's phase runs on node links).  Per candidate pair the walk costs
- * O(|B| x pieces per device); phases are solved once per S and per R.
+ * a device does not already hold).  Each piece is one message, at the
+ * level between its sender and receiver: on A, the slowest axis link of
+ * the axes their coordinates differ on (a path along one axis at a time
+ * stays in that axis's groups, and "first differing level" is an
+ * ultrametric); off A, the slowest level of A's axes and at least node
+ * (nothing says where B's other devices are).  Modelled time:
+ *     max(sum alpha received, sum alpha sent)
+ *     + max(sum beta x bytes received, sum beta x bytes sent)
+ * over each device's messages, maximised over devices; with every
+ * message on one level L this is alpha_L x max(peers) + beta_L x max(bytes)
+ * exactly.  The target phase is costed with each axis of B at the
+ * slowest level between the first device of each of its groups and the
+ * others when all of B's devices lie on A, else on node (rd_meshes_
+ * phase_cost).  Per candidate pair the walk costs O(|B| x pieces per
+ * device); phases are solved once per S and per R.
  *
  * MEMORY.  Per device, the most it holds of any type on the path (a
  * device outside a type's mesh holds 0 of it); memory-efficient when that
@@ -123,15 +153,69 @@ redist_status_t rd_meshes_phase_spec(const redist_spec_t *s, int side,
     return st;
 }
 
+/* The level the source mesh's axis links give the message between global
+ * devices d1 and d2 of the source mesh: the slowest link of the axes on
+ * which their coordinates differ (each step along one axis stays within
+ * one of its groups, and the first differing level is an ultrametric);
+ * `far` when either device is outside the source mesh. */
+static int pair_link(const redist_spec_t *s, const redist_cost_model_t *cm,
+                     int far, int64_t d1, int64_t d2)
+{
+    const redist_mesh_t *ma = rd_spec_side_mesh(s, 0);
+    int64_t q1 = s->two->pos[0][d1], q2 = s->two->pos[0][d2];
+    if (q1 < 0 || q2 < 0)
+        return far;
+    int link = 0;
+    for (int a = 0; a < ma->naxes; a++)
+        if (q1 / ma->stride[a] % ma->size[a] !=
+                q2 / ma->stride[a] % ma->size[a] &&
+            cm->axis_link[a] > link)
+            link = cm->axis_link[a];
+    return link;
+}
+
+/* The level of a message that leaves the source mesh: the slowest of its
+ * axes' levels, and at least node (the meshes' devices may be far). */
+static int far_link(const redist_spec_t *s, const redist_cost_model_t *cm)
+{
+    int link = REDIST_LINK_NODE;
+    for (int a = 0; a < s->mesh.naxes; a++)
+        if (cm->axis_link[a] > link)
+            link = cm->axis_link[a];
+    return link;
+}
+
 const redist_cost_model_t *rd_meshes_phase_cost(
-    const redist_cost_model_t *cm, int side, redist_cost_model_t *tmp)
+    const redist_spec_t *s, const redist_cost_model_t *cm, int side,
+    redist_cost_model_t *tmp)
 {
     if (!side || !cm)
         return cm;
-    /* axis links name the source mesh's axes: the target's on node */
+    /* axis links name the source mesh's axes.  An axis of the target
+     * mesh whose devices all lie in the source mesh gets the slowest
+     * level between the first member of each of its groups and the
+     * others (pair_link); any other axis is on node. */
+    const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
+    int inside = 1, far = far_link(s, cm);
+    for (int64_t r = 0; r < mb->ndevices && inside; r++)
+        inside = s->two->pos[0][s->two->dev[1][r]] >= 0;
     *tmp = *cm;
     for (int a = 0; a < REDIST_MAX_AXES; a++)
         tmp->axis_link[a] = REDIST_LINK_NODE;
+    for (int c = 0; inside && c < mb->naxes; c++) {
+        int link = 0;
+        for (int64_t r = 0; r < mb->ndevices; r++) {
+            if (r / mb->stride[c] % mb->size[c])
+                continue; /* not the first of its group */
+            for (int64_t k = 1; k < mb->size[c]; k++) {
+                int l = pair_link(s, cm, far, s->two->dev[1][r],
+                                  s->two->dev[1][r + k * mb->stride[c]]);
+                if (l > link)
+                    link = l;
+            }
+        }
+        tmp->axis_link[c] = (uint8_t)link;
+    }
     return tmp;
 }
 
@@ -164,8 +248,9 @@ static int64_t first_block(const rd_layout *l, int i, int64_t x)
 }
 
 redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
-                                 const rd_mside *R, rd_piece_fn fn,
-                                 void *user)
+                                 const rd_mside *R,
+                                 const redist_cost_model_t *cm,
+                                 rd_piece_fn fn, void *user)
 {
     const redist_mesh_t *ma = rd_spec_side_mesh(s, 0);
     const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
@@ -230,12 +315,33 @@ redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
                 if (mine)
                     sender = q;
                 else {
-                    int64_t rho = (int64_t)(turn[lin]++ % (uint64_t)nrep);
+                    /* the replicas nearest the receiver take turns: with
+                     * links and a receiver in the source mesh, those that
+                     * differ from it on the replicated axes only where
+                     * the link is no slower than the axes S shards force
+                     * (the rest: its own coordinates); else all */
+                    uint32_t vary = ~used;
+                    int64_t nfree = nrep;
+                    if (cm && q >= 0) {
+                        int lmin = 0;
+                        for (int a = 0; a < ma->naxes; a++)
+                            if (used >> a & 1u && qc[a] != c[a] &&
+                                cm->axis_link[a] > lmin)
+                                lmin = cm->axis_link[a];
+                        nfree = 1;
+                        for (int a = 0; a < ma->naxes; a++)
+                            if (!(used >> a & 1u) && cm->axis_link[a] > lmin)
+                                vary &= ~(1u << a);
+                            else if (!(used >> a & 1u))
+                                nfree *= ma->size[a];
+                    }
+                    int64_t rho = (int64_t)(turn[lin]++ % (uint64_t)nfree);
                     for (int a = ma->naxes - 1; a >= 0; a--)
-                        if (!(used >> a & 1u)) {
+                        if (!(used >> a & 1u) && (vary >> a & 1u)) {
                             c[a] = rho % ma->size[a];
                             rho /= ma->size[a];
-                        }
+                        } else if (!(used >> a & 1u))
+                            c[a] = qc[a];
                     sender = redist_mesh_rank(ma, c);
                 }
                 fn(user, r, sender, plo, phi);
@@ -258,9 +364,12 @@ redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
 
 typedef struct tfig {
     const redist_spec_t *s;
+    const redist_cost_model_t *cm; /* NULL: bytes only */
+    int far, uniform; /* uniform: every message on level far */
     uint64_t *recv, *send; /* bytes, by global device */
     uint32_t *nrecv, *nsend; /* peers */
-    int64_t last_recv_r, last_sender;
+    double *t; /* not uniform: seconds per device, [4N]: alpha received,
+                * sent, beta received, sent */
 } tfig;
 
 static void count_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
@@ -277,6 +386,14 @@ static void count_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
     /* one piece per (receiver, sender): each sender holds one S block */
     f->nrecv[to]++;
     f->nsend[from]++;
+    if (f->t) {
+        int64_t N = s->two->ndevices;
+        int l = pair_link(s, f->cm, f->far, from, to);
+        f->t[to] += f->cm->alpha[l];
+        f->t[N + from] += f->cm->alpha[l];
+        f->t[2 * N + to] += f->cm->beta[l] * (double)b;
+        f->t[3 * N + from] += f->cm->beta[l] * (double)b;
+    }
 }
 
 redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
@@ -285,32 +402,40 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
                                         uint64_t *recv, double *time_s)
 {
     int64_t N = s->two->ndevices;
-    tfig f = {s, recv, calloc((size_t)N, sizeof(uint64_t)),
+    tfig f = {s, cm, 0, 1, recv, calloc((size_t)N, sizeof(uint64_t)),
               calloc((size_t)N, sizeof(uint32_t)),
-              calloc((size_t)N, sizeof(uint32_t)), -1, -1};
+              calloc((size_t)N, sizeof(uint32_t)), NULL};
+    if (cm) {
+        f.far = far_link(s, cm);
+        for (int a = 0; a < s->mesh.naxes; a++)
+            if (s->mesh.size[a] > 1 && cm->axis_link[a] != f.far)
+                f.uniform = 0;
+        if (!f.uniform)
+            f.t = calloc((size_t)N * 4, sizeof *f.t);
+    }
     memset(recv, 0, (size_t)N * sizeof *recv);
     redist_status_t st = REDIST_ERR_NOMEM;
-    if (f.send && f.nrecv && f.nsend)
-        st = rd_transfer_walk(s, S, R, count_piece, &f);
+    if (f.send && f.nrecv && f.nsend && (f.uniform || f.t))
+        st = rd_transfer_walk(s, S, R, cm, count_piece, &f);
     *time_s = 0;
-    if (!st && cm) {
-        int link = 0;
-        for (int a = 0; a < s->mesh.naxes; a++)
-            if (cm->axis_link[a] > link)
-                link = cm->axis_link[a];
-        if (link < REDIST_LINK_NODE)
-            link = REDIST_LINK_NODE; /* the meshes' devices may be far */
-        for (int64_t d = 0; d < N; d++) {
+    for (int64_t d = 0; !st && cm && d < N; d++) {
+        double t;
+        if (f.t) /* each message at its pair's level */
+            t = (f.t[d] > f.t[N + d] ? f.t[d] : f.t[N + d]) +
+                (f.t[2 * N + d] > f.t[3 * N + d] ? f.t[2 * N + d]
+                                                 : f.t[3 * N + d]);
+        else {
             uint32_t m = f.nrecv[d] > f.nsend[d] ? f.nrecv[d] : f.nsend[d];
             uint64_t b = recv[d] > f.send[d] ? recv[d] : f.send[d];
-            double t = cm->alpha[link] * m + cm->beta[link] * (double)b;
-            if (t > *time_s)
-                *time_s = t;
+            t = cm->alpha[f.far] * m + cm->beta[f.far] * (double)b;
         }
+        if (t > *time_s)
+            *time_s = t;
     }
     free(f.send);
     free(f.nrecv);
     free(f.nsend);
+    free(f.t);
     return st;
 }
 
@@ -422,6 +547,87 @@ static int candidates(const redist_type_t *base, const int ax[], int nax,
     return n;
 }
 
+/* ------------------------------------------- same devices, other shape */
+
+/* When the meshes hold the same devices and the axes of side `of`'s mesh
+ * are digits of side `on`'s (each axis of `of` of size > 1 is some axes
+ * of `on`, major first; every axis of `on` of size > 1 in exactly one;
+ * the devices in the order this regrouping and reordering of digits
+ * gives), run[c][0..nrun[c]) are the axes of `on` that axis c of `of` is
+ * made of.  Returns 1 then, else 0.  O(devices x axes) once per plan. */
+static int regroup(const redist_spec_t *s, int on, int of,
+                   int run[][REDIST_MAX_AXES], int nrun[])
+{
+    const redist_mesh_t *mf = rd_spec_side_mesh(s, on);
+    const redist_mesh_t *mt = rd_spec_side_mesh(s, of);
+    const int64_t *dt = s->two->dev[of], *pf = s->two->pos[on];
+    if (mf->ndevices != mt->ndevices || pf[dt[0]] != 0)
+        return 0;
+    uint32_t taken = 0;
+    for (int c = 0; c < mt->naxes; c++) {
+        nrun[c] = 0;
+        /* the axes of `on` that c steps through, minor first */
+        int64_t covered = 1;
+        int minor_first[REDIST_MAX_AXES];
+        while (covered < mt->size[c]) {
+            int64_t q = pf[dt[covered * mt->stride[c]]];
+            int a = 0;
+            while (a < mf->naxes && (mf->size[a] == 1 || mf->stride[a] != q))
+                a++;
+            if (a == mf->naxes || (taken >> a & 1u) ||
+                covered * mf->size[a] > mt->size[c] ||
+                mt->size[c] % (covered * mf->size[a]))
+                return 0;
+            taken |= 1u << a;
+            minor_first[nrun[c]++] = a;
+            covered *= mf->size[a];
+        }
+        for (int k = 0; k < nrun[c]; k++)
+            run[c][k] = minor_first[nrun[c] - 1 - k];
+    }
+    /* every device where the regrouped digits put it */
+    for (int64_t r = 0; r < mt->ndevices; r++) {
+        int64_t x = r, q = 0;
+        for (int c = mt->naxes - 1; c >= 0; c--) {
+            int64_t y = x % mt->size[c];
+            x /= mt->size[c];
+            for (int k = nrun[c] - 1; k >= 0; k--) {
+                int a = run[c][k];
+                q += y % mf->size[a] * mf->stride[a];
+                y /= mf->size[a];
+            }
+        }
+        if (pf[dt[r]] != q)
+            return 0;
+    }
+    return 1;
+}
+
+/* Type t of side `of`'s mesh as a type of side `on`'s mesh with the same
+ * block on every device (even layouts), when regroup() explains the
+ * meshes (a partial axis of size > 1 makes it 0: R carries none).  1:
+ * *out set. */
+static int same_devices_type(const redist_spec_t *s, int on, int of,
+                             const redist_type_t *t, redist_type_t *out)
+{
+    int run[REDIST_MAX_AXES][REDIST_MAX_AXES], nrun[REDIST_MAX_AXES];
+    const redist_mesh_t *mt = rd_spec_side_mesh(s, of);
+    for (int c = 0; c < mt->naxes; c++)
+        if (t->partial >> c & 1u && mt->size[c] > 1)
+            return 0;
+    if (!regroup(s, on, of, run, nrun))
+        return 0;
+    redist_type_init(out, t->ndims);
+    for (int i = 0; i < t->ndims; i++)
+        for (int k = 0; k < t->dim_naxes[i]; k++) {
+            int c = t->dims[i][k];
+            for (int m = 0; m < nrun[c]; m++)
+                if (redist_type_push_axis(out, i, run[c][m]))
+                    return 0;
+        }
+    return 1;
+}
+
 /* A candidate phase: its endpoint, its plan (NULL: not plannable). */
 typedef struct cand {
     rd_mside m;
@@ -463,11 +669,23 @@ static redist_status_t side_cands(const redist_spec_t *s, int side,
               : s->two->ndevices > 256 ? 8
                                        : MAX_CHOICES;
     int n = candidates(&base, ax, nax, s->shape, max, types);
+    /* The same devices in another shape or order: the whole move as a
+     * one-mesh plan on this side, the transfer then local.  On the
+     * source side S is the target written on the source mesh; on the
+     * target side R is the source written on the target mesh. */
+    redist_type_t same;
+    if (same_devices_type(s, side, !side, side ? &s->from : &s->to, &same)) {
+        int dup = 0;
+        for (int k = 0; k < n && !dup; k++)
+            dup = redist_type_equal(&types[k], &same);
+        if (!dup)
+            types[n++] = same;
+    }
     *nc = 0;
     redist_plan_options_t o = opts ? *opts : (redist_plan_options_t){0};
     redist_cost_model_t cm;
     o.max_peak_bytes = 0; /* judged on the whole plan */
-    o.cost = rd_meshes_phase_cost(o.cost, side, &cm);
+    o.cost = rd_meshes_phase_cost(s, o.cost, side, &cm);
     for (int k = 0; k < n; k++) {
         redist_spec_t *ps = NULL;
         redist_error_t e;

@@ -85,6 +85,15 @@ int64_t rd_shrink_step(int64_t shape[], const int64_t q[], int ndims)
     return f;
 }
 
+int64_t redist_plan_shrink_shape(const redist_plan_t *plan, int64_t shape[])
+{
+    int64_t q[REDIST_MAX_DIMS];
+    if (!plan || !shape)
+        return 0;
+    rd_plan_path_multiples(plan, q);
+    return rd_shrink_step(shape, q, plan->spec->ndims);
+}
+
 /* Exact sum of fractions num/den, den kept as an lcm of axis sizes. */
 typedef struct {
     u128 num;

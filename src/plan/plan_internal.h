@@ -68,7 +68,8 @@ void rd_meshes_judge(const redist_spec_t *s, const uint64_t *trecv,
                      const uint64_t *peak, uint64_t *recv, int *efficient,
                      uint64_t *max_peak, uint64_t *max_recv);
 const redist_cost_model_t *rd_meshes_phase_cost(
-    const redist_cost_model_t *cm, int side, redist_cost_model_t *tmp);
+    const redist_spec_t *s, const redist_cost_model_t *cm, int side,
+    redist_cost_model_t *tmp);
 /* Replay a two-mesh plan document (json_meshes.c). */
 struct json_t;
 redist_status_t rd_meshes_verify_doc(const redist_spec_t *spec,
@@ -115,13 +116,16 @@ redist_status_t rd_plan_meshes(const redist_spec_t *spec,
  * (a rank of the target mesh) gets the global box [lo, hi) from sender
  * `q` (a rank of the source mesh; the same device when it holds the
  * piece itself).  Pieces come in receiver order, per receiver in the
- * row-major order of the S blocks; the senders among replicas in turn
- * (meshes.c).  REDIST_ERR_NOMEM. */
+ * row-major order of the S blocks; the senders among replicas in turn,
+ * among the replicas nearest the receiver by cm's axis links (cm NULL:
+ * among all; meshes.c).  A plan's executors pass the plan's own cost
+ * model, so they name the senders its figures counted.  REDIST_ERR_NOMEM. */
 typedef void (*rd_piece_fn)(void *user, int64_t r, int64_t q,
                             const int64_t lo[], const int64_t hi[]);
 redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
-                                 const rd_mside *R, rd_piece_fn fn,
-                                 void *user);
+                                 const rd_mside *R,
+                                 const redist_cost_model_t *cm,
+                                 rd_piece_fn fn, void *user);
 
 struct redist_plan {
     redist_spec_t *spec;

@@ -7,15 +7,6 @@
 
 #include "plan_internal.h"
 
-static void fmt_shape(const int64_t *s, int n, char *buf, size_t size)
-{
-    size_t pos = 0;
-    rd_appendf(buf, size, &pos, "[");
-    for (int i = 0; i < n; i++)
-        rd_appendf(buf, size, &pos, "%s%lld", i ? "," : "", (long long)s[i]);
-    rd_appendf(buf, size, &pos, "]");
-}
-
 /* The block a device holds in type t: per dim, its index among the dim's
  * blocks (mixed radix of its coordinates, first axis most significant). */
 static void device_cell(const redist_mesh_t *m, const redist_type_t *t,
@@ -207,7 +198,7 @@ static void print_head(const redist_plan_t *plan, FILE *out)
         } else
             fprintf(out, " (%lld devices)\n", (long long)m->ndevices);
     }
-    fmt_shape(s->shape, s->ndims, sh, sizeof sh);
+    redist_shape_format(s->shape, s->ndims, sh, sizeof sh);
     fprintf(out, "  array  %s%s, reduce %s\n", redist_dtype_name(s->dtype),
             sh, redist_reduce_name(s->reduce));
     const rd_layout *sl = s->uneven ? &s->lay[0] : NULL;
@@ -236,7 +227,7 @@ static void print_steps(const redist_plan_t *plan, FILE *out)
         rd_layout_max_elems(sl, local); /* the longest block of each dim */
     else
         redist_type_local_shape(&s->from, m, s->shape, local);
-    fmt_shape(local, s->ndims, sh, sizeof sh);
+    redist_shape_format(local, s->ndims, sh, sizeof sh);
     uint64_t peak = s->src_bytes;
     fprintf(out, "  %4s  %-14s %-8s %-6s %-20s %14s %14llu  %s%s\n", "-",
             "(source)", "", "", sh, "", (unsigned long long)peak,
@@ -245,7 +236,7 @@ static void print_steps(const redist_plan_t *plan, FILE *out)
     for (int i = 0; i < plan->nsteps; i++) {
         const redist_step_view_t *v = &plan->steps[i];
         step_args(plan, v, ax, sizeof ax, dm, sizeof dm);
-        fmt_shape(v->local_shape, s->ndims, sh, sizeof sh);
+        redist_shape_format(v->local_shape, s->ndims, sh, sizeof sh);
         if (v->local_bytes > peak)
             peak = v->local_bytes;
         char tm[32] = "";

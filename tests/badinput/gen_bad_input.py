@@ -296,8 +296,10 @@ def rule(proto, p, idx):
              'const redist_shmem_prepared_t *',
              'redist_set_prepared_t *', 'const redist_set_prepared_t *'):
         return Arg('NULL', 'NULL', null_only=True)
-    if t == 'int *' and n == 'done':
+    if t == 'int *' and n in ('done', 'mine'):
         return Arg('NULL', '&' + v, decl=['int %s = 0;' % v])
+    if t == 'uint64_t *' and n == 'out':
+        return Arg('NULL', '&' + v, decl=['uint64_t %s = 0;' % v])
     # ---- caller-filled values
     if t == 'const redist_type_t *':
         return Arg('NULL', '&g_from',
@@ -355,6 +357,8 @@ def rule(proto, p, idx):
         return Arg('NULL', 'g_specs', [('g_null_specs', True)])
     if t == 'void *const *const[]':
         return Arg('NULL', 'g_%s_sets' % n, [('g_null_sets', True)])
+    if t == 'uint64_t' and n == 'bytes':
+        return Arg('0', '65536', [('UINT64_MAX', False)], ptr=False)
     if t == 'uint64_t' and n == 'budget_bytes':
         return Arg('0', 'REDIST_NO_BUDGET', [('0', False)], ptr=False)
     if t == 'void *const[]':
@@ -374,7 +378,11 @@ def rule(proto, p, idx):
         if prev is not None and prev.name == 'buf':
             return Arg('8', '64', [('0', False), ('1', False)], ptr=False)
         if prev is not None and prev.name == 'text':
+            if f == 'redist_bytes_parse':  # the texts of string_rule: 3+
+                return Arg('8', '3', ptr=False)
             return Arg('8', 'strlen(g_text)', ptr=False)
+        if n == 'bytes':
+            return Arg('0', '64', ptr=False)
         raise GenError('%s: no rule for size_t %s' % (f, n))
     if t == 'int':
         return int_rule(f, n)
@@ -420,10 +428,16 @@ def string_rule(f, n):
     if (f, n) in valid:
         bad = f.endswith('_from_name') or f == 'redist_mesh_find_axis'
         return Arg('NULL', valid[(f, n)], [(e, bad) for e, _ in odd])
+    if f == 'redist_error_set' and n == 'path':  # a JSON path, any text
+        return Arg('NULL', '"to.dims[1]"', odd)
     if n == 'path':
         return Arg('NULL', '"/nonexistent/redist-bad-input"',
                    [('""', True), ('"/"', True)])
     if n == 'text':
+        if f == 'redist_bytes_parse':  # 3 characters read (the len rule)
+            return Arg('NULL', '"64K"',
+                       [('"-12"', True), ('"1 K"', True), ('"K12"', True),
+                        ('g_long', True)])
         if f == 'redist_cost_model_set_axis_links':
             return Arg('NULL', '"x=node"',
                        [('"x="', True), ('"=node"', True),

@@ -4,23 +4,7 @@
 set -u
 RP=$1
 ROOT=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-expect_rc() { # expect_rc WANT DESC CMD...
-    local want=$1 desc=$2
-    shift 2
-    "$@" >"$T/out" 2>"$T/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then ok; else
-        bad "$desc: exit $rc, want $want"
-        sed 's/^/    /' "$T/err" | head -5
-    fi
-}
+. "$(dirname "$0")/harness.sh"
 
 # 1. Golden invalid specs: exit 2 and exactly the recorded message, which
 #    must contain the case's key phrase.
@@ -437,5 +421,4 @@ for s in specs/*.json; do
     cmp -s "$T/g.json" "$g" && ok || bad "golden plan differs: $b"
 done
 
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli

@@ -14,12 +14,7 @@ set -u
 RP=$1
 ROOT=$2
 SNIPPET=$3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/harness.sh"
 
 # 1. the commands and their help
 "$RP" >"$T/out" 2>"$T/bare"
@@ -81,5 +76,4 @@ printf 'step 1: all_to_all\npeak 16777216 bytes\n' | cmp -s - "$T/out" && ok ||
 python3 "$ROOT/tests/cli/doc_transcripts.py" "$RP" "$ROOT" "$ROOT/README.md" && ok ||
     bad "README transcripts"
 
-echo "test_docs: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish test_docs

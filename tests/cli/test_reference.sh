@@ -8,18 +8,15 @@ set -u
 RP=$1
 ROOT=$2
 REF=$3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/harness.sh"
 for s in "$ROOT"/specs/*.json; do
     b=$(basename "$s")
     if grep -q '"infeasible": true' "$s"; then
         python3 "$REF" solve "$s" >"$T/r" 2>&1
-        grep -q '"feasible": false' "$T/r" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL $b: model finds a plan"; }
+        grep -q '"feasible": false' "$T/r" && ok || bad "$b: model finds a plan"
         continue
     fi
-    "$RP" plan "$s" --json --objective bytes >"$T/p.json" || { fail=$((fail + 1)); echo "FAIL $b: no plan"; continue; }
+    "$RP" plan "$s" --json --objective bytes >"$T/p.json" || { bad "$b: no plan"; continue; }
     # uneven specs (doc/spec-format.md section 7) are outside this model:
     # tests/reference/uneven_model.py checks them
     grep -q '"recv_bytes_per_device"' "$T/p.json" && continue
@@ -36,7 +33,6 @@ ok = (v["valid"] and v["peak_bytes"] == v["opt_peak_bytes"]
       and p["stats"]["collectives"] == v["collectives"])
 sys.exit(0 if ok else 1)
 PY
-    then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $b: $(cat "$T/v")"; fi
+    then ok; else bad "$b: $(cat "$T/v")"; fi
 done
-echo "reference: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish reference

@@ -4,7 +4,9 @@
   fuzz.py --redistplan PATH [--cases 50] [--seed 1] [--keep DIR]
 
 Each spec: two meshes of at most 4 devices and 2 axes (disjoint,
-overlapping, the same devices, or the same devices in another order), a
+overlapping, the same devices, the same devices in another order, or
+the source mesh's axes reversed over its devices in the transposed
+order), a
 1- or 2-dim array of small (often uneven) sizes, a random source type
 (partial axes included) and a random non-partial target type, random split
 rules.  Prints one line per case and a summary; exit 1 if any case FAILs
@@ -13,6 +15,7 @@ or ERRORs.  With --keep, the specs that did not agree are written there.
 
 import argparse
 import io
+import itertools
 import json
 import os
 import random
@@ -55,12 +58,29 @@ def rand_type(rng, axes, ndim, allow_partial):
     return t
 
 
+def transposed(ma):
+    """Mesh B = A's axes in reverse order over the same devices, listed in
+    the order that makes B's coordinates A's reversed (a regrouping that
+    the planner may solve as a one-mesh plan)."""
+    sizes = [s for _, s in ma]
+    mb = [[n, s] for n, s in zip(["p", "q", "r", "s"], reversed(sizes))]
+    db = []
+    for cb in itertools.product(*[range(s) for s in reversed(sizes)]):
+        r = 0
+        for c, s in zip(reversed(cb), sizes):
+            r = r * s + c
+        db.append(r)
+    return mb, db
+
+
 def rand_spec(rng, k):
     ma, mb = rand_mesh(rng, "s"), rand_mesh(rng, "t")
     na, nb = oracle.prod(s for _, s in ma), oracle.prod(s for _, s in mb)
-    rel = rng.choice(["disjoint", "overlap", "same", "reorder"])
+    rel = rng.choice(["disjoint", "overlap", "same", "reorder", "transpose"])
     da = list(range(na))
-    if rel == "disjoint":
+    if rel == "transpose":
+        mb, db = transposed(ma)
+    elif rel == "disjoint":
         db = list(range(na, na + nb))
     elif rel == "overlap":
         off = rng.randrange(1, na + 1)

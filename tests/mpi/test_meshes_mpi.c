@@ -2,11 +2,14 @@
  * Two-mesh plans over MPI (redist_mpi_execute_meshes, and one case in two
  * prepared and run twice on the same buffers; doc/meshes.md):
  * random two-mesh specs on at most the job's ranks (rp_meshes_spec; every
- * rank draws the same), planned under both objectives and run on
- * MPI_COMM_WORLD.  Every rank checks its target block exactly, its source
+ * rank draws the same), planned under both objectives (half the cases
+ * with random axis links of the source mesh: the transfer's senders are
+ * then the replicas nearest each receiver) and run on MPI_COMM_WORLD.  Every rank checks its target block exactly, its source
  * intact under REDIST_EXEC_PRESERVE_SRC, and its scratch high-water mark
  * within the promise; ranks outside both meshes pass NULL buffers.  Then
- * a call with a rank that passes another plan must fail on every rank.
+ * a call with a rank that passes another plan must fail on every rank,
+ * and so must one where a rank's plan chose its transfer's senders under
+ * other axis links (even rank counts from 4).
  * Arguments: CASES [SEED].  Exit 0 when every rank passed.
  */
 #include <mpi.h>
@@ -19,6 +22,31 @@
 #include "../../src/testing/pattern.h"
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
+
+/* Plan `spec` under `po` and run it: 1 when the call failed with
+ * REDIST_ERR_MISMATCH (the ranks were given different plans), else 0
+ * with a message naming `what`. */
+static int mismatched(const redist_spec_t *spec,
+                      const redist_plan_options_t *po, int rank,
+                      const char *what)
+{
+    redist_plan_t *p = NULL;
+    redist_error_t err;
+    redist_error_clear(&err);
+    redist_plan_create(spec, po, &p, &err);
+    uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank);
+    uint64_t db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
+    void *src = malloc(sb + 1), *dst = malloc(db + 1);
+    redist_status_t st = redist_mpi_execute_meshes(MPI_COMM_WORLD, p, src,
+                                                   dst, NULL, NULL, &err);
+    if (st != REDIST_ERR_MISMATCH)
+        fprintf(stderr, "rank %d: %s gave %s\n", rank, what,
+                redist_status_string(st));
+    free(src);
+    free(dst);
+    redist_plan_free(p);
+    return st == REDIST_ERR_MISMATCH;
+}
 
 int main(int argc, char **argv)
 {
@@ -40,6 +68,18 @@ int main(int argc, char **argv)
         for (int obj = 0; obj < 2; obj++) {
             redist_plan_options_t po = {0};
             po.objective = obj ? REDIST_OBJECTIVE_BYTES : REDIST_OBJECTIVE_TIME;
+            /* one time in two, random axis links (the same draw on every
+             * rank): the transfer's senders are then the replicas
+             * nearest each receiver */
+            redist_cost_model_t cm;
+            redist_cost_model_default(&cm);
+            const redist_mesh_t *ma =
+                redist_spec_side_mesh(spec, REDIST_SIDE_FROM);
+            for (int a = 0; a < redist_mesh_num_axes(ma); a++)
+                cm.axis_link[a] =
+                    (uint8_t)rp_in(&rng, 0, REDIST_LINK_COUNT - 1);
+            if (i % 4 < 2)
+                po.cost = &cm;
             redist_plan_t *plan = NULL;
             redist_error_t err;
             redist_error_clear(&err);
@@ -119,34 +159,59 @@ int main(int argc, char **argv)
             a = NULL;
             rp_meshes_spec(&r2, size, &kind, &a, NULL);
         } while (!a || redist_spec_num_devices(a) > size);
-        redist_plan_t *p = NULL;
-        redist_error_t err;
-        redist_error_clear(&err);
-        redist_plan_create(a, NULL, &p, &err);
-        uint64_t sb = redist_spec_device_bytes(a, REDIST_SIDE_FROM, rank);
-        uint64_t db = redist_spec_device_bytes(a, REDIST_SIDE_TO, rank);
-        void *src = malloc(sb + 1), *dst = malloc(db + 1);
-        redist_status_t st = redist_mpi_execute_meshes(MPI_COMM_WORLD, p, src,
-                                                       dst, NULL, NULL, &err);
-        diverged = st == REDIST_ERR_MISMATCH;
-        if (!diverged) {
-            fprintf(stderr, "rank %d: a diverging plan gave %s\n", rank,
-                    redist_status_string(st));
-            fails++;
-        }
-        free(src);
-        free(dst);
-        redist_plan_free(p);
+        diverged = mismatched(a, NULL, rank, "a diverging plan");
+        fails += !diverged;
         redist_spec_free(a);
+    }
+    /* the same spec and steps, but the last rank's plan chose its
+     * transfer's senders under other axis links: every rank fails.  The
+     * spec: a source replicated over `h` on devices 0..size-1, a target
+     * on the last half, so receivers have a near and a far replica. */
+    int links_caught = 0;
+    if (size >= 4 && size % 2 == 0) {
+        const char *an[] = {"h", "g"}, *bn[] = {"t"};
+        int64_t as[] = {2, size / 2}, bs[] = {size / 2}, da[64], db[64];
+        for (int d = 0; d < size; d++)
+            da[d] = d;
+        for (int d = 0; d < size / 2; d++)
+            db[d] = size / 2 + d;
+        redist_mesh_t *ma = NULL, *mb = NULL;
+        redist_spec_t *sp = NULL;
+        redist_type_t from, to;
+        redist_type_init(&from, 2);
+        redist_type_init(&to, 2);
+        redist_type_push_axis(&from, 0, 1);
+        redist_type_push_axis(&to, 1, 0);
+        int64_t shape[] = {2 * size, 2 * size};
+        redist_mesh_create(2, an, as, &ma, NULL);
+        redist_mesh_create(1, bn, bs, &mb, NULL);
+        redist_placed_mesh_t pa = {"a", ma, da}, pb = {"b", mb, db};
+        redist_spec_create_meshes(&pa, &pb, 2, shape, REDIST_F32, &from, &to,
+                                  REDIST_REDUCE_SUM, "links", &sp, NULL);
+        redist_cost_model_t cm;
+        redist_cost_model_default(&cm);
+        cm.axis_link[0] = REDIST_LINK_NETWORK;
+        cm.axis_link[1] = rank == size - 1 ? REDIST_LINK_NETWORK
+                                           : REDIST_LINK_CACHE;
+        redist_plan_options_t po = {0};
+        po.cost = &cm;
+        links_caught = mismatched(sp, &po, rank, "plans with other axis links");
+        fails += !links_caught;
+        redist_spec_free(sp);
+        redist_mesh_free(ma);
+        redist_mesh_free(mb);
     }
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("mpi meshes, %d ranks: %d runs on rank 0 (%d prepared and "
-               "run twice, %d outside both meshes), diverging plans %s; %d "
-               "failures\n",
+               "run twice, %d outside both meshes), diverging plans %s, "
+               "plans under other axis links %s; %d failures\n",
                size, runs, prepared, outside,
                size >= 2 ? (diverged ? "caught" : "MISSED") : "not tried",
+               size >= 4 && size % 2 == 0
+                   ? (links_caught ? "caught" : "MISSED")
+                   : "not tried",
                all);
     MPI_Finalize();
     return all ? 1 : 0;

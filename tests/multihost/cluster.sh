@@ -7,7 +7,17 @@
 # only inside these namespaces: nothing is added to this machine's own
 # network namespace, and no route leads out.
 #
-#   cluster.sh [--hosts N] [--timeout SECS] -- COMMAND [ARG...]
+#   cluster.sh [--hosts N] [--timeout SECS] [--link RATE[,DELAY]]
+#              -- COMMAND [ARG...]
+#
+# --link limits every host's link, as a slower network would: each host's
+# eth0 sends at most RATE, and the switch's port sends to it at most RATE
+# (tc on both ends of the veth: a token bucket, `tbf`, with a 128 KiB
+# burst, room for 50 ms of queue; or with DELAY, `netem` delaying what the
+# host sends by DELAY at RATE).  Units as tc writes them: 1gbit, 0.2ms.
+# A packet between two hosts is limited by the sender's and the
+# receiver's port.  Ranks of one host share memory and are not limited.
+# The queues go with the veths at teardown.
 #
 # sets the cluster up, runs COMMAND (in this machine's namespace, under
 # `timeout SECS`, default 600) with
@@ -18,6 +28,7 @@
 #   MH_DIR        a scratch folder, removed at the end
 #   MH_MPIRUN     mpirun.sh: mpirun on host mh0 across the cluster
 #   MH_AGENT      agent.sh: the remote shell of Open MPI's rsh launcher
+#   MH_LINK       RATE[,DELAY] of --link, or empty
 # and tears everything down when COMMAND ends, fails, times out, or this
 # script is interrupted (INT, TERM): every process left in a namespace is
 # killed, the namespaces (and with them the veths and the bridge) are
@@ -26,26 +37,37 @@
 # Exit: COMMAND's status (124 on timeout); 77 with one line
 # "multihost: skipped: REASON" on stderr when
 # this machine cannot host namespaces (not root, no `ip` or `unshare`, no
-# network namespace, veth or bridge support); 2 on bad usage.
+# network namespace, veth or bridge support; no `tc`, or no netem for a
+# DELAY: some kernels lack it); 2 on bad usage.
 set -u
 hosts=2
 limit=600
+link=
 while [ $# -gt 0 ]; do
     case $1 in
     --hosts) hosts=${2:-}; shift 2 ;;
     --timeout) limit=${2:-}; shift 2 ;;
+    --link) link=${2:-}; shift 2 ;;
     --) shift; break ;;
-    *) echo "usage: cluster.sh [--hosts N] [--timeout SECS] -- COMMAND..." >&2
+    *) echo "usage: cluster.sh [--hosts N] [--timeout SECS] [--link RATE[,DELAY]] -- COMMAND..." >&2
        exit 2 ;;
     esac
 done
 case $hosts in [1-9]) ;; *) echo "cluster.sh: --hosts: 1 to 9, not '$hosts'" >&2; exit 2 ;; esac
 case $limit in ''|*[!0-9]*) echo "cluster.sh: --timeout: seconds, not '$limit'" >&2; exit 2 ;; esac
 [ $# -gt 0 ] || { echo "cluster.sh: no COMMAND" >&2; exit 2; }
+rate=${link%%,*}
+delay=
+[[ $link == *,* ]] && delay=${link#*,}
+if [ -n "$link" ] && ! [[ $rate =~ ^[0-9.]+[kmg]?bit$ && ( -z $delay || $delay =~ ^[0-9.]+(us|ms)$ ) ]]; then
+    echo "cluster.sh: --link: RATE[,DELAY] as tc writes them (e.g. 1gbit or 1gbit,0.2ms), not '$link'" >&2
+    exit 2
+fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 skip() { echo "multihost: skipped: $*" >&2; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+[ -z "$link" ] || command -v tc >/dev/null 2>&1 || skip "--link needs 'tc' (iproute2)"
 for tool in ip unshare timeout; do
     command -v "$tool" >/dev/null 2>&1 || skip "no '$tool' command (iproute2, util-linux, coreutils)"
 done
@@ -101,6 +123,16 @@ for ((i = 0; i < hosts; i++)); do
     ip -n "$sw" link set "vh$i" master br0 up
     ip -n "$ns" addr add "198.18.0.$((i + 1))/24" dev eth0
     ip -n "$ns" link set eth0 up
+    if [ -n "$link" ] && [ -z "$delay" ]; then
+        ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 128kb latency 50ms &&
+            ip netns exec "$sw" tc qdisc add dev "vh$i" root tbf rate "$rate" burst 128kb latency 50ms ||
+            skip "cannot limit the links (tc qdisc add ... tbf)"
+    elif [ -n "$link" ]; then
+        # queues long enough that the rate delays packets, never drops them
+        ip netns exec "$ns" tc qdisc add dev eth0 root netem delay "$delay" rate "$rate" limit 100000 2>/dev/null &&
+            ip netns exec "$sw" tc qdisc add dev "vh$i" root netem rate "$rate" limit 100000 2>/dev/null ||
+            skip "--link with a DELAY needs the netem queueing discipline, which this kernel lacks (tc: unknown qdisc kind); give a RATE alone"
+    fi
     names="$names${names:+ }mh$i"
 done
 # every host reaches mh0 (a refused connection to its port 9 proves it)
@@ -123,7 +155,7 @@ for h in $names; do
     cat /proc/sys/kernel/random/uuid >"$dir/boot_id.$h"
 done
 export MH_PREFIX=$prefix MH_HOSTS=$hosts MH_HOSTNAMES=$names MH_DIR=$dir \
-    MH_MPIRUN=$here/mpirun.sh MH_AGENT=$here/agent.sh
+    MH_MPIRUN=$here/mpirun.sh MH_AGENT=$here/agent.sh MH_LINK=$link
 # in the background, so that a signal reaches this script's trap at once
 # (bash runs traps only between foreground commands)
 timeout -k 10 "$limit" "$@" &

@@ -8,6 +8,9 @@
 #  1. placement: every job's ranks write where they run (where.sh); rank r
 #     must run on host mh(r / K) (K ranks per host), in that host's
 #     network namespace (the inode of /run/netns/...), at its address.
+#     Every run on 2 hosts or more prints the host map its ranks
+#     discovered (redist_mpi_discover_hosts): it must be the layout's;
+#     test_hosts ($MH_TEST_HOSTS) checks the call itself on 3 hosts x 2.
 #     One all_gather moves 2 MiB into a host: its veth must carry them.
 #     The same job with btls self,vader only must fail: ranks on two hosts
 #     cannot reach each other by shared memory (they are two nodes to
@@ -20,7 +23,11 @@
 #     ranks, 2 per host, and again 1 per host when it has 4 ranks or fewer.
 #  3. random plans (tests/mpi/test_mpi ... random): 3 hosts x 1 and
 #     4 hosts x 2 (`full`: every layout, more cases).
-#  4. a host dies mid-run: its processes are killed, or its link is set
+#  4. calibrate on 2 hosts x 2 with mh0's and mh1's links limited to
+#     100 Mbit/s (tc tbf): the network level measured near that rate, a
+#     level within a host separately and much faster (skipped, with a
+#     line, without tc);
+#  5. a host dies mid-run: its processes are killed, or its link is set
 #     down; the job must end on the survivors with Open MPI's message, an
 #     error exit and no process left, in seconds (not at the timeout).
 # Prints one line per job with its time; ends "N passed, M failed".
@@ -74,16 +81,28 @@ job() {
     ok
 }
 
-# expect_ok TAG K NP ARGS...: `redistplan run ARGS` exact on NP ranks
+# want_map NP K: the host of each rank, as `redistplan run` prints what
+# every rank discovered (rank r on host r / K)
+want_map() {
+    local r m=
+    for ((r = 0; r < $1; r++)); do m="$m${m:+ }$((r / $2))"; done
+    echo "$m"
+}
+
+# expect_ok TAG K NP ARGS...: `redistplan run ARGS` exact on NP ranks;
+# on 2 hosts or more, the hosts discovered at run time must be the
+# layout's (redist_mpi_discover_hosts, printed by run)
 expect_ok() {
-    local tag=$1 per=$2 np=$3
+    local tag=$1 per=$2 np=$3 map
     shift 3
     job "$tag" "$per" "$np" "$rp" run "$@" --backend mpi
-    if [ "$rc" -eq 0 ] && [[ $out == *"exact: $np ranks"* ]]; then
+    map="hosts     $hosts discovered, host of each rank: $(want_map "$np" "$per")"
+    if [ "$rc" -eq 0 ] && [[ $out == *"exact: $np ranks"* ]] &&
+       { [ "$hosts" -eq 1 ] || [[ $out == *"$map"* ]]; }; then
         ok
         printf '  %-58s %d hosts x %d  %5d ms\n' "$tag" "$hosts" "$per" "$ms"
     else
-        bad "$tag on $hosts hosts x $per: $why"
+        bad "$tag on $hosts hosts x $per: $why (expected exact and '$map')"
         echo "$out" | sed 's/^/    /'
     fi
 }
@@ -107,6 +126,20 @@ if [ "$rc" -ne 0 ] && [[ $out != *"exact:"* ]] &&
    [[ $out == *"unable to reach each other"* || $out == *"show_help.c"* ]]; then ok; else
     bad "btl self,vader across 2 hosts: $why, expected Open MPI's 'unable to reach each other'"
     echo "$out" | sed 's/^/    /'
+fi
+
+# the library's own discovery (redist_mpi_discover_hosts): rank r on
+# mh(r / 2), a sub-communicator's hosts renumbered, failures on one rank
+# fail every rank (test_hosts.c)
+if [ -n "${MH_TEST_HOSTS:-}" ]; then
+    job "hosts discovered" 2 6 "$MH_TEST_HOSTS" 2
+    if [ "$rc" -eq 0 ] && [[ $out == *"6 ranks on 3 hosts: ok"* ]]; then
+        ok
+        printf '  %-58s %d hosts x %d  %5d ms\n' "hosts discovered (test_hosts)" "$hosts" 2 "$ms"
+    else
+        bad "test_hosts on 3 hosts x 2: $why"
+        echo "$out" | sed 's/^/    /'
+    fi
 fi
 
 echo "[${SECONDS}s] specs (mesh divided to fit, --shrink)"
@@ -206,6 +239,58 @@ for c in "${rand[@]}"; do
         echo "$out" | sed 's/^/    /'
     fi
 done
+
+echo "[${SECONDS}s] calibrate across hosts on limited links"
+# mh0's and mh1's links limited to 100 Mbit/s (tc tbf at both ends, as
+# cluster.sh --link does); calibrate on 2 hosts x 2 must measure the
+# network level (ranks 0-2) near that rate, at most 1.3x it (the token
+# bucket lets a 128 KiB burst through at once), and a level
+# within a host separately, at least 2x faster (shared memory between
+# oversubscribed ranks: 0.2 to 9 GB/s under load); the limits are then
+# lifted.  Without tc: one line says so, and the check is not counted.
+limit_links() { # add|del
+    local h q=(root)
+    [ "$1" = add ] && q=(root tbf rate 100mbit burst 128kb latency 200ms)
+    for h in 0 1; do
+        ip netns exec "$MH_PREFIX-h$h" tc qdisc "$1" dev eth0 "${q[@]}" &&
+            ip netns exec "$MH_PREFIX-sw" tc qdisc "$1" dev "vh$h" "${q[@]}" || return 1
+    done
+}
+if ! command -v tc >/dev/null 2>&1 || ! limit_links add 2>/dev/null; then
+    echo "  skipped: cannot limit the links (no tc, or no tbf queueing discipline)"
+    limit_links del 2>/dev/null
+else
+    job "calibrate on limited links" 2 4 "$rp" calibrate -o "$MH_DIR/cost.json" \
+        --sizes 8,1M --reps 5 --rank-map-out "$MH_DIR/ranks.json"
+    limit_links del
+    verdict=$(python3 - "$MH_DIR/cost.json" "$MH_DIR/ranks.json" <<'PY' 2>&1
+import json, sys
+links = json.load(open(sys.argv[1]))["links"]
+ranks = json.load(open(sys.argv[2]))["ranks"]
+net = links.get("network")
+local = [l for l in links if l != "network"]
+if not net or len(local) != 1:
+    sys.exit("levels %s: expected network and one level within a host" % sorted(links))
+bw = 1 / net["beta"]
+bw_local = 1 / links[local[0]]["beta"]
+hosts = [r["host"] for r in ranks]
+if hosts[0] != hosts[1] or hosts[2] != hosts[3] or hosts[0] == hosts[2]:
+    sys.exit("ranks placed on hosts %s, expected 2 per host" % hosts)
+if not 0.3 * 12.5e6 <= bw <= 1.3 * 12.5e6:
+    sys.exit("network at %.1f MB/s, expected at most 12.5 (100 Mbit/s)" % (bw / 1e6))
+if bw_local < 2 * bw:
+    sys.exit("%s at %.1f MB/s, not 2x the network's %.1f" % (local[0], bw_local / 1e6, bw / 1e6))
+print("network %.1f MB/s, %s %.0f MB/s" % (bw / 1e6, local[0], bw_local / 1e6))
+PY
+)
+    if [ "$rc" -eq 0 ] && [[ $verdict == network* ]]; then
+        ok
+        printf '  %-58s %d hosts x %d  %5d ms\n' "calibrate: $verdict" "$hosts" 2 "$ms"
+    else
+        bad "calibrate on limited links: $why: $verdict"
+        echo "$out" | sed 's/^/    /'
+    fi
+fi
 
 echo "[${SECONDS}s] a host dies mid-run"
 # die HOW: 3 hosts x 1, an all-reduce repeated for a long time; when rank

@@ -247,6 +247,33 @@ int main(void)
     works(cx, pg, 1);
     dv_end();
 
+    dv_begin("redist_shmem_malloc_all: more than PE 1's heap", barrier);
+    {
+        int mine = -1;
+        void *big = redist_shmem_malloc_all(cx, TOO_BIG, &mine);
+        if (big || mine != odd)
+            dv_fail("malloc_all beyond PE 1's heap: %p, mine %d", big, mine);
+        if (big)
+            shmem_free(big);
+    }
+    works(cx, pg, 1);
+    dv_end();
+
+    dv_begin("redist_shmem_malloc_all: within every heap", barrier);
+    {
+        int mine = -1, none = -1;
+        char *a = redist_shmem_malloc_all(cx, 4096, &mine);
+        if (!a || mine != 0)
+            dv_fail("malloc_all of 4096 bytes: %p, mine %d", (void *)a, mine);
+        if (redist_shmem_malloc_all(NULL, 4096, &none) || none != 0 ||
+            redist_shmem_malloc_all(cx, 0, NULL))
+            dv_fail("malloc_all of a NULL context or 0 bytes is not NULL");
+        if (a)
+            shmem_free(a);
+    }
+    works(cx, pg, 1);
+    dv_end();
+
     shmem_free(dst);
     shmem_free(src);
     redist_shmem_free(cx);

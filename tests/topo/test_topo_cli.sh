@@ -16,26 +16,8 @@
 set -u
 unset OMPI_COMM_WORLD_SIZE PMI_SIZE
 RP=$1
+. "$(dirname "$0")/../cli/harness.sh"
 cd "$2" || exit 2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-expect_rc() { # CODE DESCRIPTION CMD... : output in $T/out, $T/err
-    local want=$1 what=$2
-    shift 2
-    "$@" >"$T/out" 2>"$T/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then
-        ok
-    else
-        bad "$what: exit $rc, expected $want"
-        sed 's/^/    /' "$T/err" | head -5
-    fi
-}
 has() { # TEXT FILE DESCRIPTION
     if grep -qF -- "$1" "$2"; then ok; else bad "$3: no \"$1\" in:"; sed 's/^/    /' "$2" | head -20; fi
 }
@@ -282,5 +264,4 @@ expect_rc 0 "topo: a host name with control characters" "$RP" topo --synthetic c
 has '0  h\u001b]0;x\u0007' "$T/out" "host name escaped"
 if LC_ALL=C grep -q "$(printf '\033')" "$T/out"; then bad "a raw ESC reaches the terminal"; else ok; fi
 
-echo "topo-cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish topo-cli

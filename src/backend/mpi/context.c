@@ -28,6 +28,18 @@ redist_status_t rd_mpi_fail(redist_error_t *err, int rc, const char *call)
                     call, msg);
 }
 
+redist_status_t rd_mpi_running(redist_error_t *err)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "mpi: MPI is not initialised (or already "
+                        "finalised)");
+    return REDIST_OK;
+}
+
 static const unsigned known_mpi_flags =
     REDIST_MPI_PACKED | REDIST_MPI_NATIVE_REDUCE;
 
@@ -54,13 +66,9 @@ redist_status_t redist_mpi_create(MPI_Comm comm, const redist_mesh_t *mesh,
                                   const redist_mpi_options_t *opts,
                                   redist_mpi_t **out, redist_error_t *err)
 {
-    int init = 0, fin = 0, size = 0, rank = 0, rc;
-    MPI_Initialized(&init);
-    MPI_Finalized(&fin);
-    if (!init || fin)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "mpi: MPI is not initialised (or already "
-                        "finalised)");
+    int size = 0, rank = 0, rc;
+    if (rd_mpi_running(err))
+        return REDIST_ERR_INVALID;
     if (!out)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL output");
     if (comm == MPI_COMM_NULL)

@@ -57,11 +57,22 @@ struct redist_mpi_meshes {
     int nsteps;
 };
 
-/* The plan, the device lists and the phases' plans, hashed. */
+/* The plan, the device lists, the phases' plans and, when they differ
+ * (else every replica is as near as the others, as without a model), the
+ * axis links that chose the transfer's senders, hashed. */
 static uint64_t meshes_hash(const redist_plan_t *plan)
 {
     const redist_spec_t *s = plan->spec;
     uint64_t h = rd_plan_hash(plan, 0);
+    int mixed = 0, first = -1;
+    for (int a = 0; plan->has_cost && a < s->mesh.naxes; a++)
+        if (s->mesh.size[a] > 1) {
+            if (first < 0)
+                first = plan->cost.axis_link[a];
+            mixed |= plan->cost.axis_link[a] != first;
+        }
+    for (int a = 0; mixed && a < s->mesh.naxes; a++)
+        h = (h ^ (uint64_t)(plan->cost.axis_link[a] + 1)) * 0x100000001b3ULL;
     for (int side = 0; side < 2; side++) {
         h = (h ^ rd_plan_hash(plan->m->phase[side], 0)) * 0x100000001b3ULL;
         const redist_mesh_t *m = &s->two->mesh[side];

@@ -94,6 +94,8 @@ static inline rd_mpi_cached *rd_mpi_cache_of(redist_mpi_t *x)
 
 /* context.c */
 redist_status_t rd_mpi_fail(redist_error_t *err, int rc, const char *call);
+/* REDIST_ERR_INVALID unless MPI is initialised and not finalised. */
+redist_status_t rd_mpi_running(redist_error_t *err);
 
 /* agree.c */
 void *rd_mpi_malloc(size_t bytes);

@@ -24,6 +24,13 @@ int rd_mpi_type_bytes(uint64_t limit, uint64_t n, MPI_Datatype *out);
 int rd_mpi_type_blocks(uint64_t limit, uint64_t rows, uint64_t row_bytes,
                        uint64_t stride, uint64_t extent, MPI_Datatype *out);
 
+/* The host map of redist_mpi_discover_hosts from its gathered table
+ * (tab[2r]: the lowest rank sharing memory with rank r, tab[2r+1]: the
+ * hash of r's processor name) into out[size], for tests of the verdicts
+ * no real MPI gives (two hosts with one name, one host with two names). */
+redist_status_t rd_mpi_number_hosts(const uint64_t *tab, int size,
+                                    int64_t *out, redist_error_t *err);
+
 /* Make the next n allocations of the backend in this process fail
  * (context, executor scratch, reduction work space); 0: none. */
 void rd_mpi_fail_allocs(int n);

@@ -55,12 +55,16 @@ void *rd_shm_alloc_all(redist_shmem_t *c, size_t bytes, int *mine)
     return NULL;
 }
 
-void *rd_shmem_malloc_all(redist_shmem_t *c, size_t bytes, int *mine)
+void *redist_shmem_malloc_all(redist_shmem_t *c, size_t bytes, int *mine)
 {
-    *mine = 0;
+    int failed = 0;
+    if (mine)
+        *mine = 0;
     if (!c || !bytes)
         return NULL;
-    void *p = rd_shm_alloc_all(c, bytes, mine);
+    void *p = rd_shm_alloc_all(c, bytes, &failed);
+    if (mine)
+        *mine = failed;
     c->alloc_failed = -1;
     return p;
 }

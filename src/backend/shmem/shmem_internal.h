@@ -30,11 +30,6 @@ void rd_shmem_mode_counts(const redist_shmem_t *ctx,
  * signals (its peers are then waiting for it).  -1: never. */
 void rd_shmem_inject_failure(redist_shmem_t *ctx, int64_t op_index);
 
-/* shmem_malloc(bytes) on every PE (collective), NULL on every PE if it
- * failed on any (*mine: on this PE); the PEs stay in step and the heaps
- * symmetric.  NULL for a NULL context or 0 bytes. */
-void *rd_shmem_malloc_all(redist_shmem_t *ctx, size_t bytes, int *mine);
-
 /* 1 if the context failed (a plan was aborted). */
 int rd_shmem_dead(const redist_shmem_t *ctx);
 
