@@ -300,9 +300,10 @@ REDIST_API redist_status_t redist_plan_set_print(const redist_plan_set_t *set,
  * parts of it), so a run only moves data.  src[i] and dst[i] are this
  * device's blocks of array i (NULL for an empty block), bound until
  * redist_set_prepared_free.  Two-mesh arrays need a backend that makes
- * endpoints on their meshes and combines box pieces (mpi: the context
- * may be on any mesh of the union's device count); sim and shmem refuse
- * them (REDIST_ERR_INVALID, on every rank).
+ * endpoints on their meshes and combines box pieces: mpi, shmem and sim
+ * do (the context may be on any mesh of the union's device count); a
+ * two-mesh array whose transfer sums pending partial contributions as
+ * it lands is refused (REDIST_ERR_INVALID, on every rank).
  * Failure is collective as for redist_plan_execute.  The report's
  * scratch figures are the arena's: the largest round's buffers and the
  * backend's work space (MPI: reductions whose spare region is too

@@ -365,6 +365,57 @@ REDIST_API int redist_shmem_prepared_async(
  *  flight is waited for first).  NULL is accepted. */
 REDIST_API void redist_shmem_prepared_free(redist_shmem_prepared_t *prep);
 
+/* ------------------------------------------------------------ two meshes */
+
+/*
+ * TWO MESHES (doc/meshes.md): a plan of a two-mesh spec (its source on
+ * one mesh of devices, its target on another; redist/spec.h) runs with
+ * PE d as global device d: the job must have exactly
+ * redist_spec_num_devices PEs, and the context may have been created
+ * with any mesh of that many devices.  redist_shmem_execute and
+ * redist_shmem_exec_info take such plans too (prepare, run once, free);
+ * redist_shmem_prepare does not: prepare them with
+ * redist_shmem_prepare_meshes.  Each PE passes its source block (NULL
+ * outside the source mesh, or for an empty block) and its destination
+ * block (NULL outside the target mesh).  The source phase runs on the
+ * source mesh's PEs, the transfer as one-sided puts of each piece
+ * straight into its place in the receiving PE's block (each byte
+ * crosses once), the target phase on the target mesh's PEs; there is no
+ * barrier over the job inside a run.  Scratch: one symmetric arena per
+ * prepared object, holding the phases' scratch and the blocks that
+ * cross at once; report.scratch_bytes and redist_shmem_info_t's
+ * scratch_bytes promise it, scratch_high_water measures it (the
+ * context's work area of pushed reductions is not counted here).
+ * Failure is collective as for one-mesh plans; a plan whose transfer
+ * sums pending partial contributions as it lands is refused on every PE
+ * (REDIST_ERR_INVALID).  REDIST_EXEC_PRESERVE_SRC is the only execution
+ * flag.  Not with start / test / wait.
+ */
+
+/** A prepared execution of one two-mesh plan (one PE's part). */
+typedef struct redist_shmem_meshes redist_shmem_meshes_t;
+
+/**
+ * Prepare a two-mesh `plan` on `src` and `dst` (bound until freed):
+ * collective over every PE, failing together as redist_shmem_prepare
+ * does.  `opts` may be NULL.  *out is written only on success and
+ * belongs to the caller (redist_shmem_meshes_free).  A NULL context or
+ * `out` fails at once on that PE only.
+ */
+REDIST_API redist_status_t redist_shmem_prepare_meshes(
+    redist_shmem_t *ctx, const redist_plan_t *plan, void *src, void *dst,
+    const redist_exec_options_t *opts, redist_shmem_meshes_t **out,
+    redist_error_t *err);
+
+/** Run it once (blocking; collective); `report` (may be NULL) as for
+ *  redist_shmem_execute.  REDIST_ERR_INVALID for a NULL object. */
+REDIST_API redist_status_t redist_shmem_run_meshes(redist_shmem_meshes_t *m,
+                                                   redist_exec_report_t *report,
+                                                   redist_error_t *err);
+
+/** Free it and its symmetric memory (collective).  NULL is accepted. */
+REDIST_API void redist_shmem_meshes_free(redist_shmem_meshes_t *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -114,17 +114,20 @@ static void passed(const redist_plan_t *plan, const redist_expect_t *ex,
                     "; objective time, %.2f us modelled", s.time_s * 1e6);
 }
 
-/* A spec with "arrays": the set must plan under its budget, and every
- * array's plan must verify and meet the array's expect block. */
+/* A spec with "arrays": the set must plan under its budget (its rounds
+ * for runs that keep the sources with --preserve-src: `preserve`), and
+ * every array's plan must verify and meet the array's expect block. */
 static void check_set(const char *path, const redist_arrays_t *arrays,
-                      const redist_plan_options_t *opts, result_t *r)
+                      const redist_plan_options_t *opts, int preserve,
+                      result_t *r)
 {
     redist_error_t err = REDIST_ERROR_INIT;
     redist_plan_set_t *set = NULL;
+    redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0};
     char buf[1024];
     if (redist_arrays_name(arrays)[0])
         snprintf(r->name, sizeof r->name, "%s", redist_arrays_name(arrays));
-    if (redist_plan_set_create(arrays, opts, NULL, NULL, &set, &err)) {
+    if (redist_plan_set_create(arrays, opts, NULL, &eo, &set, &err)) {
         r->outcome = 1;
         cli_error_source(&err, path);
         snprintf(r->reason, sizeof r->reason, "no plan: %s",
@@ -161,8 +164,10 @@ static void check_set(const char *path, const redist_arrays_t *arrays,
         redist_plan_set_stats(set, &t);
         size_t pos = 0;
         cli_appendf(r->reason, sizeof r->reason, &pos,
-                    "%d arrays in %d round%s, scratch %llu bytes per device",
+                    "%d arrays in %d round%s%s, scratch %llu bytes per "
+                    "device",
                     t.narrays, t.nrounds, t.nrounds == 1 ? "" : "s",
+                    preserve ? " (--preserve-src)" : "",
                     (unsigned long long)t.scratch_bytes);
         if (t.budget_bytes != REDIST_NO_BUDGET)
             cli_appendf(r->reason, sizeof r->reason, &pos,
@@ -175,7 +180,7 @@ static void check_set(const char *path, const redist_arrays_t *arrays,
 }
 
 static void check_one(const char *path, const cli_cost_args *cost,
-                      result_t *r)
+                      int preserve, result_t *r)
 {
     redist_error_t err;
     redist_spec_t *spec = NULL;
@@ -199,7 +204,7 @@ static void check_one(const char *path, const cli_cost_args *cost,
             snprintf(r->reason, sizeof r->reason, "%s",
                      redist_error_format(&err, buf, sizeof buf));
         } else {
-            check_set(path, arrays, &opts, r);
+            check_set(path, arrays, &opts, preserve, r);
         }
         redist_arrays_free(arrays);
         return;
@@ -313,13 +318,14 @@ static int junit_error(const char *junit, const char *why)
 /* Check every spec, print a line each and the summary, write the JUnit
  * report; the exit code. */
 static int check_all(const char **paths, int np, result_t *res,
-                     const char *junit, const cli_cost_args *cost)
+                     const char *junit, const cli_cost_args *cost,
+                     int preserve)
 {
     int passed = 0, failed = 0, errors = 0;
     for (int i = 0; i < np; i++) {
         const result_t *r = &res[i];
         double t0 = cli_now();
-        check_one(paths[i], cost, &res[i]);
+        check_one(paths[i], cost, preserve, &res[i]);
         res[i].seconds = cli_now() - t0;
         const char *tag = r->outcome == 0 ? "PASS" : r->outcome == 1 ? "FAIL"
                                                                      : "ERROR";
@@ -345,9 +351,12 @@ static int check_all(const char **paths, int np, result_t *res,
 int cli_cmd_check(const cli_command *self, int argc, char **argv)
 {
     const char *junit = NULL;
+    int preserve = 0; /* sets: rounds for runs that keep the sources */
     cli_cost_args cost;
     char why[256];
     const cli_opt own[] = {{.name = "--junit", .kind = CLI_STR, .out = &junit},
+                           {.name = "--preserve-src", .kind = CLI_FLAG,
+                            .out = &preserve},
                            {.name = NULL}};
     const char **paths = calloc((size_t)argc, sizeof *paths);
     result_t *res = calloc((size_t)argc, sizeof *res);
@@ -364,7 +373,7 @@ int cli_cmd_check(const cli_command *self, int argc, char **argv)
     else if (junit && cli_check_writable(junit, why, sizeof why))
         rc = junit_error(junit, why);
     else
-        rc = check_all(paths, c.npos, res, junit, &cost);
+        rc = check_all(paths, c.npos, res, junit, &cost, preserve);
     free(res);
     free(paths);
     return rc;

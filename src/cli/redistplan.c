@@ -141,7 +141,7 @@ static const cli_command commands[] = {
      "0 ok, 2 bad input, 3 no plan", 0},
     {"check", cli_cmd_check,
      "check specs and their expect blocks: PASS, FAIL or ERROR each",
-     "SPEC... [--junit FILE]" COST_SYNOPSIS,
+     "SPEC... [--junit FILE] [--preserve-src]" COST_SYNOPSIS,
      "Each spec is planned (by the objective of the cost options) and its "
      "plan\n"
      "checked against the spec's expect block; a spec without one passes "
@@ -153,6 +153,9 @@ static const cli_command commands[] = {
      "  --junit FILE               also write a JUnit XML report (a "
      "testcase per\n"
      "                             spec, named by its name, with its time)\n"
+     "  --preserve-src             a spec with \"arrays\": its rounds for "
+     "runs that\n"
+     "                             keep the sources (as plan --preserve-src)\n"
      COST_HELP
      "\nexample:\n"
      "  redistplan check specs/*.json --junit check.xml\n",

@@ -90,19 +90,6 @@ int cli_run_set(const char *path, const redist_arrays_t *arrays,
         cli_print_error(&err);
         return CLI_BAD_INPUT;
     }
-    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
-        const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
-        if (redist_spec_num_meshes(s) == 2) {
-            fprintf(stderr,
-                    "redistplan: run: %s: array \"%s\" moves between two "
-                    "meshes: the sim backend does not run two-mesh arrays in "
-                    "a set; run it under mpirun (--backend mpi, one rank per "
-                    "device)\n",
-                    path, redist_spec_name(s));
-            redist_plan_set_free(set);
-            return CLI_BAD_INPUT;
-        }
-    }
     const redist_spec_t *s0 = redist_plan_spec(redist_plan_set_plan(set, 0));
     int64_t nd = redist_spec_num_devices(s0);
     int n = redist_plan_set_num_arrays(set);

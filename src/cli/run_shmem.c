@@ -153,14 +153,17 @@ static int setup(void *self, const cli_run *r, void **src, void **dst,
     redist_shmem_options_t mo = {m->args->flags, m->args->work_bytes};
     redist_error_t err;
     redist_error_clear(&err);
-    /* the same on every PE: every PE refuses alike */
-    if (cli_launch_failed(redist_spec_num_meshes(s) == 2, NULL,
-                          "the OpenSHMEM backend does not run two-mesh "
-                          "plans yet (doc/meshes.md): use --backend mpi or "
-                          "sim"))
-        return -1;
-    redist_status_t st = redist_shmem_create(redist_spec_mesh(s), &mo,
-                                             &m->ctx, &err);
+    /* two meshes: PE d is device d; the context's mesh is any mesh of
+     * that many devices */
+    redist_mesh_t *line = NULL;
+    const char *axis = "pe";
+    int64_t nd = redist_spec_num_devices(s);
+    int two = redist_spec_num_meshes(s) == 2;
+    if (two) /* no mesh on a PE: the creation fails on every PE */
+        redist_mesh_create(1, &axis, &nd, &line, NULL);
+    redist_status_t st = redist_shmem_create(two ? line : redist_spec_mesh(s),
+                                             &mo, &m->ctx, &err);
+    redist_mesh_free(line);
     if (cli_launch_failed(st != REDIST_OK, &err, NULL) ||
         alloc(m, redist_spec_src_bytes(s), redist_spec_dst_bytes(s)))
         return -1;

@@ -144,10 +144,13 @@ struct rd_program;
 struct rd_tlists;
 
 /* One part of a combined exchange (exchange_multi): byte ranges as
- * `exchange` takes them, or, with `tl`, the pieces of a two-mesh
+ * `exchange` takes them; or, with `tl`, the pieces of a two-mesh
  * transfer (src/exec/meshes.h): boxes of the send block `send` (shape
  * tl->s_shape) and of the receive block `recv` (tl->r_shape), the own
- * pieces in the same order in both lists. */
+ * pieces in the same order in both lists; or, with `x`, a whole
+ * exchange step (backends with `step` for exchange steps and no
+ * `exchange` op: OpenSHMEM) from the block `send` to the block `recv`,
+ * to / from then being x->xchg's lists (for counting peers). */
 typedef struct rd_xpart {
     const void *send;
     int64_t nto;
@@ -156,6 +159,7 @@ typedef struct rd_xpart {
     int64_t nfrom;
     const rd_xfer *from;
     const struct rd_tlists *tl;
+    const rd_xstep *x;
 } rd_xpart;
 
 typedef struct rd_backend_ops {
@@ -238,7 +242,16 @@ typedef struct rd_backend_ops {
     redist_status_t (*sub)(redist_backend_t *be, const redist_mesh_t *mesh,
                            const int64_t devices[], redist_backend_t **out,
                            redist_error_t *err);
+    /* A backend whose release is collective over every rank of `be`
+     * (OpenSHMEM: shmem_free) may give a non-member an endpoint of rank
+     * -1 instead of NULL: it runs nothing, and sub_free then releases it
+     * on every rank of `be`, in the order they were made. */
     void (*sub_free)(redist_backend_t *sub);
+    /* Optional: a set run (redist_set_run) starts on this endpoint
+     * (called on the union's and on every mesh endpoint of the set, in
+     * the same order on every rank, before any op of the run): per-run
+     * state may restart (OpenSHMEM: its signal slots). */
+    void (*run_begins)(redist_backend_t *be);
     /* Optional (NULL, fused_ops 0): a whole step, see above. */
     redist_status_t (*step)(redist_backend_t *be, const rd_xstep *x,
                             const void *in, void *out, redist_error_t *err);

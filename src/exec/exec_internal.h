@@ -169,7 +169,8 @@ redist_status_t rd_exec_run(rd_exec_prep *xp, redist_exec_report_t *r,
 void rd_exec_release(rd_exec_prep *xp);
 /* Many arrays (set_run.c) run several prepared programs interleaved:
  * rd_exec_until_exchange runs xp's passes from *k on and stops at the
- * next exchange pass (rd_pass_is_exchange; *k then names it, for the
+ * next exchange pass (rd_pass_is_exchange: an exchange op's pass, or a
+ * whole exchange step of a backend without one; *k then names it, for the
  * caller to run combined with other arrays') or at the end (*k ==
  * npasses); a failed pass aborts the other ranks.  rd_pass_account adds
  * a backend pass's traffic to r.  rd_exec_check_backend: does the

@@ -33,6 +33,7 @@
 /* The walk's consumer: the pieces of device `dev` into *t, or with dev
  * -1 every device's into t[device]. */
 typedef struct lists_ctx {
+    const redist_plan_t *plan;
     const redist_spec_t *s;
     int64_t dev;
     rd_tlists *t;
@@ -71,9 +72,20 @@ static void keep_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
         }
         rd_tpiece *p = &(*v)[(*n)++];
         p->peer = side ? from : to;
+        /* the peer's block: its S block (it sends) or R block */
+        const rd_mplan *m = c->plan->m;
+        int64_t plo[REDIST_MAX_DIMS], phi[REDIST_MAX_DIMS];
+        if (side)
+            rd_layout_box(&m->sent.lay, &m->sent.t, &s->two->mesh[0], q,
+                          plo, phi);
+        else
+            rd_layout_box(&m->recvd.lay, &m->recvd.t, &s->two->mesh[1], r,
+                          plo, phi);
         for (int i = 0; i < s->ndims; i++) {
             p->box[i] = hi[i] - lo[i];
             p->off[i] = lo[i] - (side ? t->r_lo[i] : t->s_lo[i]);
+            p->poff[i] = lo[i] - plo[i];
+            p->pshape[i] = phi[i] - plo[i];
         }
         p->bytes = s->elem_size;
         for (int i = 0; i < s->ndims; i++)
@@ -135,7 +147,7 @@ redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
     lists_head(plan, dev, t);
     if (!t->in_src && !t->in_dst)
         return REDIST_OK;
-    lists_ctx c = {plan->spec, dev, t, 0};
+    lists_ctx c = {plan, plan->spec, dev, t, 0};
     if (rd_transfer_walk(plan->spec, &plan->m->sent, &plan->m->recvd,
                          plan->has_cost ? &plan->cost : NULL, keep_piece,
                          &c) ||
@@ -154,7 +166,7 @@ static redist_status_t transfer_lists_all(const redist_plan_t *plan,
     int64_t N = plan->spec->two->ndevices;
     for (int64_t d = 0; d < N; d++)
         lists_head(plan, d, &t[d]);
-    lists_ctx c = {plan->spec, -1, t, 0};
+    lists_ctx c = {plan, plan->spec, -1, t, 0};
     if (rd_transfer_walk(plan->spec, &plan->m->sent, &plan->m->recvd,
                          plan->has_cost ? &plan->cost : NULL, keep_piece,
                          &c) ||

@@ -10,11 +10,14 @@
 
 /* One piece of the transfer on this device: the box `box` (shape) goes to
  * (comes from) global device `peer`; `off` is its origin in this device's
- * S block (a send) or R block (a receive).  bytes = its size. */
+ * S block (a send) or R block (a receive); `poff` its origin in the
+ * peer's R block (a send) or S block (a receive), whose shape is
+ * `pshape` (one-sided writes and reads need them).  bytes = its size. */
 typedef struct rd_tpiece {
     int64_t peer;
     int64_t box[REDIST_MAX_DIMS];
     int64_t off[REDIST_MAX_DIMS];
+    int64_t poff[REDIST_MAX_DIMS], pshape[REDIST_MAX_DIMS];
     uint64_t bytes;
 } rd_tpiece;
 

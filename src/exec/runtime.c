@@ -395,7 +395,8 @@ static redist_status_t run_one(rd_exec_prep *xp, int k,
 
 int rd_pass_is_exchange(const rd_pass *ps)
 {
-    return ps->kind == RD_PASS_XCHG && ps->x.op == REDIST_OP_EXCHANGE;
+    return (ps->kind == RD_PASS_XCHG || ps->kind == RD_PASS_FUSED) &&
+           ps->x.op == REDIST_OP_EXCHANGE;
 }
 
 redist_status_t rd_exec_until_exchange(rd_exec_prep *xp, int *k,

@@ -38,7 +38,7 @@ void redist_plan_set_free(redist_plan_set_t *s)
 {
     if (!s)
         return;
-    for (int i = 0; i < s->n; i++)
+    for (int i = 0; i < s->n && !s->borrowed; i++)
         redist_plan_free(s->plan[i]);
     free(s->plan);
     free(s->scratch);
@@ -69,8 +69,17 @@ redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
     memset(l, 0, sizeof *l);
     for (int side = 0; side < 2; side++) {
         const redist_plan_t *ph = plan->m->phase[side];
+        /* an empty phase: the caller's block is S (R), except the R
+         * block of a backend that receives in its own scratch only
+         * (one-sided puts: the arena is symmetric, the caller's
+         * destination may not be), copied to the destination after the
+         * transfer (set_two.c) */
+        if (!redist_plan_num_steps(ph) && side && ops &&
+            (ops->caps & RD_CAP_RECV_IN_SCRATCH))
+            l->part[RD_TWO_R] =
+                rd_set_align(redist_spec_src_bytes(redist_plan_spec(ph)));
         if (!redist_plan_num_steps(ph))
-            continue; /* the caller's block is S (R) */
+            continue;
         redist_status_t st = rd_set_program(ph, ops, flags, &l->prog[side],
                                             err);
         if (st)
@@ -207,6 +216,9 @@ static void round_figures(redist_plan_set_t *s)
     }
 }
 
+static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
+                              redist_error_t *err);
+
 redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
                                        const redist_plan_options_t *popts,
                                        const redist_backend_t *backend,
@@ -265,7 +277,20 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
             rd_strlcpy(err->text, text, sizeof err->text);
         }
     }
-    for (int i = 0; i < s->n && !st; i++)
+    if (st) {
+        redist_plan_set_free(s);
+        return st;
+    }
+    return finish(s, out, err);
+}
+
+/* The reserve, the rounds and their figures of a set whose plans and
+ * scratch figures are made; *out = s, or s is freed. */
+static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
+                              redist_error_t *err)
+{
+    redist_status_t st = REDIST_OK;
+    for (int i = 0; i < s->n; i++)
         for (int k = 0; k < redist_plan_num_steps(s->plan[i]); k++) {
             redist_step_view_t v;
             if (!redist_plan_step(s->plan[i], k, &v) &&
@@ -276,8 +301,7 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
     /* two-mesh arrays: each mesh's endpoint has work space of its own */
     if (s->reserve)
         s->reserve *= (uint64_t)(1 + rd_set_distinct_meshes(s));
-    if (!st)
-        st = group(s, err);
+    st = group(s, err);
     if (!st && !(s->rounds = calloc((size_t)s->nrounds, sizeof *s->rounds)))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     if (st) {
@@ -287,6 +311,41 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
     round_figures(s);
     *out = s;
     return REDIST_OK;
+}
+
+redist_status_t rd_plan_set_of_plan(const redist_plan_t *plan,
+                                    const rd_backend_ops *kind,
+                                    unsigned flags, redist_plan_set_t **out,
+                                    redist_error_t *err)
+{
+    redist_plan_set_t *s = calloc(1, sizeof *s);
+    if (s) {
+        s->plan = calloc(1, sizeof *s->plan);
+        s->scratch = calloc(1, sizeof *s->scratch);
+        s->round = calloc(1, sizeof *s->round);
+        s->name = calloc(1, 1);
+    }
+    if (!s || !s->plan || !s->scratch || !s->round || !s->name) {
+        redist_plan_set_free(s);
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    s->borrowed = 1;
+    s->n = 1;
+    s->plan[0] = (redist_plan_t *)plan;
+    s->budget = REDIST_NO_BUDGET;
+    s->exec_flags = flags;
+    s->memory_efficient = 1;
+    if (kind) {
+        s->has_kind = 1;
+        s->kind = *kind;
+    }
+    redist_status_t st =
+        rd_set_array_scratch(plan, kind, flags, &s->scratch[0], err);
+    if (st) {
+        redist_plan_set_free(s);
+        return st;
+    }
+    return finish(s, out, err);
 }
 
 int redist_plan_set_num_arrays(const redist_plan_set_t *s)

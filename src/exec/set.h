@@ -13,6 +13,7 @@ typedef redist_round_stats_t rd_set_round;
 struct redist_plan_set {
     char *name;
     int n, nrounds, is_set, memory_efficient;
+    int borrowed; /* the plans are the caller's (rd_plan_set_of_plan) */
     uint64_t budget;
     uint64_t reserve;     /* of every round: the backend's least work */
     unsigned exec_flags;  /* the options the scratch figures are for */
@@ -25,6 +26,24 @@ struct redist_plan_set {
     int *round;           /* per array: its round */
     rd_set_round *rounds;
 };
+
+/* A set of one array, `plan` (borrowed: it must outlive the set), with
+ * no budget, for backends of kind `kind` (NULL: the generic programs)
+ * and execution flags `flags`: how a backend runs a two-mesh plan alone
+ * with the set's runner (OpenSHMEM). */
+redist_status_t rd_plan_set_of_plan(const redist_plan_t *plan,
+                                    const rd_backend_ops *kind,
+                                    unsigned flags, redist_plan_set_t **out,
+                                    redist_error_t *err);
+
+/* redist_plan_set_prepare with `pre`, a failure of the caller on this
+ * rank before it (REDIST_OK: none; its message in *err), folded into the
+ * preparation's agreements: every rank fails together, none waits. */
+redist_status_t rd_set_prepare(const redist_plan_set_t *set,
+                               redist_backend_t *be, void *const src[],
+                               void *const dst[], redist_status_t pre,
+                               redist_set_prepared_t **out,
+                               redist_error_t *err);
 
 /* The scratch arena's alignment of every buffer in it. */
 #define RD_SET_ALIGN 64

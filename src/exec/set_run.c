@@ -13,8 +13,10 @@
  * passes up to its next exchange (rd_exec_until_exchange), then the
  * exchanges of every array that reached one go out together through the
  * backend's exchange_multi (one message per peer and direction: MPI
- * sends each peer one struct datatype over the arrays' pieces), then
- * again, until every program has ended.  Every rank runs the same
+ * sends each peer one struct datatype over the arrays' pieces, OpenSHMEM
+ * one signalled series of puts), then again, until every program has
+ * ended.  An exchange is an exchange op's pass, or a whole exchange step
+ * of a backend without that op (OpenSHMEM).  Every rank runs the same
  * programs (they depend on the plans only), so every rank makes the
  * same calls in the same order.
  *
@@ -33,18 +35,25 @@
 #include "set_two.h"
 #include "../core/internal.h"
 
+/* One array of a prepared set on this device. */
+typedef struct set_array {
+    int is_two;      /* it moves between two meshes */
+    rd_exec_prep xp; /* one mesh: program, buffers */
+    rd_set_two two;  /* two meshes: phases, transfer (else unused) */
+    int cursor;      /* during a run: its next pass (two meshes: 0 phase
+                        A, 1 the transfer, 2 phase B, 3 done) */
+} set_array;
+
 struct redist_set_prepared {
     const redist_plan_set_t *set;
     redist_backend_t *be;
-    rd_exec_prep *xp; /* per array: program, buffers */
-    rd_set_two *two;  /* per array: a two-mesh array's (else unused) */
-    char *is_two;     /* per array: it moves between two meshes */
+    set_array *arr;   /* per array */
     rd_set_eps eps;   /* endpoints on the two-mesh arrays' meshes */
     int *order;       /* arrays by round, spec order within a round */
-    int *start;       /* order[start[r] .. start[r + 1]) is round r */
-    int *cursor;      /* per array, during a run */
-    rd_xpart *parts;
-    int *at;
+    int *start;       /* order[start[r] .. start[r + 1]) is round r (in
+                         order's allocation) */
+    rd_xpart *parts;  /* a combined exchange's parts, and their arrays */
+    int *at;          /* in parts' allocation */
     void *arena;
     uint64_t arena_bytes; /* the largest round's parts, then the work */
     uint64_t work_bytes;  /* the backends' work space (size_work) */
@@ -83,7 +92,7 @@ static redist_status_t local_checks(const redist_plan_set_t *set,
             return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                             "array \"%s\" moves between two meshes: the "
                             "%s backend does not run two-mesh arrays in a "
-                            "set (mpi does; run it on its own with its plan)",
+                            "set (mpi, shmem and sim do)",
                             redist_spec_name(s), be->ops->name);
         if (be->size != redist_spec_num_devices(s))
             return rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
@@ -117,13 +126,14 @@ static redist_status_t build(redist_set_prepared_t *p, void *const src[],
     redist_status_t st = REDIST_OK;
     *hash = rd_fnv_u64(RD_FNV_BASIS, (uint64_t)set->n);
     for (int i = 0; i < set->n && !st; i++) {
-        rd_exec_prep *xp = &p->xp[i];
+        set_array *a = &p->arr[i];
+        rd_exec_prep *xp = &a->xp;
         *hash = rd_fnv_u64(*hash, rd_plan_hash(set->plan[i],
                                                set->exec_flags));
         *hash = rd_fnv_u64(*hash, (uint64_t)set->round[i]);
-        if ((p->is_two[i] =
+        if ((a->is_two =
                  redist_spec_num_meshes(redist_plan_spec(set->plan[i])) == 2)) {
-            st = rd_set_two_build(&p->two[i], set->plan[i],
+            st = rd_set_two_build(&a->two, set->plan[i],
                                   set->has_kind ? &set->kind : NULL,
                                   set->exec_flags, p->be->rank, src[i],
                                   dst[i], err);
@@ -173,9 +183,9 @@ static redist_status_t endpoints(redist_set_prepared_t *p,
 {
     redist_status_t st = REDIST_OK;
     for (int i = 0; i < p->set->n && !st; i++) {
-        if (!p->is_two[i])
+        if (!p->arr[i].is_two)
             continue;
-        rd_set_two *w = &p->two[i];
+        rd_set_two *w = &p->arr[i].two;
         const redist_spec_t *s = redist_plan_spec(p->set->plan[i]);
         for (int side = 0; side < 2 && !st; side++) {
             st = rd_set_eps_get(&p->eps, p->be, s, side, &w->ep[side], err);
@@ -200,11 +210,12 @@ static const rd_program **programs_of(const redist_set_prepared_t *p, int ep,
     const rd_program **v = malloc((size_t)(2 * p->set->n + 1) * sizeof *v);
     *n = 0;
     for (int i = 0; v && i < p->set->n; i++) {
-        if (!p->is_two[i] && ep < 0)
-            v[(*n)++] = &p->xp[i].p;
-        for (int side = 0; p->is_two[i] && side < 2; side++)
-            if (p->two[i].has[side] && p->two[i].ep[side] == ep)
-                v[(*n)++] = &p->two[i].ph[side].p;
+        const set_array *a = &p->arr[i];
+        if (!a->is_two && ep < 0)
+            v[(*n)++] = &a->xp.p;
+        for (int side = 0; a->is_two && side < 2; side++)
+            if (a->two.has[side] && a->two.ep[side] == ep)
+                v[(*n)++] = &a->two.ph[side].p;
     }
     return v;
 }
@@ -279,10 +290,11 @@ static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
     for (int r = 0; r < set->nrounds; r++) {
         uint64_t off = 0;
         for (int k = p->start[r]; k < p->start[r + 1]; k++) {
-            rd_exec_prep *xp = &p->xp[p->order[k]];
+            set_array *y = &p->arr[p->order[k]];
+            rd_exec_prep *xp = &y->xp;
             char *a = p->arena;
-            if (p->is_two[p->order[k]]) {
-                rd_set_two_place(&p->two[p->order[k]], a + off);
+            if (y->is_two) {
+                rd_set_two_place(&y->two, a + off);
                 off += set->scratch[p->order[k]];
                 continue;
             }
@@ -313,12 +325,11 @@ void redist_set_prepared_free(redist_set_prepared_t *p)
 {
     if (!p)
         return;
-    if (p->xp)
-        for (int i = 0; i < p->set->n; i++)
-            rd_program_free(&p->xp[i].p);
-    for (int i = 0; p->two && p->is_two && i < p->set->n; i++)
-        if (p->is_two[i])
-            rd_set_two_free(&p->two[i]);
+    for (int i = 0; p->arr && i < p->set->n; i++) {
+        rd_program_free(&p->arr[i].xp.p);
+        if (p->arr[i].is_two)
+            rd_set_two_free(&p->arr[i].two);
+    }
     rd_set_eps_free(&p->eps);
     if (p->began && p->be->ops->end_programs)
         p->be->ops->end_programs(p->be);
@@ -328,14 +339,9 @@ void redist_set_prepared_free(redist_set_prepared_t *p)
         else
             free(p->arena);
     }
-    free(p->xp);
-    free(p->two);
-    free(p->is_two);
-    free(p->order);
-    free(p->start);
-    free(p->cursor);
-    free(p->parts);
-    free(p->at);
+    free(p->arr);
+    free(p->order); /* start too */
+    free(p->parts); /* at too */
     free(p);
 }
 
@@ -345,13 +351,22 @@ redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
                                         redist_set_prepared_t **out,
                                         redist_error_t *err)
 {
+    return rd_set_prepare(set, be, src, dst, REDIST_OK, out, err);
+}
+
+redist_status_t rd_set_prepare(const redist_plan_set_t *set,
+                               redist_backend_t *be, void *const src[],
+                               void *const dst[], redist_status_t pre,
+                               redist_set_prepared_t **out,
+                               redist_error_t *err)
+{
     if (!out)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "out",
                         "NULL argument");
     if (!be || !be->ops)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
                         "NULL backend"); /* nobody to agree with */
-    redist_status_t st = local_checks(set, be, src, dst, err);
+    redist_status_t st = pre ? pre : local_checks(set, be, src, dst, err);
     uint64_t hash = 0;
     redist_set_prepared_t *p = calloc(1, sizeof *p);
     if (!p)
@@ -362,16 +377,15 @@ redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
     p->be = be;
     if (!st) {
         int n = set->n;
-        p->xp = calloc((size_t)n, sizeof *p->xp);
-        p->order = calloc((size_t)n, sizeof *p->order);
-        p->start = calloc((size_t)set->nrounds + 1, sizeof *p->start);
-        p->cursor = calloc((size_t)n, sizeof *p->cursor);
-        p->parts = calloc((size_t)n, sizeof *p->parts);
-        p->at = calloc((size_t)n, sizeof *p->at);
-        p->two = calloc((size_t)n, sizeof *p->two);
-        p->is_two = calloc((size_t)n, sizeof *p->is_two);
-        if (!p->xp || !p->order || !p->start || !p->cursor || !p->parts ||
-            !p->at || !p->two || !p->is_two)
+        p->arr = calloc((size_t)n, sizeof *p->arr);
+        p->order = calloc((size_t)n + (size_t)set->nrounds + 1,
+                          sizeof *p->order);
+        p->parts = calloc((size_t)n, sizeof *p->parts + sizeof *p->at);
+        if (p->order)
+            p->start = p->order + n;
+        if (p->parts) /* rd_xpart's alignment suits an int */
+            p->at = (int *)(void *)(p->parts + n);
+        if (!p->arr || !p->order || !p->parts)
             st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
         else
             st = build(p, src, dst, &hash, err);
@@ -394,7 +408,6 @@ redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
     return REDIST_OK;
 }
 
-/* One combined exchange of the arrays order[a..b) that stopped at one. */
 /* Bytes of a transfer this device receives (0) or sends (1) from or to
  * others. */
 static uint64_t transfer_bytes(const rd_tlists *t, int send, int64_t me)
@@ -408,6 +421,7 @@ static uint64_t transfer_bytes(const rd_tlists *t, int send, int64_t me)
     return b;
 }
 
+/* One combined exchange of the arrays order[a..b) that stopped at one. */
 static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
                                 redist_exec_report_t *r, int *any,
                                 redist_error_t *err)
@@ -416,24 +430,26 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
     int np = 0;
     for (int k = a; k < b; k++) {
         int i = p->order[k];
-        rd_exec_prep *xp = &p->xp[i];
-        if (p->is_two[i]) { /* its transfer, once phase A has run */
-            if (p->cursor[i] != 1)
+        set_array *a = &p->arr[i];
+        rd_exec_prep *xp = &a->xp;
+        if (a->is_two) { /* its transfer, once phase A has run */
+            if (a->cursor != 1)
                 continue;
-            p->parts[np] = rd_set_two_part(&p->two[i]);
-            r->recv_bytes += transfer_bytes(&p->two[i].t, 0, be->rank);
-            r->sent_bytes += transfer_bytes(&p->two[i].t, 1, be->rank);
+            p->parts[np] = rd_set_two_part(&a->two);
+            r->recv_bytes += transfer_bytes(&a->two.t, 0, be->rank);
+            r->sent_bytes += transfer_bytes(&a->two.t, 1, be->rank);
             p->at[np++] = i;
             continue;
         }
-        if (p->cursor[i] >= xp->p.npasses)
+        if (a->cursor >= xp->p.npasses)
             continue;
-        const rd_pass *ps = &xp->p.pass[p->cursor[i]];
+        const rd_pass *ps = &xp->p.pass[a->cursor];
         const rd_xchg *x = ps->x.xchg;
         rd_pass_account(be, ps, r);
         p->parts[np] = (rd_xpart){xp->buf[ps->in_buf], x->nsend, x->send,
                                   xp->buf[ps->out_buf], x->nrecv, x->recv,
-                                  NULL};
+                                  NULL,
+                                  ps->kind == RD_PASS_FUSED ? &ps->x : NULL};
         p->at[np++] = i;
     }
     *any = np > 0;
@@ -457,18 +473,22 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
     redist_status_t st = REDIST_OK;
     if (be->ops->exchange_multi)
         st = be->ops->exchange_multi(be, np, p->parts, err);
-    else /* generic parts only: two-mesh arrays need exchange_multi */
+    else /* no two-mesh parts: they need exchange_multi */
         for (int j = 0; j < np && !st; j++)
-            st = be->ops->exchange(be, p->parts[j].send, p->parts[j].nto,
-                                   p->parts[j].to, p->parts[j].recv,
-                                   p->parts[j].nfrom, p->parts[j].from, err);
+            st = p->parts[j].x
+                     ? be->ops->step(be, p->parts[j].x, p->parts[j].send,
+                                     p->parts[j].recv, err)
+                     : be->ops->exchange(be, p->parts[j].send,
+                                         p->parts[j].nto, p->parts[j].to,
+                                         p->parts[j].recv, p->parts[j].nfrom,
+                                         p->parts[j].from, err);
     if (st) {
         if (be->ops->abort)
             be->ops->abort(be, st, err);
         return st;
     }
     for (int j = 0; j < np; j++)
-        p->cursor[p->at[j]]++;
+        p->arr[p->at[j]].cursor++;
     return REDIST_OK;
 }
 
@@ -488,21 +508,26 @@ redist_status_t redist_set_run(redist_set_prepared_t *p,
     }
     redist_status_t st = REDIST_OK;
     p->messages = p->exchanges = 0;
+    /* every endpoint, in the same order on every rank */
+    if (p->be->ops->run_begins)
+        p->be->ops->run_begins(p->be);
+    for (int k = 0; k < p->eps.n; k++)
+        if (p->eps.e[k].be && p->eps.e[k].be->ops->run_begins)
+            p->eps.e[k].be->ops->run_begins(p->eps.e[k].be);
     for (int rd = 0; rd < p->set->nrounds && !st; rd++) {
         int a = p->start[rd], b = p->start[rd + 1], any = 1;
         for (int k = a; k < b; k++)
-            p->cursor[p->order[k]] = 0;
+            p->arr[p->order[k]].cursor = 0;
         while (any && !st) {
             for (int k = a; k < b && !st; k++) {
-                int i = p->order[k];
-                if (!p->is_two[i]) {
-                    st = rd_exec_until_exchange(&p->xp[i], &p->cursor[i], &r,
-                                                err);
-                } else if (p->cursor[i] == 0 || p->cursor[i] == 2) {
+                set_array *a = &p->arr[p->order[k]];
+                if (!a->is_two) {
+                    st = rd_exec_until_exchange(&a->xp, &a->cursor, &r, err);
+                } else if (a->cursor == 0 || a->cursor == 2) {
                     /* phase A before its transfer, phase B after it */
-                    st = rd_set_two_phase(&p->two[i], p->cursor[i] / 2,
-                                          p->be, &r, err);
-                    p->cursor[i]++;
+                    st = rd_set_two_phase(&a->two, a->cursor / 2, p->be, &r,
+                                          err);
+                    a->cursor++;
                 }
             }
             if (!st)
@@ -516,8 +541,8 @@ redist_status_t redist_set_run(redist_set_prepared_t *p,
     r.scratch_allocations = p->count;
     r.writes_src = 0;
     for (int i = 0; i < p->set->n; i++)
-        r.writes_src |= p->is_two[i] ? p->two[i].ph[0].p.writes_src
-                                     : p->xp[i].p.writes_src;
+        r.writes_src |= p->arr[i].is_two ? p->arr[i].two.ph[0].p.writes_src
+                                         : p->arr[i].xp.p.writes_src;
     r.seconds = rd_exec_seconds() - t0;
     if (report)
         *report = r;

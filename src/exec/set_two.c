@@ -42,6 +42,14 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
 {
     memset(w, 0, sizeof *w);
     const redist_spec_t *s = redist_plan_spec(plan);
+    /* a transfer that sums pending contributions as they land: the
+     * combined exchanges only place bytes */
+    if (plan->m->sent.t.partial || plan->m->recvd.t.partial)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "array \"%s\": its transfer carries pending partial "
+                        "sums across the meshes, which the %s backend "
+                        "does not run (it places bytes only)",
+                        redist_spec_name(s), kind ? kind->name : "set's");
     rd_set_two_layout l;
     redist_status_t st = rd_set_two_layout_of(plan, kind, flags, &l, err);
     for (int side = 0; side < 2; side++) {
@@ -91,7 +99,7 @@ void rd_set_two_place(rd_set_two *w, char *at)
 
 rd_xpart rd_set_two_part(const rd_set_two *w)
 {
-    rd_xpart x = {w->S, 0, NULL, w->R, 0, NULL, &w->t};
+    rd_xpart x = {w->S, 0, NULL, w->R, 0, NULL, &w->t, NULL};
     return x;
 }
 
@@ -99,8 +107,15 @@ redist_status_t rd_set_two_phase(rd_set_two *w, int side,
                                  redist_backend_t *union_be,
                                  redist_exec_report_t *r, redist_error_t *err)
 {
-    if (!w->has[side])
+    if (!w->has[side]) {
+        /* an empty target phase whose R block is in the arena
+         * (rd_set_two_layout_of): the destination is a copy of it */
+        void *dst = w->ph[1].buf[RD_BUF_DST];
+        uint64_t b = rd_tlists_bytes(&w->t, 1); /* 0: dst may be NULL */
+        if (side && w->rank[1] >= 0 && w->R != dst && b)
+            memcpy(dst, w->R, (size_t)b);
         return REDIST_OK;
+    }
     redist_exec_report_t pr;
     memset(&pr, 0, sizeof pr);
     redist_status_t st = rd_exec_run(&w->ph[side], &pr, err);

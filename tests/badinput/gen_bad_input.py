@@ -196,6 +196,7 @@ HANDLES = {  # out handle type -> free function (None: NULL pass only)
     'redist_mpi_prepared_t': None,
     'redist_mpi_meshes_t': None,
     'redist_shmem_prepared_t': None,
+    'redist_shmem_meshes_t': None,
     'redist_arrays_t': 'redist_arrays_free',
     'redist_plan_set_t': 'redist_plan_set_free',
     'redist_set_prepared_t': None,
@@ -290,7 +291,7 @@ def rule(proto, p, idx):
              'const redist_shmem_t *', 'const redist_mpi_options_t *',
              'const redist_shmem_options_t *', 'const void *',
              'redist_mpi_prepared_t *', 'const redist_mpi_prepared_t *',
-             'redist_mpi_meshes_t *',
+             'redist_mpi_meshes_t *', 'redist_shmem_meshes_t *',
              'redist_shmem_prepared_t *',
              'const redist_shmem_prepared_t *',
              'redist_set_prepared_t *', 'const redist_set_prepared_t *'):

@@ -107,6 +107,11 @@ expect_rc 0 "plan set --preserve-src" "$RP" plan "$ROOT/specs/arrays/llama8b-syn
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["totals"]; sys.exit(0 if t["rounds"] == 5 and 0 < t["scratch_bytes"] <= d["budget_bytes"] else 1)' "$T/out" && ok || bad "set with --preserve-src: 5 rounds within the budget"
 expect_rc 2 "plan --preserve-src, one array" "$RP" plan specs/megatron-col-to-row-parallel.json --preserve-src
 grep -q 'preserve-src is for a spec with "arrays"' "$T/err" && ok || bad "--preserve-src on one array: message"
+# check gates a set's rounds as plan groups them, --preserve-src too
+expect_rc 0 "check set --preserve-src" "$RP" check "$ROOT/specs/arrays/llama8b-sync-reshaped.json" --preserve-src
+grep -q "291 arrays in 5 rounds (--preserve-src)" "$T/out" && ok || bad "check set --preserve-src: 5 rounds"
+expect_rc 0 "check set" "$RP" check "$ROOT/specs/arrays/llama8b-sync-reshaped.json"
+grep -q "291 arrays in 1 round, scratch 0 bytes" "$T/out" && ok || bad "check set: one round, no scratch"
 # The model specs of specs/arrays are what scripts/model_spec.py writes
 # (their expect blocks from this redistplan's plans).
 for v in train-to-infer:sync-train-to-infer reshaped:sync-reshaped \

@@ -750,3 +750,168 @@ redist_plan_set_t *rp_set_make(redist_spec_t *const specs[], int n,
     redist_arrays_free(a);
     return set;
 }
+
+redist_spec_t *rp_set_two_spec(rp_rng *r, int64_t size, const char *name)
+{
+    for (int t = 0; t < 40; t++) {
+        redist_spec_t *s = NULL, *n = NULL, *tmp = NULL;
+        int kind;
+        if (rp_meshes_spec(r, size, &kind, &s, NULL))
+            continue;
+        if (redist_spec_num_devices(s) != size) {
+            redist_spec_free(s);
+            continue;
+        }
+        redist_placed_mesh_t pm[2];
+        int64_t *dev[2] = {NULL, NULL};
+        int ok = 1;
+        for (int side = 0; side < 2; side++) {
+            const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+            int64_t nd = redist_mesh_num_devices(m);
+            dev[side] = malloc((size_t)nd * sizeof *dev[side]);
+            ok = ok && dev[side];
+            for (int64_t k = 0; dev[side] && k < nd; k++)
+                dev[side][k] = redist_spec_mesh_device(s, side, k);
+            pm[side] = (redist_placed_mesh_t){redist_spec_mesh_name(s, side),
+                                              m, dev[side]};
+        }
+        redist_layout_t lf = {0}, lt = {0};
+        lf.split = redist_spec_split(s, 0);
+        lt.split = redist_spec_split(s, 1);
+        if (!ok ||
+            (!redist_spec_create_meshes(&pm[0], &pm[1], redist_spec_ndims(s),
+                                        redist_spec_shape(s),
+                                        redist_spec_dtype(s),
+                                        redist_spec_from(s),
+                                        redist_spec_to(s),
+                                        redist_spec_reduce(s), name, &tmp,
+                                        NULL) &&
+             redist_spec_with_layouts(tmp, &lf, &lt, &n, NULL)))
+            n = NULL;
+        redist_spec_free(tmp);
+        redist_spec_free(s);
+        free(dev[0]);
+        free(dev[1]);
+        if (n)
+            return n;
+    }
+    return NULL;
+}
+
+/* The set's source blocks filled, the destinations poisoned. */
+static void set_fill(const redist_plan_set_t *set, int64_t rank,
+                     void *const src[], void *const dst[])
+{
+    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+        const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
+        if (src[i])
+            rd_pattern_fill(s, rank, src[i]);
+        if (dst[i])
+            memset(dst[i], 0xEE,
+                   (size_t)redist_spec_device_bytes(s, 1, rank));
+    }
+}
+
+/* One run's figures and results on this rank; 0 when right. */
+static int set_judge(const redist_plan_set_t *set,
+                     const redist_set_prepared_t *p,
+                     const redist_exec_report_t *rep, uint64_t budget, int c,
+                     int run, int64_t rank, int64_t size, void *const dst[])
+{
+    if (budget != REDIST_NO_BUDGET &&
+        (rep->scratch_high_water > budget ||
+         rep->scratch_high_water < rep->scratch_bytes)) {
+        fprintf(stderr, "rank %lld case %d: scratch %llu (arena %llu) > "
+                        "budget %llu\n",
+                (long long)rank, c,
+                (unsigned long long)rep->scratch_high_water,
+                (unsigned long long)rep->scratch_bytes,
+                (unsigned long long)budget);
+        return 1;
+    }
+    uint64_t msgs = redist_set_prepared_messages(p),
+             xs = redist_set_prepared_exchanges(p), most = 0;
+    /* combined: a round's exchanges go out together, so a round takes at
+     * most as many combined exchanges as its array with the most steps
+     * (one at most per step), not their sum */
+    for (int k = 0; k < redist_plan_set_num_rounds(set); k++) {
+        uint64_t m = 0;
+        for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+            uint64_t n = (uint64_t)redist_plan_num_steps(
+                redist_plan_set_plan(set, i));
+            if (redist_plan_set_round_of(set, i) == k && n > m)
+                m = n;
+        }
+        most += m;
+    }
+    if (xs > most) {
+        fprintf(stderr, "rank %lld case %d: %llu combined exchanges, more "
+                        "than the rounds' most steps of an array (%llu)\n",
+                (long long)rank, c, (unsigned long long)xs,
+                (unsigned long long)most);
+        return 1;
+    }
+    if (msgs > xs * (uint64_t)(size - 1)) {
+        fprintf(stderr, "rank %lld case %d: %llu messages for %llu combined "
+                        "exchanges on %lld ranks\n",
+                (long long)rank, c, (unsigned long long)msgs,
+                (unsigned long long)xs, (long long)size);
+        return 1;
+    }
+    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+        const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
+        rd_mismatch mm;
+        if (dst[i] && rd_pattern_check(s, rank, dst[i], &mm)) {
+            fprintf(stderr, "rank %lld case %d run %d: array %s element "
+                            "%llu: expected %s, got %s\n",
+                    (long long)rank, c, run, redist_spec_name(s),
+                    (unsigned long long)mm.local_index, mm.expected, mm.got);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int rp_set_run_twice(const redist_plan_set_t *set, uint64_t budget, int c,
+                     redist_backend_t *be, void (*after)(void *user),
+                     void *user)
+{
+    int n = redist_plan_set_num_arrays(set), bad = 0;
+    int64_t rank = redist_backend_rank(be), size = redist_backend_size(be);
+    void **src = calloc((size_t)n, sizeof *src);
+    void **dst = calloc((size_t)n, sizeof *dst);
+    for (int i = 0; src && dst && i < n; i++) {
+        const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
+        uint64_t sb = redist_spec_device_bytes(s, 0, rank),
+                 db = redist_spec_device_bytes(s, 1, rank);
+        src[i] = sb ? malloc(sb) : NULL;
+        dst[i] = db ? malloc(db) : NULL;
+    }
+    redist_error_t e = REDIST_ERROR_INIT;
+    redist_set_prepared_t *p = NULL;
+    redist_status_t st =
+        src && dst ? redist_plan_set_prepare(set, be, src, dst, &p, &e)
+                   : REDIST_ERR_NOMEM;
+    for (int k = 0; k < 2 && !st && !bad; k++) {
+        set_fill(set, rank, src, dst);
+        redist_exec_report_t rep;
+        if ((st = redist_set_run(p, &rep, &e)))
+            break;
+        if (after)
+            after(user);
+        bad = set_judge(set, p, &rep, budget, c, k, rank, size, dst);
+    }
+    if (st) {
+        fprintf(stderr, "rank %lld case %d: %s\n", (long long)rank, c,
+                e.text);
+        bad = 1;
+    }
+    redist_set_prepared_free(p);
+    for (int i = 0; src && dst && i < n; i++) {
+        free(src[i]);
+        free(dst[i]);
+    }
+    free(src);
+    free(dst);
+    return bad;
+}

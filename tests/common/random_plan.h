@@ -208,5 +208,20 @@ void rp_set_budgets(const redist_plan_set_t *set, uint64_t *most,
  * not plan. */
 redist_plan_set_t *rp_set_make(redist_spec_t *const specs[], int n,
                                uint64_t budget, const redist_backend_t *be);
+/* A random two-mesh spec on exactly `size` devices (every one in one
+ * of its meshes) named `name` for a set (rp_meshes_spec redrawn until it
+ * spans them all); NULL when 40 draws gave none. */
+redist_spec_t *rp_set_two_spec(rp_rng *r, int64_t size, const char *name);
+/* Prepare `set` on this rank's endpoint `be` (buffers of this rank,
+ * be's rank being its device), run it twice with every element of every
+ * array checked, the scratch high-water mark against `budget` and the
+ * arena, the combined exchanges against the rounds' most steps of an
+ * array (not their sum), and the messages against one per other rank per combined
+ * exchange; after each run `after(user)` (may be NULL: a backend's own
+ * counts).  Problems are printed with case number c; 0 when exact on
+ * this rank. */
+int rp_set_run_twice(const redist_plan_set_t *set, uint64_t budget, int c,
+                     redist_backend_t *be, void (*after)(void *user),
+                     void *user);
 
 #endif

@@ -115,9 +115,9 @@ expect 0 "inline spec, partial, repeat" - --mesh x=3,y=2 --shape 6x4x2 \
 expect_text "exact: 6 devices" "inline report"
 
 # specs with many arrays (doc/arrays.md): every array exact, the scratch
-# within the budget; the example and a shrunk copy of the reshaped model
-# sync run; the two-mesh model specs are refused by sim (over MPI they
-# run from C: tests/mpi/test_sets_mpi.c)
+# within the budget; the example and shrunk copies of the model specs
+# run, the two-mesh ones (train to infer, checkpoint 8 to 6, KV cache on
+# 16 devices) included
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -128,10 +128,12 @@ for f in "$dir/arrays/mlp-block-resharded.json" "$tmp/llama8b-reshaped-small.jso
     expect 0 "$name" "$f" --max-bytes 2000000000
     expect_text "result    exact:" "$name report"
 done
-python3 "$src/scripts/model_spec.py" --variant kv-cache --shrink 64 \
-    --layers 1 -o "$tmp/kv-small.json"
-expect 2 "arrays between two meshes on sim" "$tmp/kv-small.json"
-expect_text "does not run two-mesh arrays" "arrays between two meshes on sim"
+for v in train-to-infer checkpoint kv-cache; do
+    python3 "$src/scripts/model_spec.py" --variant $v --shrink 64 \
+        --layers 2 -o "$tmp/$v-small.json"
+    expect 0 "arrays/$v (two meshes)" "$tmp/$v-small.json"
+    expect_text "result    exact:" "arrays/$v report"
+done
 expect 2 "arrays with --preserve-src" "$dir/arrays/mlp-block-resharded.json" \
     --preserve-src
 expect 2 "arrays over --max-bytes" "$dir/arrays/mlp-block-resharded.json" \

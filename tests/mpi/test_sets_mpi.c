@@ -24,125 +24,10 @@
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 static int rank, size, fails, work;
 
-/* A random two-mesh spec on exactly `size` devices named `name`
- * (rp_meshes_spec redrawn until it spans them all). */
-static redist_spec_t *draw_two(const char *name)
+/* After each run: did it stream a reduction (informational)? */
+static void count_work(void *ctx)
 {
-    for (int t = 0; t < 40; t++) {
-        redist_spec_t *s = NULL, *n = NULL, *tmp = NULL;
-        int kind;
-        if (rp_meshes_spec(&rng, size, &kind, &s, NULL))
-            continue;
-        if (redist_spec_num_devices(s) != size) {
-            redist_spec_free(s);
-            continue;
-        }
-        redist_placed_mesh_t pm[2];
-        int64_t *dev[2] = {NULL, NULL};
-        for (int side = 0; side < 2; side++) {
-            const redist_mesh_t *m = redist_spec_side_mesh(s, side);
-            int64_t nd = redist_mesh_num_devices(m);
-            dev[side] = malloc((size_t)nd * sizeof *dev[side]);
-            for (int64_t r = 0; r < nd; r++)
-                dev[side][r] = redist_spec_mesh_device(s, side, r);
-            pm[side] = (redist_placed_mesh_t){redist_spec_mesh_name(s, side),
-                                              m, dev[side]};
-        }
-        redist_layout_t lf = {0}, lt = {0};
-        lf.split = redist_spec_split(s, 0);
-        lt.split = redist_spec_split(s, 1);
-        if (!redist_spec_create_meshes(&pm[0], &pm[1], redist_spec_ndims(s),
-                                       redist_spec_shape(s),
-                                       redist_spec_dtype(s),
-                                       redist_spec_from(s), redist_spec_to(s),
-                                       redist_spec_reduce(s), name, &tmp,
-                                       NULL) &&
-            redist_spec_with_layouts(tmp, &lf, &lt, &n, NULL))
-            n = NULL;
-        redist_spec_free(tmp);
-        redist_spec_free(s);
-        free(dev[0]);
-        free(dev[1]);
-        if (n)
-            return n;
-    }
-    return NULL;
-}
-
-/* Prepare, run twice, check; 0 when exact on this rank. */
-static int run(const redist_plan_set_t *set, uint64_t budget, int c,
-               redist_mpi_t *ctx)
-{
-    int n = redist_plan_set_num_arrays(set), bad = 0;
-    void *src[MAXA] = {0}, *dst[MAXA] = {0};
-    for (int i = 0; i < n; i++) {
-        const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
-        uint64_t sb = redist_spec_device_bytes(s, 0, rank),
-                 db = redist_spec_device_bytes(s, 1, rank);
-        src[i] = sb ? malloc(sb) : NULL;
-        dst[i] = db ? malloc(db) : NULL;
-    }
-    redist_error_t e = REDIST_ERROR_INIT;
-    redist_set_prepared_t *p = NULL;
-    redist_status_t st = redist_plan_set_prepare(set, redist_mpi_backend(ctx),
-                                                 src, dst, &p, &e);
-    for (int k = 0; k < 2 && !st; k++) {
-        for (int i = 0; i < n; i++) {
-            const redist_spec_t *s =
-                redist_plan_spec(redist_plan_set_plan(set, i));
-            if (src[i])
-                rd_pattern_fill(s, rank, src[i]);
-            if (dst[i])
-                memset(dst[i], 0xEE, redist_spec_device_bytes(s, 1, rank));
-        }
-        redist_exec_report_t rep;
-        st = redist_set_run(p, &rep, &e);
-        if (st)
-            break;
-        if (budget != REDIST_NO_BUDGET &&
-            (rep.scratch_high_water > budget ||
-             rep.scratch_high_water < rep.scratch_bytes)) {
-            fprintf(stderr, "rank %d case %d: scratch %llu (arena %llu) > "
-                            "budget %llu\n",
-                    rank, c, (unsigned long long)rep.scratch_high_water,
-                    (unsigned long long)rep.scratch_bytes,
-                    (unsigned long long)budget);
-            bad = 1;
-        }
-        work += redist_mpi_last_stats(ctx).streamed > 0;
-        uint64_t msgs = redist_set_prepared_messages(p),
-                 xs = redist_set_prepared_exchanges(p);
-        if (msgs > xs * (uint64_t)(size - 1)) {
-            fprintf(stderr, "rank %d case %d: %llu messages for %llu "
-                            "combined exchanges on %d ranks\n",
-                    rank, c, (unsigned long long)msgs,
-                    (unsigned long long)xs, size);
-            bad = 1;
-        }
-        for (int i = 0; i < n && !bad; i++) {
-            const redist_spec_t *s =
-                redist_plan_spec(redist_plan_set_plan(set, i));
-            rd_mismatch mm;
-            if (dst[i] && rd_pattern_check(s, rank, dst[i], &mm)) {
-                fprintf(stderr, "rank %d case %d run %d: array %s element "
-                                "%llu: expected %s, got %s\n",
-                        rank, c, k, redist_spec_name(s),
-                        (unsigned long long)mm.local_index, mm.expected,
-                        mm.got);
-                bad = 1;
-            }
-        }
-    }
-    if (st) {
-        fprintf(stderr, "rank %d case %d: %s\n", rank, c, e.text);
-        bad = 1;
-    }
-    redist_set_prepared_free(p);
-    for (int i = 0; i < n; i++) {
-        free(src[i]);
-        free(dst[i]);
-    }
-    return bad;
+    work += redist_mpi_last_stats(ctx).streamed > 0;
 }
 
 int main(int argc, char **argv)
@@ -164,7 +49,7 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "a%d", i);
             /* one array in three moves between two meshes */
             if ((specs[made] = size > 1 && rp_in(&rng, 0, 2) == 0
-                                   ? draw_two(name)
+                                   ? rp_set_two_spec(&rng, size, name)
                                    : rp_set_spec(&rng, m, name)))
                 made++;
         }
@@ -191,7 +76,9 @@ int main(int argc, char **argv)
             multi += redist_plan_set_num_rounds(set) > 1;
             for (int i = 0; i < made; i++)
                 twos += redist_spec_num_meshes(specs[i]) == 2;
-            fails += run(set, budget, c, ctx);
+            fails += rp_set_run_twice(set, budget, c,
+                                      redist_mpi_backend(ctx), count_work,
+                                      ctx);
             runs++;
         }
         redist_plan_set_free(set);

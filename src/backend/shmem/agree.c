@@ -106,6 +106,10 @@ void rd_shm_abort(redist_backend_t *be, redist_status_t st,
                   const redist_error_t *err)
 {
     redist_shmem_t *c = ctx_of(be);
+    if (c->root) { /* a sub context: every PE of the job */
+        c->dead = 1;
+        c = c->root;
+    }
     if (rd_shm_aborted(c)) { /* somebody else was first */
         c->dead = 1;
         return;

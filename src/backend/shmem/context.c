@@ -50,6 +50,7 @@ redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
     x->npes = npes;
     x->me = me;
     x->sym = sym;
+    x->sig = sym->sig;
     x->alloc_failed = -1;
     shmem_barrier_all(); /* everybody's pSync is initialised */
 

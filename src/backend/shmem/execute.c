@@ -122,6 +122,8 @@ redist_status_t redist_shmem_exec_info(const redist_shmem_t *c,
     if (!c || !plan || !out)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL context, plan or output");
+    if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2)
+        return rd_shm_meshes_info(c, plan, opts, out, err);
     redist_status_t st = check_plan(c, plan, err);
     if (st)
         return st;
@@ -201,6 +203,8 @@ redist_status_t redist_shmem_execute(redist_shmem_t *c,
                         "shmem: a non-blocking run of a prepared object of "
                         "this context is in flight (wait for it first)");
     }
+    if (plan && redist_spec_num_meshes(redist_plan_spec(plan)) == 2)
+        return rd_shm_meshes_execute(c, plan, src, dst, opts, report, err);
     int sym = rd_shm_symmetric(c, plan, src, dst);
     uint64_t promise = rd_shm_work_plan(c, plan, opts, sym);
     redist_status_t st = redist_plan_execute(plan, &c->ep[sym], src, dst,

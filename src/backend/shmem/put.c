@@ -111,6 +111,7 @@ void rd_shm_write_box(const redist_shmem_t *c, int pe, char *dst,
     for (int i = 0; i < nd; i++)
         if (box[i] == 0)
             return; /* empty (an uneven block may be NULL: no shmem_ptr) */
+    pe = rd_shm_pe(c, pe);
     char *direct = c->ptr_ok ? shmem_ptr(dst, pe) : NULL;
     if (direct)
         rd_kernel_box(direct, dshape, doff, src, sshape, soff, box, nd,
@@ -124,6 +125,7 @@ void rd_shm_write_bytes(const redist_shmem_t *c, int pe, char *dst,
 {
     if (n == 0)
         return; /* before shmem_ptr: an empty block may be NULL */
+    pe = rd_shm_pe(c, pe);
     char *direct = c->ptr_ok ? shmem_ptr(dst, pe) : NULL;
     if (direct)
         memcpy(direct, src, (size_t)n);

@@ -55,7 +55,7 @@ const void *rd_shm_red_input(void *user, int64_t m)
     if (ri->base)
         return ri->base[m] + ri->off;
     shmem_getmem(ri->buf, ri->mine + ri->off, (size_t)ri->len,
-                 pe_of(ri->g, m));
+                 rd_shm_pe(ri->c, pe_of(ri->g, m)));
     return ri->buf;
 }
 

@@ -35,12 +35,12 @@ redist_status_t rd_shm_reduce_pull(redist_shmem_t *c, const rd_xstep *x,
                             "out of memory");
     }
     for (int64_t m = 0; m < g->size && base; m++) {
-        base[m] = m == g->index ? in : shmem_ptr(in, pe_of(g, m));
+        base[m] = m == g->index ? in : shmem_ptr(in, rd_shm_pe(c, pe_of(g, m)));
         if (!base[m]) {
             free(base);
             return rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
                             "shmem: shmem_ptr failed for PE %d",
-                            pe_of(g, m));
+                            rd_shm_pe(c, pe_of(g, m)));
         }
     }
     /* In place (in == out): a member writes only the runs of its own
@@ -61,7 +61,7 @@ redist_status_t rd_shm_reduce_pull(redist_shmem_t *c, const rd_xstep *x,
             if (inplace)
                 oo = io;
             red_inputs ri = {base, in, io * elem, NULL, 0, g->index,
-                             g, block, 0};
+                             g, block, 0, c};
             if (!get) {
                 rd_reduce_n(x->dtype, x->reduce, out + oo * elem, len, g->size,
                             rd_shm_red_input, &ri);

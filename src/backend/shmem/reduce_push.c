@@ -98,7 +98,7 @@ redist_status_t rd_shm_reduce_push(redist_shmem_t *c, redist_backend_t *be,
                                             (uint64_t)(s - 1) * slotb)
                               : work;
             red_inputs ri = {NULL, in, io * elem, wk, slotb, me,
-                             g, NULL, 0};
+                             g, NULL, 0, c};
             rd_reduce_n(x->dtype, x->reduce, out + oo * elem, len, s,
                         rd_shm_red_input, &ri);
         }

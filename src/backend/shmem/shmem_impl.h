@@ -49,7 +49,16 @@ typedef struct shm_sym {
 } shm_sym;
 
 struct redist_shmem {
+    /* npes, me: the PEs of this context's mesh and this PE's rank in it
+     * (the job's for a context of redist_shmem_create; a mesh of a
+     * set's two-mesh array for a sub context, sub.c) */
     int npes, me;
+    /* a sub context: its context, the job's PE of each mesh rank, and
+     * its own signal counters (symmetric); NULL, NULL, sym->sig for a
+     * context of redist_shmem_create */
+    struct redist_shmem *root;
+    int *pes;
+    long *sig;
     unsigned flags;
     uint64_t work_bytes;
     int ptr_ok; /* every PE reaches every PE by load */
@@ -88,6 +97,12 @@ static inline redist_shmem_t *ctx_of(redist_backend_t *be)
 static inline int pe_of(const rd_group *g, int64_t k)
 {
     return (int)rd_group_rank(g, k);
+}
+
+/* The job's PE of rank r of c's mesh. */
+static inline int rd_shm_pe(const redist_shmem_t *c, int64_t r)
+{
+    return c->pes ? c->pes[r] : (int)r;
 }
 
 /* signal.c */
@@ -132,6 +147,7 @@ typedef struct red_inputs {
     const rd_group *g;
     char *buf;
     uint64_t len;
+    const redist_shmem_t *c; /* its mesh's PEs (rd_shm_pe) */
 } red_inputs;
 
 uint64_t rd_shm_ar_lo(const red_part *r, int64_t t);
@@ -197,6 +213,30 @@ int rd_shm_symmetric(redist_shmem_t *c, const redist_plan_t *plan,
                      const void *src, const void *dst);
 uint64_t rd_shm_work_plan(redist_shmem_t *c, const redist_plan_t *plan,
                           const redist_exec_options_t *opts, int sym);
+
+/* sub.c: the endpoints of a set's two-mesh arrays (backend.h `sub`),
+ * the start of a set run, combined transfers (exchange_multi) */
+redist_status_t rd_shm_sub(redist_backend_t *be, const redist_mesh_t *mesh,
+                           const int64_t devices[], redist_backend_t **out,
+                           redist_error_t *err);
+void rd_shm_sub_free(redist_backend_t *sub);
+void rd_shm_run_begins(redist_backend_t *be);
+redist_status_t rd_shm_exchange_multi(redist_backend_t *be, int nparts,
+                                      const struct rd_xpart *parts,
+                                      redist_error_t *err);
+
+/* meshes.c: redist_shmem_execute and _exec_info of a two-mesh plan */
+redist_status_t rd_shm_meshes_execute(redist_shmem_t *c,
+                                      const redist_plan_t *plan, void *src,
+                                      void *dst,
+                                      const redist_exec_options_t *opts,
+                                      redist_exec_report_t *report,
+                                      redist_error_t *err);
+redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
+                                   const redist_plan_t *plan,
+                                   const redist_exec_options_t *opts,
+                                   redist_shmem_info_t *out,
+                                   redist_error_t *err);
 
 /* scratch.c */
 int rd_shm_is_scratch(const redist_shmem_t *c, const void *p);

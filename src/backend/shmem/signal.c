@@ -35,10 +35,11 @@ void rd_shm_reduce_max(redist_shmem_t *c)
 
 static redist_status_t aborted_error(redist_shmem_t *c, redist_error_t *err)
 {
-    long who = shmem_long_atomic_fetch(&c->sym->abort_word, c->me) - 1;
+    redist_shmem_t *r = c->root ? c->root : c;
+    long who = shmem_long_atomic_fetch(&c->sym->abort_word, r->me) - 1;
     char text[REDIST_ERROR_TEXT_LENGTH];
     c->dead = 1;
-    if (who >= 0 && who < c->npes) {
+    if (who >= 0 && who < r->npes) {
         shmem_getmem(text, c->sym->abort_text, sizeof text, (int)who);
         text[sizeof text - 1] = '\0';
     } else {
@@ -56,7 +57,7 @@ int rd_shm_aborted(redist_shmem_t *c)
 /* Add 1 to counter j of the slot on PE pe. */
 void rd_shm_signal_pe(redist_shmem_t *c, int slot, int j, int pe)
 {
-    shmem_long_atomic_inc(&c->sym->sig[slot * RD_SHM_NSIG + j], pe);
+    shmem_long_atomic_inc(&c->sig[slot * RD_SHM_NSIG + j], rd_shm_pe(c, pe));
 }
 
 void rd_shm_signal_group(redist_shmem_t *c, int slot, int j, const rd_group *g)
@@ -73,7 +74,7 @@ redist_status_t rd_shm_wait(redist_shmem_t *c, int slot, int j, long n,
     if (n <= 0)
         return REDIST_OK;
     c->expect[i] += n;
-    long *a = &c->sym->sig[i];
+    long *a = &c->sig[i];
     for (unsigned spins = 1;
          !shmem_long_test(a, SHMEM_CMP_GE, c->expect[i]); spins++) {
         if (rd_shm_aborted(c))

@@ -346,7 +346,9 @@ static uint64_t shm_inplace_need(const redist_backend_t *be,
         .permute = shm_permute,                                               \
         .step = shm_step, .abort = rd_shm_abort, .alloc = rd_shm_alloc,       \
         .free = rd_shm_free, .inplace_ops = RD_SHM_INPLACE,                   \
-        .inplace_need = shm_inplace_need                                      \
+        .inplace_need = shm_inplace_need, .sub = rd_shm_sub,                  \
+        .sub_free = rd_shm_sub_free, .run_begins = rd_shm_run_begins,         \
+        .exchange_multi = rd_shm_exchange_multi                               \
     }
 
 /* [packed][symmetric]; exchange steps always run whole (a sender cannot

@@ -36,7 +36,18 @@ typedef struct sim_slot {
     void *recv;
     const rd_xfer *to; /* exchange: this device's sends, sorted by peer */
     int64_t nto;
+    const rd_xpart *parts; /* exchange_multi: this device's parts */
 } sim_slot;
+
+/* A world of one mesh of a set's two-mesh arrays (sim_sub): made by the
+ * first device of the parent world to ask for it (the key-th `sub` call
+ * of each device), freed when every member has released it and every
+ * device of the parent has been by. */
+typedef struct sim_sub_entry {
+    redist_sim_t *w;
+    int64_t arrived, left, members;
+    redist_status_t st;
+} sim_sub_entry;
 
 struct redist_sim {
     int64_t n;
@@ -61,6 +72,13 @@ struct redist_sim {
     int64_t *nops;
     struct redist_backend *ep;
     rd_backend_ops ops; /* sim_fused_ops, less `step` unless fused */
+    /* mesh worlds (sim_sub): per device the `sub` calls it made, the
+     * entries by that count; a mesh world's parent and key */
+    int64_t *nsubs;
+    sim_sub_entry *subs;
+    int64_t nsub_cap;
+    redist_sim_t *parent;
+    int64_t key;
 };
 
 static void record_root(redist_sim_t *w, int64_t rank, redist_status_t st,
@@ -388,6 +406,122 @@ static redist_status_t sim_step(redist_backend_t *be, const rd_xstep *x,
     return done(be, err);
 }
 
+/* Several exchanges at once (many arrays): each device posts its parts;
+ * each receiver pulls every part's pieces from the senders' parts (byte
+ * ranges as sim_exchange does; a two-mesh transfer's boxes straight from
+ * the sender's S block into its R block).  Two barriers for them all. */
+static redist_status_t sim_exchange_multi(redist_backend_t *be, int nparts,
+                                          const rd_xpart *parts,
+                                          redist_error_t *err)
+{
+    redist_sim_t *w = be->ctx;
+    int64_t r = be->rank;
+    w->slot[r].parts = parts;
+    redist_status_t st = post(be, NULL, NULL, err);
+    if (st)
+        return st;
+    for (int j = 0; j < nparts && !st; j++) {
+        const rd_xpart *x = &parts[j];
+        const rd_tlists *t = x->tl;
+        for (int64_t k = 0; t && k < t->nrecv; k++) {
+            const rd_tpiece *q = &t->recv[k];
+            rd_kernel_box(x->recv, t->r_shape, q->off,
+                          w->slot[q->peer].parts[j].send, q->pshape, q->poff,
+                          q->box, t->ndims, t->elem);
+        }
+        for (int64_t k = 0; !t && k < x->nfrom && !st; k++) {
+            const rd_xpart *y = &w->slot[x->from[k].peer].parts[j];
+            sim_slot sl = {y->send, NULL, y->to, y->nto, NULL};
+            const rd_xfer *f = find_xfer(&sl, r);
+            if (!f || f->bytes != x->from[k].bytes)
+                st = rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
+                              "sim: device %lld expects %llu bytes from "
+                              "device %lld in part %d, which sends %llu",
+                              (long long)r,
+                              (unsigned long long)x->from[k].bytes,
+                              (long long)x->from[k].peer, j,
+                              (unsigned long long)(f ? f->bytes : 0));
+            else
+                memcpy((char *)x->recv + x->from[k].off,
+                       (const char *)y->send + f->off, (size_t)f->bytes);
+        }
+    }
+    redist_status_t s2 = done(be, err);
+    return st ? st : s2;
+}
+
+/* Free a mesh world's entry once nobody needs it (under the parent's
+ * lock). */
+static void sub_release(redist_sim_t *parent, sim_sub_entry *e)
+{
+    if (e->w && e->arrived == parent->n && e->left == e->members) {
+        redist_sim_free(e->w);
+        e->w = NULL;
+    }
+}
+
+/* A set's mesh endpoint (backend.h `sub`): rank r of the mesh is device
+ * devices[r] of this world; every device calls it, in the same order. */
+static redist_status_t sim_sub(redist_backend_t *be, const redist_mesh_t *mesh,
+                               const int64_t devices[],
+                               redist_backend_t **out, redist_error_t *err)
+{
+    redist_sim_t *w = be->ctx;
+    int64_t n = redist_mesh_num_devices(mesh), pos = -1;
+    for (int64_t r = 0; r < n && pos < 0; r++)
+        if (devices[r] == be->rank)
+            pos = r;
+    *out = NULL;
+    pthread_mutex_lock(&w->mu);
+    int64_t key = w->nsubs[be->rank]++;
+    if (key >= w->nsub_cap) {
+        int64_t cap = 2 * key + 4;
+        sim_sub_entry *v = realloc(w->subs, (size_t)cap * sizeof *v);
+        if (!v) {
+            pthread_mutex_unlock(&w->mu);
+            /* every device of the mesh world still waits for this one:
+             * the parent's abort wakes them */
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+        }
+        memset(v + w->nsub_cap, 0,
+               (size_t)(cap - w->nsub_cap) * sizeof *v);
+        w->subs = v;
+        w->nsub_cap = cap;
+    }
+    sim_sub_entry *e = &w->subs[key];
+    if (e->arrived == 0) {
+        redist_error_t e2;
+        e->members = n;
+        e->st = redist_sim_create(n, w->flags, &e->w, &e2);
+        if (!e->st) {
+            e->w->parent = w;
+            e->w->key = key;
+        }
+    }
+    e->arrived++;
+    redist_status_t st = e->st;
+    if (!st && pos >= 0)
+        *out = &e->w->ep[pos];
+    sub_release(w, e);
+    pthread_mutex_unlock(&w->mu);
+    return st ? rd_error(err, st, NULL, NULL,
+                         "sim: cannot make the world of a mesh")
+              : REDIST_OK;
+}
+
+static void sim_sub_free(redist_backend_t *sub)
+{
+    if (!sub)
+        return;
+    redist_sim_t *x = sub->ctx, *w = x->parent;
+    pthread_mutex_lock(&w->mu);
+    sim_sub_entry *e = &w->subs[x->key];
+    e->left++;
+    sub_release(w, e);
+    pthread_mutex_unlock(&w->mu);
+}
+
 /* The world's ops: every collective, and whole steps where the world is
  * REDIST_SIM_FUSED (without it, the same table less `step`). */
 static const rd_backend_ops sim_fused_ops = {
@@ -397,6 +531,9 @@ static const rd_backend_ops sim_fused_ops = {
     .agree = sim_agree,
     .blocks = sim_blocks, .reduce = sim_reduce, .permute = sim_permute,
     .exchange = sim_exchange,
+    .exchange_multi = sim_exchange_multi,
+    .sub = sim_sub,
+    .sub_free = sim_sub_free,
     .step = sim_step,
     .abort = sim_abort,
 };
@@ -411,6 +548,8 @@ static void world_free(redist_sim_t *w)
     free(w->hash);
     free(w->nops);
     free(w->ep);
+    free(w->nsubs);
+    free(w->subs);
     free(w);
 }
 
@@ -437,7 +576,9 @@ redist_status_t redist_sim_create(int64_t n, unsigned flags,
     w->hash = calloc((size_t)n, sizeof *w->hash);
     w->nops = calloc((size_t)n, sizeof *w->nops);
     w->ep = calloc((size_t)n, sizeof *w->ep);
-    if (!w->slot || !w->status || !w->hash || !w->nops || !w->ep) {
+    w->nsubs = calloc((size_t)n, sizeof *w->nsubs);
+    if (!w->slot || !w->status || !w->hash || !w->nops || !w->ep ||
+        !w->nsubs) {
         world_free(w);
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
@@ -466,6 +607,8 @@ void redist_sim_free(redist_sim_t *w)
 {
     if (!w)
         return;
+    for (int64_t k = 0; k < w->nsub_cap; k++) /* never released */
+        redist_sim_free(w->subs[k].w);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     world_free(w);

@@ -1,0 +1,193 @@
+/*
+ * Two-mesh plans over OpenSHMEM (redist/shmem.h, TWO MESHES;
+ * doc/meshes.md): redist_shmem_prepare_meshes, _run_meshes,
+ * _meshes_free, and redist_shmem_execute / _exec_info on a two-mesh
+ * plan.
+ *
+ * ALGORITHM.  PE d is global device d.  A two-mesh plan runs as a plan
+ * set of that one array (rd_plan_set_of_plan, src/exec/set.c) on the
+ * context's endpoint for any buffers, with the set's runner
+ * (src/exec/set_run.c, set_two.c): prepare makes a sub context per mesh
+ * (sub.c: the mesh's PEs, signal counters of its own), builds and binds
+ * the phases' programs and the transfer's pieces, and allocates one
+ * symmetric arena holding the phases' scratch and the S and R blocks;
+ * a run runs the source phase on the source mesh's PEs (source block ->
+ * S block), the transfer as one-sided puts of each piece straight into
+ * its place in the receiver's R block (each byte crosses once, as the
+ * plan's transfer says; one signalled series of puts per peer), then
+ * the target phase on the target mesh's PEs (R block -> destination; an
+ * empty target phase: a local copy, since the caller's destination may
+ * not be symmetric).  PEs outside a mesh pass NULL for its buffer.
+ *
+ * FAILURE.  Every check a PE can fail on its own is agreed over every PE
+ * before anything is allocated (the set's agreements); a PE that fails
+ * in a run aborts every PE of the job, as for one-mesh plans.  A plan
+ * whose transfer sums pending contributions as it lands is refused on
+ * every PE (set_two.c).
+ *
+ * COST.  Prepare: the set's (its agreements, one collective allocation
+ * per mesh and one of the arena); a run: the phases' steps and one
+ * combined transfer.  MEMORY: the arena holds the phases' scratch and
+ * both blocks at once (rd_set_two_layout_of): more than
+ * rd_meshes_scratch's sequence of them, the price of one symmetric
+ * allocation made once; it is the promise (report.scratch_bytes,
+ * redist_shmem_info_t.scratch_bytes) and what the high-water mark
+ * measures.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shmem_impl.h"
+#include "../../exec/set.h"
+#include "../../core/internal.h"
+
+struct redist_shmem_meshes {
+    redist_shmem_t *c;
+    redist_plan_set_t *set;
+    redist_set_prepared_t *prep;
+};
+
+/* The checks a PE makes alone (then agreed by the set's preparation). */
+static redist_status_t meshes_checks(const redist_shmem_t *c,
+                                     const redist_plan_t *plan,
+                                     const redist_exec_options_t *opts,
+                                     redist_error_t *err)
+{
+    if (!plan)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "plan", "NULL plan");
+    const redist_spec_t *s = redist_plan_spec(plan);
+    if (redist_spec_num_meshes(s) != 2)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "plan",
+                        "a plan of a one-mesh spec: use "
+                        "redist_shmem_prepare");
+    if (redist_spec_num_devices(s) != c->npes)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "plan",
+                        "the plan's meshes use devices 0 to %lld, the job "
+                        "has %d PEs (PE d is device d)",
+                        (long long)redist_spec_num_devices(s) - 1, c->npes);
+    if (opts && (opts->flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC))
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
+                        "two-mesh runs take REDIST_EXEC_PRESERVE_SRC only");
+    return REDIST_OK;
+}
+
+void redist_shmem_meshes_free(redist_shmem_meshes_t *m)
+{
+    if (!m)
+        return;
+    redist_set_prepared_free(m->prep); /* collective */
+    redist_plan_set_free(m->set);
+    free(m);
+}
+
+redist_status_t redist_shmem_prepare_meshes(redist_shmem_t *c,
+                                            const redist_plan_t *plan,
+                                            void *src, void *dst,
+                                            const redist_exec_options_t *opts,
+                                            redist_shmem_meshes_t **out,
+                                            redist_error_t *err)
+{
+    if (!c || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL shmem context or output");
+    if (c->busy) /* the same on every PE of an SPMD program */
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "shmem: a non-blocking run of a prepared object of "
+                        "this context is in flight (wait for it first)");
+    redist_backend_t *be = &c->ep[0];
+    redist_shmem_meshes_t *m = calloc(1, sizeof *m);
+    redist_status_t st =
+        m ? meshes_checks(c, plan, opts, err)
+          : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    if (!st)
+        st = rd_plan_set_of_plan(plan, be->ops, opts ? opts->flags : 0,
+                                 &m->set, err);
+    if (m)
+        m->c = c;
+    void *s1[1] = {src}, *d1[1] = {dst};
+    /* a failure here is agreed with the others' preparation */
+    redist_set_prepared_t *prep = NULL;
+    st = rd_set_prepare(m ? m->set : NULL, be, s1, d1, st, &prep, err);
+    if (m)
+        m->prep = prep;
+    if (st) {
+        redist_shmem_meshes_free(m);
+        return st;
+    }
+    *out = m;
+    return REDIST_OK;
+}
+
+redist_status_t redist_shmem_run_meshes(redist_shmem_meshes_t *m,
+                                        redist_exec_report_t *report,
+                                        redist_error_t *err)
+{
+    if (report) {
+        memset(report, 0, sizeof *report);
+        report->failed_step = -1;
+    }
+    if (!m)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL prepared two-mesh object");
+    if (m->c->busy)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "shmem: a non-blocking run of a prepared object of "
+                        "this context is in flight (wait for it first)");
+    redist_exec_report_t r;
+    redist_status_t st = redist_set_run(m->prep, &r, err);
+    /* the set counts arrays done; a plan counts its steps */
+    r.steps_done = st ? 0 : redist_plan_num_steps(m->set->plan[0]);
+    r.failed_step = st ? 0 : -1;
+    if (report)
+        *report = r;
+    return st;
+}
+
+/* redist_shmem_execute of a two-mesh plan. */
+redist_status_t rd_shm_meshes_execute(redist_shmem_t *c,
+                                      const redist_plan_t *plan, void *src,
+                                      void *dst,
+                                      const redist_exec_options_t *opts,
+                                      redist_exec_report_t *report,
+                                      redist_error_t *err)
+{
+    redist_shmem_meshes_t *m = NULL;
+    double t0 = rd_exec_seconds();
+    redist_status_t st =
+        redist_shmem_prepare_meshes(c, plan, src, dst, opts, &m, err);
+    if (!st)
+        st = redist_shmem_run_meshes(m, report, err);
+    else if (report) {
+        memset(report, 0, sizeof *report);
+        report->failed_step = -1;
+    }
+    redist_shmem_meshes_free(m);
+    if (report)
+        report->seconds = rd_exec_seconds() - t0;
+    return st;
+}
+
+/* redist_shmem_exec_info of a two-mesh plan: the executor's figures of
+ * its phases, and the set's arena as the promise. */
+redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
+                                   const redist_plan_t *plan,
+                                   const redist_exec_options_t *opts,
+                                   redist_shmem_info_t *out,
+                                   redist_error_t *err)
+{
+    redist_status_t st = meshes_checks(c, plan, opts, err);
+    redist_exec_info_t e;
+    uint64_t arena = 0;
+    if (!st)
+        st = redist_plan_exec_info(plan, &c->ep[0], opts, &e, err);
+    if (!st)
+        st = rd_set_array_scratch(plan, c->ep[0].ops,
+                                  opts ? opts->flags : 0, &arena, err);
+    if (st)
+        return st;
+    memset(out, 0, sizeof *out);
+    out->exec = e;
+    out->exec.scratch_bytes = arena;
+    out->scratch_bytes = arena;
+    return REDIST_OK;
+}

@@ -1,0 +1,236 @@
+/*
+ * Two-mesh plans over OpenSHMEM (redist_shmem_execute, and one case in
+ * two prepared with redist_shmem_prepare_meshes and run twice on the
+ * same buffers; doc/meshes.md): random two-mesh specs on exactly the
+ * job's PEs (disjoint, overlapping, reshaped, scattered meshes; uneven;
+ * pending sums; every PE draws the same), planned under both objectives,
+ * REDIST_EXEC_PRESERVE_SRC one time in three.  Every PE checks its
+ * target block exactly, its source intact under PRESERVE_SRC, its
+ * scratch high-water mark within the promise and the promise equal to
+ * redist_shmem_exec_info's; PEs outside a mesh pass NULL for its
+ * buffer.  Then PE 0 passes another plan, and one PE a NULL plan: both
+ * must fail on every PE, nothing hanging; last, PE 1 fails in the
+ * middle of a prepared run (an injected failure at the transfer): it
+ * fails, every PE returns (the others fail or are exact), and every PE's
+ * next call on the context fails.
+ * Arguments: CASES [SEED].  Exit 0 when this PE passed.
+ */
+#include <shmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redist.h"
+#include "redist/shmem.h"
+#include "../common/random_plan.h"
+#include "../../src/testing/pattern.h"
+#include "../../src/backend/shmem/shmem_internal.h"
+
+static rp_rng rng = {0x9e3779b97f4a7c15ULL};
+static int rank, size, fails;
+
+/* One run (prepared: twice) of `plan`; 0 when right on this PE. */
+static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
+                   unsigned flags, int prepared, int c)
+{
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank);
+    uint64_t db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
+    void *src = sb ? malloc(sb) : NULL, *dst = db ? malloc(db) : NULL;
+    redist_exec_options_t xo = {flags};
+    redist_error_t e = REDIST_ERROR_INIT;
+    redist_shmem_info_t info;
+    redist_shmem_meshes_t *m = NULL;
+    redist_status_t st = redist_shmem_exec_info(ctx, plan, src, dst, &xo,
+                                                &info, &e);
+    if (!st && prepared)
+        st = redist_shmem_prepare_meshes(ctx, plan, src, dst, &xo, &m, &e);
+    int bad = 0;
+    for (int k = 0; k < (prepared ? 2 : 1) && !st && !bad; k++) {
+        if (src)
+            rd_pattern_fill(spec, rank, src);
+        if (dst)
+            memset(dst, 0xEE, db);
+        redist_exec_report_t rep;
+        st = prepared ? redist_shmem_run_meshes(m, &rep, &e)
+                      : redist_shmem_execute(ctx, plan, src, dst, &xo, &rep,
+                                             &e);
+        if (st)
+            break;
+        rd_mismatch mm;
+        if (dst && rd_pattern_check(spec, rank, dst, &mm)) {
+            fprintf(stderr, "PE %d case %d run %d: element %llu: expected "
+                            "%s, got %s\n",
+                    rank, c, k, (unsigned long long)mm.local_index,
+                    mm.expected, mm.got);
+            bad = 1;
+        }
+        if (src && (flags & REDIST_EXEC_PRESERVE_SRC) &&
+            rd_pattern_check_src(spec, rank, src, &mm)) {
+            fprintf(stderr, "PE %d case %d: the source was written\n", rank,
+                    c);
+            bad = 1;
+        }
+        if (rep.scratch_high_water > rep.scratch_bytes ||
+            rep.scratch_bytes != info.scratch_bytes) {
+            fprintf(stderr, "PE %d case %d: scratch %llu, promised %llu, "
+                            "exec_info %llu\n",
+                    rank, c, (unsigned long long)rep.scratch_high_water,
+                    (unsigned long long)rep.scratch_bytes,
+                    (unsigned long long)info.scratch_bytes);
+            bad = 1;
+        }
+    }
+    if (st) {
+        fprintf(stderr, "PE %d case %d: %s\n", rank, c, e.text);
+        bad = 1;
+    }
+    redist_shmem_meshes_free(m);
+    free(src);
+    free(dst);
+    return bad;
+}
+
+/* A call that must fail on every PE: PE `who` passes `odd` instead of
+ * `plan`.  0 when it failed here. */
+static int must_fail(redist_shmem_t *ctx, const redist_plan_t *plan,
+                     const redist_plan_t *odd, int who, const char *what)
+{
+    const redist_plan_t *p = rank == who ? odd : plan;
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank);
+    uint64_t db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
+    /* room for either plan's blocks */
+    void *src = malloc(sb + 4096), *dst = malloc(db + 4096);
+    redist_error_t e = REDIST_ERROR_INIT;
+    redist_shmem_meshes_t *m = NULL;
+    redist_status_t st =
+        redist_shmem_prepare_meshes(ctx, p, src, dst, NULL, &m, &e);
+    redist_shmem_meshes_free(m);
+    free(src);
+    free(dst);
+    if (st == REDIST_OK || !e.text[0]) {
+        fprintf(stderr, "PE %d: %s: status %d, \"%s\"\n", rank, what,
+                (int)st, e.text);
+        return 1;
+    }
+    return 0;
+}
+
+/* PE 1 fails at its first exchange of a prepared run; 0 when right here
+ * (the context is failed afterwards). */
+static int fail_midway(redist_shmem_t *ctx, const redist_plan_t *plan)
+{
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank);
+    uint64_t db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
+    void *src = sb ? malloc(sb) : NULL, *dst = db ? malloc(db) : NULL;
+    if (src)
+        rd_pattern_fill(spec, rank, src);
+    redist_error_t e = REDIST_ERROR_INIT;
+    redist_shmem_meshes_t *m = NULL;
+    redist_status_t st =
+        redist_shmem_prepare_meshes(ctx, plan, src, dst, NULL, &m, &e);
+    int bad = 0;
+    if (st) {
+        fprintf(stderr, "PE %d: fail midway: prepare: %s\n", rank, e.text);
+        bad = 1;
+    } else {
+        if (rank == 1)
+            rd_shmem_inject_failure(ctx, 0);
+        st = redist_shmem_run_meshes(m, NULL, &e);
+        rd_mismatch mm;
+        if (rank == 1 && (st != REDIST_ERR_BACKEND ||
+                          !strstr(e.text, "injected failure"))) {
+            fprintf(stderr, "PE 1: fail midway: status %d \"%s\"\n",
+                    (int)st, e.text);
+            bad = 1;
+        } else if (rank != 1 && !st && dst &&
+                   rd_pattern_check(spec, rank, dst, &mm)) {
+            fprintf(stderr, "PE %d: fail midway: finished, not exact\n",
+                    rank);
+            bad = 1;
+        }
+    }
+    redist_shmem_meshes_free(m);
+    /* every PE's next call fails: the abort is seen at the agreement */
+    redist_error_clear(&e);
+    redist_exec_report_t rep;
+    st = redist_shmem_execute(ctx, plan, src, dst, NULL, &rep, &e);
+    if (!st) {
+        fprintf(stderr, "PE %d: a call after the failure passed\n", rank);
+        bad = 1;
+    }
+    free(src);
+    free(dst);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    shmem_init();
+    rank = shmem_my_pe();
+    size = shmem_n_pes();
+    int cases = argc > 1 ? atoi(argv[1]) : 20, runs = 0, preps = 0;
+    rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)size);
+    const char *axis = "pe";
+    int64_t nd = size;
+    redist_mesh_t *line = NULL;
+    redist_mesh_create(1, &axis, &nd, &line, NULL);
+    redist_shmem_t *ctx = NULL;
+    if (redist_shmem_create(line, NULL, &ctx, NULL)) {
+        fprintf(stderr, "PE %d: no context\n", rank);
+        shmem_finalize();
+        return 1;
+    }
+    redist_plan_t *keep = NULL;
+    for (int c = 0; c < cases && size > 1; c++) {
+        redist_spec_t *spec = rp_set_two_spec(&rng, size, "two");
+        unsigned flags = rp_in(&rng, 0, 2) == 0 ? REDIST_EXEC_PRESERVE_SRC
+                                                 : 0;
+        for (int obj = 0; spec && obj < 2; obj++) {
+            redist_plan_options_t po = {0};
+            po.objective = obj ? REDIST_OBJECTIVE_BYTES
+                               : REDIST_OBJECTIVE_TIME;
+            redist_plan_t *plan = NULL;
+            if (redist_plan_create(spec, &po, &plan, NULL))
+                continue; /* no plan (the same on every PE) */
+            int prepared = (c + obj) % 2;
+            fails += one_run(ctx, plan, flags, prepared, c);
+            runs++;
+            preps += prepared;
+            if (!keep)
+                keep = plan;
+            else
+                redist_plan_free(plan);
+        }
+        redist_spec_free(spec);
+    }
+    if (keep) {
+        /* PE 0 with another plan (the other objective's, or a one-mesh
+         * plan's stand-in: NULL), then the last PE with a NULL plan */
+        redist_plan_options_t po = {0};
+        po.objective = REDIST_OBJECTIVE_BYTES;
+        redist_plan_t *other = NULL;
+        redist_spec_t *s2 = rp_set_two_spec(&rng, size, "other");
+        if (s2 && !redist_plan_create(s2, &po, &other, NULL))
+            fails += must_fail(ctx, keep, other, 0, "PE 0 another plan");
+        else
+            fails += must_fail(ctx, keep, NULL, 0, "PE 0 a NULL plan");
+        fails += must_fail(ctx, keep, NULL, size - 1, "a NULL plan");
+        /* and the context still runs afterwards */
+        fails += one_run(ctx, keep, 0, 1, -1);
+        fails += fail_midway(ctx, keep);
+        redist_plan_free(other);
+        redist_spec_free(s2);
+    }
+    redist_plan_free(keep);
+    redist_shmem_free(ctx);
+    redist_mesh_free(line);
+    if (rank == 0)
+        printf("two-mesh plans over OpenSHMEM at %d PEs: %d runs (%d "
+               "prepared, run twice); PE 0: %d failures\n",
+               size, runs, preps, fails);
+    shmem_finalize();
+    return fails ? 1 : 0;
+}
