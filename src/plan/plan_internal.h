@@ -118,7 +118,7 @@ redist_status_t rd_plan_meshes(const redist_spec_t *spec,
  * piece itself).  Pieces come in receiver order, per receiver in the
  * row-major order of the S blocks; the senders among replicas in turn,
  * among the replicas nearest the receiver by cm's axis links (cm NULL:
- * among all; meshes.c).  A plan's executors pass the plan's own cost
+ * among all; transfer.c).  A plan's executors pass the plan's own cost
  * model, so they name the senders its figures counted.  REDIST_ERR_NOMEM. */
 typedef void (*rd_piece_fn)(void *user, int64_t r, int64_t q,
                             const int64_t lo[], const int64_t hi[]);

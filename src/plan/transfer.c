@@ -1,0 +1,360 @@
+/*
+ * The transfer of a two-mesh plan (meshes.c has the plan's algorithm;
+ * doc/meshes.md the story): which piece of its R block each device of B
+ * receives, from which replica of A, and what that costs.
+ *
+ * THE TRANSFER.  Every device d of B needs its R block; each piece of it
+ * lies in one S block (a box of the layout of S), held by every device of
+ * A whose coordinates on the axes S shards name that block (replicas
+ * differ on the other axes of A).  A device that holds the piece itself
+ * copies it; otherwise the replicas nearest d take turns (rd_transfer_walk:
+ * per S block a counter over the receivers in B's rank order), so
+ * replicas share the sending.  Nearest: with a cost model and d on A, the
+ * replicas that differ from d on the replicated axes only where the link
+ * is no slower than the level the sharded axes already force (on the
+ * others they take d's coordinates); without a model, or for d off A,
+ * every replica.  Each byte crosses once.  The choice is a pure function
+ * of the spec and the axis links, and a plan's executors walk with the
+ * plan's own model, so every rank names the same senders.
+ *
+ * COST.  recv_d = |R(d)| - |R(d) & S(d)| bytes (the part of its new block
+ * a device does not already hold).  Each piece is one message, at the
+ * level between its sender and receiver: on A, the slowest axis link of
+ * the axes their coordinates differ on (a path along one axis at a time
+ * stays in that axis's groups, and "first differing level" is an
+ * ultrametric); off A, the slowest level of A's axes and at least node
+ * (nothing says where B's other devices are).  Modelled time:
+ *     max(sum alpha received, sum alpha sent)
+ *     + max(sum beta x bytes received, sum beta x bytes sent)
+ * over each device's messages, maximised over devices; with every
+ * message on one level L this is alpha_L x max(peers) + beta_L x max(bytes)
+ * exactly.  The target phase is costed with each axis of B at the
+ * slowest level between the first device of each of its groups and the
+ * others when all of B's devices lie on A, else on node (rd_meshes_
+ * phase_cost).  Per candidate pair the walk costs O(|B| x pieces per
+ * device); phases are solved once per S and per R.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+/* The level the source mesh's axis links give the message between global
+ * devices d1 and d2 of the source mesh: the slowest link of the axes on
+ * which their coordinates differ (each step along one axis stays within
+ * one of its groups, and the first differing level is an ultrametric);
+ * `far` when either device is outside the source mesh. */
+static int pair_link(const redist_spec_t *s, const redist_cost_model_t *cm,
+                     int far, int64_t d1, int64_t d2)
+{
+    const redist_mesh_t *ma = rd_spec_side_mesh(s, 0);
+    int64_t q1 = s->two->pos[0][d1], q2 = s->two->pos[0][d2];
+    if (q1 < 0 || q2 < 0)
+        return far;
+    int link = 0;
+    for (int a = 0; a < ma->naxes; a++)
+        if (q1 / ma->stride[a] % ma->size[a] !=
+                q2 / ma->stride[a] % ma->size[a] &&
+            cm->axis_link[a] > link)
+            link = cm->axis_link[a];
+    return link;
+}
+
+/* The level of a message that leaves the source mesh: the slowest of its
+ * axes' levels, and at least node (the meshes' devices may be far). */
+static int far_link(const redist_spec_t *s, const redist_cost_model_t *cm)
+{
+    int link = REDIST_LINK_NODE;
+    for (int a = 0; a < s->mesh.naxes; a++)
+        if (cm->axis_link[a] > link)
+            link = cm->axis_link[a];
+    return link;
+}
+
+const redist_cost_model_t *rd_meshes_phase_cost(
+    const redist_spec_t *s, const redist_cost_model_t *cm, int side,
+    redist_cost_model_t *tmp)
+{
+    if (!side || !cm)
+        return cm;
+    /* axis links name the source mesh's axes.  An axis of the target
+     * mesh whose devices all lie in the source mesh gets the slowest
+     * level between the first member of each of its groups and the
+     * others (pair_link); any other axis is on node. */
+    const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
+    int inside = 1, far = far_link(s, cm);
+    for (int64_t r = 0; r < mb->ndevices && inside; r++)
+        inside = s->two->pos[0][s->two->dev[1][r]] >= 0;
+    *tmp = *cm;
+    for (int a = 0; a < REDIST_MAX_AXES; a++)
+        tmp->axis_link[a] = REDIST_LINK_NODE;
+    for (int c = 0; inside && c < mb->naxes; c++) {
+        int link = 0;
+        for (int64_t r = 0; r < mb->ndevices; r++) {
+            if (r / mb->stride[c] % mb->size[c])
+                continue; /* not the first of its group */
+            for (int64_t k = 1; k < mb->size[c]; k++) {
+                int l = pair_link(s, cm, far, s->two->dev[1][r],
+                                  s->two->dev[1][r + k * mb->stride[c]]);
+                if (l > link)
+                    link = l;
+            }
+        }
+        tmp->axis_link[c] = (uint8_t)link;
+    }
+    return tmp;
+}
+
+/* ------------------------------------------------------------ the walk */
+
+/* Volume of the box [lo, hi) (0 if empty). */
+static uint64_t box_elems(int n, const int64_t lo[], const int64_t hi[])
+{
+    uint64_t v = 1;
+    for (int i = 0; i < n; i++) {
+        if (hi[i] <= lo[i])
+            return 0;
+        v *= (uint64_t)(hi[i] - lo[i]);
+    }
+    return v;
+}
+
+/* First block of dim i of l whose range meets x (blocks sorted). */
+static int64_t first_block(const rd_layout *l, int i, int64_t x)
+{
+    int64_t lo = 0, hi = l->k[i] - 1;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (l->b[i][mid + 1] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
+                                 const rd_mside *R,
+                                 const redist_cost_model_t *cm,
+                                 rd_piece_fn fn, void *user)
+{
+    const redist_mesh_t *ma = rd_spec_side_mesh(s, 0);
+    const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
+    int n = s->ndims;
+    int64_t nblocks = 1;
+    for (int i = 0; i < n; i++)
+        nblocks *= S->lay.k[i];
+    /* replicated axes of A in S (S has no partial axes of size > 1:
+     * those of size 1 are replicas too) */
+    uint32_t used = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < S->t.dim_naxes[i]; k++)
+            used |= 1u << S->t.dims[i][k];
+    int64_t nrep = 1;
+    for (int a = 0; a < ma->naxes; a++)
+        if (!(used >> a & 1u))
+            nrep *= ma->size[a];
+    uint64_t *turn = calloc((size_t)nblocks, sizeof *turn);
+    if (!turn)
+        return REDIST_ERR_NOMEM;
+    for (int64_t r = 0; r < mb->ndevices; r++) {
+        int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+        rd_layout_box(&R->lay, &R->t, mb, r, lo, hi);
+        if (!box_elems(n, lo, hi))
+            continue;
+        int64_t dev = s->two->dev[1][r];
+        int64_t q = rd_spec_mesh_rank(s, 0, dev);
+        int64_t qc[REDIST_MAX_AXES];
+        if (q >= 0)
+            redist_mesh_coords(ma, q, qc);
+        /* the S blocks meeting the box: a range per dim */
+        int64_t j0[REDIST_MAX_DIMS], j1[REDIST_MAX_DIMS], j[REDIST_MAX_DIMS];
+        for (int i = 0; i < n; i++) {
+            j0[i] = first_block(&S->lay, i, lo[i]);
+            j1[i] = first_block(&S->lay, i, hi[i] - 1);
+            j[i] = j0[i];
+        }
+        for (;;) {
+            int64_t plo[REDIST_MAX_DIMS], phi[REDIST_MAX_DIMS];
+            for (int i = 0; i < n; i++) {
+                int64_t a = S->lay.b[i][j[i]], b = S->lay.b[i][j[i] + 1];
+                plo[i] = lo[i] > a ? lo[i] : a;
+                phi[i] = hi[i] < b ? hi[i] : b;
+            }
+            if (box_elems(n, plo, phi)) {
+                /* the holders' coordinates on the axes S shards */
+                int64_t c[REDIST_MAX_AXES] = {0};
+                int64_t lin = 0;
+                int mine = q >= 0;
+                for (int i = 0; i < n; i++) {
+                    int64_t x = j[i];
+                    lin = lin * S->lay.k[i] + j[i];
+                    for (int k = S->t.dim_naxes[i] - 1; k >= 0; k--) {
+                        int a = S->t.dims[i][k];
+                        c[a] = x % ma->size[a];
+                        x /= ma->size[a];
+                        if (mine && qc[a] != c[a])
+                            mine = 0;
+                    }
+                }
+                int64_t sender;
+                if (mine)
+                    sender = q;
+                else {
+                    /* the replicas nearest the receiver take turns: with
+                     * links and a receiver in the source mesh, those that
+                     * differ from it on the replicated axes only where
+                     * the link is no slower than the axes S shards force
+                     * (the rest: its own coordinates); else all */
+                    uint32_t vary = ~used;
+                    int64_t nfree = nrep;
+                    if (cm && q >= 0) {
+                        int lmin = 0;
+                        for (int a = 0; a < ma->naxes; a++)
+                            if (used >> a & 1u && qc[a] != c[a] &&
+                                cm->axis_link[a] > lmin)
+                                lmin = cm->axis_link[a];
+                        nfree = 1;
+                        for (int a = 0; a < ma->naxes; a++)
+                            if (!(used >> a & 1u) && cm->axis_link[a] > lmin)
+                                vary &= ~(1u << a);
+                            else if (!(used >> a & 1u))
+                                nfree *= ma->size[a];
+                    }
+                    int64_t rho = (int64_t)(turn[lin]++ % (uint64_t)nfree);
+                    for (int a = ma->naxes - 1; a >= 0; a--)
+                        if (!(used >> a & 1u) && (vary >> a & 1u)) {
+                            c[a] = rho % ma->size[a];
+                            rho /= ma->size[a];
+                        } else if (!(used >> a & 1u))
+                            c[a] = qc[a];
+                    sender = redist_mesh_rank(ma, c);
+                }
+                fn(user, r, sender, plo, phi);
+            }
+            int i = n - 1;
+            while (i >= 0 && j[i] == j1[i]) {
+                j[i] = j0[i];
+                i--;
+            }
+            if (i < 0)
+                break;
+            j[i]++;
+        }
+    }
+    free(turn);
+    return REDIST_OK;
+}
+
+/* ------------------------------------------------------ figures */
+
+typedef struct tfig {
+    const redist_spec_t *s;
+    const redist_cost_model_t *cm; /* NULL: bytes only */
+    int far, uniform; /* uniform: every message on level far */
+    uint64_t *recv, *send; /* bytes, by global device */
+    uint32_t *nrecv, *nsend; /* peers */
+    double *t; /* not uniform: seconds per device, [4N]: alpha received,
+                * sent, beta received, sent */
+} tfig;
+
+static void count_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
+                        const int64_t hi[])
+{
+    tfig *f = user;
+    const redist_spec_t *s = f->s;
+    int64_t to = s->two->dev[1][r], from = s->two->dev[0][q];
+    if (to == from)
+        return;
+    uint64_t b = box_elems(s->ndims, lo, hi) * s->elem_size;
+    f->recv[to] += b;
+    f->send[from] += b;
+    /* one piece per (receiver, sender): each sender holds one S block */
+    f->nrecv[to]++;
+    f->nsend[from]++;
+    if (f->t) {
+        int64_t N = s->two->ndevices;
+        int l = pair_link(s, f->cm, f->far, from, to);
+        f->t[to] += f->cm->alpha[l];
+        f->t[N + from] += f->cm->alpha[l];
+        f->t[2 * N + to] += f->cm->beta[l] * (double)b;
+        f->t[3 * N + from] += f->cm->beta[l] * (double)b;
+    }
+}
+
+redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
+                                        const rd_mside *S, const rd_mside *R,
+                                        const redist_cost_model_t *cm,
+                                        uint64_t *recv, double *time_s)
+{
+    int64_t N = s->two->ndevices;
+    tfig f = {s, cm, 0, 1, recv, calloc((size_t)N, sizeof(uint64_t)),
+              calloc((size_t)N, sizeof(uint32_t)),
+              calloc((size_t)N, sizeof(uint32_t)), NULL};
+    if (cm) {
+        f.far = far_link(s, cm);
+        for (int a = 0; a < s->mesh.naxes; a++)
+            if (s->mesh.size[a] > 1 && cm->axis_link[a] != f.far)
+                f.uniform = 0;
+        if (!f.uniform)
+            f.t = calloc((size_t)N * 4, sizeof *f.t);
+    }
+    memset(recv, 0, (size_t)N * sizeof *recv);
+    redist_status_t st = REDIST_ERR_NOMEM;
+    if (f.send && f.nrecv && f.nsend && (f.uniform || f.t))
+        st = rd_transfer_walk(s, S, R, cm, count_piece, &f);
+    *time_s = 0;
+    for (int64_t d = 0; !st && cm && d < N; d++) {
+        double t;
+        if (f.t) /* each message at its pair's level */
+            t = (f.t[d] > f.t[N + d] ? f.t[d] : f.t[N + d]) +
+                (f.t[2 * N + d] > f.t[3 * N + d] ? f.t[2 * N + d]
+                                                 : f.t[3 * N + d]);
+        else {
+            uint32_t m = f.nrecv[d] > f.nsend[d] ? f.nrecv[d] : f.nsend[d];
+            uint64_t b = recv[d] > f.send[d] ? recv[d] : f.send[d];
+            t = cm->alpha[f.far] * m + cm->beta[f.far] * (double)b;
+        }
+        if (t > *time_s)
+            *time_s = t;
+    }
+    free(f.send);
+    free(f.nrecv);
+    free(f.nsend);
+    free(f.t);
+    return st;
+}
+
+void rd_meshes_add_phase(const redist_spec_t *s, int side,
+                         const uint64_t *dev_peak, const uint64_t *dev_recv,
+                         uint64_t peak_all, uint64_t recv_all, uint64_t *peak,
+                         uint64_t *recv)
+{
+    const redist_mesh_t *m = rd_spec_side_mesh(s, side);
+    for (int64_t r = 0; r < m->ndevices; r++) {
+        int64_t d = s->two->dev[side][r];
+        uint64_t pk = dev_peak ? dev_peak[r] : peak_all;
+        if (pk > peak[d])
+            peak[d] = pk;
+        recv[d] += dev_recv ? dev_recv[r] : recv_all;
+    }
+}
+
+void rd_meshes_judge(const redist_spec_t *s, const uint64_t *trecv,
+                     const uint64_t *peak, uint64_t *recv, int *efficient,
+                     uint64_t *max_peak, uint64_t *max_recv)
+{
+    *efficient = 1;
+    *max_peak = *max_recv = 0;
+    for (int64_t d = 0; d < s->two->ndevices; d++) {
+        uint64_t a = redist_spec_device_bytes(s, 0, d);
+        uint64_t b = redist_spec_device_bytes(s, 1, d);
+        recv[d] += trecv[d];
+        if (peak[d] > (a > b ? a : b))
+            *efficient = 0;
+        if (peak[d] > *max_peak)
+            *max_peak = peak[d];
+        if (recv[d] > *max_recv)
+            *max_recv = recv[d];
+    }
+}
