@@ -222,12 +222,36 @@ static int ctx_init(PyObject *self_obj, PyObject *args, PyObject *kw)
     return 0;
 }
 
-/* Check this PE's arrays; on failure enter `fail` (with no plan) so that
- * every PE fails together, and return -1 with the local exception. */
+enum { FAIL_EXECUTE, FAIL_PREPARE, FAIL_MESHES };
+
+/* This PE's part in the collective failure of the call `fail` names
+ * (FAIL_EXECUTE, FAIL_PREPARE or FAIL_MESHES: redist_shmem_execute,
+ * _prepare or _prepare_meshes), entered with no plan. */
+static void fail_call(redist_shmem_t *ctx, int preserve, int fail)
+{
+    redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0u};
+    redist_shmem_prepared_t *none = NULL;
+    redist_shmem_meshes_t *no_meshes = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    if (fail == FAIL_EXECUTE)
+        redist_shmem_execute(ctx, NULL, NULL, NULL, &eo, NULL, NULL);
+    else if (fail == FAIL_PREPARE)
+        redist_shmem_prepare(ctx, NULL, NULL, NULL, &eo, &none, NULL);
+    else
+        redist_shmem_prepare_meshes(ctx, NULL, NULL, NULL, &eo, &no_meshes,
+                                    NULL);
+    Py_END_ALLOW_THREADS
+    redist_shmem_prepared_free(none);
+    redist_shmem_meshes_free(no_meshes);
+}
+
+/* Check this PE's arrays; on failure enter the call `fail` names (with
+ * no plan, fail_call) so that every PE fails together, and return -1
+ * with the local exception. */
 static int blocks_or_fail(redist_shmem_t *ctx, PyObject *plan_obj,
                           PyObject *src, PyObject *dst, int preserve,
                           rpy_blocks *b, const redist_plan_t **plan,
-                          void (*fail)(redist_shmem_t *, int))
+                          int fail)
 {
     *plan = rpy_plan_of(plan_obj);
     if (*plan && rpy_get_blocks_at(shmem_my_pe(), redist_plan_spec(*plan), src,
@@ -235,37 +259,9 @@ static int blocks_or_fail(redist_shmem_t *ctx, PyObject *plan_obj,
         return 0;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    fail(ctx, preserve);
+    fail_call(ctx, preserve, fail);
     PyErr_Restore(type, value, tb);
     return -1;
-}
-
-static void fail_execute(redist_shmem_t *ctx, int preserve)
-{
-    redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0u};
-    Py_BEGIN_ALLOW_THREADS
-    redist_shmem_execute(ctx, NULL, NULL, NULL, &eo, NULL, NULL);
-    Py_END_ALLOW_THREADS
-}
-
-static void fail_prepare(redist_shmem_t *ctx, int preserve)
-{
-    redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0u};
-    redist_shmem_prepared_t *none = NULL;
-    Py_BEGIN_ALLOW_THREADS
-    redist_shmem_prepare(ctx, NULL, NULL, NULL, &eo, &none, NULL);
-    Py_END_ALLOW_THREADS
-    redist_shmem_prepared_free(none);
-}
-
-static void fail_prepare_meshes(redist_shmem_t *ctx, int preserve)
-{
-    redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0u};
-    redist_shmem_meshes_t *none = NULL;
-    Py_BEGIN_ALLOW_THREADS
-    redist_shmem_prepare_meshes(ctx, NULL, NULL, NULL, &eo, &none, NULL);
-    Py_END_ALLOW_THREADS
-    redist_shmem_meshes_free(none);
 }
 
 /* Whether a plan object is a two-mesh spec's (no exception left: the
@@ -296,7 +292,7 @@ static PyObject *ctx_execute(PyObject *self, PyObject *args, PyObject *kw)
     rpy_blocks b;
     const redist_plan_t *plan;
     if (blocks_or_fail(ctx, plan_obj, src, dst, preserve, &b, &plan,
-                       fail_execute) < 0)
+                       FAIL_EXECUTE) < 0)
         return NULL;
     redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0u};
     redist_exec_report_t rep;
@@ -326,11 +322,10 @@ static PyObject *ctx_prepare(PyObject *self, PyObject *args, PyObject *kw)
     if (!ctx)
         return NULL;
     int two = two_mesh_plan(plan_obj);
-    void (*fail)(redist_shmem_t *, int) = two ? fail_prepare_meshes
-                                              : fail_prepare;
+    int fail = two ? FAIL_MESHES : FAIL_PREPARE;
     rpy_prep *obj = rpy_prep_new(two ? &meshes_ops : &shmem_ops, 1);
     if (!obj) {
-        fail(ctx, preserve);
+        fail_call(ctx, preserve, fail);
         return NULL;
     }
     const redist_plan_t *plan;

@@ -223,3 +223,35 @@ def tight_budget(arrays, **options):
             assert e.status == redist.ERR_INFEASIBLE
             budget = int(str(e).rsplit("works is ", 1)[1])
     raise AssertionError("no budget plans")
+
+
+def check_set(ps, me, execute, prepare, agree):
+    """Run the PlanSet `ps` on device `me` and check every element, with
+    `agree(ok, what)` over the job: execute(ps, srcs, dsts) -> report
+    (blocks by name, the empty ones left out) once, then
+    prepare(ps, srcs, dsts) -> Prepared (lists in the set's order) run
+    twice; the sources are kept."""
+    arrays, names = ps.arrays, ps.names
+    srcs = {n: src_of(arrays[n], me) for n in names}
+    dsts = {n: dst_of(arrays[n], me) for n in names}
+    keep = {n: None if v is None else v.copy() for n, v in srcs.items()}
+    # a device passes only the blocks it holds: missing names are empty
+    given = {n: v for n, v in srcs.items() if v is not None}
+    rep = execute(ps, given, dsts)
+    agree(rep["exchanges"] >= 0 and rep["scratch_high_water"] <= max(
+        ps.scratch_bytes, rep["scratch_bytes"]), "report")
+    for n in names:
+        agree(dsts[n] is None or np.array_equal(dsts[n], expected(arrays[n], me)),
+              f"array {n} of {arrays.to_json_obj()}")
+        agree(srcs[n] is None or np.array_equal(srcs[n], keep[n]), "src kept")
+    # prepared once, run many; lists in the set's order work too
+    with prepare(ps, [srcs[n] for n in names], [dsts[n] for n in names]) as pr:
+        for k in range(2):
+            for v in dsts.values():
+                if v is not None:
+                    v[...] = 0
+            pr.run()
+            for n in names:
+                agree(dsts[n] is None or
+                      np.array_equal(dsts[n], expected(arrays[n], me)),
+                      f"prepared run {k}, array {n}")

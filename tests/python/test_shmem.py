@@ -17,7 +17,7 @@ import pytest
 import redist
 import redist.shmem
 from patterns import (block, random_spec, random_two_mesh, random_set,
-                      src_of, dst_of, expected, tight_budget)
+                      src_of, dst_of, expected, tight_budget, check_set)
 
 
 pe, npes = redist.shmem.start()
@@ -148,33 +148,9 @@ def test_sets_random_exact(seed):
     with redist.shmem.Executor(mesh, no_ptr=seed % 4 == 2) as ex:
         ps = tight_budget(arrays, executor=ex) if seed % 3 == 0 else \
             redist.plan_set(arrays, executor=ex)
-        names = ps.names
-        srcs = {n: src_of(arrays[n], pe) for n in names}
-        dsts = {n: dst_of(arrays[n], pe) for n in names}
-        keep = {n: None if v is None else v.copy() for n, v in srcs.items()}
-        # a PE passes only the blocks it holds: missing names are empty
-        given = {n: v for n, v in srcs.items() if v is not None}
-        rep = ex.execute(ps, given, dsts, report=True)
-        agree(rep["exchanges"] >= 0 and rep["scratch_high_water"] <= max(
-            ps.scratch_bytes, rep["scratch_bytes"]), "report")
-        for n in names:
-            agree(dsts[n] is None or
-                  np.array_equal(dsts[n], expected(arrays[n], pe)),
-                  f"array {n} of {arrays.to_json_obj()}")
-            agree(srcs[n] is None or np.array_equal(srcs[n], keep[n]),
-                  "src kept")
-        # prepared once, run many; lists in the set's order work too
-        with ex.prepare(ps, [srcs[n] for n in names],
-                        [dsts[n] for n in names]) as pr:
-            for k in range(2):
-                for v in dsts.values():
-                    if v is not None:
-                        v[...] = 0
-                pr.run()
-                for n in names:
-                    agree(dsts[n] is None or
-                          np.array_equal(dsts[n], expected(arrays[n], pe)),
-                          f"prepared run {k}, array {n}")
+        check_set(ps, pe,
+                  lambda ps, s, d: ex.execute(ps, s, d, report=True),
+                  ex.prepare, agree)
 
 
 def test_two_mesh_bad_arrays_fail_together():
@@ -280,15 +256,17 @@ def test_no_start_for_two_mesh_plans_and_sets():
         ps = redist.plan_set(arrays, executor=ex1)
         src, dst = src_of(spec, pe), dst_of(spec, pe)
         sets = {"a": src_of(arrays["a"], pe)}, {"a": dst_of(arrays["a"], pe)}
-        for pr, what in ((ex.prepare(plan, src, dst), "two-mesh plans"),
-                         (ex1.prepare(ps, *sets), "plan sets")):
+        for pr, what, key, want in (
+                (ex.prepare(plan, src, dst), "two-mesh plans", "steps_done",
+                 len(plan)),
+                (ex1.prepare(ps, *sets), "plan sets", "exchanges", None)):
             assert not pr.can_start
             for call in (pr.start, pr.test, pr.wait):
                 with pytest.raises(TypeError,
                                    match=f"no non-blocking runs for {what}"):
                     call()
             rep = pr.run(report=True)
-            assert rep["steps_done"] >= 0
+            assert rep[key] == want if want is not None else rep[key] >= 0
             pr.free()
             assert pr.freed
             with pytest.raises(ValueError, match="freed"):

@@ -17,7 +17,8 @@ from mpi4py import MPI
 import redist
 from test_exec import agree
 import patterns
-from patterns import full_array, src_of, dst_of, expected, tight_budget  # noqa: F401
+from patterns import (full_array, src_of, dst_of, expected,  # noqa: F401
+                      tight_budget, check_set)
 
 comm = MPI.COMM_WORLD
 rank, size = comm.rank, comm.size
@@ -68,31 +69,9 @@ def test_sets_random_exact(seed):
     rng = random.Random(2000 * size + seed)
     arrays = random_set(rng, two=seed % 2 == 1)
     ps = tight_budget(arrays) if seed % 3 == 0 else redist.plan_set(arrays)
-    names = ps.names
-    srcs = {n: src_of(arrays[n], rank) for n in names}
-    dsts = {n: dst_of(arrays[n], rank) for n in names}
-    keep = {n: None if v is None else v.copy() for n, v in srcs.items()}
-    # a rank passes only the blocks it holds: missing names are empty
-    given = {n: v for n, v in srcs.items() if v is not None}
-    rep = redist.execute(ps, comm, given, dsts, report=True)
-    agree(rep["exchanges"] >= 0 and rep["scratch_high_water"] <= max(
-        ps.scratch_bytes, rep["scratch_bytes"]), "report")
-    for n in names:
-        agree(dsts[n] is None or np.array_equal(dsts[n], expected(arrays[n], rank)),
-              f"array {n} of {arrays.to_json_obj()}")
-        agree(srcs[n] is None or np.array_equal(srcs[n], keep[n]), "src kept")
-    # prepared once, run many; lists in the set's order work too
-    with redist.prepare(ps, comm, [srcs[n] for n in names],
-                        [dsts[n] for n in names]) as pr:
-        for _ in range(2):
-            for v in dsts.values():
-                if v is not None:
-                    v[...] = 0
-            pr.run()
-            for n in names:
-                agree(dsts[n] is None or
-                      np.array_equal(dsts[n], expected(arrays[n], rank)),
-                      f"prepared array {n}")
+    check_set(ps, rank,
+              lambda ps, s, d: redist.execute(ps, comm, s, d, report=True),
+              lambda ps, s, d: redist.prepare(ps, comm, s, d), agree)
 
 
 def test_state_dict_sync_exact():
