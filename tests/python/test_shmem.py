@@ -236,6 +236,10 @@ def test_set_bad_arrays_fail_together():
             ex.execute(redist.plan_set(arrays), good_src, dsts())
         with pytest.raises(TypeError, match="a redist.shmem.Executor"):
             redist.plan_set(arrays, executor=object())
+        # and one planned for an endpoint of other options fails on all
+        with redist.shmem.Executor(mesh, packed=True) as other:
+            with pytest.raises(redist.ExecError, match="other options"):
+                other.execute(ps, good_src, dsts())
         # the context still works
         d = dsts()
         ex.execute(ps, good_src, d)
