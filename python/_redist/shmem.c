@@ -15,9 +15,10 @@
  * into its own symmetric scratch and copies the result into dst (BUFFERS
  * in shmem.h).  A PE whose arrays fail the checks still enters the C call
  * with no plan (or set), so that every PE fails together; a PE outside a
- * two-mesh side's mesh passes None for the block it does not hold.  The GIL is released
- * while data moves.  After shmem_stop no context or prepared object may
- * run: their deallocation then frees nothing (the heap is gone).
+ * two-mesh side's mesh passes None for the block it does not hold.  The
+ * GIL is released while data moves.  After shmem_stop no context or
+ * prepared object may run: their deallocation then frees nothing (the
+ * heap is gone).
  */
 #include "rpy.h"
 
