@@ -569,7 +569,7 @@ static void uneven_reduce_case(int entry)
     run_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.pattern = 1;
-    cfg.preserve = rp_next(&rng) % 2;
+    cfg.preserve = rp_next(&rng) % 3 != 0; /* no spare in the source */
     cfg.raw = entry == 1;
     cfg.prepared = entry == 2;
     cfg.ring = rp_next(&rng) % 2;
@@ -1033,7 +1033,7 @@ int main(int argc, char **argv)
             dtype_op_cases(argc > 3 && strcmp(argv[3], "quick") == 0);
         }
         directed_cases();
-        for (int i = 0; nranks > 1 && i < ncases / 2; i++)
+        for (int i = 0; nranks > 1 && i < ncases; i++)
             uneven_reduce_case(i % 3);
         for (int i = 0; i < ncases; i++) {
             if (i % 3 == 1)
