@@ -2,7 +2,8 @@
  * Two-mesh plans over MPI (redist_mpi_execute_meshes, and one case in two
  * prepared and run twice on the same buffers; doc/meshes.md):
  * random two-mesh specs on at most the job's ranks (rp_meshes_spec; every
- * rank draws the same), planned under both objectives (half the cases
+ * rank draws the same; one in three on the same devices in the same
+ * order, a reshape planned as one mesh), planned under both objectives (half the cases
  * with random axis links of the source mesh: the transfer's senders are
  * then the replicas nearest each receiver) and run on MPI_COMM_WORLD.  Every rank checks its target block exactly, its source
  * intact under REDIST_EXEC_PRESERVE_SRC, and its scratch high-water mark
@@ -55,12 +56,20 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)size);
-    int fails = 0, runs = 0, outside = 0, prepared = 0;
+    int fails = 0, runs = 0, outside = 0, prepared = 0, same_order = 0;
     for (int i = 0; i < cases; i++) {
         redist_spec_t *spec = NULL;
         int kind;
-        if (rp_meshes_spec(&rng, size < 2 ? 2 : size, &kind, &spec, NULL))
+        /* one case in three: both meshes list the same devices in the
+         * same order (a reshape, planned as one mesh, often with uneven
+         * reductions whose groups reduce different counts) */
+        kind = 4;
+        if (i % 3 == 2 ? rp_meshes_spec_kind(&rng, size < 2 ? 2 : size, 4,
+                                             &spec, NULL)
+                       : rp_meshes_spec(&rng, size < 2 ? 2 : size, &kind,
+                                        &spec, NULL))
             continue;
+        same_order += kind == 4;
         if (redist_spec_num_devices(spec) > size) { /* one rank: 2 devices */
             redist_spec_free(spec);
             continue;
@@ -205,9 +214,10 @@ int main(int argc, char **argv)
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("mpi meshes, %d ranks: %d runs on rank 0 (%d prepared and "
-               "run twice, %d outside both meshes), diverging plans %s, "
+               "run twice, %d outside both meshes; %d specs on the same "
+               "devices in order), diverging plans %s, "
                "plans under other axis links %s; %d failures\n",
-               size, runs, prepared, outside,
+               size, runs, prepared, outside, same_order,
                size >= 2 ? (diverged ? "caught" : "MISSED") : "not tried",
                size >= 4 && size % 2 == 0
                    ? (links_caught ? "caught" : "MISSED")
