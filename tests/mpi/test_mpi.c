@@ -582,11 +582,6 @@ static void uneven_reduce_case(int entry)
         cases++;
         uneven_cases += redist_spec_is_uneven(spec);
         uneven_reduce_runs++;
-        if (getenv("UNEVEN_DEBUG") && rank == 0) {
-            char *j = redist_plan_to_json(plan);
-            fprintf(stderr, "%s\n", j ? j : "?");
-            free(j);
-        }
         run_plan(plan, &cfg, NULL);
     }
     redist_plan_free(plan);
