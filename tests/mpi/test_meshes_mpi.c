@@ -49,6 +49,34 @@ static int mismatched(const redist_spec_t *spec,
     return st == REDIST_ERR_MISMATCH;
 }
 
+/* The outcome of one run of case `what` #i on this rank: 0 when it
+ * succeeded, its target block is exact, its source intact when
+ * `preserve`, and its scratch high-water mark within the promise; else
+ * 1, with a message. */
+static int bad_run(const redist_spec_t *spec, int rank, const char *what,
+                   int i, redist_status_t st, const redist_error_t *err,
+                   const void *src, int preserve, const void *dst,
+                   const redist_exec_report_t *rep)
+{
+    rd_mismatch mm;
+    if (st)
+        fprintf(stderr, "rank %d %s %d: execute: %s\n", rank, what, i,
+                err->text);
+    else if (dst && rd_pattern_check(spec, rank, dst, &mm))
+        fprintf(stderr, "rank %d %s %d: global %llu expected %s got %s\n",
+                rank, what, i, (unsigned long long)mm.global_index,
+                mm.expected, mm.got);
+    else if (src && preserve && rd_pattern_check_src(spec, rank, src, &mm))
+        fprintf(stderr, "rank %d %s %d: source modified\n", rank, what, i);
+    else if (rep->scratch_high_water > rep->scratch_bytes)
+        fprintf(stderr, "rank %d %s %d: scratch %llu > promise %llu\n", rank,
+                what, i, (unsigned long long)rep->scratch_high_water,
+                (unsigned long long)rep->scratch_bytes);
+    else
+        return 0;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -127,30 +155,9 @@ int main(int argc, char **argv)
                 }
                 redist_mpi_meshes_free(pm);
             }
-            rd_mismatch mm;
             runs++;
-            if (st) {
-                fprintf(stderr, "rank %d case %d: execute: %s\n", rank, i,
-                        err.text);
-                fails++;
-            } else if (dst && rd_pattern_check(spec, rank, dst, &mm)) {
-                fprintf(stderr,
-                        "rank %d case %d: global %llu expected %s got %s\n",
-                        rank, i, (unsigned long long)mm.global_index,
-                        mm.expected, mm.got);
-                fails++;
-            } else if (src && xo.flags &&
-                       rd_pattern_check_src(spec, rank, src, &mm)) {
-                fprintf(stderr, "rank %d case %d: source modified\n", rank,
-                        i);
-                fails++;
-            } else if (rep.scratch_high_water > rep.scratch_bytes) {
-                fprintf(stderr, "rank %d case %d: scratch %llu > promise "
-                                "%llu\n",
-                        rank, i, (unsigned long long)rep.scratch_high_water,
-                        (unsigned long long)rep.scratch_bytes);
-                fails++;
-            }
+            fails += bad_run(spec, rank, "case", i, st, &err, src,
+                             xo.flags != 0, dst, &rep);
             free(src);
             free(dst);
             redist_plan_free(plan);
@@ -200,7 +207,6 @@ int main(int argc, char **argv)
             redist_exec_options_t xo = {k % 2 ? REDIST_EXEC_PRESERVE_SRC : 0};
             redist_exec_report_t rep;
             redist_status_t st;
-            rd_mismatch mm;
             if (k < 2) {
                 st = redist_mpi_execute_meshes(MPI_COMM_WORLD, pl, src, dst,
                                                &xo, &rep, &err);
@@ -212,24 +218,11 @@ int main(int argc, char **argv)
                     st = redist_mpi_run_meshes(pm, &rep, &err);
                 redist_mpi_meshes_free(pm);
             }
-            if (st) {
-                fprintf(stderr, "rank %d: same-order run %d: %s\n", rank, k,
-                        err.text);
+            if (bad_run(sp, rank, "same-order run", k, st, &err, src,
+                        k % 2, dst, &rep))
                 fails++;
-            } else if (dst && rd_pattern_check(sp, rank, dst, &mm)) {
-                fprintf(stderr, "rank %d: same-order run %d: expected %s "
-                                "got %s\n",
-                        rank, k, mm.expected, mm.got);
-                fails++;
-            } else if (rep.scratch_high_water > rep.scratch_bytes) {
-                fprintf(stderr, "rank %d: same-order run %d: scratch %llu > "
-                                "promise %llu\n",
-                        rank, k, (unsigned long long)rep.scratch_high_water,
-                        (unsigned long long)rep.scratch_bytes);
-                fails++;
-            } else {
+            else
                 same_directed++;
-            }
             free(src);
             free(dst);
         }
