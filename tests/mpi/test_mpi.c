@@ -27,7 +27,10 @@
  *  - random uneven specs (doc/spec-format.md section 7: shapes often smaller than
  *    the split, every rule, explicit blocks with zero lengths), each
  *    rank's buffers exactly its blocks (NULL when empty), checked with
- *    the exact pattern.
+ *    the exact pattern;
+ *  - at 2 ranks or more, as many uneven reductions with empty blocks
+ *    (uneven_reduce_case), through redist_mpi_execute, the raw
+ *    redist_plan_execute path and prepared objects (run, start/wait).
  * Results are compared with the sim backend byte for byte on random bits
  * (ordered reductions; native reductions on integer dtypes) or checked
  * exactly with the pattern of src/testing/pattern.h (native reductions of
