@@ -597,13 +597,24 @@ static void rp_devices(rp_rng *r, int64_t n, int64_t max, int64_t *out)
 redist_status_t rp_meshes_spec(rp_rng *r, int64_t max, int *kind,
                                redist_spec_t **spec, redist_error_t *err)
 {
+    *kind = (int)rp_in(r, 0, 3);
+    return rp_meshes_spec_kind(r, max, *kind, spec, err);
+}
+
+redist_status_t rp_meshes_spec_kind(rp_rng *r, int64_t max, int kind,
+                                    redist_spec_t **spec, redist_error_t *err)
+{
     int64_t na, nb, da[64], db[64];
     if (max < 2)
         max = 2;
     if (max > 64)
         max = 64;
-    *kind = (int)rp_in(r, 0, 3);
-    switch (*kind) {
+    switch (kind) {
+    case 4: /* the same devices in the same order (planned as one mesh) */
+        na = nb = rp_in(r, 1, max);
+        for (int64_t d = 0; d < na; d++)
+            da[d] = db[d] = d;
+        break;
     case 0: /* disjoint: the source's devices first */
         na = rp_in(r, 1, max - 1);
         nb = rp_in(r, 1, max - na);

@@ -127,6 +127,11 @@ redist_status_t rp_uneven_spec(rp_rng *r, rp_problem *p,
  * op.  err may be NULL. */
 redist_status_t rp_meshes_spec(rp_rng *r, int64_t max, int *kind,
                                redist_spec_t **spec, redist_error_t *err);
+/* The same, of one kind: 0 disjoint, 1 overlapping ranges, 2 the same
+ * devices in another order, 3 any devices, 4 the same devices in the
+ * same order (a reshape on the same devices). */
+redist_status_t rp_meshes_spec_kind(rp_rng *r, int64_t max, int kind,
+                                    redist_spec_t **spec, redist_error_t *err);
 
 /* -------------------------------------------------------------- walks */
 

@@ -197,5 +197,25 @@ if [ -z "$quick" ]; then
     expect_text "plan      exchange" "time objective: an exchange step"
 fi
 
+# uneven reductions with an empty block: i32[7] pending over c and d,
+# split over a, c and d (a reduce-scatter over c, then over d whose
+# groups reduce 2 and 1 elements; device 7 holds nothing).  The work
+# space was once sized from the largest count only: the group of the
+# smaller one failed alone and the other ranks waited at the closing
+# agreement until its timeout.  REDIST_AGREE_TIMEOUT bounds a relapse.
+uneven=$(mktemp)
+trap 'rm -f "$uneven"' EXIT
+printf '%s\n' '{"mesh":[["a",2],["b",1],["c",2],["d",2]],"shape":[7],
+  "dtype":"i32","reduce":"max",
+  "from":{"dims":[[]],"partial":["c","d"],"split":"chunk"},
+  "to":{"dims":[["a","c","d"]],"split":"chunk"}}' > "$uneven"
+for m in "" "--preserve-src" "--mpi-packed --preserve-src" \
+    "--max-scratch 36 --preserve-src"; do
+    [ -n "$quick" ] && [ -n "$m" ] && [ "$m" != "--preserve-src" ] && continue
+    REDIST_AGREE_TIMEOUT=20 expect 0 "uneven reduce, empty block $m" 8 \
+        "$uneven" --backend mpi $m
+    expect_text "exact: 8 ranks, 8 elements checked" "uneven reduce $m: exact"
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

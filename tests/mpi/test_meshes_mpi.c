@@ -2,7 +2,8 @@
  * Two-mesh plans over MPI (redist_mpi_execute_meshes, and one case in two
  * prepared and run twice on the same buffers; doc/meshes.md):
  * random two-mesh specs on at most the job's ranks (rp_meshes_spec; every
- * rank draws the same), planned under both objectives (half the cases
+ * rank draws the same; one in three on the same devices in the same
+ * order, a reshape planned as one mesh), planned under both objectives (half the cases
  * with random axis links of the source mesh: the transfer's senders are
  * then the replicas nearest each receiver) and run on MPI_COMM_WORLD.  Every rank checks its target block exactly, its source
  * intact under REDIST_EXEC_PRESERVE_SRC, and its scratch high-water mark
@@ -48,6 +49,34 @@ static int mismatched(const redist_spec_t *spec,
     return st == REDIST_ERR_MISMATCH;
 }
 
+/* The outcome of one run of case `what` #i on this rank: 0 when it
+ * succeeded, its target block is exact, its source intact when
+ * `preserve`, and its scratch high-water mark within the promise; else
+ * 1, with a message. */
+static int bad_run(const redist_spec_t *spec, int rank, const char *what,
+                   int i, redist_status_t st, const redist_error_t *err,
+                   const void *src, int preserve, const void *dst,
+                   const redist_exec_report_t *rep)
+{
+    rd_mismatch mm;
+    if (st)
+        fprintf(stderr, "rank %d %s %d: execute: %s\n", rank, what, i,
+                err->text);
+    else if (dst && rd_pattern_check(spec, rank, dst, &mm))
+        fprintf(stderr, "rank %d %s %d: global %llu expected %s got %s\n",
+                rank, what, i, (unsigned long long)mm.global_index,
+                mm.expected, mm.got);
+    else if (src && preserve && rd_pattern_check_src(spec, rank, src, &mm))
+        fprintf(stderr, "rank %d %s %d: source modified\n", rank, what, i);
+    else if (rep->scratch_high_water > rep->scratch_bytes)
+        fprintf(stderr, "rank %d %s %d: scratch %llu > promise %llu\n", rank,
+                what, i, (unsigned long long)rep->scratch_high_water,
+                (unsigned long long)rep->scratch_bytes);
+    else
+        return 0;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -55,12 +84,20 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)size);
-    int fails = 0, runs = 0, outside = 0, prepared = 0;
+    int fails = 0, runs = 0, outside = 0, prepared = 0, same_order = 0;
     for (int i = 0; i < cases; i++) {
         redist_spec_t *spec = NULL;
         int kind;
-        if (rp_meshes_spec(&rng, size < 2 ? 2 : size, &kind, &spec, NULL))
+        /* one case in three: both meshes list the same devices in the
+         * same order (a reshape, planned as one mesh, often with uneven
+         * reductions whose groups reduce different counts) */
+        kind = 4;
+        if (i % 3 == 2 ? rp_meshes_spec_kind(&rng, size < 2 ? 2 : size, 4,
+                                             &spec, NULL)
+                       : rp_meshes_spec(&rng, size < 2 ? 2 : size, &kind,
+                                        &spec, NULL))
             continue;
+        same_order += kind == 4;
         if (redist_spec_num_devices(spec) > size) { /* one rank: 2 devices */
             redist_spec_free(spec);
             continue;
@@ -118,35 +155,81 @@ int main(int argc, char **argv)
                 }
                 redist_mpi_meshes_free(pm);
             }
-            rd_mismatch mm;
             runs++;
-            if (st) {
-                fprintf(stderr, "rank %d case %d: execute: %s\n", rank, i,
-                        err.text);
-                fails++;
-            } else if (dst && rd_pattern_check(spec, rank, dst, &mm)) {
-                fprintf(stderr,
-                        "rank %d case %d: global %llu expected %s got %s\n",
-                        rank, i, (unsigned long long)mm.global_index,
-                        mm.expected, mm.got);
-                fails++;
-            } else if (src && xo.flags &&
-                       rd_pattern_check_src(spec, rank, src, &mm)) {
-                fprintf(stderr, "rank %d case %d: source modified\n", rank,
-                        i);
-                fails++;
-            } else if (rep.scratch_high_water > rep.scratch_bytes) {
-                fprintf(stderr, "rank %d case %d: scratch %llu > promise "
-                                "%llu\n",
-                        rank, i, (unsigned long long)rep.scratch_high_water,
-                        (unsigned long long)rep.scratch_bytes);
-                fails++;
-            }
+            fails += bad_run(spec, rank, "case", i, st, &err, src,
+                             xo.flags != 0, dst, &rep);
             free(src);
             free(dst);
             redist_plan_free(plan);
         }
         redist_spec_free(spec);
+    }
+    /* directed, at 8 ranks: i32[7] pending over c and d of a=2,b=1,c=2,
+     * d=2 to a split over t=8 on the same devices in the same order (a
+     * reshape, planned as one mesh: two uneven reduce-scatters whose
+     * groups reduce 2 and 1 elements; device 7 ends empty), one-shot and
+     * prepared, the source preserved or not.  Its work space was once
+     * sized from the largest count only: a group failed alone. */
+    int same_directed = 0;
+    if (size == 8) {
+        const char *an[] = {"a", "b", "c", "d"}, *bn[] = {"t"};
+        int64_t as[] = {2, 1, 2, 2}, bs[] = {8}, dv[8], shape[] = {7};
+        for (int d = 0; d < 8; d++)
+            dv[d] = d;
+        redist_mesh_t *ma = NULL, *mb = NULL;
+        redist_spec_t *sp = NULL;
+        redist_plan_t *pl = NULL;
+        redist_type_t from, to;
+        redist_type_init(&from, 1);
+        redist_type_init(&to, 1);
+        redist_type_add_partial(&from, 2);
+        redist_type_add_partial(&from, 3);
+        redist_type_push_axis(&to, 0, 0);
+        redist_mesh_create(4, an, as, &ma, NULL);
+        redist_mesh_create(1, bn, bs, &mb, NULL);
+        redist_placed_mesh_t pa = {"src", ma, dv}, pb = {"dst", mb, dv};
+        redist_error_t err;
+        redist_error_clear(&err);
+        if (redist_spec_create_meshes(&pa, &pb, 1, shape, REDIST_I32, &from,
+                                      &to, REDIST_REDUCE_MAX, "same-order",
+                                      &sp, &err) ||
+            redist_plan_create(sp, NULL, &pl, &err)) {
+            fprintf(stderr, "rank %d: same-order spec: %s\n", rank,
+                    err.text);
+            fails++;
+        }
+        for (int k = 0; pl && k < 4; k++) {
+            uint64_t sb = redist_spec_device_bytes(sp, REDIST_SIDE_FROM, rank);
+            uint64_t db = redist_spec_device_bytes(sp, REDIST_SIDE_TO, rank);
+            void *src = sb ? malloc(sb) : NULL, *dst = db ? malloc(db) : NULL;
+            if (src)
+                rd_pattern_fill(sp, rank, src);
+            redist_exec_options_t xo = {k % 2 ? REDIST_EXEC_PRESERVE_SRC : 0};
+            redist_exec_report_t rep;
+            redist_status_t st;
+            if (k < 2) {
+                st = redist_mpi_execute_meshes(MPI_COMM_WORLD, pl, src, dst,
+                                               &xo, &rep, &err);
+            } else {
+                redist_mpi_meshes_t *pm = NULL;
+                st = redist_mpi_prepare_meshes(MPI_COMM_WORLD, pl, src, dst,
+                                               &xo, &pm, &err);
+                if (!st)
+                    st = redist_mpi_run_meshes(pm, &rep, &err);
+                redist_mpi_meshes_free(pm);
+            }
+            if (bad_run(sp, rank, "same-order run", k, st, &err, src,
+                        k % 2, dst, &rep))
+                fails++;
+            else
+                same_directed++;
+            free(src);
+            free(dst);
+        }
+        redist_plan_free(pl);
+        redist_spec_free(sp);
+        redist_mesh_free(ma);
+        redist_mesh_free(mb);
     }
     /* a rank that passes another plan: every rank fails, none hangs */
     int diverged = 0;
@@ -205,9 +288,10 @@ int main(int argc, char **argv)
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("mpi meshes, %d ranks: %d runs on rank 0 (%d prepared and "
-               "run twice, %d outside both meshes), diverging plans %s, "
+               "run twice, %d outside both meshes; %d specs on the same "
+               "devices in order, %d directed runs), diverging plans %s, "
                "plans under other axis links %s; %d failures\n",
-               size, runs, prepared, outside,
+               size, runs, prepared, outside, same_order, same_directed,
                size >= 2 ? (diverged ? "caught" : "MISSED") : "not tried",
                size >= 4 && size % 2 == 0
                    ? (links_caught ? "caught" : "MISSED")

@@ -27,7 +27,10 @@
  *  - random uneven specs (doc/spec-format.md section 7: shapes often smaller than
  *    the split, every rule, explicit blocks with zero lengths), each
  *    rank's buffers exactly its blocks (NULL when empty), checked with
- *    the exact pattern.
+ *    the exact pattern;
+ *  - at 2 ranks or more, as many uneven reductions with empty blocks
+ *    (uneven_reduce_case), through redist_mpi_execute, the raw
+ *    redist_plan_execute path and prepared objects (run, start/wait).
  * Results are compared with the sim backend byte for byte on random bits
  * (ordered reductions; native reductions on integer dtypes) or checked
  * exactly with the pattern of src/testing/pattern.h (native reductions of
@@ -58,6 +61,7 @@ static const redist_plan_options_t bytes_opts = {
 static int rank, nranks;
 static int failures, checks, cases, skipped, sim_compared, pattern_checked;
 static int uneven_cases;
+static int uneven_reduce_runs; /* uneven_reduce_case */
 /* runs with steps in place, with streamed reductions, with in-place swaps */
 static int inplace_runs, streamed_runs, swap_runs, ring_runs;
 static int mode_count[4], dtype_count[REDIST_DTYPE_COUNT],
@@ -213,6 +217,7 @@ typedef struct run_cfg {
     int reversed;   /* a communicator in reversed world order */
     int pattern;    /* pattern data (else random bits compared with sim) */
     int ring;       /* all-gathers by ring whatever the block size */
+    int prepared;   /* redist_mpi_prepare, then run and start/wait */
 } run_cfg;
 
 static redist_mpi_t *world_ctx_for(const redist_mesh_t *mesh, MPI_Comm comm)
@@ -233,6 +238,46 @@ static int is_integer(redist_dtype_t d)
 /* Execute `plan` on every rank with `cfg`; compare with the sim or the
  * pattern; check the memory and exchange figures.  `shared`: a context
  * on the world for the plan's mesh, reused (else one is created). */
+/* A prepared object (cfg.prepared): runs it, checks the pattern and
+ * the promise, refills the source, then runs it again started (with
+ * MPI_THREAD_MULTIPLE) or run; the caller checks the last run. */
+static redist_status_t run_prepared(redist_mpi_t *mx,
+                                    const redist_plan_t *plan,
+                                    const redist_spec_t *s, int me,
+                                    void *src, void *dst,
+                                    const redist_exec_options_t *eo,
+                                    redist_exec_report_t *rep,
+                                    redist_error_t *err)
+{
+    redist_mpi_prepared_t *pr = NULL;
+    redist_status_t st = redist_mpi_prepare(mx, plan, src, dst, eo, &pr, err);
+    if (st)
+        return st;
+    st = redist_mpi_run(pr, rep, err);
+    if (!st) {
+        rd_mismatch mm;
+        memset(&mm, 0, sizeof mm);
+        CHECK(!rd_pattern_check(s, me, dst, &mm),
+              "prepared run: device %d local %llu: expected %s got %s", me,
+              (unsigned long long)mm.local_index, mm.expected, mm.got);
+        CHECK(rep->scratch_high_water <= rep->scratch_bytes,
+              "prepared run: high-water %llu over the promise %llu",
+              (unsigned long long)rep->scratch_high_water,
+              (unsigned long long)rep->scratch_bytes);
+        if (src)
+            rd_pattern_fill(s, me, src);
+        if (redist_mpi_prepared_async(pr)) {
+            st = redist_mpi_start(pr, err);
+            if (!st)
+                st = redist_mpi_wait(pr, rep, err);
+        } else {
+            st = redist_mpi_run(pr, rep, err);
+        }
+    }
+    redist_mpi_prepared_free(pr);
+    return st;
+}
+
 static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
                      redist_mpi_t *shared)
 {
@@ -314,6 +359,8 @@ static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
     if (cfg->raw)
         st = redist_plan_execute(plan, redist_mpi_backend(mx), src, dst, &eo,
                                  &rep, &err);
+    else if (cfg->prepared)
+        st = run_prepared(mx, plan, s, me, src, dst, &eo, &rep, &err);
     else
         st = redist_mpi_execute(mx, plan, src, dst, &eo, &rep, &err);
     CHECK(st == REDIST_OK, "execute (%s%s%s limit %llu): %s",
@@ -337,9 +384,11 @@ static void run_plan(const redist_plan_t *plan, const run_cfg *cfg,
         streamed_runs += rd_mpi_last_streamed(mx) > 0;
         swap_runs += rd_mpi_last_swaps(mx) > 0;
         ring_runs += rd_mpi_last_rings(mx) > 0;
-        /* uneven dims: rounds are predicted for the largest device */
-        CHECK(uneven ? rd_mpi_last_exchanges(mx) <= info.exchanges
-                     : rd_mpi_last_exchanges(mx) == info.exchanges,
+        /* uneven dims: rounds are predicted for the largest device
+         * (a prepared object counts on its own clone of the context) */
+        CHECK(cfg->prepared ||
+                  (uneven ? rd_mpi_last_exchanges(mx) <= info.exchanges
+                          : rd_mpi_last_exchanges(mx) == info.exchanges),
               "%lld exchanges, predicted %lld",
               (long long)rd_mpi_last_exchanges(mx),
               (long long)info.exchanges);
@@ -461,6 +510,81 @@ static void planned_case(int uneven)
     } else {
         cases++;
         uneven_cases += redist_spec_is_uneven(spec);
+        run_plan(plan, &cfg, NULL);
+    }
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+    redist_mesh_free(m);
+}
+
+/* Uneven reductions with empty blocks: a 1-d array whose source is
+ * pending over some axes (split or replicated over others), reduced to a
+ * type split over a random set of axes (a reduce-scatter) or to a
+ * replicated one (an all-reduce); small shapes, so that groups reduce
+ * different counts and some devices hold nothing.  Each runs through
+ * redist_mpi_execute, redist_plan_execute on the endpoint and a prepared
+ * object in turn (entry), with or without the source preserved.  The
+ * work space of such plans was once sized from the largest count: a
+ * group with a smaller count needed more, failed alone and the other
+ * ranks hung. */
+static void uneven_reduce_case(int entry)
+{
+    redist_mesh_t *m = rp_mesh_exact(&rng, nranks, 1);
+    int na = redist_mesh_num_axes(m);
+    rp_problem p;
+    memset(&p, 0, sizeof p);
+    p.mesh = m;
+    p.nd = 1;
+    rp_dtype_reduce(&rng, &p);
+    p.from.ndims = p.to.ndims = 1;
+    uint32_t partial = 0;
+    for (int a = 0; a < na; a++)
+        if (redist_mesh_axis_size(m, a) > 1 && rp_next(&rng) % 2)
+            partial |= 1u << a;
+    if (!partial) /* at least one axis of more than one device */
+        for (int a = 0; a < na && !partial; a++)
+            if (redist_mesh_axis_size(m, a) > 1)
+                partial = 1u << a;
+    p.from.partial = partial;
+    int all = rp_next(&rng) % 3 == 0; /* an all-reduce: target replicated */
+    for (int a = 0; a < na; a++) {
+        int in_partial = partial >> a & 1;
+        if (!in_partial && rp_next(&rng) % 3 == 0) /* source split too */
+            p.from.dims[0][p.from.dim_naxes[0]++] = (uint8_t)a;
+        if (!all && (in_partial || rp_next(&rng) % 2))
+            p.to.dims[0][p.to.dim_naxes[0]++] = (uint8_t)a;
+    }
+    /* the source's split axes stay split in the target, first */
+    if (!all) {
+        redist_type_t t = p.to;
+        t.dim_naxes[0] = 0;
+        for (int j = 0; j < p.from.dim_naxes[0]; j++)
+            t.dims[0][t.dim_naxes[0]++] = p.from.dims[0][j];
+        for (int j = 0; j < p.to.dim_naxes[0]; j++)
+            t.dims[0][t.dim_naxes[0]++] = p.to.dims[0][j];
+        p.to = t;
+    } else {
+        p.to.dims[0][0] = 0;
+        p.to.dim_naxes[0] = 0;
+        for (int j = 0; j < p.from.dim_naxes[0]; j++)
+            p.to.dims[0][p.to.dim_naxes[0]++] = p.from.dims[0][j];
+    }
+    run_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.pattern = 1;
+    cfg.preserve = rp_next(&rng) % 3 != 0; /* no spare in the source */
+    cfg.raw = entry == 1;
+    cfg.prepared = entry == 2;
+    cfg.ring = rp_next(&rng) % 2;
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plan = NULL;
+    if (rp_uneven_spec(&rng, &p, &spec, NULL) ||
+        redist_plan_create(spec, NULL, &plan, NULL)) {
+        skipped++;
+    } else {
+        cases++;
+        uneven_cases += redist_spec_is_uneven(spec);
+        uneven_reduce_runs++;
         run_plan(plan, &cfg, NULL);
     }
     redist_plan_free(plan);
@@ -907,6 +1031,8 @@ int main(int argc, char **argv)
             dtype_op_cases(argc > 3 && strcmp(argv[3], "quick") == 0);
         }
         directed_cases();
+        for (int i = 0; nranks > 1 && i < ncases; i++)
+            uneven_reduce_case(i % 3);
         for (int i = 0; i < ncases; i++) {
             if (i % 3 == 1)
                 walk_case();
@@ -919,6 +1045,7 @@ int main(int argc, char **argv)
     if (nranks > 1 && !big && !random_only) {
         CHECK(inplace_runs > 0, "no run had steps in place");
         CHECK(streamed_runs > 0, "no run streamed a reduction");
+        CHECK(uneven_reduce_runs > 0, "no uneven reduction ran");
         /* groups of 3, 5, 6, 7 ... members gather by ring */
         if (nranks & (nranks - 1))
             CHECK(ring_runs > 0, "no all-gather ran as a ring");
@@ -938,8 +1065,9 @@ int main(int argc, char **argv)
                pattern_checked, total_checks, total_fail, MPI_Wtime() - t0);
         printf("  memory: %d runs with steps in place, %d with streamed "
                "reductions, %d with in-place swaps, %d with ring "
-               "all-gathers (rank 0)\n",
-               inplace_runs, streamed_runs, swap_runs, ring_runs);
+               "all-gathers, %d uneven reductions (rank 0)\n",
+               inplace_runs, streamed_runs, swap_runs, ring_runs,
+               uneven_reduce_runs);
         printf("  modes:");
         for (int k = 0; k < 4; k++)
             printf(" %s %d", mode_name[k], mode_count[k]);

@@ -48,6 +48,15 @@ static pass_need need_of(const redist_mpi_t *x, const rd_pass *ps)
         if (s > 1 && !(x->opts.flags & REDIST_MPI_NATIVE_REDUCE)) {
             uint64_t count = ps->in_bytes / elem, q = count / s,
                      r = count % s;
+            if (ps->umode != RD_U_NONE) {
+                /* uneven: each group reduces its own count, at most
+                 * in_bytes (the most any device holds), and the need is
+                 * not monotone in the count: size for every count up to
+                 * it, so that the work space is the same on every rank */
+                rd_mpi_ar_need_upto(s, count, elem, &n.good, &n.want);
+                n.least = n.good ? elem : 0;
+                break;
+            }
             n.good = inplace ? rd_mpi_ar_inplace_work(s, count, elem)
                              : rd_mpi_ar_min_work(s, count, elem);
             n.least = n.good ? elem : 0;
@@ -78,14 +87,16 @@ static int64_t pass_exchanges(const redist_mpi_t *x, const rd_pass *ps,
     uint64_t s = (uint64_t)xs->group.size, elem = xs->elem;
     int nd = xs->ndims;
     pass_need n = need_of(x, ps);
+    /* uneven: this rank's own count (the program is bound to it) */
+    uint64_t mine = ps->umode != RD_U_NONE ? ps->dev_in : ps->in_bytes;
     if (ps->kind != RD_PASS_XCHG && ps->kind != RD_PASS_FUSED)
         return 0;
     if (!n.good && !n.least) {
         if (xs->op == REDIST_OP_ALL_REDUCE && s > 1 &&
             (x->opts.flags & REDIST_MPI_NATIVE_REDUCE))
-            return (int64_t)rd_div_up(ps->in_bytes / elem, x->limit);
+            return (int64_t)rd_div_up(mine / elem, x->limit);
         if (xs->op == REDIST_OP_ALL_REDUCE && s > 1)
-            return rd_mpi_ar_exchanges(s, ps->in_bytes / elem, elem, w,
+            return rd_mpi_ar_exchanges(s, mine / elem, elem, w,
                                        ps->in_buf == ps->out_buf);
         return 1;
     }
@@ -103,10 +114,12 @@ static int64_t pass_exchanges(const redist_mpi_t *x, const rd_pass *ps,
         return (int64_t)(s * pre * rd_div_up(chunk, per ? per : 1));
     }
     case REDIST_OP_ALL_REDUCE: {
-        uint64_t count = ps->in_bytes / elem;
-        if (w >= n.good)
-            return rd_mpi_ar_exchanges(s, count, elem, w,
-                                       ps->in_buf == ps->out_buf);
+        int inplace = ps->in_buf == ps->out_buf;
+        uint64_t count = mine / elem;
+        uint64_t good = inplace ? rd_mpi_ar_inplace_work(s, count, elem)
+                                : rd_mpi_ar_min_work(s, count, elem);
+        if (w >= good)
+            return rd_mpi_ar_exchanges(s, count, elem, w, inplace);
         uint64_t per = w / elem < RD_REDUCE_BLOCK ? w / elem : RD_REDUCE_BLOCK;
         return (int64_t)(s * rd_div_up(count, per ? per : 1));
     }

@@ -239,6 +239,8 @@ void rd_mpi_reduce_one(redist_dtype_t dtype, redist_reduce_t op, void *out,
 int64_t rd_mpi_rs_rounds(uint64_t pre, uint64_t chunk, uint64_t per);
 uint64_t rd_mpi_ar_min_work(uint64_t s, uint64_t count, size_t elem);
 uint64_t rd_mpi_ar_inplace_work(uint64_t s, uint64_t count, size_t elem);
+void rd_mpi_ar_need_upto(uint64_t s, uint64_t count, size_t elem,
+                         uint64_t *good, uint64_t *want);
 int64_t rd_mpi_ar_exchanges(uint64_t s, uint64_t count, size_t elem,
                             uint64_t work, int inplace);
 redist_status_t rd_mpi_rs_with_work(redist_mpi_t *x, MPI_Comm c, int64_t s,

@@ -171,6 +171,23 @@ uint64_t rd_mpi_ar_inplace_work(uint64_t s, uint64_t count, size_t elem)
     return w;
 }
 
+/* The most work (`good`) and the most useful work (`want`) the ordered
+ * all-reduce of any count from 0 to `count` needs, in place or not
+ * (uneven plans: every group reduces its own count).  Neither
+ * rd_mpi_ar_min_work nor rd_mpi_ar_inplace_work is monotone in the count:
+ * a count below s needs s * count elements (all of it is the tail), a
+ * larger one may need none.  The maximum is at min(count, s - 1). */
+void rd_mpi_ar_need_upto(uint64_t s, uint64_t count, size_t elem,
+                         uint64_t *good, uint64_t *want)
+{
+    *good = *want = 0;
+    if (s <= 1 || count == 0)
+        return;
+    uint64_t tail = count < s - 1 ? count : s - 1, q = count / s;
+    *good = s * tail * elem;
+    *want = s * (q > tail ? q : tail) * elem;
+}
+
 redist_status_t rd_mpi_ar_ordered(redist_mpi_t *x, MPI_Comm comm, int64_t s,
                                   int64_t idx, const char *in, char *out,
                                   uint64_t count, size_t elem,

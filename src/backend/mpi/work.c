@@ -9,7 +9,9 @@
  * allocation failure on any rank fails every rank before data moves.
  * Less than s elements: the streamed reductions (reduce_stream.c).
  * Through redist_plan_execute directly, a work buffer is allocated per
- * step with a mesh-wide check when the spare region is too small.
+ * step when the spare region is too small, and every rank joins one
+ * mesh-wide check per reduction (one MPI_Allreduce of an int), needing
+ * one or not.
  * Every byte, executor scratch included, is counted here: the
  * high-water mark redist_mpi_execute reports.
  */
@@ -50,11 +52,15 @@ void rd_mpi_scratch_free(redist_backend_t *be, void *p, size_t bytes)
  * pass's spare region (dead memory of the executor's buffers, be->spare)
  * and the context's work buffer (sized by redist_mpi_execute).  `good` is
  * what the op's fast algorithm needs, `least` what its slowest one needs
- * (0: none), `want` the most it can use.  Outside redist_mpi_execute,
- * when neither region has `good` bytes, a buffer of up to `want` bytes is
- * allocated for this op within the budget, with a mesh-wide check: every
- * rank runs the same op of the same plan, so either all get one or all
- * fail.  Failing that, a region of `least` bytes will do.
+ * (0: none), `want` the most it can use; with uneven dims they depend on
+ * the group's count.  Planned (redist_mpi_execute, prepared objects,
+ * sets), both regions are sized from the program, which is the same on
+ * every rank, for every count a group may have (execute.c, need_of), so
+ * every rank sees the same size and nothing is allocated here.  Outside
+ * them, when neither region has `good` bytes, a buffer of up to `want`
+ * bytes is allocated for this op within the budget, and every rank joins
+ * one mesh-wide check per op, lacking or not: either all get what they
+ * need or all fail.  Failing that, a region of `least` bytes will do.
  */
 redist_status_t rd_mpi_work_get(redist_mpi_t *x, uint64_t good, uint64_t least,
                                 uint64_t want, work_ref *w,
@@ -69,7 +75,7 @@ redist_status_t rd_mpi_work_get(redist_mpi_t *x, uint64_t good, uint64_t least,
         w->p = x->work;
         w->bytes = x->work_bytes;
     }
-    if (w->bytes >= good || x->planned)
+    if (x->planned)
         return w->bytes >= least
                    ? REDIST_OK
                    : rd_error(err, REDIST_ERR_LIMIT, NULL, NULL,
@@ -77,34 +83,40 @@ redist_status_t rd_mpi_work_get(redist_mpi_t *x, uint64_t good, uint64_t least,
                               "planned, an op needs %llu",
                               (unsigned long long)w->bytes,
                               (unsigned long long)least);
-    uint64_t budget = REDIST_MPI_ROUND_BYTES;
-    if (x->opts.max_scratch)
-        budget = x->opts.max_scratch > x->cur ? x->opts.max_scratch - x->cur
-                                              : 0;
-    if (want < good)
-        want = good;
-    uint64_t size = want < budget ? want : budget;
-    if (size < good && w->bytes >= least)
-        return REDIST_OK; /* the slow algorithm in the spare region */
-    if (size < least) {
-        uint64_t have = w->bytes;
-        memset(w, 0, sizeof *w);
-        /* every rank has the same figures: all fail here */
-        return rd_error(err, REDIST_ERR_LIMIT, NULL, NULL,
-                        "max_scratch %llu bytes leaves %llu bytes for the "
-                        "work space of a step, which needs %llu (%llu "
-                        "spare)",
-                        (unsigned long long)x->opts.max_scratch,
-                        (unsigned long long)budget,
-                        (unsigned long long)least, (unsigned long long)have);
-    }
+    /* Not planned (redist_plan_execute on the endpoint).  `good` depends
+     * on this group's count, which differs between groups of an uneven
+     * plan, so whether a rank lacks work space is not the same on every
+     * rank: every rank joins the check below, needing a buffer or not
+     * (each runs this op of the same pass). */
     redist_status_t st = REDIST_OK;
+    uint64_t size = 0;
     char *p = NULL;
-    if (size > SIZE_MAX || !(p = rd_mpi_malloc((size_t)size)))
-        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
-                      "cannot allocate %llu bytes of work space on device "
-                      "%d",
-                      (unsigned long long)size, x->rank);
+    if (w->bytes < good) {
+        uint64_t budget = REDIST_MPI_ROUND_BYTES;
+        if (x->opts.max_scratch)
+            budget = x->opts.max_scratch > x->cur
+                         ? x->opts.max_scratch - x->cur
+                         : 0;
+        if (want < good)
+            want = good;
+        size = want < budget ? want : budget;
+        if (size < good && w->bytes >= least)
+            size = 0; /* the slow algorithm in the spare region */
+        else if (size < least)
+            st = rd_error(err, REDIST_ERR_LIMIT, NULL, NULL,
+                          "max_scratch %llu bytes leaves %llu bytes for "
+                          "the work space of a step, which needs %llu "
+                          "(%llu spare)",
+                          (unsigned long long)x->opts.max_scratch,
+                          (unsigned long long)budget,
+                          (unsigned long long)least,
+                          (unsigned long long)w->bytes);
+        else if (size > SIZE_MAX || !(p = rd_mpi_malloc((size_t)size)))
+            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                          "cannot allocate %llu bytes of work space on "
+                          "device %d",
+                          (unsigned long long)size, x->rank);
+    }
     int ok = st == REDIST_OK, all = 0;
     int rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, x->comm);
     if (rc != MPI_SUCCESS || !all) {
@@ -115,8 +127,10 @@ redist_status_t rd_mpi_work_get(redist_mpi_t *x, uint64_t good, uint64_t least,
         if (rc != MPI_SUCCESS)
             return rd_mpi_fail(err, rc, "MPI_Allreduce (work space)");
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
-                        "another device could not allocate its work space");
+                        "another device could not get its work space");
     }
+    if (!p)
+        return REDIST_OK;
     w->p = p;
     w->bytes = size;
     w->owned = 1;
