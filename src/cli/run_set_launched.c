@@ -34,12 +34,11 @@
 enum { V_FAIL, V_MISMATCH, V_HIGH, V_RECV, V_MSGS, V_NS, V_OVER, V_WRITES,
        NVAL };
 
-/* Agree on one flag: 1 when every rank has it (a max of its negation). */
-static int all_ok(const cli_set_backend *b, int ok)
+/* Every rank waits for every other (a reduction). */
+static void barrier(const cli_set_backend *b)
 {
-    uint64_t v[NVAL] = {(uint64_t)!ok};
-    b->max(b->self, v, NVAL);
-    return v[0] == 0;
+    uint64_t v[1] = {0};
+    b->max(b->self, v, 1);
 }
 
 static void free_blocks(void **l, int n)
@@ -115,7 +114,7 @@ static redist_status_t run_all(const cli_set_run *r, const cli_set_backend *b,
             fill(set, rank, src); /* the last run may have used them */
         redist_exec_report_t rep;
         memset(&rep, 0, sizeof rep);
-        all_ok(b, 1); /* start together: the time is the run's */
+        barrier(b); /* start together: the time is the run's */
         if ((st = redist_set_run(p, &rep, err)))
             break;
         if (rep.scratch_high_water > v[V_HIGH])
@@ -192,11 +191,12 @@ int cli_launched_run_set(const cli_set_run *r, const cli_set_backend *b)
     }
     if (!st)
         st = redist_mesh_create(1, axis, sizes, &flat, &err);
-    /* every rank reaches each collective call below together */
-    int all = all_ok(b, st == REDIST_OK);
-    if (all)
+    /* every rank reaches each collective call below together; a failure
+     * is agreed (and said once when every rank failed alike) */
+    int bad = cli_launch_failed(st != REDIST_OK, &err, NULL);
+    if (!bad)
         st = b->create(b->self, flat, &be, &err);
-    if (all && !st && b->endpoint_plans) {
+    if (!bad && !st && b->endpoint_plans) {
         redist_exec_options_t eo = {0};
         if (r->preserve)
             eo.flags |= REDIST_EXEC_PRESERVE_SRC;
@@ -204,20 +204,19 @@ int cli_launched_run_set(const cli_set_run *r, const cli_set_backend *b)
                                     &err);
         set = own;
     }
-    all = all && all_ok(b, st == REDIST_OK);
+    bad = bad || cli_launch_failed(st != REDIST_OK, &err, NULL);
     uint64_t v[NVAL] = {0};
-    if (all)
+    if (!bad) {
         st = run_all(r, b, set, be, rank, src, dst, v, &err);
-    if (all && !st)
-        v[V_MISMATCH] = (uint64_t)check(set, b, rank, src, dst, r->preserve);
-    if (st && (rank == 0 || err.text[0])) {
-        cli_print_error(&err);
-        if (rank == 0 && b->explain)
-            b->explain(b->self, own ? own : r->set, &err);
+        bad = cli_launch_failed(st != REDIST_OK, &err, NULL);
+        if (bad && rank == 0 && b->explain)
+            b->explain(b->self, set, &err);
     }
+    if (!bad)
+        v[V_MISMATCH] = (uint64_t)check(set, b, rank, src, dst, r->preserve);
     redist_plan_set_stats_t t;
     redist_plan_set_stats(set, &t);
-    v[V_FAIL] = !all || st != REDIST_OK;
+    v[V_FAIL] = (uint64_t)bad;
     v[V_OVER] = !v[V_FAIL] && t.budget_bytes != REDIST_NO_BUDGET &&
                         v[V_HIGH] > t.budget_bytes
                     ? (uint64_t)(size - rank)
