@@ -2,7 +2,8 @@
  * `redistplan run` behind its driver (run.c): the run every backend is
  * given, the backends (run_sim.c; run_launched.c with run_mpi.c or
  * run_shmem.c) and the report they share (run_report.c: the same lines in
- * the same order).
+ * the same order); a spec with "arrays": run_set.c on sim,
+ * run_set_launched.c under a launcher.
  */
 #ifndef REDIST_CLI_RUN_H
 #define REDIST_CLI_RUN_H

@@ -2,7 +2,8 @@
  * `redistplan run SPEC --backend mpi`, under `mpirun -np D` (D = the
  * mesh's device count): the hooks of the launched driver
  * (run_launched.c) over the MPI backend (redist/mpi.h) on MPI_COMM_WORLD,
- * and the options of the backend.
+ * and the options of the backend; at its end the hooks of the set
+ * driver (run_set_launched.c) for a spec with "arrays".
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,8 @@
  * `redistplan run SPEC --backend shmem`, under `oshrun -np D` (D = the
  * mesh's device count): the hooks of the launched driver
  * (run_launched.c) over the OpenSHMEM backend (redist/shmem.h), and the
- * options of the backend.
+ * options of the backend; at its end the hooks of the set driver
+ * (run_set_launched.c) for a spec with "arrays".
  *
  * The source and destination blocks come from the symmetric heap, so the
  * backend puts straight into them (--shmem-private: from malloc, so every
