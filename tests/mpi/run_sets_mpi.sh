@@ -5,7 +5,9 @@
 # run exact on every rank (PE) within their budgets, the checkpoint
 # twice with its sources preserved; the wrong -np is refused on every
 # rank; over OpenSHMEM, a symmetric heap too small for the set's arena
-# fails on every PE saying how to set SHMEM_SYMMETRIC_SIZE.
+# fails on every PE saying how to set SHMEM_SYMMETRIC_SIZE; rank 1 given
+# another --repeat (over OpenSHMEM also another heap) is refused on every
+# rank before anything runs.
 #   run_sets_mpi.sh mpi|shmem LAUNCHER REDISTPLAN SRCDIR [LAUNCHER ARGS...]
 set -u
 be=$1 launcher=$2 rp=$3 src=$4
@@ -44,7 +46,33 @@ expect 0 "source    preserved (--preserve-src)
   result    exact: 21 arrays on 8 $units" "checkpoint --preserve-src --repeat 2" \
     8 "$tmp/checkpoint.json" --preserve-src --repeat 2
 expect 2 "$hint (this job has 4 $units)" "wrong -np" 4 "$tmp/checkpoint.json"
+# rank 1 diverges: RANK1 holds its extra arguments, or env:NAME=VALUE
+cat >"$tmp/rank1.sh" <<'EOF'
+#!/bin/sh
+r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
+if [ "$r" = 1 ]; then
+    case $RANK1 in
+    env:*) export "${RANK1#env:}"; exec "$@" ;;
+    *) exec "$@" $RANK1 ;;
+    esac
+fi
+exec "$@"
+EOF
+diverge() { # FIELD RANK1 : rank 1 differs, exit 2 naming FIELD
+    RANK1=$2
+    export RANK1
+    out=$("$launcher" $largs -np 8 sh "$tmp/rank1.sh" "$rp" run \
+        "$tmp/checkpoint.json" --backend "$be" 2>&1)
+    rc=$?
+    case $rc:$out in
+    2:*"disagree on $1"*) pass=$((pass + 1)) ;;
+    *) fail=$((fail + 1)); echo "FAIL: $be: rank 1 with $2: exit $rc"
+       echo "$out" | sed 's/^/    /' ;;
+    esac
+}
+diverge --repeat "--repeat 2"
 if [ "$be" = shmem ]; then
+    diverge "the symmetric heap size" "env:SHMEM_SYMMETRIC_SIZE=300000000"
     # every dim / 16, one layer: an arena of about 2.4 MB per PE
     python3 "$src/scripts/model_spec.py" --variant train-to-infer --shrink 16 \
         --layers 1 --budget 16777216 -o "$tmp/t16.json" || exit 1
