@@ -247,7 +247,9 @@ typedef struct redist_plan_set_stats {
  * redist_shmem_backend, which needs it), or NULL for backends without
  * placement constraints that run exchange steps (sim, mpi: generic
  * programs).  A set planned for an endpoint runs on endpoints of that
- * kind and options only.
+ * kind and options only; a set planned for NULL runs on sim and mpi
+ * endpoints, and redist_plan_set_prepare refuses it on OpenSHMEM
+ * (REDIST_ERR_INVALID on every rank).
  * Errors: those of redist_plan_create for an array (the message names
  * the array); REDIST_ERR_INFEASIBLE when an array alone needs more
  * scratch than the budget (the message names it and the smallest budget

@@ -11,7 +11,8 @@
  *                execute on buffer-protocol arrays (built with MPI only)
  *   prepared.c   Prepared (redist_mpi_prepared_t)
  *   meshes.c     two-mesh execution (redist_mpi_*_meshes)
- *   sets.c       plan sets on an MPIContext (redist_plan_set_prepare)
+ *   sets.c       plan sets on a backend's endpoint (redist_plan_set_prepare;
+ *                with MPI: on an MPIContext)
  */
 #ifndef REDIST_PY_H
 #define REDIST_PY_H
@@ -164,11 +165,25 @@ extern PyTypeObject rpy_ArraysType, rpy_PlanSetType;
 /* The set of a PlanSet object, or NULL with TypeError / ValueError. */
 const redist_plan_set_t *rpy_plan_set_of(PyObject *o);
 int rpy_set_plan_init(PyObject *m);
+/* sets.c: a PlanSet prepared on this device's arrays (srcs, dsts: lists
+ * in the set's order, None for an empty block) on `be` (device `rank`),
+ * holding owner (counted in *count) and the set: a Prepared object, or
+ * NULL with the exception (ValueError naming the array for bad arrays)
+ * after this device took part in the collective failure.  ops: NULL for
+ * the default (run, free, the report's messages and exchanges), or a
+ * backend's own built on rpy_set_run and rpy_set_report. */
+PyObject *rpy_prep_set(PyObject *set_obj, redist_backend_t *be,
+                       int64_t rank, PyObject *srcs, PyObject *dsts,
+                       int preserve, PyObject *owner, int *count,
+                       const rpy_prep_ops *ops);
+redist_status_t rpy_set_run(void *p, redist_exec_report_t *rep,
+                            redist_error_t *err);
+int rpy_set_report(void *p, PyObject *report);
 #ifdef REDIST_PY_HAVE_MPI
 int rpy_mpi_init(PyObject *m);
 #endif
 #ifdef REDIST_PY_HAVE_SHMEM
-int rpy_shmem_init(PyObject *m); /* shmem.c: ShmemContext, ShmemPrepared */
+int rpy_shmem_init(PyObject *m); /* shmem.c: ShmemContext */
 #endif
 
 #endif

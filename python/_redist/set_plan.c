@@ -155,21 +155,29 @@ PyTypeObject rpy_ArraysType = {
 /* ------------------------------------------------------------ PlanSet */
 
 /* _create(arrays, objective, max_peak_bytes, max_states, cost_path,
- *         cost_text, axis_links, preserve_src): redist_plan_set_create
- * for backends without placement constraints (sim, MPI), the scratch
+ *         cost_text, axis_links, preserve_src, endpoint=None):
+ * redist_plan_set_create for backends without placement constraints
+ * (sim, MPI), or for `endpoint`'s kind: a capsule "redist.backend" of a
+ * redist_backend_t (an OpenSHMEM context's, which needs it), the scratch
  * figured under REDIST_EXEC_PRESERVE_SRC when preserve_src, as
  * `redistplan plan [--preserve-src]` does. */
 static PyObject *set_create(PyObject *self, PyObject *args)
 {
-    PyObject *arrays_obj, *cost_path = NULL;
+    PyObject *arrays_obj, *cost_path = NULL, *endpoint = Py_None;
     int objective, preserve;
     unsigned long long max_peak, max_states;
     const char *cost_text = NULL, *links = NULL;
     Py_ssize_t cost_len = 0;
-    if (!PyArg_ParseTuple(args, "OiKKO&z#zp", &arrays_obj, &objective,
+    if (!PyArg_ParseTuple(args, "OiKKO&z#zp|O", &arrays_obj, &objective,
                           &max_peak, &max_states, rpy_fs_or_none, &cost_path,
-                          &cost_text, &cost_len, &links, &preserve))
+                          &cost_text, &cost_len, &links, &preserve, &endpoint))
         return NULL;
+    const redist_backend_t *be = NULL;
+    if (endpoint != Py_None &&
+        !(be = PyCapsule_GetPointer(endpoint, "redist.backend"))) {
+        Py_XDECREF(cost_path);
+        return NULL;
+    }
     const redist_arrays_t *a = arrays_of(arrays_obj);
     if (!a) {
         Py_XDECREF(cost_path);
@@ -190,7 +198,7 @@ static PyObject *set_create(PyObject *self, PyObject *args)
     redist_error_clear(&err);
     redist_status_t st;
     Py_BEGIN_ALLOW_THREADS
-    st = redist_plan_set_create(a, &opts, NULL, &eo, &set, &err);
+    st = redist_plan_set_create(a, &opts, be, &eo, &set, &err);
     Py_END_ALLOW_THREADS
     if (st != REDIST_OK)
         return rpy_raise(st == REDIST_ERR_INVALID || st == REDIST_ERR_PARSE
@@ -327,7 +335,8 @@ static PyObject *set_table(PyObject *self, PyObject *args, PyObject *kw)
 static PyMethodDef set_methods[] = {
     {"_create", set_create, METH_VARARGS,
      "_create(arrays, objective, max_peak_bytes, max_states, cost_path, "
-     "cost_text, axis_links, preserve_src): redist_plan_set_create."},
+     "cost_text, axis_links, preserve_src, endpoint=None): "
+     "redist_plan_set_create."},
     {"_plan", set_plan, METH_VARARGS,
      "_plan(i, plan, spec): array i's plan and spec, lent to fresh Plan "
      "and Spec objects."},

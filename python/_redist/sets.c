@@ -1,19 +1,25 @@
 /*
- * redist._redist.prepare_set(ctx, set, srcs, dsts, preserve_src): a plan
- * set (set_plan.c) prepared on this rank's arrays over an MPIContext
- * (redist_plan_set_prepare on redist_mpi_backend; include/redist/exec.h),
- * as a Prepared object (prep.c: run, free).  srcs[i] and dsts[i] are this
- * rank's blocks of array i (None for an empty block: a rank outside a
- * two-mesh array's mesh, or an empty uneven block), checked as
- * MPIContext.execute checks one array (blocks.c).  A rank whose arrays
+ * Plan sets (set_plan.c) prepared on this device's arrays, as Prepared
+ * objects (prep.c: run, free): rpy_prep_set on any backend's endpoint
+ * (redist_plan_set_prepare; include/redist/exec.h), used by the
+ * OpenSHMEM context (shmem.c) and, with MPI, by
+ * redist._redist.prepare_set(ctx, set, srcs, dsts, preserve_src) over an
+ * MPIContext (redist_mpi_backend).  srcs[i] and dsts[i] are this
+ * device's blocks of array i (None for an empty block: a device outside
+ * a two-mesh array's mesh, or an empty uneven block), checked as
+ * MPIContext.execute checks one array (blocks.c).  A device whose arrays
  * fail still enters redist_plan_set_prepare, with no set, so that every
- * rank fails together.  The object holds the context (counted as one of
- * its prepared objects), the set and the arrays' buffers until freed.
+ * device fails together.  The object holds the context (counted as one
+ * of its prepared objects), the set and the arrays' buffers until freed.
  */
-#include "rpy_mpi.h"
+#include "rpy.h"
 
-static redist_status_t run(void *p, redist_exec_report_t *rep,
-                           redist_error_t *err)
+#ifdef REDIST_PY_HAVE_MPI
+#include "rpy_mpi.h"
+#endif
+
+redist_status_t rpy_set_run(void *p, redist_exec_report_t *rep,
+                            redist_error_t *err)
 {
     return redist_set_run(p, rep, err);
 }
@@ -23,8 +29,7 @@ static void free_it(void *p)
     redist_set_prepared_free(p);
 }
 
-/* The report adds the messages and combined exchanges of the run. */
-static int report_extra(void *p, PyObject *d)
+int rpy_set_report(void *p, PyObject *d)
 {
     PyObject *m = PyLong_FromUnsignedLongLong(redist_set_prepared_messages(p));
     PyObject *x = PyLong_FromUnsignedLongLong(redist_set_prepared_exchanges(p));
@@ -37,8 +42,9 @@ static int report_extra(void *p, PyObject *d)
     return rc;
 }
 
-static const rpy_prep_ops set_ops = {"plan sets", run, NULL, NULL, NULL,
-                                     NULL, free_it, NULL, report_extra};
+static const rpy_prep_ops set_ops = {"plan sets", rpy_set_run, NULL, NULL,
+                                     NULL, NULL, free_it, NULL,
+                                     rpy_set_report};
 
 /* This rank's blocks of every array: 0, or -1 with ValueError naming the
  * array. */
@@ -74,30 +80,17 @@ static int set_blocks(rpy_prep *o, const redist_plan_set_t *set, int64_t rank,
     return 0;
 }
 
-/* prepare_set(ctx, set, srcs, dsts, preserve_src) -> Prepared */
-static PyObject *prepare_set(PyObject *self, PyObject *args)
+PyObject *rpy_prep_set(PyObject *set_obj, redist_backend_t *be,
+                       int64_t rank, PyObject *srcs, PyObject *dsts,
+                       int preserve, PyObject *owner, int *count,
+                       const rpy_prep_ops *ops)
 {
-    (void)self;
-    PyObject *ctx_obj, *set_obj, *srcs, *dsts;
-    int preserve = 1;
-    if (!PyArg_ParseTuple(args, "OOOOp", &ctx_obj, &set_obj, &srcs, &dsts,
-                          &preserve))
-        return NULL;
-    if (!PyObject_TypeCheck(ctx_obj, rpy_MPIContextType)) {
-        PyErr_SetString(PyExc_TypeError, "prepare_set: an MPIContext");
-        return NULL;
-    }
-    rpy_mpi *owner = (rpy_mpi *)ctx_obj;
-    redist_mpi_t *ctx = rpy_ctx_of(owner);
-    if (!ctx)
-        return NULL;
-    redist_backend_t *be = redist_mpi_backend(ctx);
     const redist_plan_set_t *set = rpy_plan_set_of(set_obj);
-    rpy_prep *obj = set ? rpy_prep_new(&set_ops, redist_plan_set_num_arrays(set))
+    rpy_prep *obj = set ? rpy_prep_new(ops ? ops : &set_ops,
+                                       redist_plan_set_num_arrays(set))
                         : NULL;
-    if (!obj || set_blocks(obj, set, redist_mpi_rank(ctx), srcs, dsts,
-                           preserve) < 0) {
-        /* this rank still takes part, with no set */
+    if (!obj || set_blocks(obj, set, rank, srcs, dsts, preserve) < 0) {
+        /* this device still takes part, with no set */
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
         redist_set_prepared_t *none = NULL;
@@ -119,8 +112,30 @@ static PyObject *prepare_set(PyObject *self, PyObject *args)
         Py_DECREF(obj);
         return rpy_raise(rpy_ExecError, st, &err);
     }
-    rpy_prep_bind(obj, p, ctx_obj, &owner->nprep, set_obj);
+    rpy_prep_bind(obj, p, owner, count, set_obj);
     return (PyObject *)obj;
+}
+
+#ifdef REDIST_PY_HAVE_MPI
+/* prepare_set(ctx, set, srcs, dsts, preserve_src) -> Prepared */
+static PyObject *prepare_set(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *ctx_obj, *set_obj, *srcs, *dsts;
+    int preserve = 1;
+    if (!PyArg_ParseTuple(args, "OOOOp", &ctx_obj, &set_obj, &srcs, &dsts,
+                          &preserve))
+        return NULL;
+    if (!PyObject_TypeCheck(ctx_obj, rpy_MPIContextType)) {
+        PyErr_SetString(PyExc_TypeError, "prepare_set: an MPIContext");
+        return NULL;
+    }
+    rpy_mpi *owner = (rpy_mpi *)ctx_obj;
+    redist_mpi_t *ctx = rpy_ctx_of(owner);
+    if (!ctx)
+        return NULL;
+    return rpy_prep_set(set_obj, redist_mpi_backend(ctx), redist_mpi_rank(ctx),
+                        srcs, dsts, preserve, ctx_obj, &owner->nprep, NULL);
 }
 
 static PyMethodDef functions[] = {
@@ -134,3 +149,4 @@ int rpy_sets_init(PyObject *m)
 {
     return PyModule_AddFunctions(m, functions);
 }
+#endif

@@ -4,15 +4,21 @@
  * shmem_finalize, once per process) and ShmemContext (a redist_shmem_t
  * over all PEs: execute, and prepare, which gives a Prepared object of
  * prep.c: run, start / test / wait, free).  Built when libredist_shmem
- * is.
+ * is.  Plans of two-mesh specs (doc/meshes.md; PE d is global device d)
+ * run through execute too, and prepare them with
+ * redist_shmem_prepare_meshes (run only: the C API has no start / test /
+ * wait for them); prepare_set prepares a plan set (sets.c) on the
+ * context's endpoint (redist_shmem_backend, any memory), run only too.
  *
  * The arrays are any buffer-protocol memory, checked as for MPI
  * (blocks.c); they are not in the symmetric heap, so the backend receives
  * into its own symmetric scratch and copies the result into dst (BUFFERS
  * in shmem.h).  A PE whose arrays fail the checks still enters the C call
- * with no plan, so that every PE fails together.  The GIL is released
- * while data moves.  After shmem_stop no context or prepared object may
- * run: their deallocation then frees nothing (the heap is gone).
+ * with no plan (or set), so that every PE fails together; a PE outside a
+ * two-mesh side's mesh passes None for the block it does not hold.  The
+ * GIL is released while data moves.  After shmem_stop no context or
+ * prepared object may run: their deallocation then frees nothing (the
+ * heap is gone).
  */
 #include "rpy.h"
 
@@ -125,6 +131,32 @@ static const rpy_prep_ops shmem_ops = {"OpenSHMEM", sh_run, sh_start_run,
                                        sh_test, sh_wait, sh_async, sh_free,
                                        running, NULL};
 
+static redist_status_t sh_run_meshes(void *p, redist_exec_report_t *rep,
+                                     redist_error_t *err)
+{
+    return redist_shmem_run_meshes(p, rep, err);
+}
+
+static void sh_free_meshes(void *p)
+{
+    if (started && !stopped)
+        redist_shmem_meshes_free(p);
+}
+
+static const rpy_prep_ops meshes_ops = {"two-mesh plans", sh_run_meshes,
+                                        NULL, NULL, NULL, NULL,
+                                        sh_free_meshes, running, NULL};
+
+static void sh_free_set(void *p)
+{
+    if (started && !stopped)
+        redist_set_prepared_free(p);
+}
+
+static const rpy_prep_ops set_ops = {"plan sets", rpy_set_run, NULL, NULL,
+                                     NULL, NULL, sh_free_set, running,
+                                     rpy_set_report};
+
 /* ------------------------------------------------------------ context */
 
 static redist_shmem_t *ctx_of(rpy_shctx *self)
@@ -191,12 +223,36 @@ static int ctx_init(PyObject *self_obj, PyObject *args, PyObject *kw)
     return 0;
 }
 
-/* Check this PE's arrays; on failure enter `fail` (with no plan) so that
- * every PE fails together, and return -1 with the local exception. */
+enum { FAIL_EXECUTE, FAIL_PREPARE, FAIL_MESHES };
+
+/* This PE's part in the collective failure of the call `fail` names
+ * (FAIL_EXECUTE, FAIL_PREPARE or FAIL_MESHES: redist_shmem_execute,
+ * _prepare or _prepare_meshes), entered with no plan. */
+static void fail_call(redist_shmem_t *ctx, int preserve, int fail)
+{
+    redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0u};
+    redist_shmem_prepared_t *none = NULL;
+    redist_shmem_meshes_t *no_meshes = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    if (fail == FAIL_EXECUTE)
+        redist_shmem_execute(ctx, NULL, NULL, NULL, &eo, NULL, NULL);
+    else if (fail == FAIL_PREPARE)
+        redist_shmem_prepare(ctx, NULL, NULL, NULL, &eo, &none, NULL);
+    else
+        redist_shmem_prepare_meshes(ctx, NULL, NULL, NULL, &eo, &no_meshes,
+                                    NULL);
+    Py_END_ALLOW_THREADS
+    redist_shmem_prepared_free(none);
+    redist_shmem_meshes_free(no_meshes);
+}
+
+/* Check this PE's arrays; on failure enter the call `fail` names (with
+ * no plan, fail_call) so that every PE fails together, and return -1
+ * with the local exception. */
 static int blocks_or_fail(redist_shmem_t *ctx, PyObject *plan_obj,
                           PyObject *src, PyObject *dst, int preserve,
                           rpy_blocks *b, const redist_plan_t **plan,
-                          void (*fail)(redist_shmem_t *, int))
+                          int fail)
 {
     *plan = rpy_plan_of(plan_obj);
     if (*plan && rpy_get_blocks_at(shmem_my_pe(), redist_plan_spec(*plan), src,
@@ -204,27 +260,21 @@ static int blocks_or_fail(redist_shmem_t *ctx, PyObject *plan_obj,
         return 0;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    fail(ctx, preserve);
+    fail_call(ctx, preserve, fail);
     PyErr_Restore(type, value, tb);
     return -1;
 }
 
-static void fail_execute(redist_shmem_t *ctx, int preserve)
+/* Whether a plan object is a two-mesh spec's (no exception left: the
+ * checks that follow raise it). */
+static int two_mesh_plan(PyObject *plan_obj)
 {
-    redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0u};
-    Py_BEGIN_ALLOW_THREADS
-    redist_shmem_execute(ctx, NULL, NULL, NULL, &eo, NULL, NULL);
-    Py_END_ALLOW_THREADS
-}
-
-static void fail_prepare(redist_shmem_t *ctx, int preserve)
-{
-    redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0u};
-    redist_shmem_prepared_t *none = NULL;
-    Py_BEGIN_ALLOW_THREADS
-    redist_shmem_prepare(ctx, NULL, NULL, NULL, &eo, &none, NULL);
-    Py_END_ALLOW_THREADS
-    redist_shmem_prepared_free(none);
+    const redist_plan_t *plan = rpy_plan_of(plan_obj);
+    if (!plan) {
+        PyErr_Clear();
+        return 0;
+    }
+    return redist_spec_num_meshes(redist_plan_spec(plan)) == 2;
 }
 
 /* execute(plan, src, dst, preserve_src=True, report=False) */
@@ -243,7 +293,7 @@ static PyObject *ctx_execute(PyObject *self, PyObject *args, PyObject *kw)
     rpy_blocks b;
     const redist_plan_t *plan;
     if (blocks_or_fail(ctx, plan_obj, src, dst, preserve, &b, &plan,
-                       fail_execute) < 0)
+                       FAIL_EXECUTE) < 0)
         return NULL;
     redist_exec_options_t eo = {preserve ? REDIST_EXEC_PRESERVE_SRC : 0u};
     redist_exec_report_t rep;
@@ -257,7 +307,9 @@ static PyObject *ctx_execute(PyObject *self, PyObject *args, PyObject *kw)
     return rpy_run_outcome(st, &rep, &err, want_report);
 }
 
-/* prepare(plan, src, dst, preserve_src=True) -> Prepared (prep.c) */
+/* prepare(plan, src, dst, preserve_src=True) -> Prepared (prep.c):
+ * redist_shmem_prepare, or redist_shmem_prepare_meshes for a two-mesh
+ * plan. */
 static PyObject *ctx_prepare(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"plan", "src", "dst", "preserve_src", NULL};
@@ -270,14 +322,16 @@ static PyObject *ctx_prepare(PyObject *self, PyObject *args, PyObject *kw)
     redist_shmem_t *ctx = ctx_of(owner);
     if (!ctx)
         return NULL;
-    rpy_prep *obj = rpy_prep_new(&shmem_ops, 1);
+    int two = two_mesh_plan(plan_obj);
+    int fail = two ? FAIL_MESHES : FAIL_PREPARE;
+    rpy_prep *obj = rpy_prep_new(two ? &meshes_ops : &shmem_ops, 1);
     if (!obj) {
-        fail_prepare(ctx, preserve);
+        fail_call(ctx, preserve, fail);
         return NULL;
     }
     const redist_plan_t *plan;
     if (blocks_or_fail(ctx, plan_obj, src, dst, preserve, obj->b, &plan,
-                       fail_prepare) < 0) {
+                       fail) < 0) {
         Py_DECREF(obj);
         return NULL;
     }
@@ -285,9 +339,19 @@ static PyObject *ctx_prepare(PyObject *self, PyObject *args, PyObject *kw)
     redist_error_t err;
     redist_error_clear(&err);
     redist_status_t st;
-    redist_shmem_prepared_t *p = NULL;
+    void *p = NULL;
     Py_BEGIN_ALLOW_THREADS
-    st = redist_shmem_prepare(ctx, plan, obj->b->src, obj->b->dst, &eo, &p, &err);
+    if (two) {
+        redist_shmem_meshes_t *m = NULL;
+        st = redist_shmem_prepare_meshes(ctx, plan, obj->b->src, obj->b->dst,
+                                         &eo, &m, &err);
+        p = m;
+    } else {
+        redist_shmem_prepared_t *pr = NULL;
+        st = redist_shmem_prepare(ctx, plan, obj->b->src, obj->b->dst, &eo,
+                                  &pr, &err);
+        p = pr;
+    }
     Py_END_ALLOW_THREADS
     if (st != REDIST_OK) {
         Py_DECREF(obj);
@@ -295,6 +359,34 @@ static PyObject *ctx_prepare(PyObject *self, PyObject *args, PyObject *kw)
     }
     rpy_prep_bind(obj, p, self, &owner->nprep, NULL);
     return (PyObject *)obj;
+}
+
+/* prepare_set(set, srcs, dsts, preserve_src) -> Prepared (sets.c) */
+static PyObject *ctx_prepare_set(PyObject *self, PyObject *args)
+{
+    PyObject *set_obj, *srcs, *dsts;
+    int preserve = 1;
+    if (!PyArg_ParseTuple(args, "OOOp", &set_obj, &srcs, &dsts, &preserve))
+        return NULL;
+    rpy_shctx *owner = (rpy_shctx *)self;
+    redist_shmem_t *ctx = ctx_of(owner);
+    if (!ctx)
+        return NULL;
+    return rpy_prep_set(set_obj, redist_shmem_backend(ctx, 0), shmem_my_pe(),
+                        srcs, dsts, preserve, self, &owner->nprep, &set_ops);
+}
+
+/* _endpoint() -> capsule "redist.backend": the context's endpoint
+ * (redist_shmem_backend, any memory) for planning a set for it
+ * (set_plan.c); valid while the context lives. */
+static PyObject *ctx_endpoint(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    redist_shmem_t *ctx = ctx_of((rpy_shctx *)self);
+    redist_backend_t *be = ctx ? redist_shmem_backend(ctx, 0) : NULL;
+    if (ctx && !be)
+        PyErr_SetString(rpy_ExecError, "no OpenSHMEM endpoint");
+    return be ? PyCapsule_New(be, "redist.backend", NULL) : NULL;
 }
 
 static PyObject *ctx_free(PyObject *self, PyObject *unused)
@@ -327,12 +419,20 @@ static PyMethodDef ctx_methods[] = {
     {"execute", (PyCFunction)(void (*)(void))ctx_execute,
      METH_VARARGS | METH_KEYWORDS,
      "execute(plan, src, dst, preserve_src=True, report=False): "
-     "redist_shmem_execute (collective over all PEs)."},
+     "redist_shmem_execute (collective over all PEs; one- or two-mesh "
+     "plans)."},
     {"prepare", (PyCFunction)(void (*)(void))ctx_prepare,
      METH_VARARGS | METH_KEYWORDS,
      "prepare(plan, src, dst, preserve_src=True) -> Prepared: "
-     "redist_shmem_prepare (collective); the arrays stay bound until the "
-     "object is freed."},
+     "redist_shmem_prepare, or redist_shmem_prepare_meshes for a two-mesh "
+     "plan (collective); the arrays stay bound until the object is freed."},
+    {"prepare_set", ctx_prepare_set, METH_VARARGS,
+     "prepare_set(set, srcs, dsts, preserve_src) -> Prepared (run, free): "
+     "redist_plan_set_prepare on the context's endpoint (collective); "
+     "srcs and dsts are lists in the set's order."},
+    {"_endpoint", ctx_endpoint, METH_NOARGS,
+     "_endpoint() -> capsule: the context's endpoint, for planning a set "
+     "for it (PlanSet(..., executor=))."},
     {"free", ctx_free, METH_NOARGS,
      "free(): redist_shmem_free (collective; its prepared objects first)."},
     {NULL, NULL, 0, NULL}};

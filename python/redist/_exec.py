@@ -155,7 +155,11 @@ def _set_blocks(ps, blocks, what):
                            f"the set's order, not {type(blocks).__name__}")
 
 
-def _prepare_set(ps, ctx, src, dst, preserve_src):
+def _prepare_set(ps, prep, src, dst, preserve_src):
+    """A PlanSet prepared by prep(set, srcs, dsts, preserve) (a backend's
+    prepare_set) on blocks given as _set_blocks takes them.  A device
+    whose arguments are wrong still calls prep with no set, so that every
+    device fails together."""
     srcs, e1 = _set_blocks(ps, src, "src")
     dsts, e2 = _set_blocks(ps, dst, "dst")
     e = e1 or e2
@@ -164,12 +168,16 @@ def _prepare_set(ps, ctx, src, dst, preserve_src):
                        f"planned with preserve_src={ps.preserve_src} "
                        "(plan_set(..., preserve_src=))")
     if e is not None:
-        try:  # this rank still takes part, so that every rank fails
-            _redist.prepare_set(ctx, None, [], [], True)
+        try:  # this device still takes part, so that every device fails
+            prep(None, [], [], True)
         except TypeError:
             pass
         raise e
-    return _redist.prepare_set(ctx, ps, srcs, dsts, ps.preserve_src)
+    return prep(ps, srcs, dsts, ps.preserve_src)
+
+
+def _mpi_prep(ctx):
+    return lambda *a: _redist.prepare_set(ctx, *a)
 
 
 def execute(plan, comm, src, dst, *, preserve_src=None, report=False,
@@ -189,7 +197,7 @@ def execute(plan, comm, src, dst, *, preserve_src=None, report=False,
     _need_mpi()
     if isinstance(plan, PlanSet):
         ctx = _set_context(plan, comm, packed, native_reduce, max_scratch)
-        with _prepare_set(plan, ctx, src, dst, preserve_src) as pr:
+        with _prepare_set(plan, _mpi_prep(ctx), src, dst, preserve_src) as pr:
             return pr.run(report)
     if not isinstance(plan, Plan):
         raise TypeError(f"execute: a redist.Plan or PlanSet, not "
@@ -214,7 +222,7 @@ def prepare(plan, comm, src, dst, *, preserve_src=None, packed=False,
     _need_mpi()
     if isinstance(plan, PlanSet):
         ctx = _set_context(plan, comm, packed, native_reduce, max_scratch)
-        return _prepare_set(plan, ctx, src, dst, preserve_src)
+        return _prepare_set(plan, _mpi_prep(ctx), src, dst, preserve_src)
     if not isinstance(plan, Plan):
         raise TypeError(f"prepare: a redist.Plan or PlanSet, not "
                         f"{type(plan).__name__}")

@@ -169,19 +169,31 @@ most; recv, peak and time the sums of its arrays' plan figures)."""
 class PlanSet(_redist.PlanSet):
     """The plans of an Arrays and the rounds they run in (plan_set builds
     it; include/redist/exec.h).  str() is the table of `redistplan plan`;
-    .plans (name -> Plan), .rounds (Round), .stats, .to_json()."""
+    .plans (name -> Plan), .rounds (Round), .stats, .to_json().
+    .endpoint: None (planned for MPI and the simulator), or "shmem"
+    (planned for an OpenSHMEM Executor's endpoint: plan_set(executor=))."""
 
     def __init__(self, arrays, *, objective="time", cost=None, topology=None,
-                 max_peak_bytes=0, max_states=0, preserve_src=True):
+                 max_peak_bytes=0, max_states=0, preserve_src=True,
+                 executor=None):
         if not isinstance(arrays, Arrays):
             raise TypeError(f"plan_set: a redist.Arrays, not "
                             f"{type(arrays).__name__}")
         if objective not in _OBJECTIVES:
             raise ValueError(f"objective: 'bytes' or 'time', not {objective!r}")
+        endpoint = None
+        if executor is not None:
+            if not hasattr(executor, "_endpoint"):
+                raise TypeError(f"executor: a redist.shmem.Executor (MPI "
+                                f"sets need none), not "
+                                f"{type(executor).__name__}")
+            endpoint = executor._endpoint()
         path, text = _cost_args(cost)
         self._create(arrays, _OBJECTIVES[objective], int(max_peak_bytes),
                      int(max_states), path, text,
-                     _links_arg(topology, arrays[0].mesh), bool(preserve_src))
+                     _links_arg(topology, arrays[0].mesh), bool(preserve_src),
+                     endpoint)
+        self.endpoint = None if executor is None else "shmem"
         self.arrays = arrays
         self.objective = objective
         self.preserve_src = bool(preserve_src)
@@ -272,17 +284,21 @@ class PlanSet(_redist.PlanSet):
 
 
 def plan_set(arrays, *, objective="time", cost=None, topology=None,
-             max_peak_bytes=0, max_states=0, preserve_src=True):
+             max_peak_bytes=0, max_states=0, preserve_src=True, executor=None):
     """Plan every array of an Arrays and group them into rounds under its
     budget (redist_plan_set_create).  Options as plan(); preserve_src
     (default True, as execute) sizes each array's scratch for runs that
     never write the source blocks; the table then equals `redistplan plan
-    --preserve-src` (preserve_src=False: without it).  Raises PlanError
-    (ERR_INFEASIBLE when an array alone needs more scratch than the
-    budget: the message names it and the least budget that works)."""
+    --preserve-src` (preserve_src=False: without it).  executor: a
+    redist.shmem.Executor to plan for its endpoint, which a set needs to
+    run on OpenSHMEM (its programs and scratch are that endpoint's; the
+    set then runs on OpenSHMEM Executors of the same options only).
+    Raises PlanError (ERR_INFEASIBLE when an array alone needs more
+    scratch than the budget: the message names it and the least budget
+    that works)."""
     return PlanSet(arrays, objective=objective, cost=cost, topology=topology,
                    max_peak_bytes=max_peak_bytes, max_states=max_states,
-                   preserve_src=preserve_src)
+                   preserve_src=preserve_src, executor=executor)
 
 
 def _rule(rule, name, shape, what):

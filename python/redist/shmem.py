@@ -7,10 +7,15 @@
         ex.execute(plan, src, dst)                   # collective, repeatable
         with ex.prepare(plan, src, dst) as pr:       # run / start-test-wait
             pr.run()
+        ps = redist.plan_set(arrays, executor=ex)    # a set, for this endpoint
+        ex.execute(ps, srcs, dsts)                   # dicts by name
     redist.shmem.stop()                              # shmem_finalize (also at exit)
 
 PE r is mesh device r; the job has exactly the mesh's device count of
-PEs.  The arrays are any C-contiguous buffer-protocol memory, checked as
+PEs.  Plans of two-mesh specs and PlanSets run too (PE d is global
+device d; a PE outside a mesh passes None for the block it does not
+hold); their prepared objects run only (no start / test / wait in the C
+API).  The arrays are any C-contiguous buffer-protocol memory, checked as
 for MPI (Executor.execute in redist._exec): the backend receives into its
 own symmetric scratch and copies into dst.  Open MPI's OpenSHMEM needs
 the one-sided osc/rdma component off (`oshrun --mca osc ^rdma`, or
@@ -22,6 +27,8 @@ import atexit
 
 from . import _redist
 from ._types import Mesh
+from ._sets import PlanSet
+from ._exec import _prepare_set
 
 HAVE_SHMEM = bool(getattr(_redist, "HAVE_SHMEM", 0))
 
@@ -66,13 +73,48 @@ if HAVE_SHMEM:
         As redist.Executor (MPI), on all PEs: bad arrays raise ValueError
         on their PE and ExecError on the others; the GIL is released while
         data moves.  packed and no_ptr are REDIST_SHMEM_PACKED and
-        REDIST_SHMEM_NO_PTR."""
+        REDIST_SHMEM_NO_PTR.
+
+        plan may also be a Plan of a two-mesh spec (the job has
+        spec.num_devices PEs, PE d is device d, the Executor's mesh any
+        mesh of that many devices; a PE outside a side's mesh passes None
+        for that block: redist_shmem_execute / redist_shmem_prepare_meshes)
+        or a PlanSet planned for this endpoint
+        (redist.plan_set(arrays, executor=ex); others raise ValueError on
+        every PE) (src / dst: dicts of this PE's blocks by array name,
+        or lists in the set's order, a missing name or None an empty
+        block; the Executor's mesh is the set's mesh, or for two meshes
+        any mesh of the union's device count; preserve_src defaults to the
+        set's: redist_plan_set_prepare on redist_shmem_backend).  Their
+        prepared objects have run() and free() only: start() / test() /
+        wait() raise TypeError (the C API has no non-blocking runs for
+        them)."""
 
         def __init__(self, mesh, *, packed=False, no_ptr=False):
             mesh = mesh if isinstance(mesh, Mesh) else Mesh(mesh)
             super().__init__(mesh.names, mesh.sizes,
                              (_PACKED if packed else 0) | (_NO_PTR if no_ptr else 0))
             self.mesh = mesh
+
+        def execute(self, plan, src, dst, preserve_src=None, report=False):
+            if isinstance(plan, PlanSet):
+                with self.prepare(plan, src, dst, preserve_src) as pr:
+                    return pr.run(report)
+            return super().execute(plan, src, dst,
+                                   True if preserve_src is None else bool(preserve_src),
+                                   report)
+
+        def prepare(self, plan, src, dst, preserve_src=None):
+            if isinstance(plan, PlanSet):
+                if plan.endpoint != "shmem":
+                    # the same set on every PE: all refuse it alike
+                    raise ValueError("the set was not planned for an "
+                                     "OpenSHMEM endpoint: plan it with "
+                                     "redist.plan_set(arrays, executor=ex)")
+                return _prepare_set(plan, self.prepare_set, src, dst,
+                                    preserve_src)
+            return super().prepare(plan, src, dst,
+                                   True if preserve_src is None else bool(preserve_src))
 
         def __enter__(self):
             return self

@@ -85,6 +85,16 @@ static redist_status_t local_checks(const redist_plan_set_t *set,
                         "options than this %s endpoint's: plan it with "
                         "this endpoint (redist_plan_set_create)",
                         set->kind.name, be->ops->name);
+    /* A set planned for no backend runs the generic programs, which
+     * assume nothing of where a step may write; a backend with
+     * restrictions (RD_CAP_*: OpenSHMEM's receives land in its symmetric
+     * scratch only) cannot run them. */
+    if (!set->has_kind && be->ops->caps)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "backend",
+                        "the set was planned for no backend, and the %s "
+                        "backend runs only sets planned for its endpoint: "
+                        "plan it with this endpoint (redist_plan_set_create)",
+                        be->ops->name);
     for (int i = 0; i < set->n; i++) {
         const redist_spec_t *s = redist_plan_spec(set->plan[i]);
         if (redist_spec_num_meshes(s) == 2 &&

@@ -1,5 +1,6 @@
-"""Data patterns and random specs shared by the execution tests (no MPI
-here: the OpenSHMEM tests use them too).  Every element of a block
+"""Data patterns and random specs (one mesh, two meshes, many arrays)
+shared by the execution tests (no MPI here: the OpenSHMEM tests use them
+too).  Every element of a block
 identifies its global index; partial sources hold contributions whose
 reduction is exactly the value."""
 import numpy as np
@@ -108,3 +109,149 @@ def random_spec(rng, size):
             k = k * m // np.gcd(k, m)
         shape.append(k * rng.randint(1, 3) * rng.choice([1, 2]))
     return redist.Spec(mesh, shape, dtype, src, dst, reduce)
+
+
+# ------------------------------------------- two meshes and many arrays
+
+DTYPES = ["f32", "f64", "i32", "i64", "u8"]
+
+
+def full_array(spec):
+    """The global array of a non-partial spec: distinct values per index
+    (modulo the dtype's exact range)."""
+    n = int(np.prod(spec.shape, dtype=np.int64))
+    g = (np.arange(n, dtype=np.int64) * 7 + 3) % PERIOD[spec.dtype]
+    return g.astype(spec.np_dtype).reshape(spec.shape)
+
+
+def src_of(spec, r, full=None):
+    """Device r's source block, or None outside the source's mesh."""
+    sl = spec.src_slices(r)
+    if sl is None:
+        return None
+    if spec.src.partial:
+        return block(spec, r, "src")
+    return np.ascontiguousarray((full_array(spec) if full is None else full)[sl])
+
+
+def dst_of(spec, r):
+    shape = spec.dst_block_shape(r)
+    return None if shape is None else np.zeros(shape, spec.np_dtype)
+
+
+def expected(spec, r):
+    sl = spec.dst_slices(r)
+    if spec.src.partial or spec.dst.partial:
+        return block(spec, r, "dst")
+    return full_array(spec)[sl]
+
+
+def random_mesh(rng, name, n, last=False):
+    """A mesh on k random devices of 0..n-1 (with n-1 among them: last)."""
+    k = rng.randint(1, n)
+    devs = rng.sample(range(n), k)
+    if last and n - 1 not in devs:
+        devs[rng.randrange(k)] = n - 1
+    naxes = rng.randint(1, 2)
+    sizes = [1] * naxes
+    for p in factor(k):
+        sizes[rng.randrange(naxes)] *= p
+    return redist.Mesh(list(zip(["x", "y"], sizes)), devices=devs, name=name)
+
+
+def random_type(rng, mesh, nd):
+    dims = [[] for _ in range(nd)]
+    for a in rng.sample(list(mesh.names), len(mesh.names)):
+        c = rng.randrange(nd + 1)
+        if c < nd:
+            dims[c].append(a)
+    return redist.Type(tuple(tuple(d) for d in dims), split="balanced")
+
+
+def random_two_mesh(rng, size, cover=False):
+    """Two meshes over (some of) `size` devices: random device lists
+    (disjoint, overlapping or the same devices reshaped), 1-2 axes each;
+    uneven dims split balanced.  cover: the union runs on all devices (a
+    set's job has exactly its device count)."""
+    a = random_mesh(rng, "a", size, last=cover)
+    b = random_mesh(rng, "b", size)
+    nd = rng.randint(1, 2)
+    shape = tuple(rng.randint(1, 13) for _ in range(nd))
+    return (a, b), shape, rng.choice(DTYPES), random_type(rng, a, nd), \
+        random_type(rng, b, nd)
+
+
+def random_set(rng, size, two):
+    """3-5 arrays: on two random meshes, or on one mesh of all `size`
+    devices with random types (pending reductions included,
+    random_spec)."""
+    n = rng.randint(3, 5)
+    if two:
+        meshes, _, _, _, _ = random_two_mesh(rng, size, cover=True)
+        arrays = {}
+        for i in range(n):
+            nd = rng.randint(1, 2)
+            arrays[f"p{i}"] = dict(
+                shape=tuple(rng.randint(1, 13) for _ in range(nd)),
+                dtype=rng.choice(DTYPES),
+                src=random_type(rng, meshes[0], nd),
+                dst=random_type(rng, meshes[1], nd))
+        return redist.Spec.many(meshes, arrays)
+    first = random_spec(rng, size)
+    specs = [first]
+    for _ in range(500):  # specs of random_spec's that share first's mesh
+        s = random_spec(rng, size)
+        if s.mesh == first.mesh:
+            specs.append(s)
+        if len(specs) == n:
+            break
+    return redist.Spec.many(first.mesh, {f"p{i}": dict(
+        shape=s.shape, dtype=s.dtype, src=s.src, dst=s.dst, reduce=s.reduce)
+        for i, s in enumerate(specs)})
+
+
+def tight_budget(arrays, **options):
+    """A budget that needs more than one round where the arrays use
+    scratch: the least that plans (redist's error names it); options go
+    to plan_set."""
+    budget = 1
+    for _ in range(len(arrays) + 1):
+        try:
+            return redist.plan_set(redist.Arrays.from_json(
+                dict(arrays.to_json_obj(), budget_bytes=budget)), **options)
+        except redist.PlanError as e:
+            assert e.status == redist.ERR_INFEASIBLE
+            budget = int(str(e).rsplit("works is ", 1)[1])
+    raise AssertionError("no budget plans")
+
+
+def check_set(ps, me, execute, prepare, agree):
+    """Run the PlanSet `ps` on device `me` and check every element, with
+    `agree(ok, what)` over the job: execute(ps, srcs, dsts) -> report
+    (blocks by name, the empty ones left out) once, then
+    prepare(ps, srcs, dsts) -> Prepared (lists in the set's order) run
+    twice; the sources are kept."""
+    arrays, names = ps.arrays, ps.names
+    srcs = {n: src_of(arrays[n], me) for n in names}
+    dsts = {n: dst_of(arrays[n], me) for n in names}
+    keep = {n: None if v is None else v.copy() for n, v in srcs.items()}
+    # a device passes only the blocks it holds: missing names are empty
+    given = {n: v for n, v in srcs.items() if v is not None}
+    rep = execute(ps, given, dsts)
+    agree(rep["exchanges"] >= 0 and rep["scratch_high_water"] <= max(
+        ps.scratch_bytes, rep["scratch_bytes"]), "report")
+    for n in names:
+        agree(dsts[n] is None or np.array_equal(dsts[n], expected(arrays[n], me)),
+              f"array {n} of {arrays.to_json_obj()}")
+        agree(srcs[n] is None or np.array_equal(srcs[n], keep[n]), "src kept")
+    # prepared once, run many; lists in the set's order work too
+    with prepare(ps, [srcs[n] for n in names], [dsts[n] for n in names]) as pr:
+        for k in range(2):
+            for v in dsts.values():
+                if v is not None:
+                    v[...] = 0
+            pr.run()
+            for n in names:
+                agree(dsts[n] is None or
+                      np.array_equal(dsts[n], expected(arrays[n], me)),
+                      f"prepared run {k}, array {n}")

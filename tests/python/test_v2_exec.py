@@ -15,77 +15,17 @@ import pytest
 from mpi4py import MPI
 
 import redist
-from test_exec import agree, block, factor, random_spec, PERIOD
+from test_exec import agree
+import patterns
+from patterns import (full_array, src_of, dst_of, expected,  # noqa: F401
+                      tight_budget, check_set)
 
 comm = MPI.COMM_WORLD
 rank, size = comm.rank, comm.size
 
-DTYPES = ["f32", "f64", "i32", "i64", "u8"]
-
-
-def full_array(spec):
-    """The global array of a non-partial spec: distinct values per index
-    (modulo the dtype's exact range)."""
-    n = int(np.prod(spec.shape, dtype=np.int64))
-    g = (np.arange(n, dtype=np.int64) * 7 + 3) % PERIOD[spec.dtype]
-    return g.astype(spec.np_dtype).reshape(spec.shape)
-
-
-def src_of(spec, r, full=None):
-    """Device r's source block, or None outside the source's mesh."""
-    sl = spec.src_slices(r)
-    if sl is None:
-        return None
-    if spec.src.partial:
-        return block(spec, r, "src")
-    return np.ascontiguousarray((full_array(spec) if full is None else full)[sl])
-
-
-def dst_of(spec, r):
-    shape = spec.dst_block_shape(r)
-    return None if shape is None else np.zeros(shape, spec.np_dtype)
-
-
-def expected(spec, r):
-    sl = spec.dst_slices(r)
-    if spec.src.partial or spec.dst.partial:
-        return block(spec, r, "dst")
-    return full_array(spec)[sl]
-
-
-def random_mesh(rng, name, n, last=False):
-    """A mesh on k random devices of 0..n-1 (with n-1 among them: last)."""
-    k = rng.randint(1, n)
-    devs = rng.sample(range(n), k)
-    if last and n - 1 not in devs:
-        devs[rng.randrange(k)] = n - 1
-    naxes = rng.randint(1, 2)
-    sizes = [1] * naxes
-    for p in factor(k):
-        sizes[rng.randrange(naxes)] *= p
-    return redist.Mesh(list(zip(["x", "y"], sizes)), devices=devs, name=name)
-
-
-def random_type(rng, mesh, nd):
-    dims = [[] for _ in range(nd)]
-    for a in rng.sample(list(mesh.names), len(mesh.names)):
-        c = rng.randrange(nd + 1)
-        if c < nd:
-            dims[c].append(a)
-    return redist.Type(tuple(tuple(d) for d in dims), split="balanced")
-
-
 def random_two_mesh(rng, cover=False):
-    """Two meshes over (some of) the ranks: random device lists (disjoint,
-    overlapping or the same devices reshaped), 1-2 axes each; uneven
-    dims split balanced.  cover: the union runs on all ranks (a set's
-    communicator has exactly its device count)."""
-    a = random_mesh(rng, "a", size, last=cover)
-    b = random_mesh(rng, "b", size)
-    nd = rng.randint(1, 2)
-    shape = tuple(rng.randint(1, 13) for _ in range(nd))
-    return (a, b), shape, rng.choice(DTYPES), random_type(rng, a, nd), \
-        random_type(rng, b, nd)
+    """patterns.random_two_mesh on this job's rank count."""
+    return patterns.random_two_mesh(rng, size, cover)
 
 
 def run_checked(plan, prepared):
@@ -120,45 +60,8 @@ def test_two_mesh_random_exact(seed):
 
 
 def random_set(rng, two):
-    """3-5 arrays: on two random meshes, or on one mesh of all ranks with
-    random types (pending reductions included, test_exec.random_spec)."""
-    n = rng.randint(3, 5)
-    if two:
-        meshes, _, _, _, _ = random_two_mesh(rng, cover=True)
-        arrays = {}
-        for i in range(n):
-            nd = rng.randint(1, 2)
-            arrays[f"p{i}"] = dict(
-                shape=tuple(rng.randint(1, 13) for _ in range(nd)),
-                dtype=rng.choice(DTYPES),
-                src=random_type(rng, meshes[0], nd),
-                dst=random_type(rng, meshes[1], nd))
-        return redist.Spec.many(meshes, arrays)
-    first = random_spec(rng)
-    specs = [first]
-    for _ in range(500):  # specs of random_spec's that share first's mesh
-        s = random_spec(rng)
-        if s.mesh == first.mesh:
-            specs.append(s)
-        if len(specs) == n:
-            break
-    return redist.Spec.many(first.mesh, {f"p{i}": dict(
-        shape=s.shape, dtype=s.dtype, src=s.src, dst=s.dst, reduce=s.reduce)
-        for i, s in enumerate(specs)})
-
-
-def tight_budget(arrays):
-    """A budget that needs more than one round where the arrays use
-    scratch: the least that plans (redist's error names it)."""
-    budget = 1
-    for _ in range(len(arrays) + 1):
-        try:
-            return redist.plan_set(redist.Arrays.from_json(
-                dict(arrays.to_json_obj(), budget_bytes=budget)))
-        except redist.PlanError as e:
-            assert e.status == redist.ERR_INFEASIBLE
-            budget = int(str(e).rsplit("works is ", 1)[1])
-    raise AssertionError("no budget plans")
+    """patterns.random_set on this job's rank count."""
+    return patterns.random_set(rng, size, two)
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -166,31 +69,9 @@ def test_sets_random_exact(seed):
     rng = random.Random(2000 * size + seed)
     arrays = random_set(rng, two=seed % 2 == 1)
     ps = tight_budget(arrays) if seed % 3 == 0 else redist.plan_set(arrays)
-    names = ps.names
-    srcs = {n: src_of(arrays[n], rank) for n in names}
-    dsts = {n: dst_of(arrays[n], rank) for n in names}
-    keep = {n: None if v is None else v.copy() for n, v in srcs.items()}
-    # a rank passes only the blocks it holds: missing names are empty
-    given = {n: v for n, v in srcs.items() if v is not None}
-    rep = redist.execute(ps, comm, given, dsts, report=True)
-    agree(rep["exchanges"] >= 0 and rep["scratch_high_water"] <= max(
-        ps.scratch_bytes, rep["scratch_bytes"]), "report")
-    for n in names:
-        agree(dsts[n] is None or np.array_equal(dsts[n], expected(arrays[n], rank)),
-              f"array {n} of {arrays.to_json_obj()}")
-        agree(srcs[n] is None or np.array_equal(srcs[n], keep[n]), "src kept")
-    # prepared once, run many; lists in the set's order work too
-    with redist.prepare(ps, comm, [srcs[n] for n in names],
-                        [dsts[n] for n in names]) as pr:
-        for _ in range(2):
-            for v in dsts.values():
-                if v is not None:
-                    v[...] = 0
-            pr.run()
-            for n in names:
-                agree(dsts[n] is None or
-                      np.array_equal(dsts[n], expected(arrays[n], rank)),
-                      f"prepared array {n}")
+    check_set(ps, rank,
+              lambda ps, s, d: redist.execute(ps, comm, s, d, report=True),
+              lambda ps, s, d: redist.prepare(ps, comm, s, d), agree)
 
 
 def test_state_dict_sync_exact():

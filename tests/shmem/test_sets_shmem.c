@@ -25,6 +25,46 @@
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 static int rank, size, fails;
 
+/* A set planned for no backend (generic programs, whose receives may
+ * land outside the symmetric scratch) is refused on every PE before any
+ * data moves, not run into shmem_ptr's abort.  Returns this PE's failures. */
+static int unplanned_refused(void)
+{
+    redist_mesh_t *m = rp_mesh_exact(&rng, size, 0);
+    redist_spec_t *sp = rp_set_spec(&rng, m, "a0");
+    redist_shmem_t *ctx = NULL;
+    redist_shmem_create(m, NULL, &ctx, NULL);
+    redist_backend_t *be = ctx ? redist_shmem_backend(ctx, 0) : NULL;
+    redist_plan_set_t *set = sp ? rp_set_make(&sp, 1, REDIST_NO_BUDGET, NULL) : NULL;
+    int bad = 0;
+    if (!be || !set) {
+        fprintf(stderr, "PE %d: no set planned for no backend\n", rank);
+        bad = 1;
+    } else {
+        size_t bytes = 4096;
+        void *src[1] = {NULL}, *dst[1] = {NULL};
+        src[0] = shmem_malloc(bytes);
+        dst[0] = shmem_malloc(bytes);
+        redist_set_prepared_t *p = NULL;
+        redist_error_t err = REDIST_ERROR_INIT;
+        redist_status_t st = redist_plan_set_prepare(set, be, src, dst, &p, &err);
+        if (st != REDIST_ERR_INVALID || p ||
+            !strstr(err.text, "planned for no backend")) {
+            fprintf(stderr, "PE %d: a set planned for no backend: status %d, "
+                    "\"%s\" (want a refusal)\n", rank, (int)st, err.text);
+            bad = 1;
+        }
+        redist_set_prepared_free(p);
+        shmem_free(dst[0]);
+        shmem_free(src[0]);
+    }
+    redist_plan_set_free(set);
+    redist_shmem_free(ctx);
+    redist_spec_free(sp);
+    redist_mesh_free(m);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     shmem_init();
@@ -75,6 +115,7 @@ int main(int argc, char **argv)
             redist_spec_free(specs[i]);
         redist_mesh_free(m);
     }
+    fails += unplanned_refused();
     if (rank == 0)
         printf("sets over OpenSHMEM at %d PEs: %d sets run (%d in several "
                "rounds), %d two-mesh arrays; PE 0: %d failures\n",
