@@ -12,7 +12,10 @@
  *   run.c          `run`: options, spec, plan, --shrink, the agreement;
  *                  then one backend: run_sim.c, or run_launched.c (the
  *                  driver of one process per device) with run_mpi.c or
- *                  run_shmem.c; run_report.c prints the report
+ *                  run_shmem.c; run_report.c prints the report; a spec
+ *                  with "arrays": run_set.c (sim), or run_set_launched.c
+ *                  (the set driver of one process per device) with the
+ *                  set hooks of run_mpi.c or run_shmem.c
  *   launch.c       the agreement of the ranks under a launcher
  *
  * The command line is a user of the library: these files include only

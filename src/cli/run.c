@@ -548,16 +548,20 @@ static int rehost(const run_args *a, run_state *st, cli_run *r)
 
 /* ------------------------------------------------------------ command */
 
-/* A set over MPI: planned on every rank, the ranks agreed on the spec
- * and options (launch.c), then run (run_mpi.c). */
-static int run_arrays_mpi(const run_args *a, const char *path,
-                          const redist_arrays_t *arrays,
-                          const redist_plan_options_t *opts)
+/* A set under a launcher (mpi or shmem): planned on every rank without
+ * an endpoint (with --preserve-src's execution options), the ranks agreed
+ * on the spec, the plans and the options (launch.c), then run
+ * (run_set_launched.c through run_mpi.c or run_shmem.c). */
+static int run_arrays_launched(const run_args *a, const char *path,
+                               const redist_arrays_t *arrays,
+                               const redist_plan_options_t *opts)
 {
-#ifdef REDIST_HAVE_MPI
     redist_error_t err = REDIST_ERROR_INIT;
     redist_plan_set_t *set = NULL;
-    if (redist_plan_set_create(arrays, opts, NULL, NULL, &set, &err)) {
+    redist_exec_options_t eo = {0};
+    if (a->preserve)
+        eo.flags |= REDIST_EXEC_PRESERVE_SRC;
+    if (redist_plan_set_create(arrays, opts, NULL, &eo, &set, &err)) {
         cli_error_source(&err, path);
         cli_print_error(&err);
         return CLI_BAD_INPUT;
@@ -577,23 +581,31 @@ static int run_arrays_mpi(const run_args *a, const char *path,
                redist_plan_set_num_rounds(set), (unsigned long long)h);
     cli_fp_add(&fp, "--objective", "%s",
                a->cost.objective == REDIST_OBJECTIVE_BYTES ? "bytes" : "time");
-    cli_mpi_fingerprint(&a->mpi, &fp);
-    int rc = cli_launch_agree(&fp, 0);
-    if (!rc)
-        rc = cli_mpi_run_set(&a->mpi, set,
-                             redist_arrays_name(arrays)[0]
+    cli_fp_add(&fp, "--preserve-src", "%s", a->preserve ? "on" : "off");
+    cli_fp_add(&fp, "--repeat", "%llu", (unsigned long long)a->repeat);
+    cli_set_run r = {.arrays = arrays, .popts = opts, .set = set,
+                     .name = redist_arrays_name(arrays)[0]
                                  ? redist_arrays_name(arrays)
-                                 : path);
+                                 : path,
+                     .repeat = a->repeat, .preserve = a->preserve};
+    int rc = CLI_BAD_INPUT;
+#ifdef REDIST_HAVE_MPI
+    if (a->which == RUN_MPI) {
+        cli_mpi_fingerprint(&a->mpi, &fp);
+        if (!(rc = cli_launch_agree(&fp, 0)))
+            rc = cli_mpi_run_set(&a->mpi, &r);
+    }
+#endif
+#ifdef REDIST_HAVE_SHMEM
+    if (a->which == RUN_SHMEM) {
+        cli_shmem_set_fingerprint(&a->shmem, set, &fp);
+        if (!(rc = cli_launch_agree(&fp, 1)))
+            rc = cli_shmem_run_set(&a->shmem, &r);
+    }
+#endif
+    (void)r;
     redist_plan_set_free(set);
     return rc;
-#else
-    (void)a;
-    (void)arrays;
-    (void)opts;
-    fprintf(stderr, "redistplan: run: %s: the mpi backend is not built into "
-                    "this redistplan\n", path);
-    return CLI_BAD_INPUT;
-#endif
 }
 
 /* A spec file with "arrays" (run_set.c): the exit code; -1 for a spec
@@ -614,19 +626,19 @@ static int run_arrays(const cli_command *self, const run_args *a)
         redist_plan_options_t opts = {0};
         redist_cost_model_t cost;
         cli_cost_args ca = a->cost;
-        if (a->which == RUN_SHMEM) {
-            fprintf(stderr,
-                    "redistplan: run: %s holds many arrays: redistplan runs "
-                    "them on the sim and mpi backends; over OpenSHMEM, call "
-                    "redist_plan_set_prepare with redist_shmem_backend "
-                    "(doc/arrays.md)\n",
+        if (a->shape || a->dtype || a->reduce || a->corrupt != UINT64_MAX ||
+            a->fused || a->shrink) {
+            fprintf(stderr, "redistplan: run: %s holds many arrays: "
+                            "--shrink, --shape, --dtype, --reduce, --fused "
+                            "and --corrupt-device apply to one array only; "
+                            "run a smaller copy of the set (the model sets: "
+                            "scripts/model_spec.py --shrink K)\n",
                     path);
             rc = CLI_BAD_INPUT;
-        } else if (a->shape || a->dtype || a->reduce || a->preserve ||
-                   a->repeat != 1 || a->corrupt != UINT64_MAX || a->fused ||
-                   a->shrink) {
-            fprintf(stderr, "redistplan: run: %s holds many arrays: only "
-                            "--max-bytes and the cost options apply\n",
+        } else if (a->which == RUN_SIM && (a->preserve || a->repeat != 1)) {
+            fprintf(stderr, "redistplan: run: %s holds many arrays: "
+                            "--preserve-src and --repeat need --backend mpi "
+                            "or shmem\n",
                     path);
             rc = CLI_BAD_INPUT;
         } else if (cli_plan_options(self->name, &ca,
@@ -637,7 +649,7 @@ static int run_arrays(const cli_command *self, const run_args *a)
         } else if (a->which == RUN_SIM) {
             rc = cli_run_set(path, arrays, &opts, a->max_bytes);
         } else {
-            rc = run_arrays_mpi(a, path, arrays, &opts);
+            rc = run_arrays_launched(a, path, arrays, &opts);
         }
     }
     redist_arrays_free(arrays);

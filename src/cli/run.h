@@ -2,7 +2,8 @@
  * `redistplan run` behind its driver (run.c): the run every backend is
  * given, the backends (run_sim.c; run_launched.c with run_mpi.c or
  * run_shmem.c) and the report they share (run_report.c: the same lines in
- * the same order).
+ * the same order); a spec with "arrays": run_set.c on sim,
+ * run_set_launched.c under a launcher.
  */
 #ifndef REDIST_CLI_RUN_H
 #define REDIST_CLI_RUN_H
@@ -134,6 +135,44 @@ typedef struct cli_backend {
 
 int cli_launched_run(const cli_run *r, const cli_backend *b);
 
+/* ------------------------- run_set_launched.c: a set, one process a device */
+
+/* What run.c hands the set driver: the arrays, their planning options,
+ * the set every rank agreed on (planned without an endpoint, with
+ * --preserve-src's execution options), the name reported, and the
+ * options of the run. */
+typedef struct cli_set_run {
+    const redist_arrays_t *arrays;
+    const redist_plan_options_t *popts;
+    const redist_plan_set_t *set;
+    const char *name;
+    uint64_t repeat;
+    int preserve;
+} cli_set_run;
+
+/* A backend of the set driver.  Every hook runs on every rank. */
+typedef struct cli_set_backend {
+    const char *name, *unit, *units; /* "mpi", "rank", "ranks" */
+    const char *launcher;            /* "mpirun -np" */
+    void *self;
+    /* the transport (after the agreement): this rank, the job's size */
+    void (*start)(void *self, int *rank, int *size);
+    /* collective: the context over `flat` (every rank) and its endpoint */
+    redist_status_t (*create)(void *self, const redist_mesh_t *flat,
+                              redist_backend_t **be, redist_error_t *err);
+    int endpoint_plans; /* the set is planned again for the endpoint */
+    /* v[0..n-1] := their maxima over every rank */
+    void (*max)(void *self, uint64_t *v, int n);
+    /* rank 0, after a failed preparation or run (may be NULL) */
+    void (*explain)(void *self, const redist_plan_set_t *set,
+                    const redist_error_t *err);
+    /* free the context; stop the transport where the backend started it */
+    void (*finish)(void *self);
+} cli_set_backend;
+
+/* The exit code, the same on every rank (run_set_launched.c). */
+int cli_launched_run_set(const cli_set_run *r, const cli_set_backend *b);
+
 /* --------------------------------------------- run_mpi.c, run_shmem.c */
 
 #define CLI_BACKEND_OPTS 4 /* entries of a backend's option table */
@@ -160,8 +199,7 @@ int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
                        size_t msize);
 /* A set of arrays (doc/arrays.md) on MPI_COMM_WORLD, after the
  * agreement; the exit code, the same on every rank. */
-int cli_mpi_run_set(const cli_mpi_args *m, const redist_plan_set_t *set,
-                    const char *name);
+int cli_mpi_run_set(const cli_mpi_args *m, const cli_set_run *r);
 #endif
 
 #ifdef REDIST_HAVE_SHMEM
@@ -177,6 +215,13 @@ void cli_shmem_fingerprint(const cli_shmem_args *m, const redist_plan_t *plan,
                            cli_fp *fp);
 /* Run on this PE (shmem_init ... shmem_finalize inside); the exit code. */
 int cli_shmem_run(const cli_shmem_args *m, const cli_run *r);
+/* As cli_shmem_fingerprint for a set (planned without an endpoint):
+ * the symmetric heap sized for its scratch arena. */
+void cli_shmem_set_fingerprint(const cli_shmem_args *m,
+                               const redist_plan_set_t *set, cli_fp *fp);
+/* A set of arrays (doc/arrays.md) on every PE, after the agreement
+ * (shmem_init ... shmem_finalize inside); the exit code. */
+int cli_shmem_run_set(const cli_shmem_args *m, const cli_set_run *r);
 #endif
 
 #endif

@@ -2,7 +2,8 @@
  * `redistplan run SPEC --backend mpi`, under `mpirun -np D` (D = the
  * mesh's device count): the hooks of the launched driver
  * (run_launched.c) over the MPI backend (redist/mpi.h) on MPI_COMM_WORLD,
- * and the options of the backend.
+ * and the options of the backend; at its end the hooks of the set
+ * driver (run_set_launched.c) for a spec with "arrays".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,113 +283,50 @@ int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
 
 /* ------------------------------------------------------- many arrays */
 
-/* `redistplan run SET --backend mpi` (doc/arrays.md): rank d is device
- * d; the set prepared on a context over a one-axis mesh of every rank
- * (two-mesh arrays make their meshes' own), run once, every element of
- * every array checked on every rank; rank 0 reports.  After
- * cli_launch_agree.  The exit code, the same on every rank. */
-int cli_mpi_run_set(const cli_mpi_args *args, const redist_plan_set_t *set,
-                    const char *name)
+/* The hooks of the set driver (run_set_launched.c) on MPI_COMM_WORLD,
+ * which the agreement started (cli_launch_end finalises it). */
+typedef struct mpi_set {
+    const cli_mpi_args *args;
+    redist_mpi_t *mx;
+} mpi_set;
+
+static void set_start(void *self, int *rank, int *size)
 {
-    int rank = 0, size = 0, n = redist_plan_set_num_arrays(set);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const redist_spec_t *s0 = redist_plan_spec(redist_plan_set_plan(set, 0));
-    int64_t nd = redist_spec_num_devices(s0);
-    if (nd != size) {
-        if (rank == 0)
-            fprintf(stderr, "redistplan: run: the set runs on %lld devices: "
-                            "run it under mpirun -np %lld (this job has %d "
-                            "ranks)\n",
-                    (long long)nd, (long long)nd, size);
-        return CLI_BAD_INPUT;
-    }
-    redist_error_t err = REDIST_ERROR_INIT;
-    redist_mpi_options_t mo = {args->flags, args->max_scratch};
-    const char *axis[1] = {"rank"};
-    int64_t sizes[1] = {nd};
-    redist_mesh_t *flat = NULL;
-    redist_mpi_t *mx = NULL;
-    redist_set_prepared_t *p = NULL;
-    void **src = calloc((size_t)n, sizeof *src), **dst = calloc((size_t)n, sizeof *dst);
-    int bad = !src || !dst;
-    for (int i = 0; !bad && i < n; i++) {
-        const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
-        uint64_t sb = redist_spec_device_bytes(s, 0, rank),
-                 db = redist_spec_device_bytes(s, 1, rank);
-        if ((sb && !(src[i] = malloc((size_t)sb))) ||
-            (db && !(dst[i] = malloc((size_t)db))))
-            bad = 1;
-        else if (sb)
-            rd_pattern_fill(s, rank, src[i]);
-    }
-    redist_status_t st = REDIST_OK;
-    if (bad) {
-        st = err.status = REDIST_ERR_NOMEM;
-        snprintf(err.text, sizeof err.text, "out of memory on rank %d", rank);
-    }
-    if (!st)
-        st = redist_mesh_create(1, axis, sizes, &flat, &err);
-    /* every rank reaches the collective calls below together */
-    int ok = st == REDIST_OK, all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (all)
-        st = redist_mpi_create(MPI_COMM_WORLD, flat, &mo, &mx, &err);
-    if (all && !st)
-        st = redist_plan_set_prepare(set, redist_mpi_backend(mx), src, dst,
-                                     &p, &err);
-    redist_exec_report_t rep;
-    memset(&rep, 0, sizeof rep);
-    if (all && !st)
-        st = redist_set_run(p, &rep, &err);
-    int mism = 0;
-    rd_mismatch mm;
-    const redist_spec_t *bad_s = NULL;
-    for (int i = 0; all && !st && i < n && !mism; i++) {
-        const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
-        if (dst[i] && rd_pattern_check(s, rank, dst[i], &mm)) {
-            mism = 1;
-            bad_s = s;
-        }
-    }
-    if (mism) {
-        fprintf(stderr, "  rank %d, array %s:\n", rank, redist_spec_name(bad_s));
-        cli_run_mismatch(bad_s, rank, &mm, 0);
-    }
-    if (all && st && (rank == 0 || err.text[0]))
-        cli_print_error(&err);
-    int fail[2] = {!all || st != REDIST_OK, mism}, any[2] = {0, 0};
-    MPI_Allreduce(fail, any, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    uint64_t mine[3] = {rep.scratch_high_water, rep.recv_bytes,
-                        redist_set_prepared_messages(p)},
-             most[3] = {0, 0, 0};
-    MPI_Allreduce(mine, most, 3, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-    redist_plan_set_stats_t t;
-    redist_plan_set_stats(set, &t);
-    int over = t.budget_bytes != REDIST_NO_BUDGET && most[0] > t.budget_bytes;
-    if (rank == 0 && !any[0]) {
-        printf("run %s: backend mpi, %d ranks, %d arrays in %d round%s\n",
-               name, size, n, t.nrounds, t.nrounds == 1 ? "" : "s");
-        printf("  scratch   %llu bytes per rank (most)", (unsigned long long)most[0]);
-        if (t.budget_bytes == REDIST_NO_BUDGET)
-            printf(", no budget\n");
-        else
-            printf(", budget %llu: %s\n", (unsigned long long)t.budget_bytes,
-                   over ? "OVER" : "within");
-        printf("  traffic   received %llu bytes per rank (most), %llu "
-               "messages from a rank (most)\n",
-               (unsigned long long)most[1], (unsigned long long)most[2]);
-        if (!any[1] && !over)
-            printf("  result    exact: %d arrays on %d ranks\n", n, size);
-    }
-    redist_set_prepared_free(p);
-    redist_mpi_free(mx);
-    redist_mesh_free(flat);
-    for (int i = 0; i < n; i++) {
-        free(src ? src[i] : NULL);
-        free(dst ? dst[i] : NULL);
-    }
-    free(src);
-    free(dst);
-    return any[0] ? CLI_BAD_INPUT : any[1] || over ? CLI_MISMATCH : CLI_OK;
+    (void)self;
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+static redist_status_t set_create(void *self, const redist_mesh_t *flat,
+                                  redist_backend_t **be, redist_error_t *err)
+{
+    mpi_set *m = self;
+    redist_mpi_options_t mo = {m->args->flags, m->args->max_scratch};
+    redist_status_t st = redist_mpi_create(MPI_COMM_WORLD, flat, &mo, &m->mx,
+                                           err);
+    *be = st ? NULL : redist_mpi_backend(m->mx);
+    return st;
+}
+
+static void set_max(void *self, uint64_t *v, int n)
+{
+    (void)self;
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+}
+
+static void set_finish(void *self)
+{
+    mpi_set *m = self;
+    redist_mpi_free(m->mx);
+    m->mx = NULL;
+}
+
+int cli_mpi_run_set(const cli_mpi_args *args, const cli_set_run *r)
+{
+    mpi_set m = {args, NULL};
+    cli_set_backend b = {
+        .name = "mpi", .unit = "rank", .units = "ranks",
+        .launcher = "mpirun -np", .self = &m, .start = set_start,
+        .create = set_create, .max = set_max, .finish = set_finish};
+    return cli_launched_run_set(r, &b);
 }

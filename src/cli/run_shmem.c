@@ -2,7 +2,8 @@
  * `redistplan run SPEC --backend shmem`, under `oshrun -np D` (D = the
  * mesh's device count): the hooks of the launched driver
  * (run_launched.c) over the OpenSHMEM backend (redist/shmem.h), and the
- * options of the backend.
+ * options of the backend; at its end the hooks of the set driver
+ * (run_set_launched.c) for a spec with "arrays".
  *
  * The source and destination blocks come from the symmetric heap, so the
  * backend puts straight into them (--shmem-private: from malloc, so every
@@ -42,8 +43,9 @@ int cli_shmem_options(cli_shmem_args *m, cli_opt *t)
     return 4;
 }
 
-/* Size the symmetric heap for this plan (unless the user did). */
-static void size_heap(const redist_plan_t *plan, const cli_shmem_args *m)
+/* Size the symmetric heap (unless the user did) for `data` bytes of
+ * buffers and scratch, beside the work area. */
+static void size_heap(uint64_t data, const cli_shmem_args *m)
 {
     /* Open MPI 4.1.4 crashes in shmem_finalize with osc/rdma */
     setenv("OMPI_MCA_osc", "^rdma", 0);
@@ -55,14 +57,8 @@ static void size_heap(const redist_plan_t *plan, const cli_shmem_args *m)
         setenv("SMA_SYMMETRIC_SIZE", std, 0);
         return;
     }
-    const redist_spec_t *s = redist_plan_spec(plan);
-    uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
-    uint64_t M = S > T ? S : T, peak = redist_plan_peak_bytes(plan);
-    if (peak > M)
-        M = peak;
-    /* buffers, at most two scratch buffers of the peak, the work area */
-    uint64_t need = S + T + 2 * M +
-                    (m->work_bytes ? m->work_bytes : REDIST_SHMEM_WORK_BYTES);
+    uint64_t need =
+        data + (m->work_bytes ? m->work_bytes : REDIST_SHMEM_WORK_BYTES);
     need += need / 8 + (64ULL << 20); /* allocator overhead, bookkeeping */
     if (need < (256ULL << 20))
         return; /* Open MPI's default is 256 MiB */
@@ -71,10 +67,20 @@ static void size_heap(const redist_plan_t *plan, const cli_shmem_args *m)
     setenv("SMA_SYMMETRIC_SIZE", v, 0);
 }
 
-void cli_shmem_fingerprint(const cli_shmem_args *m, const redist_plan_t *plan,
-                           cli_fp *fp)
+/* One plan: its buffers and at most two scratch buffers of its peak. */
+static uint64_t plan_heap_bytes(const redist_plan_t *plan)
 {
-    size_heap(plan, m);
+    const redist_spec_t *s = redist_plan_spec(plan);
+    uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+    uint64_t M = S > T ? S : T, peak = redist_plan_peak_bytes(plan);
+    if (peak > M)
+        M = peak;
+    return S + T + 2 * M;
+}
+
+/* The options and the heap into the fingerprint. */
+static void fingerprint(const cli_shmem_args *m, cli_fp *fp)
+{
     cli_fp_add(fp, "--shmem-packed", "%s",
                m->flags & REDIST_SHMEM_PACKED ? "on" : "off");
     cli_fp_add(fp, "--shmem-no-ptr", "%s",
@@ -84,6 +90,35 @@ void cli_shmem_fingerprint(const cli_shmem_args *m, const redist_plan_t *plan,
     const char *heap = getenv("SMA_SYMMETRIC_SIZE");
     cli_fp_add(fp, "the symmetric heap size (SMA_SYMMETRIC_SIZE)", "%s",
                heap ? heap : "Open MPI's default");
+}
+
+void cli_shmem_fingerprint(const cli_shmem_args *m, const redist_plan_t *plan,
+                           cli_fp *fp)
+{
+    size_heap(plan_heap_bytes(plan), m);
+    fingerprint(m, fp);
+}
+
+/* A set's blocks are private: the heap holds its scratch arena (the
+ * largest round, within the budget), estimated before the set can be
+ * planned for the endpoint as every array's two scratch buffers of its
+ * peak in one round. */
+void cli_shmem_set_fingerprint(const cli_shmem_args *m,
+                               const redist_plan_set_t *set, cli_fp *fp)
+{
+    redist_plan_set_stats_t t;
+    redist_plan_set_stats(set, &t);
+    uint64_t arena = 0;
+    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+        const redist_plan_t *p = redist_plan_set_plan(set, i);
+        const redist_spec_t *s = redist_plan_spec(p);
+        uint64_t S = redist_spec_src_bytes(s), T = redist_spec_dst_bytes(s);
+        arena += plan_heap_bytes(p) - S - T;
+    }
+    if (t.budget_bytes != REDIST_NO_BUDGET && t.budget_bytes < arena)
+        arena = t.budget_bytes;
+    size_heap(arena, m);
+    fingerprint(m, fp);
 }
 
 /* -------------------------------------------------------------- hooks */
@@ -109,7 +144,8 @@ typedef struct shmem_run {
 static int start(void *self, const cli_run *r, int *rank, int *size)
 {
     shmem_run *m = self;
-    size_heap(r->plan, m->args); /* done already under a launcher */
+    /* done already under a launcher */
+    size_heap(plan_heap_bytes(r->plan), m->args);
     if (!cli_launch_shmem_started())
         shmem_init();
     m->me = *rank = shmem_my_pe();
@@ -322,4 +358,101 @@ int cli_shmem_run(const cli_shmem_args *args, const cli_run *r)
         .runs_begin = runs_begin, .runs_end = runs_end, .gather = gather,
         .scratch = scratch, .finish = finish};
     return cli_launched_run(r, &b);
+}
+
+/* ------------------------------------------------------- many arrays */
+
+/* The hooks of the set driver (run_set_launched.c): a context over every
+ * PE, its endpoint with private blocks (the set's arena is symmetric),
+ * the set planned again for it (whole exchange steps). */
+typedef struct shmem_set {
+    const cli_shmem_args *args;
+    redist_shmem_t *ctx;
+} shmem_set;
+
+/* Symmetric (static) arrays of the driver's reductions. */
+#define SET_RED 16
+static struct {
+    long v[SET_RED], out[SET_RED];
+    long wrk[SET_RED / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+    long sync[SHMEM_REDUCE_SYNC_SIZE];
+} sred;
+
+static void set_start(void *self, int *rank, int *size)
+{
+    (void)self;
+    if (!cli_launch_shmem_started())
+        shmem_init();
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
+        sred.sync[i] = SHMEM_SYNC_VALUE;
+    *rank = shmem_my_pe();
+    *size = shmem_n_pes();
+    shmem_barrier_all();
+}
+
+static redist_status_t set_create(void *self, const redist_mesh_t *flat,
+                                  redist_backend_t **be, redist_error_t *err)
+{
+    shmem_set *m = self;
+    redist_shmem_options_t mo = {m->args->flags, m->args->work_bytes};
+    redist_status_t st = redist_shmem_create(flat, &mo, &m->ctx, err);
+    *be = st ? NULL : redist_shmem_backend(m->ctx, 0);
+    return st;
+}
+
+static void set_max(void *self, uint64_t *v, int n)
+{
+    (void)self;
+    for (int i = 0; i < n && i < SET_RED; i++)
+        sred.v[i] = (long)(v[i] > (uint64_t)INT64_MAX ? INT64_MAX : v[i]);
+    shmem_long_max_to_all(sred.out, sred.v, n < SET_RED ? n : SET_RED, 0, 0,
+                          shmem_n_pes(), sred.wrk, sred.sync);
+    shmem_barrier_all(); /* pSync reusable */
+    for (int i = 0; i < n && i < SET_RED; i++)
+        v[i] = (uint64_t)sred.out[i];
+}
+
+static void set_explain(void *self, const redist_plan_set_t *set,
+                        const redist_error_t *err)
+{
+    shmem_set *m = self;
+    if (err->status != REDIST_ERR_NOMEM)
+        return;
+    redist_plan_set_stats_t t;
+    redist_plan_set_stats(set, &t);
+    const char *heap = getenv("SMA_SYMMETRIC_SIZE");
+    uint64_t work = m->args->work_bytes ? m->args->work_bytes
+                                        : REDIST_SHMEM_WORK_BYTES;
+    uint64_t need = t.scratch_bytes + work;
+    need += need / 8 + (64ULL << 20);
+    fprintf(stderr, "redistplan: run: the set's scratch arena takes %llu "
+                    "bytes of symmetric memory per PE (its largest round) "
+                    "beside the work area of %llu; the symmetric heap is "
+                    "SMA_SYMMETRIC_SIZE=%s: set SHMEM_SYMMETRIC_SIZE=%llu "
+                    "(or more) for every PE, or give the set a smaller "
+                    "budget_bytes\n",
+            (unsigned long long)t.scratch_bytes, (unsigned long long)work,
+            heap ? heap : "default", (unsigned long long)need);
+}
+
+static void set_finish(void *self)
+{
+    shmem_set *m = self;
+    redist_shmem_free(m->ctx);
+    m->ctx = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    if (!cli_launch_shmem_started()) /* else cli_launch_end */
+        shmem_finalize();            /* Open MPI: MPI too */
+}
+
+int cli_shmem_run_set(const cli_shmem_args *args, const cli_set_run *r)
+{
+    shmem_set m = {args, NULL};
+    cli_set_backend b = {
+        .name = "shmem", .unit = "PE", .units = "PEs",
+        .launcher = "oshrun --mca osc ^rdma -np", .self = &m,
+        .start = set_start, .create = set_create, .endpoint_plans = 1,
+        .max = set_max, .explain = set_explain, .finish = set_finish};
+    return cli_launched_run_set(r, &b);
 }

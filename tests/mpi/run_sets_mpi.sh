@@ -1,30 +1,85 @@
 #!/bin/sh
-# `redistplan run SET` under mpirun (doc/arrays.md): shrunk copies of the
-# Llama-style model specs of specs/arrays (scripts/model_spec.py: two
-# layers, every dim / 64) between two meshes, run exact on every rank
-# within their budgets; the wrong -np is refused on every rank.
-#   run_sets_mpi.sh MPIRUN REDISTPLAN SRCDIR [MPIRUN ARGS...]
+# `redistplan run SET` under mpirun or oshrun (doc/arrays.md): shrunk
+# copies of the Llama-style model specs of specs/arrays
+# (scripts/model_spec.py: two layers, every dim / 64) between two meshes,
+# run exact on every rank (PE) within their budgets, the checkpoint
+# twice with its sources preserved; the wrong -np is refused on every
+# rank; over OpenSHMEM, a symmetric heap too small for the set's arena
+# fails on every PE saying how to set SHMEM_SYMMETRIC_SIZE; rank 1 given
+# another --repeat (over OpenSHMEM also another heap) is refused on every
+# rank before anything runs.
+#   run_sets_mpi.sh mpi|shmem LAUNCHER REDISTPLAN SRCDIR [LAUNCHER ARGS...]
 set -u
-mpirun=$1 rp=$2 src=$3
-shift 3
+be=$1 launcher=$2 rp=$3 src=$4
+shift 4
+case $be in
+mpi) units=ranks hint="run it under mpirun -np 8" ;;
+shmem) units=PEs hint="run it under oshrun --mca osc ^rdma -np 8" ;;
+*) echo "run_sets_mpi.sh: unknown backend $be"; exit 2 ;;
+esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
+expect() { # CODE TEXT DESCRIPTION NP SPEC ARGS... : the run's exit and text
+    want=$1 text=$2 what=$3 np=$4
+    shift 4
+    out=$("$launcher" $largs -np "$np" "$rp" run "$@" --backend "$be" 2>&1)
+    rc=$?
+    case $rc:$out in
+    "$want":*"$text"*) pass=$((pass + 1)) ;;
+    *) fail=$((fail + 1)); echo "FAIL: $be: $what: exit $rc, expected $want and \"$text\""
+       echo "$out" | sed 's/^/    /' ;;
+    esac
+}
+largs="$*"
 for v in train-to-infer checkpoint; do
     python3 "$src/scripts/model_spec.py" --variant $v --shrink 64 --layers 2 \
         -o "$tmp/$v.json" || exit 1
-    out=$("$mpirun" "$@" -np 8 "$rp" run "$tmp/$v.json" 2>&1)
+done
+expect 0 "result    exact: 21 arrays on 8 $units" train-to-infer 8 \
+    "$tmp/train-to-infer.json"
+case $out in
+*"budget 65536: within"*) pass=$((pass + 1)) ;;
+*) fail=$((fail + 1)); echo "FAIL: $be: train-to-infer: not within its budget" ;;
+esac
+expect 0 "source    preserved (--preserve-src)
+  result    exact: 21 arrays on 8 $units" "checkpoint --preserve-src --repeat 2" \
+    8 "$tmp/checkpoint.json" --preserve-src --repeat 2
+expect 2 "$hint (this job has 4 $units)" "wrong -np" 4 "$tmp/checkpoint.json"
+# rank 1 diverges: RANK1 holds its extra arguments, or env:NAME=VALUE
+cat >"$tmp/rank1.sh" <<'EOF'
+#!/bin/sh
+r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
+if [ "$r" = 1 ]; then
+    case $RANK1 in
+    env:*) export "${RANK1#env:}"; exec "$@" ;;
+    *) exec "$@" $RANK1 ;;
+    esac
+fi
+exec "$@"
+EOF
+diverge() { # FIELD RANK1 : rank 1 differs, exit 2 naming FIELD
+    RANK1=$2
+    export RANK1
+    out=$("$launcher" $largs -np 8 sh "$tmp/rank1.sh" "$rp" run \
+        "$tmp/checkpoint.json" --backend "$be" 2>&1)
     rc=$?
     case $rc:$out in
-    0:*"result    exact: 21 arrays on 8 ranks"*) pass=$((pass + 1)) ;;
-    *) fail=$((fail + 1)); echo "FAIL: $v: exit $rc"; echo "$out" | sed 's/^/    /' ;;
+    2:*"disagree on $1"*) pass=$((pass + 1)) ;;
+    *) fail=$((fail + 1)); echo "FAIL: $be: rank 1 with $2: exit $rc"
+       echo "$out" | sed 's/^/    /' ;;
     esac
-done
-out=$("$mpirun" "$@" -np 4 "$rp" run "$tmp/checkpoint.json" 2>&1)
-rc=$?
-case $rc:$out in
-2:*"run it under mpirun -np 8"*) pass=$((pass + 1)) ;;
-*) fail=$((fail + 1)); echo "FAIL: wrong -np: exit $rc"; echo "$out" | sed 's/^/    /' ;;
-esac
+}
+diverge --repeat "--repeat 2"
+if [ "$be" = shmem ]; then
+    diverge "the symmetric heap size" "env:SHMEM_SYMMETRIC_SIZE=300000000"
+    # every dim / 16, one layer: an arena of about 2.4 MB per PE
+    python3 "$src/scripts/model_spec.py" --variant train-to-infer --shrink 16 \
+        --layers 1 --budget 16777216 -o "$tmp/t16.json" || exit 1
+    export SHMEM_SYMMETRIC_SIZE=2000000
+    expect 2 "set SHMEM_SYMMETRIC_SIZE=" \
+        "symmetric heap too small" 8 "$tmp/t16.json" --shmem-work 65536
+    unset SHMEM_SYMMETRIC_SIZE
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
