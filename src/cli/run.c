@@ -635,19 +635,14 @@ static int run_arrays(const cli_command *self, const run_args *a)
                             "scripts/model_spec.py --shrink K)\n",
                     path);
             rc = CLI_BAD_INPUT;
-        } else if (a->which == RUN_SIM && (a->preserve || a->repeat != 1)) {
-            fprintf(stderr, "redistplan: run: %s holds many arrays: "
-                            "--preserve-src and --repeat need --backend mpi "
-                            "or shmem\n",
-                    path);
-            rc = CLI_BAD_INPUT;
         } else if (cli_plan_options(self->name, &ca,
                                     redist_spec_mesh(
                                         redist_arrays_get(arrays, 0)),
                                     &cost, &opts)) {
             rc = CLI_BAD_INPUT;
         } else if (a->which == RUN_SIM) {
-            rc = cli_run_set(path, arrays, &opts, a->max_bytes);
+            rc = cli_run_set(path, arrays, &opts, a->max_bytes, a->preserve,
+                             a->repeat);
         } else {
             rc = run_arrays_launched(a, path, arrays, &opts);
         }

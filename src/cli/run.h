@@ -29,10 +29,11 @@ typedef struct cli_run {
  * holds r's devices.  The exit code. */
 int cli_sim_run(const cli_run *r, redist_sim_t *world);
 
-/* run_set.c: a spec with "arrays" on the sim backend (doc/arrays.md);
- * the exit code. */
+/* run_set.c: a spec with "arrays" on the sim backend (doc/arrays.md),
+ * run `repeat` times, the sources kept with `preserve`; the exit code. */
 int cli_run_set(const char *path, const redist_arrays_t *arrays,
-                const redist_plan_options_t *opts, uint64_t max_bytes);
+                const redist_plan_options_t *opts, uint64_t max_bytes,
+                int preserve, uint64_t repeat);
 
 /* ----------------------------------------------------------- report */
 

@@ -1,8 +1,10 @@
 /*
  * `redistplan run SET` for a spec with "arrays" (doc/arrays.md): the plan
- * set run on the sim backend, every element of every array checked
- * against the exact pattern (src/testing/pattern.h), the measured scratch
- * against the budget.  Exit 0 exact and within the budget, 1 a mismatch
+ * set run on the sim backend --repeat times (the sources filled again
+ * before each run unless --preserve-src keeps them), every element of
+ * every array checked against the exact pattern (src/testing/pattern.h),
+ * the sources too with --preserve-src, the measured scratch against the
+ * budget.  Exit 0 exact and within the budget, 1 a mismatch
  * or over the budget, 2 bad input, too large, or no plan.
  */
 #include <stdio.h>
@@ -60,17 +62,32 @@ fail:
     return NULL;
 }
 
-/* The first mismatch of any array on any device: 1, and it is printed. */
-static int check(const redist_plan_set_t *set, void ***dst, int64_t nd)
+/* Every device's source blocks filled again with the pattern. */
+static void refill(const redist_plan_set_t *set, void ***src, int64_t nd)
+{
+    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+        const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
+        for (int64_t d = 0; d < nd; d++)
+            if (src[i][d])
+                rd_pattern_fill(s, d, src[i][d]);
+    }
+}
+
+/* The first mismatch of any array on any device (a destination, or with
+ * `preserve` a source the run wrote): 1, and it is printed. */
+static int check(const redist_plan_set_t *set, void ***src, void ***dst,
+                 int64_t nd, int preserve)
 {
     for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
         const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
         for (int64_t d = 0; d < nd; d++) {
             rd_mismatch mm;
-            if (redist_spec_device_bytes(s, 1, d) &&
-                rd_pattern_check(s, d, dst[i][d], &mm)) {
+            int bad_dst = dst[i][d] && rd_pattern_check(s, d, dst[i][d], &mm);
+            int bad_src = !bad_dst && preserve && src[i][d] &&
+                          rd_pattern_check_src(s, d, src[i][d], &mm);
+            if (bad_dst || bad_src) {
                 printf("  array %s:\n", redist_spec_name(s));
-                cli_run_mismatch(s, d, &mm, 0);
+                cli_run_mismatch(s, d, &mm, bad_src);
                 return 1;
             }
         }
@@ -79,11 +96,15 @@ static int check(const redist_plan_set_t *set, void ***dst, int64_t nd)
 }
 
 int cli_run_set(const char *path, const redist_arrays_t *arrays,
-                const redist_plan_options_t *opts, uint64_t max_bytes)
+                const redist_plan_options_t *opts, uint64_t max_bytes,
+                int preserve, uint64_t repeat)
 {
     redist_error_t err = REDIST_ERROR_INIT;
     redist_plan_set_t *set = NULL;
-    redist_status_t st = redist_plan_set_create(arrays, opts, NULL, NULL, &set, &err);
+    redist_exec_options_t eo = {0};
+    if (preserve)
+        eo.flags |= REDIST_EXEC_PRESERVE_SRC;
+    redist_status_t st = redist_plan_set_create(arrays, opts, NULL, &eo, &set, &err);
     if (st) {
         if (!err.source[0])
             snprintf(err.source, sizeof err.source, "%s", path);
@@ -117,14 +138,24 @@ int cli_run_set(const char *path, const redist_arrays_t *arrays,
     printf("run %s: backend sim, %lld devices, %d arrays in %d round%s\n",
            redist_arrays_name(arrays)[0] ? redist_arrays_name(arrays) : path,
            (long long)nd, n, t.nrounds, t.nrounds == 1 ? "" : "s");
-    st = redist_exec_sim_run_set(set, (void *const *const *)src,
-                                 (void *const *const *)dst, 0, &rep, NULL,
-                                 &err);
-    if (st) {
-        cli_print_error(&err);
-        rc = CLI_MISMATCH;
-        goto out;
+    uint64_t high = 0;
+    int writes = 0;
+    for (uint64_t k = 0; k < repeat; k++) {
+        if (k && !preserve)
+            refill(set, src, nd); /* the last run may have used them */
+        st = redist_exec_sim_run_set(set, (void *const *const *)src,
+                                     (void *const *const *)dst, 0, &rep,
+                                     NULL, &err);
+        if (st) {
+            cli_print_error(&err);
+            rc = CLI_MISMATCH;
+            goto out;
+        }
+        if (rep.scratch_high_water > high)
+            high = rep.scratch_high_water;
+        writes |= rep.writes_src != 0;
     }
+    rep.scratch_high_water = high;
     if (t.budget_bytes == REDIST_NO_BUDGET)
         printf("  scratch   %llu bytes per device (most; no budget)\n",
                (unsigned long long)rep.scratch_high_water);
@@ -136,7 +167,10 @@ int cli_run_set(const char *path, const redist_arrays_t *arrays,
                                                          : "OVER");
     printf("  traffic   received %llu bytes per device (most)\n",
            (unsigned long long)rep.recv_bytes);
-    if (check(set, dst, nd))
+    if (repeat > 1)
+        printf("  runs      %llu\n", (unsigned long long)repeat);
+    cli_run_source(preserve, writes);
+    if (check(set, src, dst, nd, preserve))
         rc = CLI_MISMATCH;
     else if (t.budget_bytes != REDIST_NO_BUDGET &&
              rep.scratch_high_water > t.budget_bytes)

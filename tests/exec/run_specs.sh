@@ -134,8 +134,17 @@ for v in train-to-infer checkpoint kv-cache; do
     expect 0 "arrays/$v (two meshes)" "$tmp/$v-small.json"
     expect_text "result    exact:" "arrays/$v report"
 done
-expect 2 "arrays with --preserve-src" "$dir/arrays/mlp-block-resharded.json" \
+# --preserve-src: the sources must come back untouched (checked element
+# by element), --repeat: every run exact, sources refilled between runs
+expect 0 "arrays with --preserve-src" "$dir/arrays/mlp-block-resharded.json" \
+    --preserve-src --repeat 2
+expect_text "source    preserved (--preserve-src)" "arrays with --preserve-src"
+expect_text "runs      2" "arrays with --preserve-src, runs"
+expect 0 "arrays/checkpoint, --preserve-src" "$tmp/checkpoint-small.json" \
     --preserve-src
+expect_text "result    exact:" "arrays/checkpoint, --preserve-src report"
+expect 0 "arrays, --repeat 3" "$dir/arrays/mlp-block-resharded.json" --repeat 3
+expect_text "result    exact:" "arrays, --repeat 3 report"
 expect 2 "arrays over --max-bytes" "$dir/arrays/mlp-block-resharded.json" \
     --max-bytes 1000
 expect_text "run a shrunk copy of the spec" "arrays over --max-bytes"
