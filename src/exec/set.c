@@ -29,8 +29,9 @@
  * combined exchange, one message per peer and direction.  Everything
  * else runs as each plan says.  So a round costs its arrays' plan times
  * (each array's own, unchanged, in its line of the table), less, per
- * combined exchange of two or more parts, the parts' own step times
- * plus the combined exchange's time: the most any device d spends,
+ * combined exchange of two or more parts, what combining saves: the
+ * parts' own step times added up, less the combined exchange's time, the
+ * most any device d spends,
  *   max(sum over the peers d receives from, sum over those it sends to,
  *       of one alpha per peer) + max(beta x bytes received, beta x bytes
  *       sent, each part's bytes at its part's beta),
