@@ -55,7 +55,8 @@
  * of two or more parts, every part's lists bound for every device
  * (O(N) per part and device for an exchange's lists, a transfer's walk
  * per device).  MEMORY: the plans, a round's programs at once and O(N)
- * per combined exchange.
+ * per combined exchange (one-mesh exchanges of the same geometry and
+ * cost, as a model's many layers give, are bound once per device).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -257,7 +258,26 @@ typedef struct rt_part {
     rd_program *prog;
     int xi;
     double t, alpha, beta;
+    int mult; /* in a combined exchange: the parts it stands for (0: one
+                 of another part's) */
 } rt_part;
+
+/* Do one-mesh exchange parts a and b move the same pieces between the
+ * same devices at the same cost (even blocks)?  Then a device's lists
+ * are made once for both: a set often holds many arrays of one shape. */
+static int rt_same(const rt_part *a, const rt_part *b)
+{
+    if (!a->prog || !b->prog || a->alpha != b->alpha || a->beta != b->beta)
+        return 0;
+    const rd_xchg *x = &a->prog->xchg[a->xi], *y = &b->prog->xchg[b->xi];
+    size_t nd = (size_t)x->ndims * sizeof(int64_t),
+           na = (size_t)x->naxes * sizeof(int64_t);
+    return !x->al && !x->bl && !y->al && !y->bl && x->ndims == y->ndims &&
+           x->naxes == y->naxes && x->elem == y->elem &&
+           !memcmp(x->size, y->size, na) && !memcmp(x->stride, y->stride, na) &&
+           !memcmp(x->la, y->la, nd) && !memcmp(x->lb, y->lb, nd) &&
+           redist_type_equal(&x->a, &y->a) && redist_type_equal(&x->b, &y->b);
+}
 
 /* Received (send 0) or sent bytes of one message of a part at device d:
  * per peer the slowest alpha of the parts that message it, beta by
@@ -270,14 +290,14 @@ static void rt_add(double *alpha, double *beta, int64_t N, int64_t d,
     double *a = &alpha[send ? N + peer : peer];
     if (p->alpha > *a)
         *a = p->alpha;
-    beta[send] += p->beta * (double)bytes;
+    beta[send] += p->beta * (double)bytes * (double)p->mult;
 }
 
 /* The modelled time of one combined exchange of parts[0..np): the parts'
  * own times added up, or, when each has a cost model and there are two
  * or more, the most any device spends with one message per peer, if
  * that is less. */
-static redist_status_t rt_combined(const rt_part *parts, int np, int64_t N,
+static redist_status_t rt_combined(rt_part *parts, int np, int64_t N,
                                    double *out, redist_error_t *err)
 {
     double sum = 0;
@@ -290,6 +310,14 @@ static redist_status_t rt_combined(const rt_part *parts, int np, int64_t N,
     *out = sum;
     if (!cost)
         return REDIST_OK;
+    for (int k = 0; k < np; k++) {
+        parts[k].mult = 1;
+        for (int j = 0; j < k && parts[k].mult; j++)
+            if (parts[j].mult && rt_same(&parts[j], &parts[k])) {
+                parts[j].mult++;
+                parts[k].mult = 0;
+            }
+    }
     double *alpha = malloc((size_t)N * 2 * sizeof *alpha), most = 0;
     if (!alpha)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -300,6 +328,8 @@ static redist_status_t rt_combined(const rt_part *parts, int np, int64_t N,
             alpha[q] = 0;
         for (int k = 0; k < np && !st; k++) {
             const rt_part *p = &parts[k];
+            if (!p->mult)
+                continue;
             if (!p->prog) {
                 rd_tlists t;
                 if (rd_transfer_lists(p->plan, d, &t)) {
@@ -364,7 +394,7 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
         if (!(*parts = calloc(1, sizeof **parts)))
             return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                             "out of memory");
-        **parts = (rt_part){plan, NULL, -1, 0, cm->alpha[far], cm->beta[far]};
+        **parts = (rt_part){plan, NULL, -1, 0, cm->alpha[far], cm->beta[far], 1};
         for (int k = 0; k < redist_plan_num_steps(plan); k++)
             if (!redist_plan_step(plan, k, &v) && v.op == REDIST_OP_TRANSFER)
                 (*parts)->t += v.time_s;
@@ -390,7 +420,7 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
         int l = rd_moved_link(&cx, cm, &a, &b);
         (*parts)[(*np)++] = (rt_part){
             plan, prog, ps->xi >= 0 && ps->xi < prog->nxchg ? ps->xi : -1,
-            v.time_s, cm->alpha[l], cm->beta[l]};
+            v.time_s, cm->alpha[l], cm->beta[l], 1};
     }
     return st;
 }
