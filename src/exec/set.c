@@ -54,9 +54,10 @@
  * one-mesh array's set program once more, and for each combined exchange
  * of two or more parts, every part's lists bound for every device
  * (O(N) per part and device for an exchange's lists, a transfer's walk
- * per device).  MEMORY: the plans, a round's programs at once and O(N)
- * per combined exchange (one-mesh exchanges of the same geometry and
- * cost, as a model's many layers give, are bound once per device).
+ * per device); one-mesh exchanges of the same geometry and cost (a
+ * model's many layers) are bound once per device for all of them.
+ * MEMORY: the plans, a round's programs at once and O(N) per combined
+ * exchange.
  */
 #include <stdlib.h>
 #include <string.h>
