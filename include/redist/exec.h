@@ -212,19 +212,23 @@ REDIST_API redist_status_t redist_reduce_local(redist_dtype_t dtype,
  */
 typedef struct redist_plan_set redist_plan_set_t;
 
-/** A round's figures.  recv, peak and time are the sums of its arrays'
- *  plan figures (each the most any device has), so they bound the
- *  round's per-device figures; scratch is the sum of its arrays'. */
+/** A round's figures.  recv and peak are the sums of its arrays' plan
+ *  figures (each the most any device has), so they bound the round's
+ *  per-device figures; scratch is the sum of its arrays'.  time is the
+ *  round's modelled time: its arrays' plan times with each combined
+ *  exchange costed as one message per peer (the model: the top of
+ *  src/exec/set.c); arrays_time the plan times added up. */
 typedef struct redist_round_stats {
     int narrays;
     uint64_t scratch_bytes; /**< executor scratch per device, at most */
     uint64_t recv_bytes;    /**< bytes received per device, at most */
     uint64_t peak_bytes;    /**< bytes of the round's arrays held, at most */
-    double time_s;          /**< the arrays' modelled times, added up */
+    double time_s;          /**< modelled, messages combined per peer */
     int collectives;        /**< the arrays' collectives, added up */
     int exchanges;          /**< combined point-to-point rounds (exchange
                                  and transfer steps of the arrays, one
                                  message per peer each) */
+    double arrays_time_s;   /**< the arrays' modelled times, added up */
 } redist_round_stats_t;
 
 /** The whole set's figures. */
@@ -237,6 +241,7 @@ typedef struct redist_plan_set_stats {
     double time_s;          /**< added up over the rounds */
     int collectives, exchanges;
     int memory_efficient;   /**< every array's plan is */
+    double arrays_time_s;   /**< the arrays' modelled times, added up */
 } redist_plan_set_stats_t;
 
 /**

@@ -22,8 +22,42 @@
  * beside a pass's spare region); a run gives the backend whatever the
  * budget leaves beside the largest round on top.
  *
+ * MODELLED TIME OF A ROUND.  set_run.c advances a round's arrays in
+ * lockstep: the j-th exchange of every array that has one (a one-mesh
+ * array's j-th exchange pass of its set program: its j-th exchange step;
+ * a two-mesh array's transfer, with the first exchanges) goes out as one
+ * combined exchange, one message per peer and direction.  Everything
+ * else runs as each plan says.  So a round costs its arrays' plan times
+ * (each array's own, unchanged, in its line of the table), less, per
+ * combined exchange of two or more parts, what combining saves: the
+ * parts' own step times added up, less the combined exchange's time, the
+ * most any device d spends,
+ *   max(sum over the peers d receives from, sum over those it sends to,
+ *       of one alpha per peer) + max(beta x bytes received, beta x bytes
+ *       sent, each part's bytes at its part's beta),
+ * the alpha of a peer being the slowest of the parts that message it.
+ * Each part's alpha and beta are its plan's cost model's at the step's
+ * link level: an exchange's moved axes' (rd_moved_link, as the planner
+ * costs it), a transfer's the level of a message leaving the source mesh
+ * (the slowest axis, at least node; a plan that costs the transfer pair
+ * by pair may give some messages a faster level, so this can only
+ * under-credit).  A combined exchange never costs more than its parts
+ * added up (the lesser is taken), nor a round more than its arrays; a
+ * round of one array, or with one part per exchange, costs its plans'
+ * times exactly; plans without a cost model (time 0) are not credited.
+ * Per device and peer this is alpha once for k arrays' messages where the
+ * plans pay it k times.  The set's time adds up its rounds'.  The
+ * collectives of a round are not combined (set_run.c), so not credited.
+ *
  * COST.  The plans' own cost (n plans), one exec_info per array, and
- * O(n log n + n R) for the rounds (R rounds).  MEMORY: the plans.
+ * O(n log n + n R) for the rounds (R rounds).  The round times: each
+ * one-mesh array's set program once more, and for each combined exchange
+ * of two or more parts, every part's lists bound for every device
+ * (O(N) per part and device for an exchange's lists, a transfer's walk
+ * per device); one-mesh exchanges of the same geometry and cost (a
+ * model's many layers) are bound once per device for all of them.
+ * MEMORY: the plans, a round's programs at once and O(N) per combined
+ * exchange.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +66,7 @@
 #include "set.h"
 #include "set_two.h"
 #include "../plan/plan_internal.h"
+#include "../plan/steps.h"
 #include "../core/internal.h"
 
 void redist_plan_set_free(redist_plan_set_t *s)
@@ -200,7 +235,7 @@ static void round_figures(redist_plan_set_t *s)
         r->scratch_bytes += s->scratch[i] + (r->narrays == 1 ? s->reserve : 0);
         r->recv_bytes += ps.recv_bytes;
         r->peak_bytes += ps.peak_bytes;
-        r->time_s += ps.time_s;
+        r->arrays_time_s += ps.time_s;
         r->collectives += ps.collectives;
         int x = 0;
         for (int k = 0; k < redist_plan_num_steps(s->plan[i]); k++) {
@@ -214,6 +249,228 @@ static void round_figures(redist_plan_set_t *s)
         if (!ps.memory_efficient)
             s->memory_efficient = 0;
     }
+}
+
+/* One part of a combined exchange (the model: the top of this file): an
+ * array's exchange pass (prog, xi) or its transfer (prog NULL), its
+ * plan step's modelled time, and the alpha and beta of its messages. */
+typedef struct rt_part {
+    const redist_plan_t *plan;
+    rd_program *prog;
+    int xi;
+    double t, alpha, beta;
+    int mult; /* in a combined exchange: the parts it stands for (0: one
+                 of another part's) */
+} rt_part;
+
+/* Do one-mesh exchange parts a and b move the same pieces between the
+ * same devices at the same cost (even blocks)?  Then a device's lists
+ * are made once for both: a set often holds many arrays of one shape. */
+static int rt_same(const rt_part *a, const rt_part *b)
+{
+    if (!a->prog || !b->prog || a->alpha != b->alpha || a->beta != b->beta)
+        return 0;
+    const rd_xchg *x = &a->prog->xchg[a->xi], *y = &b->prog->xchg[b->xi];
+    size_t nd = (size_t)x->ndims * sizeof(int64_t),
+           na = (size_t)x->naxes * sizeof(int64_t);
+    return !x->al && !x->bl && !y->al && !y->bl && x->ndims == y->ndims &&
+           x->naxes == y->naxes && x->elem == y->elem &&
+           !memcmp(x->size, y->size, na) && !memcmp(x->stride, y->stride, na) &&
+           !memcmp(x->la, y->la, nd) && !memcmp(x->lb, y->lb, nd) &&
+           redist_type_equal(&x->a, &y->a) && redist_type_equal(&x->b, &y->b);
+}
+
+/* Received (send 0) or sent bytes of one message of a part at device d:
+ * per peer the slowest alpha of the parts that message it, beta by
+ * part. */
+static void rt_add(double *alpha, double *beta, int64_t N, int64_t d,
+                   int send, int64_t peer, uint64_t bytes, const rt_part *p)
+{
+    if (peer == d || peer < 0 || peer >= N || !bytes)
+        return;
+    double *a = &alpha[send ? N + peer : peer];
+    if (p->alpha > *a)
+        *a = p->alpha;
+    beta[send] += p->beta * (double)bytes * (double)p->mult;
+}
+
+/* The modelled time of one combined exchange of parts[0..np): the parts'
+ * own times added up, or, when each has a cost model and there are two
+ * or more, the most any device spends with one message per peer, if
+ * that is less. */
+static redist_status_t rt_combined(rt_part *parts, int np, int64_t N,
+                                   double *out, redist_error_t *err)
+{
+    double sum = 0;
+    int cost = np > 1;
+    for (int k = 0; k < np; k++) {
+        sum += parts[k].t;
+        cost = cost && parts[k].plan->has_cost &&
+               (!parts[k].prog || parts[k].xi >= 0);
+    }
+    *out = sum;
+    if (!cost)
+        return REDIST_OK;
+    for (int k = 0; k < np; k++) {
+        parts[k].mult = 1;
+        for (int j = 0; j < k && parts[k].mult; j++)
+            if (parts[j].mult && rt_same(&parts[j], &parts[k])) {
+                parts[j].mult++;
+                parts[k].mult = 0;
+            }
+    }
+    double *alpha = malloc((size_t)N * 2 * sizeof *alpha), most = 0;
+    if (!alpha)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    redist_status_t st = REDIST_OK;
+    for (int64_t d = 0; d < N && !st; d++) {
+        double beta[2] = {0, 0}, al[2] = {0, 0};
+        for (int64_t q = 0; q < 2 * N; q++)
+            alpha[q] = 0;
+        for (int k = 0; k < np && !st; k++) {
+            const rt_part *p = &parts[k];
+            if (!p->mult)
+                continue;
+            if (!p->prog) {
+                rd_tlists t;
+                if (rd_transfer_lists(p->plan, d, &t)) {
+                    st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                  "out of memory");
+                    break;
+                }
+                for (int64_t m = 0; m < t.nrecv; m++)
+                    rt_add(alpha, beta, N, d, 0, t.recv[m].peer,
+                           t.recv[m].bytes, p);
+                for (int64_t m = 0; m < t.nsend; m++)
+                    rt_add(alpha, beta, N, d, 1, t.send[m].peer,
+                           t.send[m].bytes, p);
+                rd_tlists_free(&t);
+                continue;
+            }
+            rd_xchg *x = &p->prog->xchg[p->xi];
+            st = rd_xchg_bind(x, d, err);
+            for (int64_t m = 0; !st && m < x->nrecv; m++)
+                rt_add(alpha, beta, N, d, 0, x->recv[m].peer,
+                       x->recv[m].bytes, p);
+            for (int64_t m = 0; !st && m < x->nsend; m++)
+                rt_add(alpha, beta, N, d, 1, x->send[m].peer,
+                       x->send[m].bytes, p);
+            rd_xchg_unbind(x);
+        }
+        for (int64_t q = 0; q < N; q++) {
+            al[0] += alpha[q];
+            al[1] += alpha[N + q];
+        }
+        double t = (al[0] > al[1] ? al[0] : al[1]) +
+                   (beta[0] > beta[1] ? beta[0] : beta[1]);
+        if (t > most)
+            most = t;
+    }
+    free(alpha);
+    if (!st && most < sum)
+        *out = most;
+    return st;
+}
+
+/* Array i's exchanges, in the order a round combines them (set_run.c):
+ * a one-mesh array's exchange passes of its set program (*prog, which
+ * the caller frees), a two-mesh array's transfer alone.  parts gets
+ * them (at most *np: the program's passes, or 1); *np their number. */
+static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
+                                   rd_program *prog, rt_part **parts,
+                                   int *np, redist_error_t *err)
+{
+    const redist_plan_t *plan = s->plan[i];
+    const redist_cost_model_t *cm = &plan->cost;
+    redist_step_view_t v;
+    *np = 0;
+    *parts = NULL;
+    if (redist_spec_num_meshes(plan->spec) == 2) {
+        /* the level the plan gives a message that leaves the source
+         * mesh (src/plan/transfer.c): the slowest axis, at least node */
+        int far = REDIST_LINK_NODE;
+        for (int a = 0; a < plan->spec->mesh.naxes; a++)
+            if (cm->axis_link[a] > far)
+                far = cm->axis_link[a];
+        if (!(*parts = calloc(1, sizeof **parts)))
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+        **parts = (rt_part){plan, NULL, -1, 0, cm->alpha[far], cm->beta[far], 1};
+        for (int k = 0; k < redist_plan_num_steps(plan); k++)
+            if (!redist_plan_step(plan, k, &v) && v.op == REDIST_OP_TRANSFER)
+                (*parts)->t += v.time_s;
+        *np = 1;
+        return REDIST_OK;
+    }
+    redist_status_t st = rd_set_program(plan, s->has_kind ? &s->kind : NULL,
+                                        s->exec_flags, prog, err);
+    if (!st && prog->npasses &&
+        !(*parts = calloc((size_t)prog->npasses, sizeof **parts)))
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    rd_ctx cx;
+    rd_ctx_init(&cx, plan->spec);
+    for (int k = 0; !st && k < prog->npasses; k++) {
+        const rd_pass *ps = &prog->pass[k];
+        if (!rd_pass_is_exchange(ps) || redist_plan_step(plan, ps->first, &v))
+            continue;
+        redist_type_t before;
+        rd_ctype a, b;
+        rd_plan_type_before(plan, ps->first, &before);
+        rd_ctype_from_type(&a, &before);
+        rd_ctype_from_type(&b, &v.after);
+        int l = rd_moved_link(&cx, cm, &a, &b);
+        (*parts)[(*np)++] = (rt_part){
+            plan, prog, ps->xi >= 0 && ps->xi < prog->nxchg ? ps->xi : -1,
+            v.time_s, cm->alpha[l], cm->beta[l], 1};
+    }
+    return st;
+}
+
+/* Round r's modelled time: its arrays' plan times less, per combined
+ * exchange, what combining saves (rt_combined). */
+static redist_status_t round_time(redist_plan_set_t *s, int r,
+                                  redist_error_t *err)
+{
+    rd_set_round *x = &s->rounds[r];
+    int m = x->narrays, J = 0;
+    rd_program *prog = calloc((size_t)m + 1, sizeof *prog);
+    rt_part **parts = calloc((size_t)m + 1, sizeof *parts);
+    int *np = calloc((size_t)m + 1, sizeof *np);
+    rt_part *comb = calloc((size_t)m + 1, sizeof *comb);
+    redist_status_t st = REDIST_OK;
+    if (!prog || !parts || !np || !comb)
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    int64_t N = redist_spec_num_devices(s->plan[0]->spec);
+    int k = 0;
+    for (int i = 0; i < s->n && !st; i++)
+        if (s->round[i] == r) {
+            st = rt_parts_of(s, i, &prog[k], &parts[k], &np[k], err);
+            if (np[k] > J)
+                J = np[k];
+            k++;
+        }
+    x->time_s = x->arrays_time_s;
+    for (int j = 0; j < J && !st; j++) {
+        int c = 0;
+        double sum = 0, t;
+        for (int a = 0; a < k; a++)
+            if (j < np[a]) {
+                comb[c++] = parts[a][j];
+                sum += parts[a][j].t;
+            }
+        st = rt_combined(comb, c, N, &t, err);
+        if (!st)
+            x->time_s -= sum - t;
+    }
+    for (int a = 0; prog && parts && a < m; a++) {
+        rd_program_free(&prog[a]);
+        free(parts[a]);
+    }
+    free(prog);
+    free(parts);
+    free(np);
+    free(comb);
+    return st;
 }
 
 static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
@@ -309,6 +566,12 @@ static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
         return st;
     }
     round_figures(s);
+    for (int r = 0; r < s->nrounds && !st; r++)
+        st = round_time(s, r, err);
+    if (st) {
+        redist_plan_set_free(s);
+        return st;
+    }
     *out = s;
     return REDIST_OK;
 }
@@ -403,6 +666,7 @@ void redist_plan_set_stats(const redist_plan_set_t *s,
             out->peak_bytes = x->peak_bytes;
         out->recv_bytes += x->recv_bytes;
         out->time_s += x->time_s;
+        out->arrays_time_s += x->arrays_time_s;
         out->collectives += x->collectives;
         out->exchanges += x->exchanges;
     }

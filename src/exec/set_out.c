@@ -56,14 +56,16 @@ redist_status_t redist_plan_set_print(const redist_plan_set_t *s, FILE *out,
         fprintf(out, ", budget %llu bytes of scratch per device (%s)\n\n",
                 (unsigned long long)s->budget, mib(s->budget, b1, sizeof b1));
     fprintf(out, "  round  arrays  scratch bytes     recv bytes     peak bytes"
-                 "     time (us)  collectives  exchanges\n");
+                 "     time (us)  arrays' (us)  collectives  exchanges\n");
     for (int r = 0; r < s->nrounds; r++) {
         const rd_set_round *x = &s->rounds[r];
-        fprintf(out, "  %5d  %6d  %13llu  %13llu  %13llu  %12.2f  %11d  %9d\n",
+        fprintf(out,
+                "  %5d  %6d  %13llu  %13llu  %13llu  %12.2f  %12.2f  %11d  "
+                "%9d\n",
                 r + 1, x->narrays, (unsigned long long)x->scratch_bytes,
                 (unsigned long long)x->recv_bytes,
                 (unsigned long long)x->peak_bytes, x->time_s * 1e6,
-                x->collectives, x->exchanges);
+                x->arrays_time_s * 1e6, x->collectives, x->exchanges);
     }
     fprintf(out, "\n  largest round: scratch %llu bytes (%s), peak %llu bytes "
                  "(%s) per device\n",
@@ -71,10 +73,11 @@ redist_status_t redist_plan_set_print(const redist_plan_set_t *s, FILE *out,
             mib(t.scratch_bytes, b1, sizeof b1),
             (unsigned long long)t.peak_bytes, mib(t.peak_bytes, b2, sizeof b2));
     fprintf(out, "  in all: received %llu bytes per device (%s), %d "
-                 "collectives, %d combined exchanges, modelled %.2f us\n",
+                 "collectives, %d combined exchanges, modelled %.2f us "
+                 "(the arrays' %.2f us, messages combined per peer)\n",
             (unsigned long long)t.recv_bytes,
             mib(t.recv_bytes, b1, sizeof b1), t.collectives, t.exchanges,
-            t.time_s * 1e6);
+            t.time_s * 1e6, t.arrays_time_s * 1e6);
     fprintf(out, "  memory-efficient: %s (each array's plan)\n\n",
             t.memory_efficient ? "yes" : "NO");
     fprintf(out, "  array                            round  steps                 "
@@ -106,13 +109,13 @@ static json_t *round_json(const redist_plan_set_t *s, int r)
         if (s->round[i] == r)
             json_array_append_new(
                 names, json_string(redist_spec_name(redist_plan_spec(s->plan[i]))));
-    return json_pack("{s:i, s:o*, s:I, s:I, s:I, s:f, s:i, s:i}", "round",
-                     r + 1, "arrays", names, "scratch_bytes",
+    return json_pack("{s:i, s:o*, s:I, s:I, s:I, s:f, s:i, s:i, s:f}",
+                     "round", r + 1, "arrays", names, "scratch_bytes",
                      (json_int_t)x->scratch_bytes, "recv_bytes",
                      (json_int_t)x->recv_bytes, "peak_bytes",
                      (json_int_t)x->peak_bytes, "time_s", x->time_s,
                      "collectives", x->collectives, "exchanges",
-                     x->exchanges);
+                     x->exchanges, "arrays_time_s", x->arrays_time_s);
 }
 
 char *redist_plan_set_to_json(const redist_plan_set_t *s)
@@ -139,14 +142,15 @@ char *redist_plan_set_to_json(const redist_plan_set_t *s)
               json_array_append_new(plans, p);
     }
     json_t *totals = bad ? NULL
-                         : json_pack("{s:i, s:i, s:I, s:I, s:I, s:f, s:i, s:i, s:b}",
+                         : json_pack("{s:i, s:i, s:I, s:I, s:I, s:f, s:i, s:i, s:b, s:f}",
                                      "arrays", t.narrays, "rounds", t.nrounds,
                                      "scratch_bytes", (json_int_t)t.scratch_bytes,
                                      "peak_bytes", (json_int_t)t.peak_bytes,
                                      "recv_bytes", (json_int_t)t.recv_bytes,
                                      "time_s", t.time_s, "collectives",
                                      t.collectives, "exchanges", t.exchanges,
-                                     "memory_efficient", t.memory_efficient);
+                                     "memory_efficient", t.memory_efficient,
+                                     "arrays_time_s", t.arrays_time_s);
     bad = bad || !totals ||
           json_object_set_new(root, "name", json_string(s->name)) ||
           json_object_set_new(root, "budget_bytes",

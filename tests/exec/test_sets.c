@@ -27,6 +27,14 @@ static int failures, twos;
 
 #define MAXA 6
 
+/* Equal up to rounding (times in seconds). */
+static int close_to(double a, double b)
+{
+    double d = a > b ? a - b : b - a, m = a > b ? a : b;
+    return d <= 1e-9 * m + 1e-15;
+}
+
+
 /* Run the set on sim with every element checked; 0 if exact. */
 static int run_exact(const redist_plan_set_t *set, uint64_t budget,
                      int preserve, int c)
@@ -167,6 +175,32 @@ static void one_case(rp_rng *r, int c, int *rounds_seen)
     }
     CHECK(which != 2 || nr == 1, "case %d: budget = the sum, %d rounds", c,
           nr);
+    /* modelled times: a round's never above its arrays' added up, equal
+     * to them for one array; the set's adds up its rounds' */
+    double rounds_t = 0, plans_t = 0;
+    for (int k = 0; k < nr; k++) {
+        redist_round_stats_t rs;
+        double arrays = 0;
+        redist_plan_set_round(set, k, &rs);
+        for (int i = 0; i < made; i++)
+            if (redist_plan_set_round_of(set, i) == k) {
+                redist_plan_stats_t ps;
+                redist_plan_stats(redist_plan_set_plan(set, i), &ps);
+                arrays += ps.time_s;
+            }
+        CHECK(close_to(rs.arrays_time_s, arrays) && rs.time_s >= 0 &&
+                  rs.time_s <= arrays * (1 + 1e-12) &&
+                  (rs.narrays > 1 || close_to(rs.time_s, arrays)),
+              "case %d: round %d of %d arrays: %.6g us, the arrays' %.6g", c,
+              k, rs.narrays, rs.time_s * 1e6, arrays * 1e6);
+        rounds_t += rs.time_s;
+        plans_t += arrays;
+    }
+    redist_plan_set_stats_t st;
+    redist_plan_set_stats(set, &st);
+    CHECK(close_to(st.time_s, rounds_t) && close_to(st.arrays_time_s, plans_t),
+          "case %d: set time %.6g us, rounds %.6g", c, st.time_s * 1e6,
+          rounds_t * 1e6);
     for (int i = 0; i < made; i++)
         twos += redist_spec_num_meshes(specs[i]) == 2;
     run_exact(set, budget, xo.flags != 0, c);
@@ -254,6 +288,278 @@ static void bad_sets(void)
     redist_arrays_free(a);
 }
 
+/* ---- a round's modelled time (the model: the top of src/exec/set.c),
+ * computed here from the plans' steps and the blocks' geometry: the
+ * arrays' one-mesh exchanges of fully sharded types (each block on one
+ * device, so the sender of every element is known), all on the built-in
+ * model's `node` level. */
+
+/* Start and length along `dim` of device d's block of type t (the first
+ * axis of a dim's list the major one). */
+static void block_of(const redist_mesh_t *m, const redist_type_t *t,
+                     const int64_t shape[], int dim, int64_t d, int64_t *lo,
+                     int64_t *len)
+{
+    int64_t c[REDIST_MAX_AXES], idx = 0, n = 1;
+    redist_mesh_coords(m, d, c);
+    for (int k = 0; k < t->dim_naxes[dim]; k++) {
+        int a = t->dims[dim][k];
+        idx = idx * redist_mesh_axis_size(m, a) + c[a];
+        n *= redist_mesh_axis_size(m, a);
+    }
+    *len = shape[dim] / n;
+    *lo = idx * *len;
+}
+
+/* Bytes device q's block of `a` shares with device d's block of `b`. */
+static uint64_t overlap(const redist_spec_t *s, const redist_type_t *a,
+                        int64_t q, const redist_type_t *b, int64_t d)
+{
+    const redist_mesh_t *m = redist_spec_mesh(s);
+    const int64_t *shape = redist_spec_shape(s);
+    uint64_t n = redist_dtype_size(redist_spec_dtype(s));
+    for (int i = 0; i < redist_spec_ndims(s); i++) {
+        int64_t l1, n1, l2, n2;
+        block_of(m, a, shape, i, q, &l1, &n1);
+        block_of(m, b, shape, i, d, &l2, &n2);
+        int64_t lo = l1 > l2 ? l1 : l2, hi = l1 + n1 < l2 + n2 ? l1 + n1
+                                                               : l2 + n2;
+        n *= hi > lo ? (uint64_t)(hi - lo) : 0;
+    }
+    return n;
+}
+
+/* Every axis of size > 1 in some dim's list, nothing partial. */
+static int fully_sharded(const redist_mesh_t *m, const redist_type_t *t)
+{
+    int used = 0, need = 0;
+    for (int a = 0; a < redist_mesh_num_axes(m); a++)
+        need += redist_mesh_axis_size(m, a) > 1;
+    for (int i = 0; i < t->ndims; i++)
+        for (int k = 0; k < t->dim_naxes[i]; k++)
+            used += redist_mesh_axis_size(m, t->dims[i][k]) > 1;
+    return used == need && !t->partial;
+}
+
+#define MAXX 4 /* exchange steps per array, here */
+
+/* The modelled time of round r of `set` from the model: the arrays' plan
+ * times, each combined exchange (the j-th exchange step of each array)
+ * replaced by the most any device spends with one alpha per peer, when
+ * that is less than its parts' times added up. */
+static double model_round(const redist_plan_set_t *set, int r, int c)
+{
+    redist_cost_model_t cm;
+    redist_cost_model_default(&cm);
+    double al = cm.alpha[REDIST_LINK_NODE], be = cm.beta[REDIST_LINK_NODE];
+    int n = redist_plan_set_num_arrays(set);
+    double total = 0;
+    for (int j = 0; j < MAXX; j++) {
+        int parts = 0;
+        double sum = 0, most = 0;
+        int64_t N = redist_spec_num_devices(
+            redist_plan_spec(redist_plan_set_plan(set, 0)));
+        for (int64_t d = 0; d < N; d++) {
+            int from[64] = {0}, to[64] = {0}, nf = 0, nt = 0;
+            uint64_t rb = 0, sb = 0;
+            for (int i = 0; i < n; i++) {
+                const redist_plan_t *p = redist_plan_set_plan(set, i);
+                const redist_spec_t *s = redist_plan_spec(p);
+                const redist_mesh_t *m = redist_spec_mesh(s);
+                redist_step_view_t v;
+                redist_type_t before = *redist_spec_from(s);
+                int x = 0;
+                if (redist_plan_set_round_of(set, i) != r)
+                    continue;
+                for (int k = 0; k < redist_plan_num_steps(p); k++) {
+                    redist_plan_step(p, k, &v);
+                    if (v.op == REDIST_OP_EXCHANGE && x++ == j) {
+                        CHECK(fully_sharded(m, &before) &&
+                                  fully_sharded(m, &v.after),
+                              "case %d: array %d step %d: the test's types "
+                              "are fully sharded", c, i, k);
+                        if (d == 0) {
+                            parts++;
+                            sum += v.time_s;
+                        }
+                        for (int64_t q = 0; q < N; q++) {
+                            uint64_t in = q == d ? 0 : overlap(s, &before, q, &v.after, d);
+                            uint64_t out = q == d ? 0 : overlap(s, &before, d, &v.after, q);
+                            nf += in && !from[q]++;
+                            nt += out && !to[q]++;
+                            rb += in;
+                            sb += out;
+                        }
+                    }
+                    before = v.after;
+                }
+            }
+            double t = (nf > nt ? nf : nt) * al +
+                       (double)(rb > sb ? rb : sb) * be;
+            if (t > most)
+                most = t;
+        }
+        if (parts > 1 && most < sum)
+            total -= sum - most;
+    }
+    for (int i = 0; i < n; i++)
+        if (redist_plan_set_round_of(set, i) == r) {
+            redist_plan_stats_t ps;
+            redist_plan_stats(redist_plan_set_plan(set, i), &ps);
+            total += ps.time_s;
+        }
+    return total;
+}
+
+/* A set from JSON text, planned (time objective, built-in model) for
+ * runs with execution flags `flags`; with `tight`, under the smallest
+ * budget that works. */
+static redist_plan_set_t *set_of(const char *json, unsigned flags,
+                                 int tight, redist_arrays_t **a)
+{
+    redist_error_t e = REDIST_ERROR_INIT;
+    redist_plan_set_t *set = NULL;
+    redist_exec_options_t xo = {0};
+    xo.flags = flags;
+    *a = NULL;
+    if (redist_arrays_load_buffer(json, strlen(json), "t.json", 0, a, &e) ||
+        redist_plan_set_create(*a, NULL, NULL, &xo, &set, &e))
+        CHECK(0, "round time: %s", e.text);
+    if (set && tight) {
+        uint64_t most = 0;
+        const redist_spec_t *sp[MAXA];
+        int n = redist_plan_set_num_arrays(set);
+        for (int i = 0; i < n && i < MAXA; i++) {
+            uint64_t b = redist_plan_set_array_scratch(set, i);
+            most = b > most ? b : most;
+            sp[i] = redist_arrays_get(*a, i);
+        }
+        redist_plan_set_free(set);
+        set = NULL;
+        redist_arrays_t *t = NULL;
+        if (n > MAXA ||
+            redist_arrays_create("t", n, sp, most, &t, &e) ||
+            redist_plan_set_create(t, NULL, NULL, &xo, &set, &e))
+            CHECK(0, "round time: budget %llu: %s", (unsigned long long)most,
+                  e.text);
+        redist_arrays_free(*a);
+        *a = t;
+    }
+    return set;
+}
+
+#define ARR(name, shape, f0, f1, t0, t1)                                      \
+    "{\"name\": \"" name "\", \"shape\": " shape ", \"dtype\": \"f32\", "     \
+    "\"from\": {\"dims\": [" f0 ", " f1 "]}, \"to\": {\"dims\": [" t0 ", " t1 \
+    "]}}"
+#define A_XY ARR("a%d", "[64, 256]", "[\"x\", \"y\"]", "[]", "[]", "[\"x\", \"y\"]")
+
+static void round_times(void)
+{
+    const char *head = "{\"mesh\": [[\"x\", 2], [\"y\", 4]], \"arrays\": [";
+    redist_cost_model_t cm;
+    redist_cost_model_default(&cm);
+    double alpha = cm.alpha[REDIST_LINK_NODE];
+    double t1 = 0;
+    /* k copies of one exchange to every other device (7 peers): a round
+     * of k costs k plans less (k - 1) alphas per peer */
+    for (int k = 1; k <= 4; k++) {
+        char json[2048];
+        size_t pos = (size_t)snprintf(json, sizeof json, "%s", head);
+        for (int i = 0; i < k; i++)
+            pos += (size_t)snprintf(json + pos, sizeof json - pos,
+                                    "%s" A_XY, i ? ", " : "", i);
+        snprintf(json + pos, sizeof json - pos, "]}");
+        redist_arrays_t *a;
+        redist_plan_set_t *set = set_of(json, 0, 0, &a);
+        redist_round_stats_t rs;
+        redist_plan_set_stats_t t;
+        redist_plan_stats_t ps;
+        if (!set || redist_plan_set_round(set, 0, &rs)) {
+            CHECK(0, "round time: %d copies", k);
+            redist_arrays_free(a);
+            continue;
+        }
+        redist_plan_stats(redist_plan_set_plan(set, 0), &ps);
+        redist_plan_set_stats(set, &t);
+        if (k == 1)
+            t1 = ps.time_s;
+        CHECK(t1 > 0 && close_to(rs.time_s, k * t1 - (k - 1) * 7 * alpha) &&
+                  close_to(rs.arrays_time_s, k * t1) &&
+                  close_to(t.time_s, rs.time_s) &&
+                  close_to(t.arrays_time_s, rs.arrays_time_s) &&
+                  close_to(rs.time_s, model_round(set, 0, -k)),
+              "round time: %d copies: %.6g us (model %.6g), the arrays' "
+              "%.6g us, want %.6g",
+              k, rs.time_s * 1e6, model_round(set, 0, -k) * 1e6,
+              rs.arrays_time_s * 1e6, (k * t1 - (k - 1) * 7 * alpha) * 1e6);
+        redist_plan_set_free(set);
+        redist_arrays_free(a);
+    }
+    /* different exchanges (other peers, other bytes; one after an
+     * all_to_all), and a budget that puts them in two rounds */
+    const char *mixed =
+        "{\"mesh\": [[\"x\", 2], [\"y\", 4]], \"arrays\": ["
+        ARR("a", "[64, 256]", "[\"x\", \"y\"]", "[]", "[]", "[\"x\", \"y\"]") ", "
+        ARR("b", "[64, 256]", "[\"x\"]", "[\"y\"]", "[\"y\"]", "[\"x\"]") ", "
+        ARR("c", "[32, 64]", "[\"x\", \"y\"]", "[]", "[]", "[\"x\", \"y\"]") ", "
+        ARR("d", "[64, 256]", "[\"x\"]", "[\"y\"]", "[]", "[\"x\", \"y\"]") ", "
+        ARR("e", "[16, 16]", "[\"y\"]", "[\"x\"]", "[\"x\"]", "[\"y\"]") "]}";
+    for (int b = 0; b < 2; b++) {
+        redist_arrays_t *a;
+        redist_plan_set_t *set =
+            set_of(mixed, b ? REDIST_EXEC_PRESERVE_SRC : 0, b, &a);
+        double sum = 0, plans = 0;
+        int nr = redist_plan_set_num_rounds(set), credited = 0;
+        CHECK(set && (b ? nr > 1 : nr == 1), "round time: mixed: %d rounds",
+              nr);
+        for (int r = 0; set && r < nr; r++) {
+            redist_round_stats_t rs;
+            redist_plan_set_round(set, r, &rs);
+            double want = model_round(set, r, -10 - b);
+            CHECK(close_to(rs.time_s, want),
+                  "round time: mixed, budget %d, round %d: %.6g us, the "
+                  "model %.6g us", b, r, rs.time_s * 1e6, want * 1e6);
+            credited += rs.time_s < rs.arrays_time_s;
+            sum += rs.time_s;
+        }
+        for (int i = 0; set && i < redist_plan_set_num_arrays(set); i++) {
+            redist_plan_stats_t ps;
+            redist_plan_stats(redist_plan_set_plan(set, i), &ps);
+            plans += ps.time_s;
+        }
+        redist_plan_set_stats_t t;
+        redist_plan_set_stats(set, &t);
+        CHECK(close_to(t.time_s, sum) && close_to(t.arrays_time_s, plans) &&
+                  (b || credited == 1),
+              "round time: mixed, budget %d: set %.6g us, rounds %.6g, "
+              "arrays %.6g / %.6g, %d rounds credited", b, t.time_s * 1e6,
+              sum * 1e6, t.arrays_time_s * 1e6, plans * 1e6, credited);
+        redist_plan_set_free(set);
+        redist_arrays_free(a);
+    }
+    /* two-mesh arrays: k copies of a transfer where each receiver has
+     * one sender (devices 0, 1 to 2, 3) */
+    const char *two = "{\"meshes\": {\"a\": {\"axes\": [[\"x\", 2]], \"devices\": [0, 1]},"
+                      " \"b\": {\"axes\": [[\"y\", 2]], \"devices\": [2, 3]}}, \"arrays\": ["
+                      "{\"name\": \"w\", \"shape\": [64], \"from\": {\"mesh\": \"a\", \"dims\": [[\"x\"]]},"
+                      " \"to\": {\"mesh\": \"b\", \"dims\": [[\"y\"]]}}, "
+                      "{\"name\": \"v\", \"shape\": [64], \"from\": {\"mesh\": \"a\", \"dims\": [[\"x\"]]},"
+                      " \"to\": {\"mesh\": \"b\", \"dims\": [[\"y\"]]}}]}";
+    redist_arrays_t *a;
+    redist_plan_set_t *set = set_of(two, 0, 0, &a);
+    redist_round_stats_t rs;
+    redist_plan_stats_t ps;
+    if (set && !redist_plan_set_round(set, 0, &rs)) {
+        redist_plan_stats(redist_plan_set_plan(set, 0), &ps);
+        CHECK(ps.time_s > 0 && close_to(rs.time_s, 2 * ps.time_s - alpha),
+              "round time: two transfers: %.6g us, want 2 x %.6g - %.6g",
+              rs.time_s * 1e6, ps.time_s * 1e6, alpha * 1e6);
+    }
+    redist_plan_set_free(set);
+    redist_arrays_free(a);
+}
+
 int main(int argc, char **argv)
 {
     int cases = argc > 1 ? atoi(argv[1]) : 200;
@@ -261,6 +567,7 @@ int main(int argc, char **argv)
     rp_seed(&rng, argc > 2 ? argv[2] : NULL, 0);
     int rounds[4] = {0};
     bad_sets();
+    round_times();
     for (int c = 0; c < cases; c++)
         one_case(&rng, c, rounds);
     printf("%d cases: %d with one round, %d with two, %d with more; %d "
