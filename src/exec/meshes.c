@@ -8,7 +8,12 @@
  * rd_transfer_walk lists every piece (receiver, sender, global box);
  * rd_transfer_lists keeps this device's sends and receives, with each
  * box's origin in the sender's S block and the receiver's R block.  A
- * piece whose sender is the receiver is a local copy.
+ * piece whose sender is the receiver is a local copy.  When S keeps
+ * pending sums (transfer.c), a receiver gets one piece per contribution;
+ * sim_transfer takes those of one place in ascending order of sender
+ * (global device id): the first is copied into the R block, each other
+ * reduced into it with the spec's op straight from the sender's S block,
+ * so no temporary and the same float result on every run.
  *
  * COST.  Building one device's lists walks every piece of every
  * receiver: O(|target mesh| x pieces per receiver), before any data
@@ -71,6 +76,7 @@ static void keep_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
             return;
         }
         rd_tpiece *p = &(*v)[(*n)++];
+        memset(p, 0, sizeof *p); /* dims past ndims compare equal */
         p->peer = side ? from : to;
         /* the peer's block: its S block (it sends) or R block */
         const rd_mplan *m = c->plan->m;
@@ -295,15 +301,65 @@ static redist_status_t sim_own_blocks(sim_run *u, redist_error_t *err)
     return REDIST_OK;
 }
 
+/* Pieces by their place in the R block, then by sender: the
+ * contributions to one place in ascending order of sender. */
+static int by_place(const void *a, const void *b)
+{
+    const rd_tpiece *x = a, *y = b;
+    for (int i = 0; i < REDIST_MAX_DIMS; i++)
+        if (x->off[i] != y->off[i])
+            return (x->off[i] > y->off[i]) - (x->off[i] < y->off[i]);
+    return (x->peer > y->peer) - (x->peer < y->peer);
+}
+
+/* dst box [doff, doff + box) of a dst_shape block op= the src box [soff,
+ * soff + box) of a src_shape block (row-major), one row at a time. */
+static void reduce_box(const redist_spec_t *s, void *dst,
+                       const int64_t dst_shape[], const int64_t doff[],
+                       const void *src, const int64_t src_shape[],
+                       const int64_t soff[], const int64_t box[])
+{
+    int n = s->ndims;
+    int64_t idx[REDIST_MAX_DIMS] = {0};
+    for (int i = 0; i < n; i++)
+        if (box[i] <= 0)
+            return;
+    if (n == 0) {
+        rd_reduce_pair(s->dtype, s->reduce, dst, src, 1);
+        return;
+    }
+    for (;;) {
+        int64_t de = 0, se = 0;
+        for (int i = 0; i < n; i++) {
+            de = de * dst_shape[i] + doff[i] + (i < n - 1 ? idx[i] : 0);
+            se = se * src_shape[i] + soff[i] + (i < n - 1 ? idx[i] : 0);
+        }
+        rd_reduce_pair(s->dtype, s->reduce,
+                       (char *)dst + (uint64_t)de * s->elem_size,
+                       (const char *)src + (uint64_t)se * s->elem_size,
+                       (uint64_t)box[n - 1]);
+        int i = n - 2;
+        while (i >= 0 && ++idx[i] == box[i])
+            idx[i--] = 0;
+        if (i < 0)
+            return;
+    }
+}
+
 /* The transfer: every receiver copies its pieces from the senders' S
- * blocks (in-process, so a receive reads the send). */
+ * blocks (in-process, so a receive reads the send).  With pending sums
+ * crossing, the pieces of one place come in ascending order of sender:
+ * the first is copied, the others reduced into it (no temporary). */
 static void sim_transfer(sim_run *u)
 {
     const redist_spec_t *s = u->s;
     sim_mesh *ma = &u->m[0], *mb = &u->m[1];
+    int sums = u->a->plan->m->sent.t.partial != 0;
     for (int64_t r = 0; r < mb->n; r++) {
         int64_t d = s->two->dev[1][r];
-        const rd_tlists *t = &u->tl[d];
+        rd_tlists *t = &u->tl[d];
+        if (sums && t->nrecv > 1)
+            qsort(t->recv, (size_t)t->nrecv, sizeof *t->recv, by_place);
         for (int64_t k = 0; k < t->nrecv; k++) {
             const rd_tpiece *p = &t->recv[k];
             const rd_tlists *w = &u->tl[p->peer];
@@ -311,8 +367,14 @@ static void sim_transfer(sim_run *u)
             int64_t soff[REDIST_MAX_DIMS];
             for (int i = 0; i < s->ndims; i++)
                 soff[i] = p->off[i] + t->r_lo[i] - w->s_lo[i];
-            rd_kernel_box(mb->blk[r], t->r_shape, p->off, ma->blk[q],
-                          w->s_shape, soff, p->box, s->ndims, s->elem_size);
+            if (sums && k > 0 &&
+                !memcmp(t->recv[k - 1].off, p->off, sizeof p->off))
+                reduce_box(s, mb->blk[r], t->r_shape, p->off, ma->blk[q],
+                           w->s_shape, soff, p->box);
+            else
+                rd_kernel_box(mb->blk[r], t->r_shape, p->off, ma->blk[q],
+                              w->s_shape, soff, p->box, s->ndims,
+                              s->elem_size);
             if (p->peer != d) {
                 mb->rep[r].recv_bytes += p->bytes;
                 ma->rep[q].sent_bytes += p->bytes;

@@ -210,6 +210,11 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     else if (opts && (opts->flags & ~REDIST_EXEC_PRESERVE_SRC))
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
                       "two-mesh runs take REDIST_EXEC_PRESERVE_SRC only");
+    else if (plan->m->sent.t.partial)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                      "its transfer sums pending partial contributions "
+                      "across the meshes, which the MPI backend does not "
+                      "run yet (the sim backend does)");
     else if (rd_transfer_lists(plan, m->rank, &m->t))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     else {
