@@ -23,7 +23,10 @@
  * sent from), the R block (scratch unless the target phase is empty:
  * then the transfer writes the destination buffer), and the phases' own
  * scratch.  So a device holds at most its S and R blocks besides its own
- * buffers; a device in one mesh only holds one of them.
+ * buffers; a device in one mesh only holds one of them.  A transfer that
+ * sums: sim needs nothing more; the exec info also promises, per device,
+ * the bytes it receives in the transfer (at most prod|P| x its R block),
+ * for an executor that receives them into a work area (MPI).
  */
 #include <stdlib.h>
 #include <string.h>
