@@ -214,6 +214,22 @@ static redist_status_t plan_figures(mverify *v)
         free(arr);
         return st;
     }
+    int64_t bad = -1;
+    uint64_t got = 0, want = 0;
+    if ((st = rd_meshes_transfer_check(s, &v->ms, &v->mr, &bad, &got,
+                                       &want))) {
+        free(arr);
+        if (st == REDIST_ERR_NOMEM)
+            return rd_error(v->err, st, v->source, NULL, "out of memory");
+        snprintf(v->p, sizeof v->p, "steps[%zu]", v->t);
+        v->res->failed_step = (int)v->t;
+        return rd_error(v->err, REDIST_ERR_PLAN, v->source, v->p,
+                        "the transfer gives device %lld %llu elements, "
+                        "not %llu (one contribution per coordinate on the "
+                        "pending axes for each element of its block)",
+                        (long long)bad, (unsigned long long)got,
+                        (unsigned long long)want);
+    }
     for (int side = 0; side < 2; side++)
         rd_meshes_add_phase(s, side, v->up[side].dev_peak,
                             v->up[side].dev_recv, v->pr[side].peak_bytes,

@@ -373,6 +373,52 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
     return st;
 }
 
+/* Elements each receiver gets, by global device. */
+typedef struct tcount {
+    const redist_spec_t *s;
+    uint64_t *elems;
+} tcount;
+
+static void count_elems(void *user, int64_t r, int64_t q, const int64_t lo[],
+                        const int64_t hi[])
+{
+    tcount *c = user;
+    (void)q;
+    c->elems[c->s->two->dev[1][r]] += box_elems(c->s->ndims, lo, hi);
+}
+
+redist_status_t rd_meshes_transfer_check(const redist_spec_t *s,
+                                         const rd_mside *S,
+                                         const rd_mside *R, int64_t *dev,
+                                         uint64_t *got, uint64_t *want)
+{
+    const redist_mesh_t *ma = rd_spec_side_mesh(s, 0);
+    const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
+    uint64_t npc = 1;
+    for (int a = 0; a < ma->naxes; a++)
+        if (S->t.partial >> a & 1u)
+            npc *= (uint64_t)ma->size[a];
+    tcount c = {s, calloc((size_t)s->two->ndevices, sizeof(uint64_t))};
+    if (!c.elems || rd_transfer_walk(s, S, R, NULL, count_elems, &c)) {
+        free(c.elems);
+        return REDIST_ERR_NOMEM;
+    }
+    redist_status_t st = REDIST_OK;
+    for (int64_t r = 0; r < mb->ndevices && !st; r++) {
+        int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+        rd_layout_box(&R->lay, &R->t, mb, r, lo, hi);
+        uint64_t w = npc * box_elems(s->ndims, lo, hi);
+        if (c.elems[s->two->dev[1][r]] != w) {
+            *dev = s->two->dev[1][r];
+            *got = c.elems[*dev];
+            *want = w;
+            st = REDIST_ERR_PLAN;
+        }
+    }
+    free(c.elems);
+    return st;
+}
+
 void rd_meshes_add_phase(const redist_spec_t *s, int side,
                          const uint64_t *dev_peak, const uint64_t *dev_recv,
                          uint64_t peak_all, uint64_t recv_all, uint64_t *peak,
