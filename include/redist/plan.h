@@ -236,6 +236,12 @@ typedef struct redist_plan_options {
      *  objective.
      *  With a model, steps and stats carry modelled times. */
     const redist_cost_model_t *cost;
+    /** Two-mesh specs only.  0 (the default): the source's pending sums
+     *  are resolved on the source mesh before the transfer.  1: the
+     *  planner also tries plans whose transfer sums them as it lands (a
+     *  reduce-scatter across the meshes, doc/meshes.md); the sim and MPI
+     *  backends run those, OpenSHMEM and plan sets refuse them. */
+    int cross_sums;
 } redist_plan_options_t;
 
 typedef struct redist_plan redist_plan_t;

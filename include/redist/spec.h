@@ -67,7 +67,8 @@ typedef struct redist_placed_mesh {
  * from_mesh->mesh, `to` of to_mesh->mesh.  The device lists are copied;
  * each holds distinct ids in [0, REDIST_MAX_DEVICES).  A target with a
  * partial axis (of size > 1) is REDIST_ERR_INFEASIBLE: pending
- * reductions do not cross meshes (the source's are reduced first).
+ * reductions do not stay pending across meshes (the source's are reduced
+ * on the source mesh, or summed by the transfer: doc/meshes.md).
  */
 REDIST_API redist_status_t redist_spec_create_meshes(
     const redist_placed_mesh_t *from_mesh,

@@ -103,6 +103,7 @@ typedef struct cli_cost_args {
     int objective; /* -1: not given (time); else REDIST_OBJECTIVE_* */
     const char *file, *axis_links;
     cli_topo_args topo;
+    int cross_sums; /* --cross-sums: pending sums may cross meshes */
 } cli_cost_args;
 
 /* What a command accepts, and what its command line held. */

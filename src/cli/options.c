@@ -19,7 +19,7 @@
 #include "cli.h"
 
 #define CLI_SPEC_OPTS 15
-#define CLI_COST_OPTS 6
+#define CLI_COST_OPTS 7
 #define CLI_MAX_OPTS 64
 
 /* In redist_objective_t order (a choice stores its index): time, the
@@ -70,6 +70,8 @@ static int cost_table(cli_cost_args *c, cli_opt *t)
                      .out = &c->topo.synthetic};
     t[5] = (cli_opt){.name = "--rank-map", .kind = CLI_STR,
                      .out = &c->topo.rank_map};
+    t[6] = (cli_opt){.name = "--cross-sums", .kind = CLI_FLAG,
+                     .out = &c->cross_sums};
     return CLI_COST_OPTS;
 }
 
@@ -345,6 +347,7 @@ redist_status_t cli_plan_options_err(const char *cmd, const cli_cost_args *c,
 {
     if (c->objective >= 0)
         opts->objective = (redist_objective_t)c->objective;
+    opts->cross_sums = c->cross_sums;
     if (!cli_cost_given(c))
         return REDIST_OK;
     redist_status_t st = cost_model(cmd, c, mesh, model, err);

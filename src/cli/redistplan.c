@@ -57,7 +57,7 @@
 
 #define COST_SYNOPSIS                                                        \
     " [--objective time|bytes] [--cost FILE] [--axis-links AXIS=LEVEL,...]"  \
-    TOPO_SYNOPSIS
+    " [--cross-sums]" TOPO_SYNOPSIS
 #define COST_HELP                                                            \
     "\ncost options:\n"                                                      \
     "  --objective time|bytes     time (default): least peak, then the "     \
@@ -74,7 +74,11 @@
     "writes one)\n"                                                         \
     "  --axis-links AXIS=LEVEL,...  link levels of mesh axes: cache numa "   \
     "package\n"                                                             \
-    "                             node network (default node)\n" TOPO_HELP
+    "                             node network (default node)\n"           \
+    "  --cross-sums               two meshes: pending sums may be reduced "  \
+    "by the\n"                                                              \
+    "                             transfer (sim and MPI run such plans)\n"   \
+    TOPO_HELP
 
 #ifdef REDIST_HAVE_MPI
 #define MPI_HELP                                                             \

@@ -8,7 +8,12 @@
  * rd_transfer_walk lists every piece (receiver, sender, global box);
  * rd_transfer_lists keeps this device's sends and receives, with each
  * box's origin in the sender's S block and the receiver's R block.  A
- * piece whose sender is the receiver is a local copy.
+ * piece whose sender is the receiver is a local copy.  When S keeps
+ * pending sums (transfer.c), a receiver gets one piece per contribution;
+ * sim_transfer takes those of one place in ascending order of sender
+ * (global device id): the first is copied into the R block, each other
+ * reduced into it with the spec's op straight from the sender's S block,
+ * so no temporary and the same float result on every run.
  *
  * COST.  Building one device's lists walks every piece of every
  * receiver: O(|target mesh| x pieces per receiver), before any data
@@ -18,7 +23,10 @@
  * sent from), the R block (scratch unless the target phase is empty:
  * then the transfer writes the destination buffer), and the phases' own
  * scratch.  So a device holds at most its S and R blocks besides its own
- * buffers; a device in one mesh only holds one of them.
+ * buffers; a device in one mesh only holds one of them.  A transfer that
+ * sums: sim needs nothing more; the exec info also promises, per device,
+ * the bytes it receives in the transfer (at most prod|P| x its R block),
+ * for an executor that receives them into a work area (MPI).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +79,7 @@ static void keep_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
             return;
         }
         rd_tpiece *p = &(*v)[(*n)++];
+        memset(p, 0, sizeof *p); /* dims past ndims compare equal */
         p->peer = side ? from : to;
         /* the peer's block: its S block (it sends) or R block */
         const rd_mplan *m = c->plan->m;
@@ -132,13 +141,77 @@ static void lists_head(const redist_plan_t *plan, int64_t dev, rd_tlists *t)
     }
 }
 
-/* Sorted by peer: each peer sends one piece (it holds one S block). */
-static void lists_sort(rd_tlists *t)
+/* Pieces by their place in the R block, then by sender: the
+ * contributions to one place in ascending order of sender. */
+static int by_place(const void *a, const void *b)
+{
+    const rd_tpiece *x = a, *y = b;
+    for (int i = 0; i < REDIST_MAX_DIMS; i++)
+        if (x->off[i] != y->off[i])
+            return (x->off[i] > y->off[i]) - (x->off[i] < y->off[i]);
+    return (x->peer > y->peer) - (x->peer < y->peer);
+}
+
+static void reduce_box(const redist_spec_t *s, void *dst,
+                       const int64_t dst_shape[], const int64_t doff[],
+                       const void *src, const int64_t src_shape[],
+                       const int64_t soff[], const int64_t box[])
+{
+    int n = s->ndims;
+    int64_t idx[REDIST_MAX_DIMS] = {0};
+    for (int i = 0; i < n; i++)
+        if (box[i] <= 0)
+            return;
+    if (n == 0) {
+        rd_reduce_pair(s->dtype, s->reduce, dst, src, 1);
+        return;
+    }
+    for (;;) {
+        int64_t de = 0, se = 0;
+        for (int i = 0; i < n; i++) {
+            de = de * dst_shape[i] + doff[i] + (i < n - 1 ? idx[i] : 0);
+            se = se * src_shape[i] + soff[i] + (i < n - 1 ? idx[i] : 0);
+        }
+        rd_reduce_pair(s->dtype, s->reduce,
+                       (char *)dst + (uint64_t)de * s->elem_size,
+                       (const char *)src + (uint64_t)se * s->elem_size,
+                       (uint64_t)box[n - 1]);
+        int i = n - 2;
+        while (i >= 0 && ++idx[i] == box[i])
+            idx[i--] = 0;
+        if (i < 0)
+            return;
+    }
+}
+
+void rd_meshes_place(const redist_spec_t *s, int first, void *dst,
+                     const int64_t dst_shape[], const int64_t doff[],
+                     const void *src, const int64_t src_shape[],
+                     const int64_t soff[], const int64_t box[])
+{
+    if (first)
+        rd_kernel_box(dst, dst_shape, doff, src, src_shape, soff, box,
+                      s->ndims, s->elem_size);
+    else
+        reduce_box(s, dst, dst_shape, doff, src, src_shape, soff, box);
+}
+
+int rd_tpiece_first(const rd_tlists *t, int64_t k)
+{
+    return k == 0 || memcmp(t->recv[k - 1].off, t->recv[k].off,
+                            sizeof t->recv[k].off) != 0;
+}
+
+/* Sorted by peer: each peer sends one piece (it holds one S block); the
+ * receives of a transfer that sums by place, then by peer (the order the
+ * contributions are reduced in). */
+static void lists_sort(rd_tlists *t, int sums)
 {
     if (t->nsend > 1)
         qsort(t->send, (size_t)t->nsend, sizeof *t->send, by_peer);
     if (t->nrecv > 1)
-        qsort(t->recv, (size_t)t->nrecv, sizeof *t->recv, by_peer);
+        qsort(t->recv, (size_t)t->nrecv, sizeof *t->recv,
+              sums ? by_place : by_peer);
 }
 
 redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
@@ -155,7 +228,7 @@ redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
         rd_tlists_free(t);
         return REDIST_ERR_NOMEM;
     }
-    lists_sort(t);
+    lists_sort(t, plan->m->sent.t.partial != 0);
     return REDIST_OK;
 }
 
@@ -173,7 +246,7 @@ static redist_status_t transfer_lists_all(const redist_plan_t *plan,
         c.failed)
         return REDIST_ERR_NOMEM; /* the caller frees t */
     for (int64_t d = 0; d < N; d++)
-        lists_sort(&t[d]);
+        lists_sort(&t[d], plan->m->sent.t.partial != 0);
     return REDIST_OK;
 }
 
@@ -195,6 +268,25 @@ uint64_t rd_meshes_scratch(uint64_t phase_a, uint64_t S, uint64_t R,
     return x > y ? (x > z ? x : z) : (y > z ? y : z);
 }
 
+/* The bytes each receiver gets from other devices in the transfer. */
+typedef struct work_ctx {
+    const redist_spec_t *s;
+    uint64_t *bytes; /* by global device */
+} work_ctx;
+
+static void count_work(void *user, int64_t r, int64_t q, const int64_t lo[],
+                       const int64_t hi[])
+{
+    work_ctx *w = user;
+    int64_t to = w->s->two->dev[1][r];
+    if (to == w->s->two->dev[0][q])
+        return;
+    uint64_t b = w->s->elem_size;
+    for (int i = 0; i < w->s->ndims; i++)
+        b *= (uint64_t)(hi[i] - lo[i]);
+    w->bytes[to] += b;
+}
+
 redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
                                     const redist_backend_t *be,
                                     const redist_exec_options_t *opts,
@@ -210,6 +302,21 @@ redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
         (st = redist_plan_exec_info(m->phase[1], be, opts, &ib, err)))
         return st;
     int own_s = m->phase[0]->nsteps > 0, own_r = m->phase[1]->nsteps > 0;
+    /* a transfer that sums: an executor may receive every remote
+     * contribution into a work area (MPI does), held throughout */
+    uint64_t *work = NULL;
+    if (m->sent.t.partial) {
+        work_ctx w = {s, calloc((size_t)s->two->ndevices, sizeof *work)};
+        if (!w.bytes ||
+            rd_transfer_walk(s, &m->sent, &m->recvd,
+                             plan->has_cost ? &plan->cost : NULL, count_work,
+                             &w)) {
+            free(w.bytes);
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "out of memory");
+        }
+        work = w.bytes;
+    }
     for (int64_t d = 0; d < s->two->ndevices; d++) {
         rd_tlists t; /* its blocks only: no pieces needed */
         lists_head(plan, d, &t);
@@ -217,10 +324,11 @@ redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
             t.in_src ? ia.scratch_bytes : 0,
             own_s ? rd_tlists_bytes(&t, 0) : 0,
             own_r ? rd_tlists_bytes(&t, 1) : 0,
-            t.in_dst ? ib.scratch_bytes : 0);
+            t.in_dst ? ib.scratch_bytes : 0) + (work ? work[d] : 0);
         if (x > out->scratch_bytes)
             out->scratch_bytes = x;
     }
+    free(work);
     out->src_bytes = s->src_bytes;
     out->dst_bytes = s->dst_bytes;
     out->bound_bytes = s->src_bytes > s->dst_bytes ? s->src_bytes
@@ -296,11 +404,14 @@ static redist_status_t sim_own_blocks(sim_run *u, redist_error_t *err)
 }
 
 /* The transfer: every receiver copies its pieces from the senders' S
- * blocks (in-process, so a receive reads the send). */
+ * blocks (in-process, so a receive reads the send).  With pending sums
+ * crossing, the pieces of one place come in ascending order of sender:
+ * the first is copied, the others reduced into it (no temporary). */
 static void sim_transfer(sim_run *u)
 {
     const redist_spec_t *s = u->s;
     sim_mesh *ma = &u->m[0], *mb = &u->m[1];
+    int sums = u->a->plan->m->sent.t.partial != 0;
     for (int64_t r = 0; r < mb->n; r++) {
         int64_t d = s->two->dev[1][r];
         const rd_tlists *t = &u->tl[d];
@@ -311,8 +422,9 @@ static void sim_transfer(sim_run *u)
             int64_t soff[REDIST_MAX_DIMS];
             for (int i = 0; i < s->ndims; i++)
                 soff[i] = p->off[i] + t->r_lo[i] - w->s_lo[i];
-            rd_kernel_box(mb->blk[r], t->r_shape, p->off, ma->blk[q],
-                          w->s_shape, soff, p->box, s->ndims, s->elem_size);
+            rd_meshes_place(s, !sums || rd_tpiece_first(t, k), mb->blk[r],
+                            t->r_shape, p->off, ma->blk[q], w->s_shape, soff,
+                            p->box);
             if (p->peer != d) {
                 mb->rep[r].recv_bytes += p->bytes;
                 ma->rep[q].sent_bytes += p->bytes;

@@ -24,7 +24,8 @@ typedef struct rd_tpiece {
 /* This device's part of a plan's transfer: its S block (origin s_lo,
  * shape s_shape; in_src: it is on the source mesh), its R block, and its
  * pieces sorted by peer (a piece with peer == this device is a local
- * copy, in both lists). */
+ * copy, in both lists); a transfer that sums has its receives sorted by
+ * place, then peer (rd_tpiece_first). */
 typedef struct rd_tlists {
     int ndims;
     uint64_t elem;
@@ -40,6 +41,17 @@ typedef struct rd_tlists {
 redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
                                   rd_tlists *t);
 void rd_tlists_free(rd_tlists *t);
+/* A transfer that sums (the plan's S keeps pending axes): the receives
+ * come by place in the R block, then by sender; piece k is the first
+ * contribution to its place (1: copy it) or not (0: reduce it in). */
+int rd_tpiece_first(const rd_tlists *t, int64_t k);
+/* The box [soff, soff + box) of a src_shape block into [doff, doff +
+ * box) of a dst_shape block (row-major): copied when `first`, else
+ * reduced in with the spec's op (dst = dst op src, row by row). */
+void rd_meshes_place(const redist_spec_t *s, int first, void *dst,
+                     const int64_t dst_shape[], const int64_t doff[],
+                     const void *src, const int64_t src_shape[],
+                     const int64_t soff[], const int64_t box[]);
 /* Bytes of the S (side 0) or R (side 1) block; 0 off that mesh. */
 uint64_t rd_tlists_bytes(const rd_tlists *t, int side);
 

@@ -140,23 +140,22 @@ static redist_status_t transfer_types(mverify *v)
     return rd_json_read_type(v->on[0], a, v->source, v->p, &v->S, v->err);
 }
 
-/* No pending reduction on either side of the transfer. */
+/* No pending reduction after the transfer (pending sums before it
+ * cross: the transfer reduces them, transfer.c). */
 static redist_status_t no_crossing_reduction(mverify *v)
 {
-    for (int side = 0; side < 2; side++) {
-        const redist_type_t *x = side ? &v->R : &v->S;
-        const redist_mesh_t *m = &v->mm->mesh[side];
-        for (int a = 0; a < m->naxes; a++)
-            if ((x->partial >> a & 1u) && m->size[a] > 1) {
-                snprintf(v->p, sizeof v->p, "steps[%zu]", v->t);
-                v->res->failed_step = (int)v->t;
-                return rd_error(v->err, REDIST_ERR_PLAN, v->source, v->p,
-                                "the type %s the transfer has the pending "
-                                "reduction over \"%s\"; reductions do not "
-                                "cross meshes",
-                                side ? "after" : "before", m->name[a]);
-            }
-    }
+    const redist_mesh_t *m = &v->mm->mesh[1];
+    for (int a = 0; a < m->naxes; a++)
+        if ((v->R.partial >> a & 1u) && m->size[a] > 1) {
+            snprintf(v->p, sizeof v->p, "steps[%zu]", v->t);
+            v->res->failed_step = (int)v->t;
+            return rd_error(v->err, REDIST_ERR_PLAN, v->source, v->p,
+                            "the type after the transfer has the pending "
+                            "reduction over \"%s\"; a transfer sums "
+                            "pending contributions, it does not leave them "
+                            "pending",
+                            m->name[a]);
+        }
     return REDIST_OK;
 }
 
@@ -214,6 +213,22 @@ static redist_status_t plan_figures(mverify *v)
             rd_error(v->err, st, v->source, NULL, "out of memory");
         free(arr);
         return st;
+    }
+    int64_t bad = -1;
+    uint64_t got = 0, want = 0;
+    if ((st = rd_meshes_transfer_check(s, &v->ms, &v->mr, &bad, &got,
+                                       &want))) {
+        free(arr);
+        if (st == REDIST_ERR_NOMEM)
+            return rd_error(v->err, st, v->source, NULL, "out of memory");
+        snprintf(v->p, sizeof v->p, "steps[%zu]", v->t);
+        v->res->failed_step = (int)v->t;
+        return rd_error(v->err, REDIST_ERR_PLAN, v->source, v->p,
+                        "the transfer gives device %lld %llu elements, "
+                        "not %llu (one contribution per coordinate on the "
+                        "pending axes for each element of its block)",
+                        (long long)bad, (unsigned long long)got,
+                        (unsigned long long)want);
     }
     for (int side = 0; side < 2; side++)
         rd_meshes_add_phase(s, side, v->up[side].dev_peak,

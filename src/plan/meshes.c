@@ -8,7 +8,14 @@
  * partial axis p of A either reduce-scattered onto some dim (appended as
  * that dim's minor axis, which shrinks what must cross) or all-reduced;
  * and each replicated axis of A either left or sliced onto some dim
- * (then the blocks may already sit where the target wants them).
+ * (then the blocks may already sit where the target wants them).  With
+ * opts->cross_sums, S may also keep a set K of A's partial axes (size >
+ * 1) pending (every subset of up to three such axes, else all of them;
+ * the other axes as above): the transfer then sums the prod|K|
+ * contributions of each piece as it lands, a reduce-scatter across the
+ * meshes (transfer.c), which saves the source-side reduction when the
+ * target is sharded finer (specs/meshes/grad-partial-dp8-to-tp16-
+ * crossing.json).
  * R ("received") is the target with some of B's replicated axes appended
  * as minor axes of some dims: the transfer then moves each byte across
  * once and all-gathers on B replicate it.  Both phases are planned by the
@@ -49,7 +56,12 @@
  * is at most max(src_d, dst_d) for every device d.  S holds at most what
  * the source holds and R at most what the target holds, so the family
  * always contains a memory-efficient plan when the source's reductions
- * can be resolved without growing (all-reduce never grows).
+ * can be resolved without growing (all-reduce never grows).  A transfer
+ * that sums holds the same types (S, then R): its figures count held
+ * types as every step's do.  Its executors need no more than that on
+ * sim (each contribution is reduced straight from the sender's block);
+ * an executor that receives contributions into a work area promises it
+ * in its own scratch.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +69,11 @@
 #include "plan_internal.h"
 
 #define MAX_CHOICES 96
+/* Source-side endpoints: the family that resolves every reduction and
+ * one per set of pending axes kept (at most 2^3 - 1 sets: every subset of
+ * up to three partial axes of size > 1, else all of them). */
+#define MAX_PEND_SETS 7
+#define MAX_SIDE ((MAX_CHOICES + 2) * (MAX_PEND_SETS + 1))
 
 void rd_mside_free(rd_mside *m)
 {
@@ -301,8 +318,8 @@ static redist_status_t side_cands(const redist_spec_t *s, int side,
 {
     const redist_mesh_t *m = rd_spec_side_mesh(s, side);
     redist_type_t base = side ? s->to : s->from;
-    redist_type_t *types = malloc((MAX_CHOICES + 2) * sizeof *types);
-    int ax[REDIST_MAX_AXES], nax = 0;
+    redist_type_t *types = malloc(MAX_SIDE * sizeof *types);
+    int ax[REDIST_MAX_AXES] = {0}, nax = 0;
     uint32_t used = 0;
     if (!types)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -321,6 +338,33 @@ static redist_status_t side_cands(const redist_spec_t *s, int side,
               : s->two->ndevices > 256 ? 8
                                        : MAX_CHOICES;
     int n = candidates(&base, ax, nax, s->shape, max, types);
+    /* Pending sums that cross (transfer.c), when opts->cross_sums asks
+     * for them: S keeps a set K of the source's partial axes of size > 1
+     * pending (each other axis as above), the transfer sums their
+     * contributions.  Every op allows it: the receivers reduce in a fixed
+     * order. */
+    int pax[REDIST_MAX_AXES], npax = 0;
+    for (int k = 0; side == 0 && opts && opts->cross_sums && k < nax; k++)
+        if (s->from.partial >> ax[k] & 1u)
+            pax[npax++] = ax[k];
+    uint32_t nsets = npax == 0 ? 0 : npax <= 3 ? (1u << npax) - 1 : 1;
+    for (uint32_t set = 1; set <= nsets; set++) {
+        uint32_t keep = npax <= 3 ? 0 : ~0u;
+        for (int k = 0; k < npax; k++)
+            if (set >> k & 1u)
+                keep |= 1u << pax[k];
+        keep &= s->from.partial;
+        int rest[REDIST_MAX_AXES], nrest = 0;
+        for (int k = 0; k < nax; k++)
+            if (!(keep >> ax[k] & 1u))
+                rest[nrest++] = ax[k];
+        redist_type_t kb = base;
+        kb.partial = 0;
+        for (int k = 0; k < nax; k++)
+            if (keep >> ax[k] & 1u)
+                kb.partial |= 1u << ax[k];
+        n += candidates(&kb, rest, nrest, s->shape, max, types + n);
+    }
     /* The same devices in another shape or order: the whole move as a
      * one-mesh plan on this side, the transfer then local.  On the
      * source side S is the target written on the source mesh; on the
@@ -565,13 +609,16 @@ redist_status_t rd_plan_meshes(const redist_spec_t *s,
     int64_t N = s->two->ndevices;
     redist_objective_t objective = rd_objective(opts);
     redist_cost_model_t defaults;
+    if (opts && opts->cross_sums != 0 && opts->cross_sums != 1)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "cross_sums",
+                        "cross_sums is %d; it is 0 or 1", opts->cross_sums);
     const redist_cost_model_t *cm = opts ? opts->cost : NULL;
     if (!cm && objective == REDIST_OBJECTIVE_TIME) {
         redist_cost_model_default(&defaults);
         cm = &defaults;
     }
-    cand *ca = calloc(MAX_CHOICES + 2, sizeof *ca);
-    cand *cb = calloc(MAX_CHOICES + 2, sizeof *cb);
+    cand *ca = calloc(MAX_SIDE, sizeof *ca);
+    cand *cb = calloc(MAX_SIDE, sizeof *cb);
     uint64_t *arr = calloc((size_t)N * 6 + 6, sizeof *arr);
     int na = 0, nb = 0, ba = -1, bb = -1;
     double bt = 0;

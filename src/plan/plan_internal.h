@@ -54,6 +54,15 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
                                            const rd_mside *R,
                                            const redist_cost_model_t *cm,
                                            uint64_t *recv, double *time_s);
+/* The verifier's count of the transfer S -> R: every device of the
+ * target mesh gets prod|P| x its R block in elements (one contribution
+ * per coordinate on S's pending axes P, one when there are none).
+ * REDIST_ERR_PLAN with *dev, *got and *want (elements) set when one does
+ * not; REDIST_ERR_NOMEM. */
+redist_status_t rd_meshes_transfer_check(const redist_spec_t *s,
+                                         const rd_mside *S,
+                                         const rd_mside *R, int64_t *dev,
+                                         uint64_t *got, uint64_t *want);
 /* The whole plan's per-device figures (arrays by global device), shared
  * by the planner and the reader: add side's phase (per mesh rank from
  * dev_peak / dev_recv, or peak_all / recv_all for every device when they

@@ -17,8 +17,19 @@
  * of the spec and the axis links, and a plan's executors walk with the
  * plan's own model, so every rank names the same senders.
  *
- * COST.  recv_d = |R(d)| - |R(d) & S(d)| bytes (the part of its new block
- * a device does not already hold).  Each piece is one message, at the
+ * PENDING SUMS THAT CROSS.  When S keeps partial axes P of A (size > 1)
+ * pending, the transfer is a reduce-scatter across the meshes: each piece
+ * is named once per coordinate on P (prod |P| contributions), the holders
+ * fixed on P and on the axes S shards, the sender chosen among the
+ * replicas on A's other axes as above (the level of the P axes where the
+ * coordinates differ from the receiver's counts as forced).  The receiver
+ * reduces the contributions of a piece with the spec's op in ascending
+ * order of the senders' global device ids (src/exec/meshes.c), so floats
+ * come out the same on every run and backend.  It holds its own
+ * contribution where it is on A with that P coordinate (a local copy).
+ *
+ * COST.  recv_d = prod|P| x |R(d)| - |R(d) & S(d)| bytes (every
+ * contribution to its new block but the one a device already holds).  Each piece is one message, at the
  * level between its sender and receiver: on A, the slowest axis link of
  * the axes their coordinates differ on (a path along one axis at a time
  * stays in that axis's groups, and "first differing level" is an
@@ -28,7 +39,9 @@
  *     + max(sum beta x bytes received, sum beta x bytes sent)
  * over each device's messages, maximised over devices; with every
  * message on one level L this is alpha_L x max(peers) + beta_L x max(bytes)
- * exactly.  The target phase is costed with each axis of B at the
+ * exactly.  A receiver of pending sums adds gamma x the bytes it reduces,
+ * (prod|P| - 1) x |R(d)| (cost.c: gamma per reduced byte).  The target
+ * phase is costed with each axis of B at the
  * slowest level between the first device of each of its groups and the
  * others when all of B's devices lie on A, else on node (rd_meshes_
  * phase_cost).  Per candidate pair the walk costs O(|B| x pieces per
@@ -133,6 +146,43 @@ static int64_t first_block(const rd_layout *l, int i, int64_t x)
     return lo;
 }
 
+/* The sender of a piece the receiver (mesh rank q of A, coordinates qc;
+ * q < 0: off A) does not hold: c names the holders' coordinates on the
+ * axes S shards (`used`) and on the pending ones (`pend`); the replicas
+ * nearest the receiver take turns (*turn counts them): with links and a
+ * receiver on A, those that differ from it on the replicated axes only
+ * where the link is no slower than the level the sharded and pending
+ * axes already force (the rest: its own coordinates); else all.  c's
+ * replicated coordinates are overwritten. */
+static int64_t pick_sender(const redist_mesh_t *ma,
+                           const redist_cost_model_t *cm, int64_t q,
+                           const int64_t qc[], uint32_t used, uint32_t pend,
+                           int64_t nrep, int64_t c[], uint64_t *turn)
+{
+    uint32_t fixed = used | pend, vary = ~fixed;
+    int64_t nfree = nrep;
+    if (cm && q >= 0) {
+        int lmin = 0;
+        for (int a = 0; a < ma->naxes; a++)
+            if (fixed >> a & 1u && qc[a] != c[a] && cm->axis_link[a] > lmin)
+                lmin = cm->axis_link[a];
+        nfree = 1;
+        for (int a = 0; a < ma->naxes; a++)
+            if (!(fixed >> a & 1u) && cm->axis_link[a] > lmin)
+                vary &= ~(1u << a);
+            else if (!(fixed >> a & 1u))
+                nfree *= ma->size[a];
+    }
+    int64_t rho = (int64_t)((*turn)++ % (uint64_t)nfree);
+    for (int a = ma->naxes - 1; a >= 0; a--)
+        if (!(fixed >> a & 1u) && (vary >> a & 1u)) {
+            c[a] = rho % ma->size[a];
+            rho /= ma->size[a];
+        } else if (!(fixed >> a & 1u))
+            c[a] = qc[a];
+    return redist_mesh_rank(ma, c);
+}
+
 redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
                                  const rd_mside *R,
                                  const redist_cost_model_t *cm,
@@ -144,17 +194,21 @@ redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
     int64_t nblocks = 1;
     for (int i = 0; i < n; i++)
         nblocks *= S->lay.k[i];
-    /* replicated axes of A in S (S has no partial axes of size > 1:
-     * those of size 1 are replicas too) */
-    uint32_t used = 0;
+    /* P: the pending partial axes of A in S (size > 1; those of size 1
+     * are replicas too); a piece then has one contribution per coordinate
+     * on P.  The replicas: the other axes S does not shard. */
+    uint32_t used = 0, pend = 0;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < S->t.dim_naxes[i]; k++)
             used |= 1u << S->t.dims[i][k];
-    int64_t nrep = 1;
+    int64_t nrep = 1, npc = 1;
     for (int a = 0; a < ma->naxes; a++)
-        if (!(used >> a & 1u))
+        if (S->t.partial >> a & 1u && ma->size[a] > 1) {
+            pend |= 1u << a;
+            npc *= ma->size[a];
+        } else if (!(used >> a & 1u))
             nrep *= ma->size[a];
-    uint64_t *turn = calloc((size_t)nblocks, sizeof *turn);
+    uint64_t *turn = calloc((size_t)(nblocks * npc), sizeof *turn);
     if (!turn)
         return REDIST_ERR_NOMEM;
     for (int64_t r = 0; r < mb->ndevices; r++) {
@@ -164,7 +218,7 @@ redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
             continue;
         int64_t dev = s->two->dev[1][r];
         int64_t q = rd_spec_mesh_rank(s, 0, dev);
-        int64_t qc[REDIST_MAX_AXES];
+        int64_t qc[REDIST_MAX_AXES] = {0};
         if (q >= 0)
             redist_mesh_coords(ma, q, qc);
         /* the S blocks meeting the box: a range per dim */
@@ -185,7 +239,7 @@ redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
                 /* the holders' coordinates on the axes S shards */
                 int64_t c[REDIST_MAX_AXES] = {0};
                 int64_t lin = 0;
-                int mine = q >= 0;
+                int shard_mine = q >= 0;
                 for (int i = 0; i < n; i++) {
                     int64_t x = j[i];
                     lin = lin * S->lay.k[i] + j[i];
@@ -193,44 +247,28 @@ redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
                         int a = S->t.dims[i][k];
                         c[a] = x % ma->size[a];
                         x /= ma->size[a];
-                        if (mine && qc[a] != c[a])
-                            mine = 0;
+                        if (shard_mine && qc[a] != c[a])
+                            shard_mine = 0;
                     }
                 }
-                int64_t sender;
-                if (mine)
-                    sender = q;
-                else {
-                    /* the replicas nearest the receiver take turns: with
-                     * links and a receiver in the source mesh, those that
-                     * differ from it on the replicated axes only where
-                     * the link is no slower than the axes S shards force
-                     * (the rest: its own coordinates); else all */
-                    uint32_t vary = ~used;
-                    int64_t nfree = nrep;
-                    if (cm && q >= 0) {
-                        int lmin = 0;
-                        for (int a = 0; a < ma->naxes; a++)
-                            if (used >> a & 1u && qc[a] != c[a] &&
-                                cm->axis_link[a] > lmin)
-                                lmin = cm->axis_link[a];
-                        nfree = 1;
-                        for (int a = 0; a < ma->naxes; a++)
-                            if (!(used >> a & 1u) && cm->axis_link[a] > lmin)
-                                vary &= ~(1u << a);
-                            else if (!(used >> a & 1u))
-                                nfree *= ma->size[a];
-                    }
-                    int64_t rho = (int64_t)(turn[lin]++ % (uint64_t)nfree);
+                /* one contribution per coordinate pc on the pending axes
+                 * (mixed radix over them, the last axis fastest) */
+                for (int64_t pc = 0; pc < npc; pc++) {
+                    int64_t y = pc;
+                    int mine = shard_mine;
                     for (int a = ma->naxes - 1; a >= 0; a--)
-                        if (!(used >> a & 1u) && (vary >> a & 1u)) {
-                            c[a] = rho % ma->size[a];
-                            rho /= ma->size[a];
-                        } else if (!(used >> a & 1u))
-                            c[a] = qc[a];
-                    sender = redist_mesh_rank(ma, c);
+                        if (pend >> a & 1u) {
+                            c[a] = y % ma->size[a];
+                            y /= ma->size[a];
+                            if (mine && qc[a] != c[a])
+                                mine = 0;
+                        }
+                    fn(user, r,
+                       mine ? q
+                            : pick_sender(ma, cm, q, qc, used, pend, nrep, c,
+                                          &turn[lin * npc + pc]),
+                       plo, phi);
                 }
-                fn(user, r, sender, plo, phi);
             }
             int i = n - 1;
             while (i >= 0 && j[i] == j1[i]) {
@@ -253,6 +291,7 @@ typedef struct tfig {
     const redist_cost_model_t *cm; /* NULL: bytes only */
     int far, uniform; /* uniform: every message on level far */
     uint64_t *recv, *send; /* bytes, by global device */
+    uint64_t *in; /* every contribution's bytes, local ones too */
     uint32_t *nrecv, *nsend; /* peers */
     double *t; /* not uniform: seconds per device, [4N]: alpha received,
                 * sent, beta received, sent */
@@ -264,9 +303,10 @@ static void count_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
     tfig *f = user;
     const redist_spec_t *s = f->s;
     int64_t to = s->two->dev[1][r], from = s->two->dev[0][q];
+    uint64_t b = box_elems(s->ndims, lo, hi) * s->elem_size;
+    f->in[to] += b;
     if (to == from)
         return;
-    uint64_t b = box_elems(s->ndims, lo, hi) * s->elem_size;
     f->recv[to] += b;
     f->send[from] += b;
     /* one piece per (receiver, sender): each sender holds one S block */
@@ -289,8 +329,14 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
 {
     int64_t N = s->two->ndevices;
     tfig f = {s, cm, 0, 1, recv, calloc((size_t)N, sizeof(uint64_t)),
+              calloc((size_t)N, sizeof(uint64_t)),
               calloc((size_t)N, sizeof(uint32_t)),
               calloc((size_t)N, sizeof(uint32_t)), NULL};
+    /* contributions per piece: a receiver reduces all but one */
+    uint64_t npc = 1;
+    for (int a = 0; a < s->two->mesh[0].naxes; a++)
+        if (S->t.partial >> a & 1u)
+            npc *= (uint64_t)s->two->mesh[0].size[a];
     if (cm) {
         f.far = far_link(s, cm);
         for (int a = 0; a < s->mesh.naxes; a++)
@@ -301,7 +347,7 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
     }
     memset(recv, 0, (size_t)N * sizeof *recv);
     redist_status_t st = REDIST_ERR_NOMEM;
-    if (f.send && f.nrecv && f.nsend && (f.uniform || f.t))
+    if (f.send && f.in && f.nrecv && f.nsend && (f.uniform || f.t))
         st = rd_transfer_walk(s, S, R, cm, count_piece, &f);
     *time_s = 0;
     for (int64_t d = 0; !st && cm && d < N; d++) {
@@ -315,13 +361,61 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
             uint64_t b = recv[d] > f.send[d] ? recv[d] : f.send[d];
             t = cm->alpha[f.far] * m + cm->beta[f.far] * (double)b;
         }
+        t += cm->gamma * (double)(f.in[d] - f.in[d] / npc); /* reducing */
         if (t > *time_s)
             *time_s = t;
     }
     free(f.send);
+    free(f.in);
     free(f.nrecv);
     free(f.nsend);
     free(f.t);
+    return st;
+}
+
+/* Elements each receiver gets, by global device. */
+typedef struct tcount {
+    const redist_spec_t *s;
+    uint64_t *elems;
+} tcount;
+
+static void count_elems(void *user, int64_t r, int64_t q, const int64_t lo[],
+                        const int64_t hi[])
+{
+    tcount *c = user;
+    (void)q;
+    c->elems[c->s->two->dev[1][r]] += box_elems(c->s->ndims, lo, hi);
+}
+
+redist_status_t rd_meshes_transfer_check(const redist_spec_t *s,
+                                         const rd_mside *S,
+                                         const rd_mside *R, int64_t *dev,
+                                         uint64_t *got, uint64_t *want)
+{
+    const redist_mesh_t *ma = rd_spec_side_mesh(s, 0);
+    const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
+    uint64_t npc = 1;
+    for (int a = 0; a < ma->naxes; a++)
+        if (S->t.partial >> a & 1u)
+            npc *= (uint64_t)ma->size[a];
+    tcount c = {s, calloc((size_t)s->two->ndevices, sizeof(uint64_t))};
+    if (!c.elems || rd_transfer_walk(s, S, R, NULL, count_elems, &c)) {
+        free(c.elems);
+        return REDIST_ERR_NOMEM;
+    }
+    redist_status_t st = REDIST_OK;
+    for (int64_t r = 0; r < mb->ndevices && !st; r++) {
+        int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+        rd_layout_box(&R->lay, &R->t, mb, r, lo, hi);
+        uint64_t w = npc * box_elems(s->ndims, lo, hi);
+        if (c.elems[s->two->dev[1][r]] != w) {
+            *dev = s->two->dev[1][r];
+            *got = c.elems[*dev];
+            *want = w;
+            st = REDIST_ERR_PLAN;
+        }
+    }
+    free(c.elems);
     return st;
 }
 

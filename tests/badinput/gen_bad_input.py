@@ -322,7 +322,7 @@ def rule(proto, p, idx):
                          'redist_cost_model_t %sg = g_bad_costs[3];' % v])
     if t == 'const redist_plan_options_t *':
         return Arg('NULL', '&g_opts',
-                   [('&g_bad_opts[%d]' % k, k != 2) for k in range(4)])
+                   [('&g_bad_opts[%d]' % k, k != 2) for k in range(5)])
     if t == 'const redist_layout_t *':
         # a rule out of range, a wrong count of lengths, a negative length
         return Arg('NULL', '&g_layout',
@@ -746,7 +746,7 @@ UNUSED static redist_type_t g_from, g_bad_types[6];
 UNUSED static redist_step_view_t g_steps[16], g_bad_steps[5][16];
 UNUSED static int g_nsteps;
 UNUSED static redist_cost_model_t g_cost, g_bad_costs[4];
-UNUSED static redist_plan_options_t g_opts, g_bad_opts[4];
+UNUSED static redist_plan_options_t g_opts, g_bad_opts[5];
 UNUSED static redist_exec_options_t g_xopts, g_bad_xopts;
 UNUSED static const int64_t g_len44[2] = {4, 4}, g_len_neg[2] = {-1, 9};
 UNUSED static redist_layout_t g_layout, g_bad_layouts[3];
@@ -840,12 +840,13 @@ static int setup_core(void)
     g_bad_costs[1].alpha[0] = NAN;
     g_bad_costs[2].beta[REDIST_LINK_COUNT - 1] = -1;
     memset(&g_bad_costs[3], 0xA5, sizeof g_bad_costs[3]);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         memset(&g_bad_opts[k], 0, sizeof g_bad_opts[k]);
     g_bad_opts[0].objective = (redist_objective_t)77;
     g_bad_opts[1].cost = &g_bad_costs[0];
     g_bad_opts[2].max_states = 1; /* a budget of one: still a plan */
     g_bad_opts[3].max_peak_bytes = 1;
+    g_bad_opts[4].cross_sums = -3; /* 0 or 1 */
     g_bad_xopts.flags = 0xffffffffu;
     for (int a = 0; a < REDIST_MAX_AXES; a++) {
         g_bad_names[0][a] = NULL;

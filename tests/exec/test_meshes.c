@@ -24,8 +24,14 @@
  * level of two devices: the slowest link of the axes their coordinates
  * differ on); and the transfer's modelled time is each device's
  * messages at their pair's levels (a device outside the source mesh: the
- * slowest source axis, at least node); the plan runs exact.  Arguments:
- * CASES [SEED].
+ * slowest source axis, at least node); the plan runs exact.  With
+ * cross_sums (half the cases) a transfer may sum pending contributions:
+ * each piece then comes once per coordinate on the pending axes, from a
+ * holder with those coordinates, and the receiver's reducing is costed
+ * (gamma).  Specs with a partial source are also planned with
+ * cross_sums under both objectives above.  Last, a spec where the
+ * crossing plan must win, and a float run checked to the bit against
+ * the sum in ascending source order.  Arguments: CASES [SEED].
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,6 +255,23 @@ static int level(const redist_spec_t *s, const redist_cost_model_t *cm,
     return l;
 }
 
+/* Global device e's coordinates on the pending axes `pend` of the source
+ * mesh, as one number (-1 off the source mesh). */
+static int64_t pcoord(const redist_spec_t *s, uint32_t pend, int64_t e)
+{
+    const redist_mesh_t *ma = redist_spec_side_mesh(s, REDIST_SIDE_FROM);
+    for (int64_t r = 0; r < redist_mesh_num_devices(ma); r++)
+        if (redist_spec_mesh_device(s, REDIST_SIDE_FROM, r) == e) {
+            int64_t c[REDIST_MAX_AXES], x = 0;
+            redist_mesh_coords(ma, r, c);
+            for (int a = 0; a < redist_mesh_num_axes(ma); a++)
+                if (pend >> a & 1u)
+                    x = x * redist_mesh_axis_size(ma, a) + c[a];
+            return x;
+        }
+    return -1;
+}
+
 static int inside(const rd_tlists *t, const int64_t lo[], const int64_t sh[])
 {
     for (int i = 0; i < t->ndims; i++)
@@ -265,6 +288,7 @@ static void senders_case(rp_tally *t, int *nearer)
     redist_plan_t *plan = NULL;
     rd_tlists *tl = NULL;
     double *tm = NULL;
+    uint64_t *tin = NULL;
     if (rp_meshes_spec(&rng, 8, &kind, &spec, NULL))
         return;
     const redist_mesh_t *ma = redist_spec_side_mesh(spec, REDIST_SIDE_FROM);
@@ -277,6 +301,7 @@ static void senders_case(rp_tally *t, int *nearer)
     }
     redist_plan_options_t po = {0};
     po.cost = &cm;
+    po.cross_sums = (int)(rp_next(&rng) % 2);
     redist_error_t err;
     redist_error_clear(&err);
     if (redist_plan_create(spec, &po, &plan, &err)) {
@@ -286,7 +311,26 @@ static void senders_case(rp_tally *t, int *nearer)
     int64_t N = redist_spec_num_devices(spec);
     tl = calloc((size_t)N, sizeof *tl);
     tm = calloc((size_t)N * 4, sizeof *tm);
-    if (!tl || !tm) {
+    tin = calloc((size_t)N, sizeof *tin);
+    /* P: the pending axes of the type that crosses (the source's type
+     * when the transfer is the first step) */
+    uint32_t pend = 0;
+    int64_t npc = 1;
+    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+        redist_step_view_t v, w;
+        redist_plan_step(plan, k, &v);
+        if (v.op != REDIST_OP_TRANSFER)
+            continue;
+        if (k > 0)
+            redist_plan_step(plan, k - 1, &w);
+        pend = k > 0 ? w.after.partial : redist_spec_from(spec)->partial;
+    }
+    for (int a = 0; a < redist_mesh_num_axes(ma); a++)
+        if (pend >> a & 1u && redist_mesh_axis_size(ma, a) > 1)
+            npc *= redist_mesh_axis_size(ma, a);
+        else
+            pend &= ~(1u << a);
+    if (!tl || !tm || !tin) {
         rp_fail(t, "senders", plan, "out of memory");
         goto out;
     }
@@ -302,8 +346,10 @@ static void senders_case(rp_tally *t, int *nearer)
             for (int i = 0; i < tl[d].ndims; i++)
                 lo[i] = tl[d].r_lo[i] + pc->off[i];
             int best = REDIST_LINK_COUNT, holds = 0;
+            int64_t pk = pcoord(spec, pend, pc->peer);
             for (int64_t e = 0; e < N; e++)
-                if (tl[e].in_src && inside(&tl[e], lo, pc->box)) {
+                if (tl[e].in_src && inside(&tl[e], lo, pc->box) &&
+                    pcoord(spec, pend, e) == pk) {
                     int l = level(spec, &cm, far, e, d);
                     best = l < best ? l : best;
                     holds |= e == pc->peer;
@@ -321,6 +367,23 @@ static void senders_case(rp_tally *t, int *nearer)
                         (long long)d, (long long)pc->peer,
                         redist_link_name((redist_link_t)got),
                         redist_link_name((redist_link_t)best));
+            /* pending sums: one contribution per coordinate on P */
+            int64_t same = 0, twice = 0;
+            for (int64_t j = 0; j < tl[d].nrecv; j++)
+                if (!memcmp(tl[d].recv[j].off, pc->off,
+                            (size_t)tl[d].ndims * sizeof *pc->off)) {
+                    same++;
+                    twice += j != k &&
+                             pcoord(spec, pend, tl[d].recv[j].peer) == pk;
+                }
+            if (same != npc || twice)
+                rp_fail(t, "senders", plan,
+                        "device %lld: %lld contributions to a piece (%lld "
+                        "with one P coordinate twice), not one per each of "
+                        "the %lld coordinates on the pending axes",
+                        (long long)d, (long long)same, (long long)twice,
+                        (long long)npc);
+            tin[d] += pc->bytes;
             if (pc->peer == d)
                 continue;
             *nearer += got < far;
@@ -335,6 +398,8 @@ static void senders_case(rp_tally *t, int *nearer)
         double x = (tm[d] > tm[N + d] ? tm[d] : tm[N + d]) +
                    (tm[2 * N + d] > tm[3 * N + d] ? tm[2 * N + d]
                                                   : tm[3 * N + d]);
+        /* a receiver of pending sums reduces all but one contribution */
+        x += cm.gamma * (double)(tin[d] - tin[d] / (uint64_t)npc);
         want = x > want ? x : want;
     }
     for (int k = 0; k < redist_plan_num_steps(plan); k++) {
@@ -355,6 +420,124 @@ out:
             rd_tlists_free(&tl[d]);
     free(tl);
     free(tm);
+    free(tin);
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+}
+
+/* A partial source over a big axis, a target sharded finer on another
+ * mesh: the plan must keep the sum pending and reduce it in the transfer
+ * (each of the 8 receivers gets 4 contributions of 1024 x 64 x 4 B =
+ * 256 KiB: 1 MiB; reduce-scattering first would have each source device
+ * receive 3/4 of 2 MiB = 1.5 MiB, and the time model agrees at this
+ * size), under both objectives when cross_sums allows it (without it:
+ * a reduce-scatter first, as before).  Then the run on sim
+ * is exact to the bit: the same bits twice, and each element the float
+ * sum of the 4 contributions in ascending order of source device. */
+static void crossing_case(rp_tally *t)
+{
+    static const char text[] =
+        "{\"name\": \"crossing\", \"meshes\": {"
+        "\"a\": {\"axes\": [[\"dp\", 4]], \"devices\": [0, 1, 2, 3]},"
+        "\"b\": {\"axes\": [[\"tp\", 8]], \"devices\": [4, 5, 6, 7, 8, 9, "
+        "10, 11]}}, \"shape\": [8192, 64], \"dtype\": \"f32\","
+        "\"from\": {\"mesh\": \"a\", \"dims\": [[], []], \"partial\": "
+        "[\"dp\"]}, \"to\": {\"mesh\": \"b\", \"dims\": [[\"tp\"], []]}}";
+    redist_spec_t *spec = NULL;
+    redist_error_t err;
+    redist_error_clear(&err);
+    if (redist_spec_load_buffer(text, strlen(text), "crossing", 0, &spec,
+                                &err)) {
+        rp_fail(t, "crossing", NULL, "spec: %s", err.text);
+        return;
+    }
+    enum { N = 12, E = 8192 * 64, PER = E / 8 };
+    float *src[N] = {0}, *dst[2][N] = {{0}};
+    for (int obj = 0; obj < 4; obj++) {
+        redist_plan_options_t po = {0};
+        po.objective = obj % 2 ? REDIST_OBJECTIVE_BYTES
+                               : REDIST_OBJECTIVE_TIME;
+        po.cross_sums = obj < 2;
+        redist_plan_t *plan = NULL;
+        redist_plan_stats_t st;
+        redist_step_view_t v;
+        if (redist_plan_create(spec, &po, &plan, &err)) {
+            rp_fail(t, "crossing", NULL, "plan: %s", err.text);
+            continue;
+        }
+        redist_plan_stats(plan, &st);
+        redist_plan_step(plan, 0, &v);
+        if (!po.cross_sums) { /* the default: reduce-scatter first */
+            if (v.op != REDIST_OP_REDUCE_SCATTER)
+                rp_fail(t, "crossing", plan,
+                        "without cross_sums the first step is %s",
+                        redist_op_name(v.op));
+        } else if (st.steps != 1 || v.op != REDIST_OP_TRANSFER ||
+            st.recv_bytes != 4 * PER * 4 || !st.memory_efficient)
+            rp_fail(t, "crossing", plan,
+                    "objective %s: %d steps, first %s, recv %llu: not the "
+                    "one transfer that sums 4 contributions of %d B",
+                    obj ? "bytes" : "time", st.steps,
+                    redist_op_name(v.op), (unsigned long long)st.recv_bytes,
+                    PER * 4);
+        rp_sim_check(&rng, t, "crossing", plan, UINT64_MAX);
+        redist_plan_free(plan);
+    }
+    /* float determinism: random values, two runs, an ordered reference */
+    redist_plan_t *plan = NULL;
+    redist_plan_options_t po = {0};
+    po.cross_sums = 1;
+    int ok = !redist_plan_create(spec, &po, &plan, &err);
+    /* cross_sums is 0 or 1 */
+    redist_plan_t *bad = NULL;
+    po.cross_sums = 2;
+    if (redist_plan_create(spec, &po, &bad, &err) != REDIST_ERR_INVALID ||
+        bad || !strstr(err.text, "cross_sums"))
+        rp_fail(t, "crossing", bad, "cross_sums 2 taken: %s", err.text);
+    redist_plan_free(bad);
+    for (int d = 0; d < N; d++) {
+        src[d] = d < 4 ? malloc(E * sizeof(float)) : NULL;
+        for (int r = 0; r < 2; r++)
+            dst[r][d] = d >= 4 ? malloc(PER * sizeof(float)) : NULL;
+        ok = ok && (d < 4 ? src[d] != NULL
+                          : dst[0][d] != NULL && dst[1][d] != NULL);
+    }
+    for (int d = 0; ok && d < 4; d++)
+        for (int e = 0; e < E; e++)
+            src[d][e] = (float)((double)(rp_next(&rng) % 2000001) / 7e3 -
+                                142.857);
+    for (int r = 0; ok && r < 2; r++)
+        if (redist_exec_sim_run(plan, (void *const *)src,
+                                (void *const *)dst[r], 0, NULL, NULL, NULL,
+                                &err)) {
+            rp_fail(t, "crossing", plan, "run: %s", err.text);
+            ok = 0;
+        }
+    t->runs += 2;
+    for (int d = 4; ok && d < N; d++) {
+        if (memcmp(dst[0][d], dst[1][d], PER * sizeof(float)))
+            rp_fail(t, "crossing", plan, "device %d: two runs differ", d);
+        for (int e = 0; e < PER; e++) {
+            int g = (d - 4) * PER + e;
+            float want = src[0][g];
+            for (int q = 1; q < 4; q++)
+                want += src[q][g];
+            if (memcmp(&want, &dst[0][d][e], sizeof want)) {
+                rp_fail(t, "crossing", plan,
+                        "device %d element %d: %.9g, the ordered sum is "
+                        "%.9g",
+                        d, e, (double)dst[0][d][e], (double)want);
+                break;
+            }
+        }
+    }
+    if (!ok && !plan)
+        rp_fail(t, "crossing", NULL, "plan or memory: %s", err.text);
+    for (int d = 0; d < N; d++) {
+        free(src[d]);
+        free(dst[0][d]);
+        free(dst[1][d]);
+    }
     redist_plan_free(plan);
     redist_spec_free(spec);
 }
@@ -377,9 +560,14 @@ int main(int argc, char **argv)
         kinds[kind]++;
         uneven += redist_spec_is_uneven(spec);
         partial += redist_spec_from(spec)->partial != 0;
-        for (int obj = 0; obj < 2; obj++) {
+        /* a partial source: both objectives again with pending sums
+         * allowed to cross */
+        int nplans = redist_spec_from(spec)->partial ? 4 : 2;
+        for (int obj = 0; obj < nplans; obj++) {
             redist_plan_options_t po = {0};
-            po.objective = obj ? REDIST_OBJECTIVE_BYTES : REDIST_OBJECTIVE_TIME;
+            po.objective = obj % 2 ? REDIST_OBJECTIVE_BYTES
+                                   : REDIST_OBJECTIVE_TIME;
+            po.cross_sums = obj >= 2;
             redist_plan_t *plan = NULL;
             redist_plan_stats_t st;
             if (redist_plan_create(spec, &po, &plan, &err)) {
@@ -426,5 +614,9 @@ int main(int argc, char **argv)
     printf("senders: %d specs under random axis links, %d messages below "
            "the slowest level, %d failures\n",
            cases, nearer, t.failures);
+    crossing_case(&t);
+    printf("crossing: a pending sum reduced in the transfer, exact and "
+           "bit-identical in ascending source order, %d failures\n",
+           t.failures);
     return t.failures || none ? 1 : 0;
 }

@@ -114,6 +114,9 @@ def main():
     ap.add_argument("--layouts", choices=("ceil", "rules"), default="ceil")
     ap.add_argument("--explore", action="store_true")
     ap.add_argument("--permute", action="store_true")
+    ap.add_argument("--cross-sums", action="store_true",
+                    help="plans whose transfer sums pending contributions "
+                    "too (redistplan and the search)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     tally = {}
@@ -133,7 +136,9 @@ def main():
                               "--max-b", str(args.max_b),
                               "--layouts", args.layouts]
                              + (["--explore"] if args.explore else [])
-                             + (["--permute"] if args.permute else []))
+                             + (["--permute"] if args.permute else [])
+                             + (["--cross-sums"] if args.cross_sums
+                                else []))
         out = buf.getvalue().strip()
         word = out.split(" ", 1)[0] if out else "ERROR"
         tally[word] = tally.get(word, 0) + 1

@@ -43,8 +43,12 @@ Model (all figures per device, bytes)
       exchange       A_d inside the union of the boxes of    |A_d - B_d|
                      the mesh's devices with d's partial coords
       transfer       before on from_mesh, after on to_mesh,  |A_d - B_d|
-                     neither partial; any element from any   (B_d = d's box before,
+                     after not partial; any element from any (B_d = d's box before,
                      device holding it                        empty if d not in it)
+                     before partial over P: each element     n_P |A_d| - |A_d & B_d|
+                     once per coordinate on P, from a device  (n_P = prod |P|; B_d
+                     with those P coordinates, reduced        counts for d's own P
+                                                              coordinates only)
     (A_d: d's box after, B_d: d's box before, sizes in bytes.)
 """
 
@@ -459,7 +463,8 @@ def cover(A, cands):
 
 class Transition:
     """A legal step: per-device recv (bytes) and how each new block is made.
-    how[d] = ("copy", parts) | ("reduce", [source devices])."""
+    how[d] = ("copy", parts) | ("reduce", [source devices]) | ("sum",
+    [parts per partial coordinate]) (a transfer of pending sums)."""
 
     def __init__(self):
         self.recv = {}
@@ -537,23 +542,37 @@ def transition(spec, before, op, f, after):
         if after.mesh.name != f["to_mesh"]:
             raise Invalid("transfer: to_mesh %r but its after is on %s"
                           % (f["to_mesh"], after.mesh.label()))
-        if before.partial:
-            raise Invalid("transfer: the type before has partial axes (%s)"
-                          % ", ".join(sorted(before.partial)))
         if after.partial:
             raise Invalid("transfer: the type after has partial axes (%s)"
                           % ", ".join(sorted(after.partial)))
-        cands = [(e, before.box(e)) for e in before.mesh.devices]
+        # Pending sums before the transfer cross it (section 8 extended):
+        # every element of the new block gets one contribution per
+        # coordinate on the partial axes P, from a device with those P
+        # coordinates that holds it, and the receiver reduces them.
+        am = before.mesh
+        P = sorted(before.partial, key=am.axis_names.index)
+        pcs = list(itertools.product(*[range(am.size[a]) for a in P]))
         for d in after.mesh.devices:
             A, B = after.box(d), before.box(d)
-            own = [(d, B)] if B is not None else []
-            parts, miss = cover(A, own + cands)
-            if parts is None:   # cannot happen for a non-partial type
-                raise Invalid("transfer: element %s of device %d's block is "
-                              "held by no device" % (miss, d))
-            tr.how[d] = ("copy", parts)
-            inter = box_inter(A, B) if B is not None else None
-            tr.recv[d] = (box_size(A) - (box_size(inter) if inter else 0)) * elem
+            bpos = am.pos_of.get(d)
+            mine = (tuple(am.coord(bpos, a) for a in P)
+                    if bpos is not None else None)
+            per = []
+            recv = 0
+            for pc in pcs:
+                cands = [(e, before.box_at(q))
+                         for q, e in enumerate(am.devices)
+                         if tuple(am.coord(q, a) for a in P) == pc]
+                own = [(d, B)] if B is not None and pc == mine else []
+                parts, miss = cover(A, own + cands)
+                if parts is None:   # cannot happen: every element is held
+                    raise Invalid("transfer: element %s of device %d's "
+                                  "block is held by no device" % (miss, d))
+                per.append(parts)
+                inter = box_inter(A, B) if own else None
+                recv += box_size(A) - (box_size(inter) if inter else 0)
+            tr.how[d] = ("copy", per[0]) if not P else ("sum", per)
+            tr.recv[d] = recv * elem
         return tr
 
     # One-mesh step: before, step and after on one mesh.
@@ -694,6 +713,17 @@ def simulate(values, tr, data, after):
                 B, src = data[e]
                 view = arr[rel(inter, A)]
                 view[m] = src[rel(inter, B)][m]
+        elif kind == "sum":  # a transfer: one copy per partial coordinate
+            parts = []
+            for per in what:
+                x = np.zeros_like(arr)
+                for e, inter, m in per:
+                    B, src = data[e]
+                    view = x[rel(inter, A)]
+                    view[m] = src[rel(inter, B)][m]
+                parts.append(x)
+            if arr.size:
+                arr = values.red(np.stack(parts), axis=0)
         else:  # reduce over the group: every member holds A (checked)
             if arr.size:
                 stack = np.stack([data[e][1][rel(A, data[e][0])] for e in what])
@@ -972,7 +1002,9 @@ def enumerate_sigs(mesh, ndim, partial_ok):
 
 
 class Searcher:
-    def __init__(self, spec, layouts="rules", with_permute=False):
+    def __init__(self, spec, layouts="rules", with_permute=False,
+                 cross_sums=False):
+        self.cross_sums = cross_sums
         self.spec = spec
         self.layouts = layouts
         self.with_permute = with_permute
@@ -1180,7 +1212,8 @@ class Searcher:
             sn = np.array([s[4] for s in suf])
             for key, labs in labels.items():
                 a = self.types[key]
-                if a.mesh is not src.mesh or a.partial:
+                if a.mesh is not src.mesh or (a.partial and
+                                              not self.cross_sums):
                     continue
                 step = {"op": "transfer", "from_mesh": src.mesh.name,
                         "to_mesh": dm.name}
@@ -1239,7 +1272,7 @@ def plan_json(spec, path):
 
 
 def run_search(spec, args, metric):
-    s = Searcher(spec, args.layouts, args.permute)
+    s = Searcher(spec, args.layouts, args.permute, args.cross_sums)
     best = s.run(args.max_a, args.max_b, metric)
     if best[0] is None:
         return None, None, s
@@ -1251,9 +1284,11 @@ def search_space_text(args):
     ops = "slice/all_gather/all_to_all/reduce_scatter/all_reduce"
     if args.permute:
         ops += "/permute"
-    return ("<=%d %s on the source mesh + transfer to any non-partial type "
+    return ("<=%d %s on the source mesh + transfer%s to any non-partial type "
             "+ <=%d on the target mesh; layouts: %s"
-            % (args.max_a, ops, args.max_b,
+            % (args.max_a, ops,
+               " (summing pending sums)" if args.cross_sums else "",
+               args.max_b,
                "ceil (and the spec's own)" if args.layouts == "ceil"
                else "ceil/balanced/chunk/derived (and the spec's own)"))
 
@@ -1288,7 +1323,8 @@ def cmd_search(args):
 
 def cmd_compare(args):
     spec = Spec(load_json(args.spec), args.spec)
-    cmd = [args.redistplan, "plan", "--json", "--objective", "bytes", args.spec]
+    cmd = [args.redistplan, "plan", "--json", "--objective", "bytes",
+           args.spec] + (["--cross-sums"] if args.cross_sums else [])
     try:
         p = subprocess.run(cmd, capture_output=True, text=True,
                            timeout=args.timeout)
@@ -1424,6 +1460,9 @@ def main(argv=None):
                        "spec's own source / target layouts always")
         p.add_argument("--permute", action="store_true",
                        help="also try permute steps")
+        p.add_argument("--cross-sums", action="store_true",
+                       help="also try transfers that sum the source's "
+                       "pending contributions (redistplan --cross-sums)")
     s = sub.add_parser("search", help="exhaustive search (small specs)")
     s.add_argument("spec")
     search_opts(s)

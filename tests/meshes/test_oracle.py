@@ -150,8 +150,10 @@ BROKEN = {
         "after"].update(dims=[["tp"], []]), "the step gives"),
     "memory bound claimed": (REPLICATED_DETOUR, lambda p: p["stats"].update(
         memory_efficient=True), "stats.memory_efficient"),
-    "transfer from partial": (RS_TRANSFER, lambda p: p["steps"].pop(0),
-                              "has partial axes"),
+    # pending sums cross the transfer (RS_CROSSING is valid) but each
+    # receiver then gets both contributions: the copy's figures are wrong
+    "transfer from partial, a copy's recv": (
+        RS_TRANSFER, lambda p: p["steps"].pop(0), "recv"),
     "transfer to partial": (RS_TRANSFER, lambda p: p.update(steps=[
         p["steps"][0],
         step("transfer", {"mesh": "infer", "dims": [[], []],
@@ -182,6 +184,47 @@ def test_broken_plans_rejected(name, tmp_path, capsys):
     assert out.startswith("INVALID"), out
     if why:
         assert why in out, out
+
+
+# The source's pending sum over dp crosses: each device of infer receives
+# both dp contributions of its block (2 x 96 B) and reduces them.
+RS_CROSSING = {
+    "steps": [
+        step("transfer", {"mesh": "infer", "dims": [[], ["tp"]], "partial": []},
+             from_mesh="train", to_mesh="infer",
+             local_shape=[8, 3], local_bytes=96, recv_bytes=192),
+    ],
+    "stats": {"src_bytes": 192, "dst_bytes": 96, "peak_bytes": 192,
+              "recv_bytes": 192, "collectives": 1, "memory_efficient": True,
+              "recv_bytes_per_device": [0] * 4 + [192] * 4,
+              "peak_bytes_per_device": [192] * 4 + [96] * 4},
+}
+
+
+def test_crossing_transfer_valid(tmp_path, capsys):
+    rc, out = check("partial-sum-disjoint", RS_CROSSING, tmp_path, capsys)
+    assert rc == 0 and out.startswith("VALID"), out
+    for op in ("sum", "max", "min", "prod"):
+        raw = json.load(open(spec_path("partial-sum-disjoint")))
+        raw["reduce"] = op
+        spec = oracle.Spec(raw)
+        p = copy.deepcopy(RS_CROSSING)
+        p["reduce"] = op
+        values = oracle.Values(spec)
+        r = oracle.replay(spec, p, values)   # raises on a wrong value
+        assert not r.errors, r.errors
+        # one contribution left out: the values are wrong
+        tr = oracle.transition(spec, spec.src, "transfer",
+                               {"from_mesh": "train", "to_mesh": "infer"},
+                               r.types[1])
+        for d in tr.how:
+            kind, per = tr.how[d]
+            assert kind == "sum" and len(per) == 2
+            tr.how[d] = ("sum", per[:1])
+        data = oracle.simulate(values, tr, values.initial(spec.src),
+                               r.types[1])
+        with pytest.raises(oracle.Invalid):
+            oracle.check_values(values, r.types[1], data, 0)
 
 
 def test_illegal_all_gather(tmp_path, capsys):
@@ -465,8 +508,9 @@ def test_search_optima(name):
     assert key[:2] == EXPECTED[name]
 
 
-def brute_force(spec, max_a, max_b, layouts="ceil"):
-    """Every plan of the space, no pruning: the least (peak, recv, colls)."""
+def brute_force(spec, max_a, max_b, layouts="ceil", cross=False):
+    """Every plan of the space, no pruning: the least (peak, recv, colls).
+    cross: the transfer may sum the source's pending contributions."""
     s = oracle.Searcher(spec, layouts)
 
     def paths(t, depth):
@@ -481,7 +525,7 @@ def brute_force(spec, max_a, max_b, layouts="ceil"):
     best = None
     for pa in paths(spec.src, max_a):
         a = pa[-1][1] if pa else spec.src
-        if a.partial:
+        if a.partial and not cross:
             continue
         for t in targets:
             for pb in paths(t, max_b):
@@ -499,10 +543,11 @@ def brute_force(spec, max_a, max_b, layouts="ceil"):
 
 @pytest.mark.parametrize("name", ["partial-max-overlap", "reorder-transpose",
                                   "partial-slice-before-reduce-scatter"])
-def test_search_matches_brute_force(name):
+@pytest.mark.parametrize("cross", [False, True])
+def test_search_matches_brute_force(name, cross):
     spec = oracle.Spec(json.load(open(spec_path(name))))
-    key, _ = oracle.Searcher(spec).run(2, 1, "max")
-    assert key[:3] == brute_force(spec, 2, 1)
+    key, _ = oracle.Searcher(spec, cross_sums=cross).run(2, 1, "max")
+    assert key[:3] == brute_force(spec, 2, 1, cross=cross)
 
 
 def test_search_no_plan_for_partial_target(tmp_path, capsys):
@@ -542,7 +587,7 @@ def test_compare_agree_fail_better(tmp_path, capsys):
                    fake_tool(tmp_path, REPLICATED_DETOUR)], capsys)
     assert rc == 1 and out.startswith("FAIL"), out
     # an invalid plan: FAIL
-    bad = broken(RS_TRANSFER, lambda p: p["steps"].pop(0))
+    bad = broken(RS_TRANSFER, lambda p: p["steps"][0].update(mesh="infer"))
     rc, out = run(["compare", sp, "--redistplan", fake_tool(tmp_path, bad)],
                   capsys)
     assert rc == 1 and "rejected" in out, out

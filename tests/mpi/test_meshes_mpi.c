@@ -5,7 +5,9 @@
  * rank draws the same; one in three on the same devices in the same
  * order, a reshape planned as one mesh), planned under both objectives (half the cases
  * with random axis links of the source mesh: the transfer's senders are
- * then the replicas nearest each receiver) and run on MPI_COMM_WORLD.  Every rank checks its target block exactly, its source
+ * then the replicas nearest each receiver; every other case with
+ * cross_sums, so partial sources may be summed by the transfer) and run
+ * on MPI_COMM_WORLD.  Every rank checks its target block exactly, its source
  * intact under REDIST_EXEC_PRESERVE_SRC, and its scratch high-water mark
  * within the promise; ranks outside both meshes pass NULL buffers.  Then
  * a call with a rank that passes another plan must fail on every rank,
@@ -85,6 +87,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)size);
     int fails = 0, runs = 0, outside = 0, prepared = 0, same_order = 0;
+    int summing = 0; /* plans whose transfer sums pending contributions */
     for (int i = 0; i < cases; i++) {
         redist_spec_t *spec = NULL;
         int kind;
@@ -117,6 +120,9 @@ int main(int argc, char **argv)
                     (uint8_t)rp_in(&rng, 0, REDIST_LINK_COUNT - 1);
             if (i % 4 < 2)
                 po.cost = &cm;
+            /* every other case lets the source's pending sums cross: the
+             * transfer then sums contributions as they land */
+            po.cross_sums = i % 2;
             redist_plan_t *plan = NULL;
             redist_error_t err;
             redist_error_clear(&err);
@@ -125,6 +131,15 @@ int main(int argc, char **argv)
                         err.text);
                 fails++;
                 continue;
+            }
+            for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+                redist_step_view_t v, w;
+                redist_plan_step(plan, k, &v);
+                if (k > 0)
+                    redist_plan_step(plan, k - 1, &w);
+                summing += v.op == REDIST_OP_TRANSFER &&
+                           (k > 0 ? w.after.partial
+                                  : redist_spec_from(spec)->partial) != 0;
             }
             uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank);
             uint64_t db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
@@ -289,9 +304,11 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("mpi meshes, %d ranks: %d runs on rank 0 (%d prepared and "
                "run twice, %d outside both meshes; %d specs on the same "
-               "devices in order, %d directed runs), diverging plans %s, "
+               "devices in order, %d directed runs; %d plans whose "
+               "transfer sums), diverging plans %s, "
                "plans under other axis links %s; %d failures\n",
                size, runs, prepared, outside, same_order, same_directed,
+               summing,
                size >= 2 ? (diverged ? "caught" : "MISSED") : "not tried",
                size >= 4 && size % 2 == 0
                    ? (links_caught ? "caught" : "MISSED")

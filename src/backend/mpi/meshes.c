@@ -27,11 +27,21 @@
  * by redist_mpi_run; a failed source phase fails the run on every rank
  * (step 2).
  *
+ * PENDING SUMS.  When the plan's transfer sums the source's pending
+ * contributions (src/plan/transfer.c), each remote contribution is
+ * received whole into a work area (one persistent receive per peer, at
+ * its own offset), and after the wait the R block is built place by
+ * place in ascending order of sender: the first contribution copied, the
+ * others reduced in with the local kernels (rd_meshes_place), the own
+ * one read from the S block.  So the floats match the sim backend's.
+ *
  * COST.  Prepare: two communicator splits, two contexts, the phases'
  * preparation and the transfer lists (O(target devices x pieces) per
  * rank).  A run: the phases' runs, one allreduce, one message per
  * transfer peer.  MEMORY: rd_meshes_scratch (src/exec/meshes.c): the S
- * and R blocks, where the phases run, besides the phases' own scratch.
+ * and R blocks, where the phases run, besides the phases' own scratch;
+ * plus, for a transfer that sums, the work area: the bytes this rank
+ * receives in the transfer (prod|P| x its R block at most).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +63,10 @@ struct redist_mpi_meshes {
     MPI_Request *req;
     int nreq;
     uint64_t S, R;                   /* the S and R blocks this rank owns */
+    int sums;                        /* the transfer sums contributions */
+    const redist_spec_t *spec;
+    char *wbuf;                      /* sums: every remote contribution */
+    uint64_t W, *woff;               /* its size, each receive's offset */
     uint64_t sent, recvd;            /* transfer bytes to and from others */
     int nsteps;
 };
@@ -105,10 +119,14 @@ static int bind_transfer(redist_mpi_meshes_t *m, const char **call)
             MPI_Datatype dt = MPI_DATATYPE_NULL;
             if (v[i].peer == m->rank)
                 continue;
-            rc = rd_mpi_dt_box((uint64_t)INT32_MAX, t->ndims, shape,
-                               v[i].box, t->elem, &dt);
-            char *at = buf + rd_mpi_box_offset(t->ndims, shape, v[i].off,
-                                               t->elem);
+            /* a contribution to sum lands whole in the work area */
+            int packed = side && m->sums;
+            rc = rd_mpi_dt_box((uint64_t)INT32_MAX, t->ndims,
+                               packed ? v[i].box : shape, v[i].box, t->elem,
+                               &dt);
+            char *at = packed ? m->wbuf + m->woff[i]
+                              : buf + rd_mpi_box_offset(t->ndims, shape,
+                                                        v[i].off, t->elem);
             if (rc == MPI_SUCCESS)
                 rc = side ? MPI_Recv_init(at, 1, dt, (int)v[i].peer,
                                           RD_MPI_TAG_XCHG, m->c,
@@ -164,8 +182,51 @@ void redist_mpi_meshes_free(redist_mpi_meshes_t *m)
         free(m->sbuf);
     if (m->own_r)
         free(m->rbuf);
+    free(m->wbuf);
+    free(m->woff);
     rd_tlists_free(&m->t);
     free(m);
+}
+
+/* A transfer that sums: the work area its remote contributions land in
+ * (m->W bytes, each receive at m->woff[k]).  -1: out of memory. */
+static int work_area(redist_mpi_meshes_t *m, const redist_plan_t *plan)
+{
+    const rd_tlists *t = &m->t;
+    m->sums = plan->m->sent.t.partial != 0;
+    if (!m->sums)
+        return 0;
+    if (!(m->woff = calloc((size_t)(t->nrecv ? t->nrecv : 1),
+                           sizeof *m->woff)))
+        return -1;
+    for (int64_t k = 0; k < t->nrecv; k++)
+        if (t->recv[k].peer != m->rank) {
+            m->woff[k] = m->W;
+            m->W += t->recv[k].bytes;
+        }
+    return (m->wbuf = rd_mpi_malloc(m->W + 1)) ? 0 : -1;
+}
+
+/* A transfer that sums, after its receives: each place of the R block
+ * from its contributions in ascending order of sender (the own one from
+ * the S block, the others from the work area): the first copied, the
+ * others reduced in. */
+static void sum_contributions(redist_mpi_meshes_t *m, const redist_spec_t *s)
+{
+    const rd_tlists *t = &m->t;
+    for (int64_t k = 0; k < t->nrecv; k++) {
+        const rd_tpiece *p = &t->recv[k];
+        int64_t soff[REDIST_MAX_DIMS] = {0};
+        if (p->peer == m->rank) {
+            for (int i = 0; i < t->ndims; i++)
+                soff[i] = p->off[i] + t->r_lo[i] - t->s_lo[i];
+            rd_meshes_place(s, rd_tpiece_first(t, k), m->rbuf, t->r_shape,
+                            p->off, m->sbuf, t->s_shape, soff, p->box);
+        } else
+            rd_meshes_place(s, rd_tpiece_first(t, k), m->rbuf, t->r_shape,
+                            p->off, m->wbuf + m->woff[k], p->box, soff,
+                            p->box);
+    }
 }
 
 redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
@@ -210,7 +271,8 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     else if (opts && (opts->flags & ~REDIST_EXEC_PRESERVE_SRC))
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
                       "two-mesh runs take REDIST_EXEC_PRESERVE_SRC only");
-    else if (rd_transfer_lists(plan, m->rank, &m->t))
+    else if (rd_transfer_lists(plan, m->rank, &m->t) ||
+             work_area(m, plan))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     else {
         hash = meshes_hash(plan);
@@ -236,6 +298,7 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     int64_t q = rd_spec_mesh_rank(s, 0, m->rank);
     int64_t r = rd_spec_mesh_rank(s, 1, m->rank);
     m->nsteps = plan->nsteps;
+    m->spec = s;
     m->own_s = pa->nsteps > 0 && m->t.in_src;
     m->own_r = pb->nsteps > 0 && m->t.in_dst;
     m->S = m->own_s ? rd_tlists_bytes(&m->t, 0) : 0;
@@ -310,7 +373,8 @@ redist_status_t redist_mpi_run_meshes(redist_mpi_meshes_t *m,
     if (!st) {
         rc = m->nreq ? MPI_Startall(m->nreq, m->req) : MPI_SUCCESS;
         const rd_tlists *t = &m->t;
-        for (int64_t i = 0; rc == MPI_SUCCESS && i < t->nsend; i++) {
+        for (int64_t i = 0; !m->sums && rc == MPI_SUCCESS && i < t->nsend;
+             i++) {
             if (t->send[i].peer != m->rank)
                 continue;
             for (int64_t j = 0; j < t->nrecv; j++)
@@ -324,19 +388,22 @@ redist_status_t redist_mpi_run_meshes(redist_mpi_meshes_t *m,
         if (rc != MPI_SUCCESS)
             st = rd_mpi_fail(err, rc, "the transfer (MPI_Startall, "
                                       "MPI_Waitall)");
+        else if (m->sums)
+            sum_contributions(m, m->spec);
     }
     /* 4. the target phase */
     if (!st && m->ph[1])
         st = redist_mpi_run(m->ph[1], &rp[1], err);
     if (report) {
+        /* the work area of a transfer that sums lives as long as m */
         report->scratch_bytes = rd_meshes_scratch(
-            rp[0].scratch_bytes, m->S, m->R, rp[1].scratch_bytes);
+            rp[0].scratch_bytes, m->S, m->R, rp[1].scratch_bytes) + m->W;
         report->scratch_high_water = rd_meshes_scratch(
             rp[0].scratch_high_water, m->S, m->R,
-            rp[1].scratch_high_water);
+            rp[1].scratch_high_water) + m->W;
         report->scratch_allocations = rp[0].scratch_allocations +
                                       rp[1].scratch_allocations +
-                                      (m->S > 0) + (m->R > 0);
+                                      (m->S > 0) + (m->R > 0) + (m->W > 0);
         report->sent_bytes = m->sent + rp[0].sent_bytes + rp[1].sent_bytes;
         report->recv_bytes = m->recvd + rp[0].recv_bytes + rp[1].recv_bytes;
         report->writes_src = rp[0].writes_src;
