@@ -24,9 +24,16 @@
 
 #include "redist/shmem.h"
 
+#include <errno.h>
 #include <shmem.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static int started, stopped;
+
+static Py_ssize_t keep_live(void), restore_live(void);
 
 typedef struct rpy_shctx {
     PyObject_HEAD
@@ -77,21 +84,180 @@ static PyObject *sh_start(PyObject *self, PyObject *args)
     return Py_BuildValue("(ii)", shmem_my_pe(), shmem_n_pes());
 }
 
-/* shmem_stop(): shmem_finalize (collective), once. */
+/* shmem_stop() -> int: shmem_finalize (collective), once; the live
+ * symmetric buffers stay usable as private memory (keep_live); returns
+ * the number of buffers that could not be kept (0 normally). */
 static PyObject *sh_stop(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
+    Py_ssize_t lost = 0;
     if (started && !stopped) {
         stopped = 1;
+        lost = keep_live();
         Py_BEGIN_ALLOW_THREADS
         shmem_finalize();
         Py_END_ALLOW_THREADS
+        lost += restore_live();
     }
-    Py_RETURN_NONE;
+    return PyLong_FromSsize_t(lost);
 }
 
-/* ----------------------------------------------- prepared (prep.c) */
+/* ------------------------------------------- symmetric buffers */
+
+/* SymmetricBuffer: `len` bytes at `p`, from redist_shmem_malloc_all
+ * (collective; `cap` >= len bytes on every PE, the same objects), exported
+ * writable through the buffer protocol (the NumPy arrays of
+ * redist.shmem.empty are views of it).  The last reference's going frees
+ * it with shmem_free, which is collective.  Live buffers are listed, so
+ * that shmem_stop can keep their memory (keep_live, restore_live). */
+typedef struct rpy_symbuf {
+    PyObject_HEAD
+    void *p;
+    Py_ssize_t len, cap;
+    int kept;   /* outlived shmem_finalize: private pages, never freed */
+    void *copy; /* its contents during shmem_finalize */
+    struct rpy_symbuf *prev, *next;
+} rpy_symbuf;
+
+static rpy_symbuf *live_bufs;
+static Py_ssize_t nlive_bufs;
+
+static void symbuf_dealloc(PyObject *self_obj)
+{
+    rpy_symbuf *self = (rpy_symbuf *)self_obj;
+    if (self->p) {
+        if (self->prev)
+            self->prev->next = self->next;
+        else
+            live_bufs = self->next;
+        if (self->next)
+            self->next->prev = self->prev;
+        nlive_bufs--;
+        void *p = self->p;
+        self->p = NULL;
+        /* a kept buffer's pages may be shared with another's: left
+         * mapped until the process exits */
+        if (!self->kept && started && !stopped) {
+            Py_BEGIN_ALLOW_THREADS
+            shmem_free(p);
+            Py_END_ALLOW_THREADS
+        }
+    }
+    PyMem_RawFree(self->copy);
+    Py_TYPE(self_obj)->tp_free(self_obj);
+}
+
+static int symbuf_getbuffer(PyObject *self_obj, Py_buffer *view, int flags)
+{
+    rpy_symbuf *self = (rpy_symbuf *)self_obj;
+    return PyBuffer_FillInfo(view, self_obj, self->p, self->len, 0, flags);
+}
+
+static PyBufferProcs symbuf_as_buffer = {symbuf_getbuffer, NULL};
+
+static PyObject *symbuf_get_symmetric(PyObject *self, void *closure)
+{
+    (void)closure;
+    rpy_symbuf *b = (rpy_symbuf *)self;
+    return PyBool_FromLong(b->p && !b->kept && started && !stopped);
+}
+
+static PyObject *symbuf_get_nbytes(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSsize_t(((rpy_symbuf *)self)->len);
+}
+
+static PyGetSetDef symbuf_getset[] = {
+    {"symmetric", symbuf_get_symmetric, NULL,
+     "Whether the memory is (still) in the symmetric heap: False after "
+     "redist.shmem.stop().", NULL},
+    {"nbytes", symbuf_get_nbytes, NULL, "This PE's bytes.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject rpy_SymbufType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "redist._redist.SymmetricBuffer",
+    .tp_basicsize = sizeof(rpy_symbuf),
+    .tp_dealloc = symbuf_dealloc,
+    .tp_as_buffer = &symbuf_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Bytes of the OpenSHMEM symmetric heap (the base of the "
+              "arrays of redist.shmem.empty); freed with shmem_free, "
+              "collectively, when the last reference goes.",
+    .tp_getset = symbuf_getset,
+};
+
+/* shmem_finalize unmaps the symmetric heap (Open MPI 4.1), but NumPy
+ * arrays keep the buffers' addresses.  keep_live (before it) copies each
+ * live buffer aside; restore_live (after it) maps private anonymous
+ * pages wherever the buffers' pages were unmapped and copies the
+ * contents back, so the arrays stay readable and writable, as ordinary
+ * memory that is never freed (it may share pages with another buffer).
+ * A buffer whose copy or pages cannot be had is left as it is, its
+ * memory unusable; the error is counted (shmem_stop's result). */
+static Py_ssize_t keep_live(void)
+{
+    Py_ssize_t failed = 0;
+    for (rpy_symbuf *b = live_bufs; b; b = b->next) {
+        b->copy = PyMem_RawMalloc(b->len ? (size_t)b->len : 1);
+        if (b->copy)
+            memcpy(b->copy, b->p, (size_t)b->len);
+        else
+            failed++;
+    }
+    return failed;
+}
+
+/* Map private pages over the unmapped pages of [lo, hi): 0 or -1. */
+static int map_unmapped(uintptr_t lo, uintptr_t hi, uintptr_t pg)
+{
+    unsigned char in;
+    for (uintptr_t a = lo; a < hi;) {
+        if (mincore((void *)a, pg, &in) == 0 || errno != ENOMEM) {
+            a += pg; /* mapped (another buffer's pages, restored) */
+            continue;
+        }
+        uintptr_t e = a + pg;
+        while (e < hi && mincore((void *)e, pg, &in) != 0 && errno == ENOMEM)
+            e += pg;
+        void *m = mmap((void *)a, e - a, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+                       0);
+        if (m == MAP_FAILED)
+            return -1;
+        if (m != (void *)a) { /* a kernel that ignores the flag */
+            munmap(m, e - a);
+            return -1;
+        }
+        a = e;
+    }
+    return 0;
+}
+
+static Py_ssize_t restore_live(void)
+{
+    Py_ssize_t failed = 0;
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (rpy_symbuf *b = live_bufs; b; b = b->next) {
+        b->kept = 1;
+        if (!b->copy)
+            continue;
+        uintptr_t lo = (uintptr_t)b->p & ~(pg - 1),
+                  hi = ((uintptr_t)b->p + (uintptr_t)(b->cap ? b->cap : 1) +
+                        pg - 1) & ~(pg - 1);
+        if (map_unmapped(lo, hi, pg) == 0)
+            memcpy(b->p, b->copy, (size_t)b->len);
+        else
+            failed++;
+        PyMem_RawFree(b->copy);
+        b->copy = NULL;
+    }
+    return failed;
+}
+
+/* ----------------------------------------------- prepared (prep.c) *//* ----------------------------------------------- prepared (prep.c) */
 
 static redist_status_t sh_run(void *p, redist_exec_report_t *rep,
                               redist_error_t *err)
@@ -389,6 +555,62 @@ static PyObject *ctx_endpoint(PyObject *self, PyObject *unused)
     return be ? PyCapsule_New(be, "redist.backend", NULL) : NULL;
 }
 
+/* _malloc_all(total, length) -> SymmetricBuffer: redist_shmem_malloc_all
+ * of `total` bytes (the same on every PE, >= 1; collective, all or
+ * none), of which this PE exports `length` (0 <= length <= total).
+ * MemoryError on every PE when one PE's heap has no room. */
+static PyObject *ctx_malloc_all(PyObject *self, PyObject *args)
+{
+    Py_ssize_t total, length;
+    if (!PyArg_ParseTuple(args, "nn", &total, &length))
+        return NULL;
+    redist_shmem_t *ctx = ctx_of((rpy_shctx *)self);
+    if (!ctx)
+        return NULL;
+    /* the same total everywhere (agreed by the caller): a bad one fails
+     * on every PE before any collective */
+    if (total < 1 || length < 0 || length > total) {
+        PyErr_Format(PyExc_ValueError, "_malloc_all(%zd, %zd): need "
+                     "0 <= length <= total, total >= 1", total, length);
+        return NULL;
+    }
+    rpy_symbuf *b = PyObject_New(rpy_symbuf, &rpy_SymbufType);
+    int mine = 0;
+    void *p = NULL;
+    /* enter the collective even without the object, so that every PE
+     * fails together */
+    Py_BEGIN_ALLOW_THREADS
+    p = redist_shmem_malloc_all(ctx, (size_t)total, &mine);
+    Py_END_ALLOW_THREADS
+    if (p && !b) {
+        Py_BEGIN_ALLOW_THREADS
+        shmem_free(p); /* collective: every PE frees what it got */
+        Py_END_ALLOW_THREADS
+        p = NULL;
+    }
+    if (!b)
+        return NULL; /* MemoryError here; the others' b->p is NULL too */
+    b->p = p;
+    b->len = length;
+    b->cap = total;
+    b->kept = 0;
+    b->copy = NULL;
+    b->prev = b->next = NULL;
+    if (!p) {
+        Py_DECREF(b);
+        return PyErr_Format(PyExc_MemoryError, "redist.shmem: %s symmetric "
+                            "heap has no room for %zd bytes (Open MPI: "
+                            "SHMEM_SYMMETRIC_SIZE)",
+                            mine ? "this PE's" : "another PE's", total);
+    }
+    b->next = live_bufs;
+    if (live_bufs)
+        live_bufs->prev = b;
+    live_bufs = b;
+    nlive_bufs++;
+    return (PyObject *)b;
+}
+
 static PyObject *ctx_free(PyObject *self, PyObject *unused)
 {
     (void)unused;
@@ -433,6 +655,9 @@ static PyMethodDef ctx_methods[] = {
     {"_endpoint", ctx_endpoint, METH_NOARGS,
      "_endpoint() -> capsule: the context's endpoint, for planning a set "
      "for it (PlanSet(..., executor=))."},
+    {"_malloc_all", ctx_malloc_all, METH_VARARGS,
+     "_malloc_all(total, length) -> SymmetricBuffer: redist_shmem_malloc_all "
+     "(collective, all or none; total the same on every PE)."},
     {"free", ctx_free, METH_NOARGS,
      "free(): redist_shmem_free (collective; its prepared objects first)."},
     {NULL, NULL, 0, NULL}};
@@ -455,18 +680,89 @@ static PyTypeObject rpy_ShmemContextType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* shmem_fail(pe, text): raise ExecError (ERR_INVALID) "PE pe failed:
+ * text", this PE's part in a failure that PE found in Python. */
+static PyObject *sh_fail(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int pe;
+    const char *text;
+    if (!PyArg_ParseTuple(args, "is", &pe, &text))
+        return NULL;
+    redist_error_t err;
+    redist_error_clear(&err);
+    err.status = REDIST_ERR_INVALID;
+    snprintf(err.text, sizeof err.text, "PE %d failed: %s", pe, text);
+    return rpy_raise(rpy_ExecError, REDIST_ERR_INVALID, &err);
+}
+
+/* shmem_is_symmetric(obj) -> bool: whether obj's buffer lies in the
+ * symmetric heap on this PE (shmem_addr_accessible from the next PE;
+ * local).  False when OpenSHMEM is not running. */
+static PyObject *sh_is_symmetric(PyObject *self, PyObject *obj)
+{
+    (void)self;
+    if (!started || stopped)
+        Py_RETURN_FALSE;
+    Py_buffer v;
+    if (PyObject_GetBuffer(obj, &v, PyBUF_SIMPLE) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
+            !PyErr_ExceptionMatches(PyExc_TypeError))
+            return NULL;
+        PyErr_Clear(); /* not one contiguous buffer */
+        Py_RETURN_FALSE;
+    }
+    int pe = (shmem_my_pe() + 1) % shmem_n_pes();
+    const char *p = v.buf;
+    int sym = p && shmem_addr_accessible(p, pe) &&
+              (v.len == 0 || shmem_addr_accessible(p + v.len - 1, pe));
+    PyBuffer_Release(&v);
+    return PyBool_FromLong(sym);
+}
+
+/* shmem_pes() -> (pe, npes); ExecError unless OpenSHMEM is running. */
+static PyObject *sh_pes(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    if (!running())
+        return NULL;
+    return Py_BuildValue("(ii)", shmem_my_pe(), shmem_n_pes());
+}
+
+/* shmem_live() -> int: the number of live symmetric buffers. */
+static PyObject *sh_live(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyLong_FromSsize_t(nlive_bufs);
+}
+
 static PyMethodDef functions[] = {
+    {"shmem_fail", sh_fail, METH_VARARGS,
+     "shmem_fail(pe, text): raise ExecError 'PE pe failed: text'."},
+    {"shmem_is_symmetric", sh_is_symmetric, METH_O,
+     "shmem_is_symmetric(obj) -> bool: obj's buffer is in the symmetric "
+     "heap (local)."},
+    {"shmem_pes", sh_pes, METH_NOARGS,
+     "shmem_pes() -> (pe, npes); ExecError unless OpenSHMEM runs."},
+    {"shmem_live", sh_live, METH_NOARGS,
+     "shmem_live() -> int: live symmetric buffers."},
     {"shmem_start", sh_start, METH_VARARGS,
      "shmem_start(thread_multiple=True) -> (pe, npes): shmem_init_thread "
      "once per process (under oshrun)."},
     {"shmem_stop", sh_stop, METH_NOARGS,
-     "shmem_stop(): shmem_finalize (collective), once; nothing can run "
-     "afterwards."},
+     "shmem_stop() -> int: shmem_finalize (collective), once; nothing can "
+     "run afterwards.  Live symmetric buffers become private memory; the "
+     "result counts those that could not be kept."},
     {NULL, NULL, 0, NULL}};
 
 int rpy_shmem_init(PyObject *m)
 {
     if (PyType_Ready(&rpy_ShmemContextType) < 0 ||
+        PyType_Ready(&rpy_SymbufType) < 0 ||
+        PyModule_AddObjectRef(m, "SymmetricBuffer",
+                              (PyObject *)&rpy_SymbufType) < 0 ||
         PyModule_AddObjectRef(m, "ShmemContext",
                               (PyObject *)&rpy_ShmemContextType) < 0)
         return -1;

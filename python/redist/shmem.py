@@ -24,9 +24,10 @@ in one process: Open MPI's shmem_finalize also finalizes MPI.
 """
 
 import atexit
+import operator
 
 from . import _redist
-from ._types import Mesh
+from ._types import Mesh, Spec, numpy_dtype, plan as _plan
 from ._sets import PlanSet
 from ._exec import _prepare_set
 
@@ -42,6 +43,9 @@ def _need():
                                   "(libredist_shmem): no redist.shmem")
 
 
+_alloc = None  # (context over every PE, all-gather plan of one i64 per PE)
+
+
 def start(thread_multiple=True):
     """shmem_init_thread (SHMEM_THREAD_MULTIPLE, for Prepared.start) once
     per process; returns (pe, npes).  shmem_finalize runs at exit unless
@@ -54,9 +58,100 @@ def start(thread_multiple=True):
 
 def stop():
     """shmem_finalize (collective), once; no context or prepared object
-    runs afterwards (and OpenSHMEM cannot start again)."""
+    runs afterwards (and OpenSHMEM cannot start again).  Symmetric arrays
+    still alive (empty, zeros) keep their contents as private memory,
+    which is never freed: they stay usable, no longer symmetric."""
+    global _alloc
     if HAVE_SHMEM:
+        if _alloc is not None:
+            ctx, _alloc = _alloc[0], None
+            ctx.free()
         _redist.shmem_stop()
+
+
+def _allocator():
+    """The context that symmetric allocations agree through and an
+    all-gather plan of one i64 per PE, made on the first allocation
+    (collective, as each allocation is); freed by stop()."""
+    global _alloc
+    if _alloc is None:
+        npes = _redist.shmem_pes()[1]
+        mesh = Mesh({"pe": npes})
+        spec = Spec(mesh, (npes,), "i64", ("pe",), ())
+        _alloc = (Executor(mesh), _plan(spec, objective="bytes"))
+    return _alloc
+
+
+def _shape_dtype(shape, dtype):
+    """(shape tuple, NumPy dtype, bytes) of empty()'s arguments, or
+    TypeError / ValueError."""
+    import numpy as np
+    if isinstance(dtype, str):
+        dt = numpy_dtype(dtype)  # redist names too ("bf16": uint16)
+    else:
+        dt = np.dtype(dtype)
+    if dt.hasobject:
+        raise TypeError(f"dtype {dt}: object arrays cannot live in the "
+                        "symmetric heap")
+    try:
+        shape = (operator.index(shape),)
+    except TypeError:
+        shape = tuple(operator.index(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"shape {shape}: negative dimension")
+    n = 1
+    for d in shape:
+        n *= d
+    return shape, dt, n * dt.itemsize
+
+
+def empty(shape, dtype="f64"):
+    """A NumPy array of `shape` and `dtype` (a NumPy dtype, or a spec-file
+    name: "bf16" gives uint16) in the OpenSHMEM symmetric heap,
+    uninitialised.  Collective over all PEs, all or none: each PE may ask
+    for its own shape (the blocks of uneven dims; every PE then reserves
+    the largest), a bad shape or dtype raises on its PE and ExecError on
+    the others, and a full heap anywhere MemoryError on every PE.  Such
+    arrays passed as src and dst by every PE make Executor runs put
+    straight into them (no copy through scratch).  The memory goes with
+    shmem_free when the last reference to the array (or a view of it)
+    goes, which is collective: drop them at the same point on every PE,
+    before stop() (after it they stay as private memory)."""
+    _need()
+    ctx, gather = _allocator()
+    import numpy as np
+    try:
+        shape, dt, nbytes = _shape_dtype(shape, dtype)
+        bad = None
+    except (TypeError, ValueError) as e:
+        nbytes, bad = -1, e
+    every = np.zeros(gather.spec.shape[0], np.int64)
+    ctx.execute(gather, np.array([nbytes], np.int64), every)
+    failed = [p for p in range(len(every)) if every[p] < 0]
+    if bad is not None:
+        raise bad
+    if failed:
+        _redist.shmem_fail(failed[0], "bad shape or dtype for "
+                           "redist.shmem.empty / zeros")
+    buf = ctx._malloc_all(max(int(every.max()), 1), nbytes)
+    count = nbytes // dt.itemsize if dt.itemsize else 0
+    return np.frombuffer(buf, dt, count).reshape(shape)
+
+
+def zeros(shape, dtype="f64"):
+    """empty(shape, dtype), filled with zeros (collective, as empty)."""
+    a = empty(shape, dtype)
+    a[...] = 0
+    return a
+
+
+def is_symmetric(a):
+    """Whether the memory of `a` (any buffer-protocol object) lies in the
+    symmetric heap on this PE (local; False when OpenSHMEM is not
+    running).  Runs use the symmetric path only when every PE passes
+    symmetric src and dst at the same addresses (agreed in each call)."""
+    _need()
+    return bool(_redist.shmem_is_symmetric(a))
 
 
 if HAVE_SHMEM:
@@ -129,4 +224,5 @@ else:
             _need()
 
 
-__all__ = ["HAVE_SHMEM", "start", "stop", "Executor"]
+__all__ = ["HAVE_SHMEM", "start", "stop", "Executor", "empty", "zeros",
+           "is_symmetric"]
