@@ -34,6 +34,7 @@
 static int started, stopped;
 
 static Py_ssize_t keep_live(void), restore_live(void);
+static void forget_released(void);
 
 typedef struct rpy_shctx {
     PyObject_HEAD
@@ -99,6 +100,7 @@ static PyObject *sh_stop(PyObject *self, PyObject *unused)
         shmem_finalize();
         Py_END_ALLOW_THREADS
         lost += restore_live();
+        forget_released();
     }
     return PyLong_FromSsize_t(lost);
 }
@@ -108,8 +110,8 @@ static PyObject *sh_stop(PyObject *self, PyObject *unused)
 /* SymmetricBuffer: `len` bytes at `p`, from redist_shmem_malloc_all
  * (collective; `cap` >= len bytes on every PE, the same objects), exported
  * writable through the buffer protocol (the NumPy arrays of
- * redist.shmem.empty are views of it).  The last reference's going frees
- * it with shmem_free, which is collective.  Live buffers are listed, so
+ * redist.shmem.empty are views of it).  The last reference's going
+ * queues it for shmem_free (`released`).  Live buffers are listed, so
  * that shmem_stop can keep their memory (keep_live, restore_live). */
 typedef struct rpy_symbuf {
     PyObject_HEAD
@@ -122,6 +124,22 @@ typedef struct rpy_symbuf {
 
 static rpy_symbuf *live_bufs;
 static Py_ssize_t nlive_bufs;
+
+/* Released buffers, not yet given back: shmem_free is collective, and
+ * Python drops the last reference at different times on different PEs
+ * (the cycle collector), so a release only queues the address; the
+ * allocations give back, in one agreed order, what every PE released
+ * (shmem_free_released). */
+static void **released;
+static Py_ssize_t nreleased, released_cap;
+
+/* After shmem_finalize: the released memory went with the heap. */
+static void forget_released(void)
+{
+    PyMem_RawFree(released);
+    released = NULL;
+    nreleased = released_cap = 0;
+}
 
 static void symbuf_dealloc(PyObject *self_obj)
 {
@@ -137,11 +155,20 @@ static void symbuf_dealloc(PyObject *self_obj)
         void *p = self->p;
         self->p = NULL;
         /* a kept buffer's pages may be shared with another's: left
-         * mapped until the process exits */
+         * mapped until the process exits.  Otherwise queued; if the
+         * queue cannot grow the memory stays taken (on this PE only: the
+         * others never see it released, so nothing frees it). */
         if (!self->kept && started && !stopped) {
-            Py_BEGIN_ALLOW_THREADS
-            shmem_free(p);
-            Py_END_ALLOW_THREADS
+            if (nreleased == released_cap) {
+                Py_ssize_t cap = released_cap ? 2 * released_cap : 16;
+                void **q = PyMem_RawRealloc(released, (size_t)cap * sizeof *q);
+                if (q) {
+                    released = q;
+                    released_cap = cap;
+                }
+            }
+            if (nreleased < released_cap)
+                released[nreleased++] = p;
         }
     }
     PyMem_RawFree(self->copy);
@@ -184,8 +211,9 @@ static PyTypeObject rpy_SymbufType = {
     .tp_as_buffer = &symbuf_as_buffer,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Bytes of the OpenSHMEM symmetric heap (the base of the "
-              "arrays of redist.shmem.empty); freed with shmem_free, "
-              "collectively, when the last reference goes.",
+              "arrays of redist.shmem.empty); released when the last "
+              "reference goes, given back (shmem_free) by a later "
+              "allocation once every PE released it.",
     .tp_getset = symbuf_getset,
 };
 
@@ -696,9 +724,9 @@ static PyObject *sh_fail(PyObject *self, PyObject *args)
     return rpy_raise(rpy_ExecError, REDIST_ERR_INVALID, &err);
 }
 
-/* shmem_is_symmetric(obj) -> bool: whether obj's buffer lies in the
- * symmetric heap on this PE (shmem_addr_accessible from the next PE;
- * local).  False when OpenSHMEM is not running. */
+/* shmem_is_symmetric(obj) -> bool: whether obj is one contiguous buffer
+ * in the symmetric heap on this PE (shmem_addr_accessible from the next
+ * PE; local).  False when OpenSHMEM is not running. */
 static PyObject *sh_is_symmetric(PyObject *self, PyObject *obj)
 {
     (void)self;
@@ -707,9 +735,10 @@ static PyObject *sh_is_symmetric(PyObject *self, PyObject *obj)
     Py_buffer v;
     if (PyObject_GetBuffer(obj, &v, PyBUF_SIMPLE) < 0) {
         if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
-            !PyErr_ExceptionMatches(PyExc_TypeError))
+            !PyErr_ExceptionMatches(PyExc_TypeError) &&
+            !PyErr_ExceptionMatches(PyExc_ValueError))
             return NULL;
-        PyErr_Clear(); /* not one contiguous buffer */
+        PyErr_Clear(); /* not one contiguous buffer: not usable as one */
         Py_RETURN_FALSE;
     }
     int pe = (shmem_my_pe() + 1) % shmem_n_pes();
@@ -718,6 +747,71 @@ static PyObject *sh_is_symmetric(PyObject *self, PyObject *obj)
               (v.len == 0 || shmem_addr_accessible(p + v.len - 1, pe));
     PyBuffer_Release(&v);
     return PyBool_FromLong(sym);
+}
+
+/* shmem_released() -> list of int: the addresses of the buffers this
+ * PE released and has not given back. */
+static PyObject *sh_released(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    PyObject *l = PyList_New(nreleased);
+    for (Py_ssize_t i = 0; l && i < nreleased; i++) {
+        PyObject *v = PyLong_FromVoidPtr(released[i]);
+        if (!v) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SET_ITEM(l, i, v);
+    }
+    return l;
+}
+
+/* shmem_free_released(addrs): shmem_free each address, in that order,
+ * and drop it from the queue (collective: every PE passes the same list,
+ * of addresses every PE released).  ValueError, before any free, for an
+ * address this PE has not released. */
+static PyObject *sh_free_released(PyObject *self, PyObject *seq)
+{
+    (void)self;
+    if (!running())
+        return NULL;
+    PyObject *f = PySequence_Fast(seq, "a list of addresses is needed");
+    if (!f)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(f);
+    void **ps = PyMem_Calloc((size_t)(n ? n : 1), sizeof *ps);
+    if (!ps) {
+        Py_DECREF(f);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        ps[i] = PyLong_AsVoidPtr(PySequence_Fast_GET_ITEM(f, i));
+        Py_ssize_t k = 0;
+        while (k < nreleased && released[k] != ps[i])
+            k++;
+        if (PyErr_Occurred() || k == nreleased) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError,
+                                "an address this PE has not released");
+            Py_DECREF(f);
+            PyMem_Free(ps);
+            return NULL;
+        }
+    }
+    Py_DECREF(f);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t k = 0;
+        while (k < nreleased && released[k] != ps[i])
+            k++;
+        if (k < nreleased)
+            released[k] = released[--nreleased];
+        Py_BEGIN_ALLOW_THREADS
+        shmem_free(ps[i]);
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_Free(ps);
+    Py_RETURN_NONE;
 }
 
 /* shmem_pes() -> (pe, npes); ExecError unless OpenSHMEM is running. */
@@ -744,6 +838,11 @@ static PyMethodDef functions[] = {
     {"shmem_is_symmetric", sh_is_symmetric, METH_O,
      "shmem_is_symmetric(obj) -> bool: obj's buffer is in the symmetric "
      "heap (local)."},
+    {"shmem_released", sh_released, METH_NOARGS,
+     "shmem_released() -> list: addresses released, not given back."},
+    {"shmem_free_released", sh_free_released, METH_O,
+     "shmem_free_released(addrs): shmem_free them in that order "
+     "(collective; the same list on every PE)."},
     {"shmem_pes", sh_pes, METH_NOARGS,
      "shmem_pes() -> (pe, npes); ExecError unless OpenSHMEM runs."},
     {"shmem_live", sh_live, METH_NOARGS,

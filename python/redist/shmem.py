@@ -70,16 +70,48 @@ def stop():
 
 
 def _allocator():
-    """The context that symmetric allocations agree through and an
-    all-gather plan of one i64 per PE, made on the first allocation
-    (collective, as each allocation is); freed by stop()."""
+    """The context that symmetric allocations agree through, and its
+    all-gather plans by length, made on the first allocation (collective,
+    as each allocation is); freed by stop()."""
     global _alloc
     if _alloc is None:
-        npes = _redist.shmem_pes()[1]
-        mesh = Mesh({"pe": npes})
-        spec = Spec(mesh, (npes,), "i64", ("pe",), ())
-        _alloc = (Executor(mesh), _plan(spec, objective="bytes"))
+        _alloc = (Executor(Mesh({"pe": _redist.shmem_pes()[1]})), {})
     return _alloc
+
+
+def _gather(values):
+    """All-gather of this PE's int64 values (the same count on every PE):
+    a (npes, len) array (collective)."""
+    import numpy as np
+    ctx, plans = _alloc
+    n = len(values)
+    if n not in plans:
+        npes = _redist.shmem_pes()[1]
+        plans[n] = _plan(Spec(Mesh({"pe": npes}), (npes * n,), "i64",
+                              ("pe",), ()), objective="bytes")
+    every = np.zeros(plans[n].spec.shape[0], np.int64)
+    ctx.execute(plans[n], np.array(values, np.int64), every)
+    return every.reshape(-1, n)
+
+
+def collect():
+    """Give the memory of released symmetric arrays back to the heap
+    (shmem_free), those that every PE has released, in one agreed order.
+    Collective; empty() and zeros() do it first.  Call gc.collect()
+    before it on every PE where arrays may sit in reference cycles."""
+    _need()
+    _allocator()
+    mine = _redist.shmem_released()
+    counts = _gather([len(mine)])[:, 0]
+    m = int(counts.max())
+    if m == 0:
+        return
+    rows = _gather(mine + [0] * (m - len(mine)))
+    common = set(rows[0].tolist())
+    for r in rows[1:]:
+        common &= set(r.tolist())
+    common.discard(0)
+    _redist.shmem_free_released(sorted(common))
 
 
 def _shape_dtype(shape, dtype):
@@ -113,20 +145,21 @@ def empty(shape, dtype="f64"):
     the largest), a bad shape or dtype raises on its PE and ExecError on
     the others, and a full heap anywhere MemoryError on every PE.  Such
     arrays passed as src and dst by every PE make Executor runs put
-    straight into them (no copy through scratch).  The memory goes with
-    shmem_free when the last reference to the array (or a view of it)
-    goes, which is collective: drop them at the same point on every PE,
-    before stop() (after it they stay as private memory)."""
+    straight into them (no copy through scratch).  When the last
+    reference to the array (or a view of it) goes, its memory is
+    released; the next allocation (or collect()) gives it back with
+    shmem_free once every PE has released it.  Arrays alive at stop()
+    stay usable as private memory."""
     _need()
-    ctx, gather = _allocator()
+    ctx = _allocator()[0]
     import numpy as np
     try:
         shape, dt, nbytes = _shape_dtype(shape, dtype)
         bad = None
     except (TypeError, ValueError) as e:
         nbytes, bad = -1, e
-    every = np.zeros(gather.spec.shape[0], np.int64)
-    ctx.execute(gather, np.array([nbytes], np.int64), every)
+    collect()
+    every = _gather([nbytes])[:, 0]
     failed = [p for p in range(len(every)) if every[p] < 0]
     if bad is not None:
         raise bad
@@ -146,9 +179,9 @@ def zeros(shape, dtype="f64"):
 
 
 def is_symmetric(a):
-    """Whether the memory of `a` (any buffer-protocol object) lies in the
-    symmetric heap on this PE (local; False when OpenSHMEM is not
-    running).  Runs use the symmetric path only when every PE passes
+    """Whether `a` (any buffer-protocol object) is one contiguous buffer
+    in the symmetric heap on this PE (local; False when OpenSHMEM is not
+    running, and for a strided view).  Runs use the symmetric path only when every PE passes
     symmetric src and dst at the same addresses (agreed in each call)."""
     _need()
     return bool(_redist.shmem_is_symmetric(a))
@@ -225,4 +258,4 @@ else:
 
 
 __all__ = ["HAVE_SHMEM", "start", "stop", "Executor", "empty", "zeros",
-           "is_symmetric"]
+           "is_symmetric", "collect"]
