@@ -57,15 +57,21 @@ def test_random_plans_exact(seed):
         rep = ex.execute(plan, src, dst, report=True)
         agree(np.array_equal(dst, want), f"execute {spec!r}")
         agree(np.array_equal(src, keep) and not rep["writes_src"], "src kept")
-        with ex.prepare(plan, src, dst) as pr:
-            for k in range(2):
-                dst[...] = 0
-                if k and pr.can_start:
-                    pr.start()
-                    pr.wait()
-                else:
-                    pr.run()
-                agree(np.array_equal(dst, want), f"prepared run {k}")
+        prepared_runs(ex, plan, src, dst, want)
+
+
+def prepared_runs(ex, plan, src, dst, want):
+    """A prepared object run, then started and waited for (where the
+    runtime allows), exact each time."""
+    with ex.prepare(plan, src, dst) as pr:
+        for k in range(2):
+            dst[...] = 0
+            if k and pr.can_start:
+                pr.start()
+                pr.wait()
+            else:
+                pr.run()
+            agree(np.array_equal(dst, want), f"prepared run {k}")
 
 
 def fails_together(fn, culprit, match):
@@ -382,15 +388,7 @@ def test_symmetric_random_exact(seed):
         agree(np.array_equal(src, psrc) and not sym["writes_src"], "src kept")
         # symmetric buffers need no more scratch than private ones
         agree(sym["scratch_bytes"] <= priv["scratch_bytes"], f"{sym} {priv}")
-        with ex.prepare(plan, src, dst) as pr:
-            for k in range(2):
-                dst[...] = 0
-                if k and pr.can_start:
-                    pr.start()
-                    pr.wait()
-                else:
-                    pr.run()
-                agree(np.array_equal(dst, want), f"prepared run {k}")
+        prepared_runs(ex, plan, src, dst, want)
         # one PE passes private arrays: every PE takes the private path
         pdst[...] = 0
         dst[...] = 0
