@@ -11,9 +11,11 @@
  * context's endpoint (redist_shmem_backend, any memory), run only too.
  *
  * The arrays are any buffer-protocol memory, checked as for MPI
- * (blocks.c); they are not in the symmetric heap, so the backend receives
- * into its own symmetric scratch and copies the result into dst (BUFFERS
- * in shmem.h).  A PE whose arrays fail the checks still enters the C call
+ * (blocks.c), and passed on as they are: the backend decides in each
+ * call whether every PE's are symmetric (BUFFERS in shmem.h).  Private
+ * ones go through its symmetric scratch; SymmetricBuffer (below, the
+ * memory of redist.shmem.empty) gives arrays in the symmetric heap, which
+ * it puts straight into.  A PE whose arrays fail the checks still enters the C call
  * with no plan (or set), so that every PE fails together; a PE outside a
  * two-mesh side's mesh passes None for the block it does not hold.  The
  * GIL is released while data moves.  After shmem_stop no context or

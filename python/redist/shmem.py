@@ -16,8 +16,15 @@ PEs.  Plans of two-mesh specs and PlanSets run too (PE d is global
 device d; a PE outside a mesh passes None for the block it does not
 hold); their prepared objects run only (no start / test / wait in the C
 API).  The arrays are any C-contiguous buffer-protocol memory, checked as
-for MPI (Executor.execute in redist._exec): the backend receives into its
-own symmetric scratch and copies into dst.  Open MPI's OpenSHMEM needs
+for MPI (Executor.execute in redist._exec).  Private arrays go through
+the backend's symmetric scratch; arrays from empty() / zeros() (in the
+symmetric heap, collective) are put into directly when every PE passes
+them to a one-mesh plan (doc/python.md, "Symmetric arrays"):
+
+    src = redist.shmem.empty(shape, dtype)           # collective
+    dst = redist.shmem.zeros(shape, dtype)
+
+Open MPI's OpenSHMEM needs
 the one-sided osc/rdma component off (`oshrun --mca osc ^rdma`, or
 OMPI_MCA_osc=^rdma), else shmem_finalize crashes.  Do not mix with mpi4py
 in one process: Open MPI's shmem_finalize also finalizes MPI.

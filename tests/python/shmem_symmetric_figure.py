@@ -4,7 +4,7 @@ arrays, one-shot (Executor.execute) and prepared (Prepared.run).  Run
 under oshrun (not a test):
 
     OMPI_MCA_osc=^rdma PYTHONPATH=build/python oshrun -q --oversubscribe \\
-        -np 2 python3 tests/python/shmem_symmetric_figure.py [MiB] [rounds] [runs]
+        -np 2 python3 tests/python/shmem_symmetric_figure.py [MiB] [rounds] [runs] [no_ptr]
 
 Each round times `runs` calls of every variant (variants alternate
 within the round), each call after a synchronising exchange, as the
@@ -22,6 +22,7 @@ import redist.shmem as sh
 mib = int(sys.argv[1]) if len(sys.argv) > 1 else 16
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+no_ptr = len(sys.argv) > 4 and sys.argv[4] == "no_ptr"  # REDIST_SHMEM_NO_PTR
 
 pe, npes = sh.start()
 rows = max(npes, (mib << 20) // 8 // 1024 // npes * npes)  # per PE: mib MiB
@@ -35,7 +36,7 @@ pdst = np.zeros(spec.dst_block_shape(pe))
 ssrc = sh.empty(psrc.shape)
 ssrc[...] = psrc
 sdst = sh.zeros(pdst.shape)
-ex = sh.Executor(spec.mesh)
+ex = sh.Executor(spec.mesh, no_ptr=no_ptr)
 times = np.zeros(npes)
 
 
@@ -74,7 +75,7 @@ scratch = {k: r["scratch_bytes"] for k, r in (
 if pe == 0:
     print(f"{npes} PEs, all_to_all of f64[{rows * npes},1024], "
           f"{psrc.nbytes / 2**20:.1f} MiB per PE; {rounds} rounds of {runs} "
-          f"runs; scratch bytes per PE {scratch}")
+          f"runs; no_ptr {no_ptr}; scratch bytes per PE {scratch}")
     print("| variant | median | range of the rounds |")
     print("|---|---|---|")
     for k, v in per.items():
