@@ -135,6 +135,22 @@ static Py_ssize_t nlive_bufs;
 static void **released;
 static Py_ssize_t nreleased, released_cap;
 
+/* Queue p; if the queue cannot grow the memory stays taken (on this PE
+ * only: the others never see it released, so nothing frees it). */
+static void release(void *p)
+{
+    if (nreleased == released_cap) {
+        Py_ssize_t cap = released_cap ? 2 * released_cap : 16;
+        void **q = PyMem_RawRealloc(released, (size_t)cap * sizeof *q);
+        if (q) {
+            released = q;
+            released_cap = cap;
+        }
+    }
+    if (nreleased < released_cap)
+        released[nreleased++] = p;
+}
+
 /* After shmem_finalize: the released memory went with the heap. */
 static void forget_released(void)
 {
@@ -157,21 +173,9 @@ static void symbuf_dealloc(PyObject *self_obj)
         void *p = self->p;
         self->p = NULL;
         /* a kept buffer's pages may be shared with another's: left
-         * mapped until the process exits.  Otherwise queued; if the
-         * queue cannot grow the memory stays taken (on this PE only: the
-         * others never see it released, so nothing frees it). */
-        if (!self->kept && started && !stopped) {
-            if (nreleased == released_cap) {
-                Py_ssize_t cap = released_cap ? 2 * released_cap : 16;
-                void **q = PyMem_RawRealloc(released, (size_t)cap * sizeof *q);
-                if (q) {
-                    released = q;
-                    released_cap = cap;
-                }
-            }
-            if (nreleased < released_cap)
-                released[nreleased++] = p;
-        }
+         * mapped until the process exits.  Otherwise queued. */
+        if (!self->kept && started && !stopped)
+            release(p);
     }
     PyMem_RawFree(self->copy);
     Py_TYPE(self_obj)->tp_free(self_obj);
@@ -612,14 +616,14 @@ static PyObject *ctx_malloc_all(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     p = redist_shmem_malloc_all(ctx, (size_t)total, &mine);
     Py_END_ALLOW_THREADS
-    if (p && !b) {
-        Py_BEGIN_ALLOW_THREADS
-        shmem_free(p); /* collective: every PE frees what it got */
-        Py_END_ALLOW_THREADS
-        p = NULL;
+    if (!b) {
+        /* MemoryError here alone (shmem_free would be collective): the
+         * memory counts as released, and is given back once the other
+         * PEs release theirs */
+        if (p)
+            release(p);
+        return NULL;
     }
-    if (!b)
-        return NULL; /* MemoryError here; the others' b->p is NULL too */
     b->p = p;
     b->len = length;
     b->cap = total;
