@@ -16,17 +16,25 @@ PEs.  Plans of two-mesh specs and PlanSets run too (PE d is global
 device d; a PE outside a mesh passes None for the block it does not
 hold); their prepared objects run only (no start / test / wait in the C
 API).  The arrays are any C-contiguous buffer-protocol memory, checked as
-for MPI (Executor.execute in redist._exec): the backend receives into its
-own symmetric scratch and copies into dst.  Open MPI's OpenSHMEM needs
+for MPI (Executor.execute in redist._exec).  Private arrays go through
+the backend's symmetric scratch; arrays from empty() / zeros() (in the
+symmetric heap, collective) are put into directly when every PE passes
+them to a one-mesh plan (doc/python.md, "Symmetric arrays"):
+
+    src = redist.shmem.empty(shape, dtype)           # collective
+    dst = redist.shmem.zeros(shape, dtype)
+
+Open MPI's OpenSHMEM needs
 the one-sided osc/rdma component off (`oshrun --mca osc ^rdma`, or
 OMPI_MCA_osc=^rdma), else shmem_finalize crashes.  Do not mix with mpi4py
 in one process: Open MPI's shmem_finalize also finalizes MPI.
 """
 
 import atexit
+import operator
 
 from . import _redist
-from ._types import Mesh
+from ._types import Mesh, Spec, numpy_dtype, plan as _plan
 from ._sets import PlanSet
 from ._exec import _prepare_set
 
@@ -42,6 +50,9 @@ def _need():
                                   "(libredist_shmem): no redist.shmem")
 
 
+_alloc = None  # (context over every PE, all-gather plan of one i64 per PE)
+
+
 def start(thread_multiple=True):
     """shmem_init_thread (SHMEM_THREAD_MULTIPLE, for Prepared.start) once
     per process; returns (pe, npes).  shmem_finalize runs at exit unless
@@ -54,9 +65,133 @@ def start(thread_multiple=True):
 
 def stop():
     """shmem_finalize (collective), once; no context or prepared object
-    runs afterwards (and OpenSHMEM cannot start again)."""
+    runs afterwards (and OpenSHMEM cannot start again).  Symmetric arrays
+    still alive (empty, zeros) keep their contents as private memory,
+    which is never freed: they stay usable, no longer symmetric."""
+    global _alloc
     if HAVE_SHMEM:
+        if _alloc is not None:
+            ctx, _alloc = _alloc[0], None
+            ctx.free()
         _redist.shmem_stop()
+
+
+def _allocator():
+    """The context that symmetric allocations agree through, and its
+    all-gather plans by length, made on the first allocation (collective,
+    as each allocation is); freed by stop()."""
+    global _alloc
+    if _alloc is None:
+        _alloc = (Executor(Mesh({"pe": _redist.shmem_pes()[1]})), {})
+    return _alloc
+
+
+def _gather(values):
+    """All-gather of this PE's int64 values (the same count on every PE):
+    a (npes, len) array (collective)."""
+    import numpy as np
+    ctx, plans = _alloc
+    n = len(values)
+    if n not in plans:
+        npes = _redist.shmem_pes()[1]
+        plans[n] = _plan(Spec(Mesh({"pe": npes}), (npes * n,), "i64",
+                              ("pe",), ()), objective="bytes")
+    every = np.zeros(plans[n].spec.shape[0], np.int64)
+    ctx.execute(plans[n], np.array(values, np.int64), every)
+    return every.reshape(-1, n)
+
+
+def collect():
+    """Give the memory of released symmetric arrays back to the heap
+    (shmem_free), those that every PE has released, in one agreed order.
+    Collective; empty() and zeros() do it first.  Call gc.collect()
+    before it on every PE where arrays may sit in reference cycles."""
+    _need()
+    _allocator()
+    mine = _redist.shmem_released()
+    counts = _gather([len(mine)])[:, 0]
+    m = int(counts.max())
+    if m == 0:
+        return
+    rows = _gather(mine + [0] * (m - len(mine)))
+    common = set(rows[0].tolist())
+    for r in rows[1:]:
+        common &= set(r.tolist())
+    common.discard(0)
+    _redist.shmem_free_released(sorted(common))
+
+
+def _shape_dtype(shape, dtype):
+    """(shape tuple, NumPy dtype, bytes) of empty()'s arguments, or
+    TypeError / ValueError."""
+    import numpy as np
+    if isinstance(dtype, str):
+        dt = numpy_dtype(dtype)  # redist names too ("bf16": uint16)
+    else:
+        dt = np.dtype(dtype)
+    if dt.hasobject:
+        raise TypeError(f"dtype {dt}: object arrays cannot live in the "
+                        "symmetric heap")
+    try:
+        shape = (operator.index(shape),)
+    except TypeError:
+        shape = tuple(operator.index(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"shape {shape}: negative dimension")
+    n = 1
+    for d in shape:
+        n *= d
+    return shape, dt, n * dt.itemsize
+
+
+def empty(shape, dtype="f64"):
+    """A NumPy array of `shape` and `dtype` (a NumPy dtype, or a spec-file
+    name: "bf16" gives uint16) in the OpenSHMEM symmetric heap,
+    uninitialised.  Collective over all PEs, all or none: each PE may ask
+    for its own shape (the blocks of uneven dims; every PE then reserves
+    the largest), a bad shape or dtype raises on its PE and ExecError on
+    the others, and a full heap anywhere MemoryError on every PE.  Such
+    arrays passed as src and dst by every PE make Executor runs put
+    straight into them (no copy through scratch).  When the last
+    reference to the array (or a view of it) goes, its memory is
+    released; the next allocation (or collect()) gives it back with
+    shmem_free once every PE has released it.  Arrays alive at stop()
+    stay usable as private memory."""
+    _need()
+    ctx = _allocator()[0]
+    import numpy as np
+    try:
+        shape, dt, nbytes = _shape_dtype(shape, dtype)
+        bad = None
+    except (TypeError, ValueError) as e:
+        nbytes, bad = -1, e
+    collect()
+    every = _gather([nbytes])[:, 0]
+    failed = [p for p in range(len(every)) if every[p] < 0]
+    if bad is not None:
+        raise bad
+    if failed:
+        _redist.shmem_fail(failed[0], "bad shape or dtype for "
+                           "redist.shmem.empty / zeros")
+    buf = ctx._malloc_all(max(int(every.max()), 1), nbytes)
+    count = nbytes // dt.itemsize if dt.itemsize else 0
+    return np.frombuffer(buf, dt, count).reshape(shape)
+
+
+def zeros(shape, dtype="f64"):
+    """empty(shape, dtype), filled with zeros (collective, as empty)."""
+    a = empty(shape, dtype)
+    a[...] = 0
+    return a
+
+
+def is_symmetric(a):
+    """Whether `a` (any buffer-protocol object) is one contiguous buffer
+    in the symmetric heap on this PE (local; False when OpenSHMEM is not
+    running, and for a strided view).  Runs use the symmetric path only when every PE passes
+    symmetric src and dst at the same addresses (agreed in each call)."""
+    _need()
+    return bool(_redist.shmem_is_symmetric(a))
 
 
 if HAVE_SHMEM:
@@ -129,4 +264,5 @@ else:
             _need()
 
 
-__all__ = ["HAVE_SHMEM", "start", "stop", "Executor"]
+__all__ = ["HAVE_SHMEM", "start", "stop", "Executor", "empty", "zeros",
+           "is_symmetric", "collect"]

@@ -4,7 +4,12 @@ plans (pending reductions included) run exactly, one-shot and prepared
 mesh with pending reductions, or two meshes; budgets that force several
 rounds) run exactly, one-shot and prepared (run twice); bad arrays fail
 on every PE with clear errors (ValueError on the culprit, ExecError on
-the others), never hang.
+the others), never hang.  Symmetric arrays (redist.shmem.empty / zeros):
+allocation all or none, given back once every PE released them, random plans exact
+on them (one-shot and prepared), puts straight into them (no scratch)
+only when every PE passes them, mixed symmetric / private PEs exact on
+the private path, bad symmetric arrays failing together, and arrays
+kept usable across stop() (the last test: it finalizes OpenSHMEM).
 
 Checks are agreed over the PEs with redist itself (an all-gather of one
 flag per PE), so a failure on one PE fails all of them instead of
@@ -52,15 +57,21 @@ def test_random_plans_exact(seed):
         rep = ex.execute(plan, src, dst, report=True)
         agree(np.array_equal(dst, want), f"execute {spec!r}")
         agree(np.array_equal(src, keep) and not rep["writes_src"], "src kept")
-        with ex.prepare(plan, src, dst) as pr:
-            for k in range(2):
-                dst[...] = 0
-                if k and pr.can_start:
-                    pr.start()
-                    pr.wait()
-                else:
-                    pr.run()
-                agree(np.array_equal(dst, want), f"prepared run {k}")
+        prepared_runs(ex, plan, src, dst, want)
+
+
+def prepared_runs(ex, plan, src, dst, want):
+    """A prepared object run, then started and waited for (where the
+    runtime allows), exact each time."""
+    with ex.prepare(plan, src, dst) as pr:
+        for k in range(2):
+            dst[...] = 0
+            if k and pr.can_start:
+                pr.start()
+                pr.wait()
+            else:
+                pr.run()
+            agree(np.array_equal(dst, want), f"prepared run {k}")
 
 
 def fails_together(fn, culprit, match):
@@ -278,3 +289,212 @@ def test_no_start_for_two_mesh_plans_and_sets():
         agree(np.array_equal(dst, expected(spec, pe)) and
               np.array_equal(sets[1]["a"], expected(arrays["a"], pe)),
               "results")
+
+
+# ------------------------------------------------------- symmetric arrays
+
+def sym_copy(a):
+    """A symmetric copy of `a` (collective)."""
+    s = redist.shmem.empty(a.shape, a.dtype)
+    s[...] = a
+    return s
+
+
+def test_symmetric_alloc():
+    sh = redist.shmem
+    live = redist._redist.shmem_live()
+    a = sh.zeros((3, pe + 1), "f32")        # each PE its own shape
+    b = sh.empty(5, "bf16")                  # uint16, NumPy's bf16 view
+    z = sh.empty((0, 4), np.int64)           # an empty block
+    w = sh.zeros((3, 4))
+    agree(a.shape == (3, pe + 1) and a.dtype == np.float32 and
+          not a.any() and a.flags.c_contiguous and a.flags.writeable and
+          b.shape == (5,) and b.dtype == np.uint16 and z.size == 0 and
+          all(sh.is_symmetric(x) for x in (a, b, z)) and
+          not sh.is_symmetric(np.zeros(3)) and
+          sh.is_symmetric(w[1:]) and not sh.is_symmetric(w[:, ::2]) and
+          redist._redist.shmem_live() == live + 4, "allocations")
+    # the same objects on every PE: one PE's address is every PE's
+    addr = np.array([a.__array_interface__["data"][0]], np.int64)
+    every = np.zeros(npes, np.int64)
+    _flags.execute(redist.plan(redist.Spec({"pe": npes}, (npes,), "i64",
+                                           ("pe",), ())), addr, every)
+    agree(len(set(every.tolist())) == 1, "same address on every PE")
+    v = a[1:]                                 # a view keeps the memory
+    del a, b, z, w
+    agree(redist._redist.shmem_live() == live + 1 and v.shape[0] == 2,
+          "freed with the last reference")
+    del v
+    agree(redist._redist.shmem_live() == live, "view dropped")
+    sh.collect()
+    agree(redist._redist.shmem_released() == [], "given back")
+    # released on some PEs only: kept until every PE has released it
+    # (shmem_free is collective; Python frees at its own times)
+    keep = sh.zeros(8)
+    addr = keep.__array_interface__["data"][0]
+    if pe != 0:
+        del keep
+    sh.collect()
+    agree(redist._redist.shmem_released() == ([] if pe == 0 else [addr]),
+          "not given back while PE 0 holds it")
+    keep = None
+    sh.collect()
+    agree(redist._redist.shmem_released() == [], "given back by all")
+    # freed memory is reused: far more than the heap, one array at a time
+    for _ in range(24):
+        big = sh.empty(16 << 20, np.uint8)
+        del big
+    agree(redist._redist.shmem_live() == live, "no leak")
+
+
+def test_symmetric_alloc_fails_together():
+    sh = redist.shmem
+    culprit = npes - 1
+    fails_together(lambda: sh.empty((-1,) if pe == culprit else (4,)),
+                   culprit, "negative dimension")
+    fails_together(lambda: sh.zeros(3, "f7" if pe == culprit else "f32"),
+                   culprit, "dtype 'f7'")
+    # a heap too small: MemoryError on every PE, nothing kept (every PE
+    # asks for the largest request, so every heap refuses it)
+    live = redist._redist.shmem_live()
+    try:
+        sh.empty(1 << 50 if pe == culprit else 8, np.uint8)
+        got = None
+    except MemoryError as e:
+        got = e
+    agree(got is not None and "symmetric heap has no room for "
+          f"{1 << 50} bytes" in str(got), repr(got))
+    agree(redist._redist.shmem_live() == live, "nothing allocated")
+    ok = sh.zeros(4)
+    agree(sh.is_symmetric(ok), "allocation works after the failures")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_symmetric_random_exact(seed):
+    rng = random.Random(7000 * npes + seed)
+    spec = random_spec(rng, npes)
+    plan = redist.plan(spec, objective=rng.choice(["time", "bytes"]))
+    want = block(spec, pe, "dst")
+    psrc = block(spec, pe, "src")
+    src = sym_copy(psrc)
+    dst = redist.shmem.zeros(spec.dst_block_shape(pe), spec.np_dtype)
+    pdst = np.zeros(spec.dst_block_shape(pe), spec.np_dtype)
+    culprit = rng.randrange(npes)
+    with redist.shmem.Executor(spec.mesh, no_ptr=seed % 4 == 3) as ex:
+        priv = ex.execute(plan, psrc, pdst, report=True)
+        agree(np.array_equal(pdst, want), f"private {spec!r}")
+        sym = ex.execute(plan, src, dst, report=True)
+        agree(np.array_equal(dst, want), f"symmetric {spec!r}")
+        agree(np.array_equal(src, psrc) and not sym["writes_src"], "src kept")
+        # symmetric buffers need no more scratch than private ones
+        agree(sym["scratch_bytes"] <= priv["scratch_bytes"], f"{sym} {priv}")
+        prepared_runs(ex, plan, src, dst, want)
+        # one PE passes private arrays: every PE takes the private path
+        pdst[...] = 0
+        dst[...] = 0
+        mixed = ex.execute(plan, psrc if pe == culprit else src,
+                           pdst if pe == culprit else dst, report=True)
+        agree(np.array_equal(pdst if pe == culprit else dst, want),
+              f"mixed {spec!r}")
+        agree(mixed["scratch_bytes"] == priv["scratch_bytes"],
+              f"mixed takes the private path: {mixed} {priv}")
+        with ex.prepare(plan, psrc if pe == culprit else src,
+                        pdst if pe == culprit else dst) as pr:
+            pdst[...] = 0
+            dst[...] = 0
+            pr.run()
+            agree(np.array_equal(pdst if pe == culprit else dst, want),
+                  "mixed prepared")
+        # with preserve_src=False the consumed source is symmetric too
+        dst[...] = 0
+        ex.execute(plan, src, dst, preserve_src=False)
+        agree(np.array_equal(dst, want), "consumed symmetric src")
+
+
+def test_symmetric_puts_straight():
+    """An all_to_all on symmetric arrays puts into dst: no scratch; on
+    private arrays, or with one PE's private, it goes through scratch."""
+    spec = redist.Spec({"x": npes}, (4 * npes, 2 * npes), "f64",
+                       ("x", None), (None, "x"))
+    plan = redist.plan(spec)
+    full = np.arange(8 * npes * npes, dtype=np.float64).reshape(spec.shape)
+    psrc = np.ascontiguousarray(full[spec.src_slices(pe)])
+    want = full[spec.dst_slices(pe)]
+    src = sym_copy(psrc)
+    dst = redist.shmem.zeros(spec.dst_block_shape(pe))
+    pdst = np.zeros(spec.dst_block_shape(pe))
+    with redist.shmem.Executor(spec.mesh) as ex:
+        for what, s, d, out, straight in (
+                ("symmetric", src, dst, dst, True),
+                ("private", psrc, pdst, pdst, npes == 1),
+                ("mixed", psrc if pe == 0 else src,
+                 pdst if pe == 0 else dst, pdst if pe == 0 else dst,
+                 npes == 1)):
+            out[...] = 0
+            rep = ex.execute(plan, s, d, report=True)
+            agree(np.array_equal(out, want) and
+                  (rep["scratch_allocations"] == 0) == straight,
+                  f"{what}: {rep}")
+
+
+def test_symmetric_bad_arrays_fail_together():
+    spec = redist.Spec({"x": npes}, (2 * npes, 4), "f64", ("x", None), ())
+    plan = redist.plan(spec)
+    full = np.arange(8 * npes, dtype=np.float64).reshape(2 * npes, 4)
+    src = sym_copy(np.ascontiguousarray(full[spec.src_slices(pe)]))
+    culprit = npes - 1
+    with redist.shmem.Executor(spec.mesh) as ex:
+        def wrong_dtype():
+            dst = redist.shmem.zeros(spec.dst_block_shape(pe),
+                                     "f32" if pe == culprit else "f64")
+            ex.execute(plan, src, dst)
+        fails_together(wrong_dtype, culprit, "dtype is f64")
+
+        def wrong_shape():
+            shape = spec.dst_block_shape(pe)
+            dst = redist.shmem.zeros((shape[0] + 1,) + shape[1:]
+                                     if pe == culprit else shape)
+            ex.execute(plan, src, dst)
+        fails_together(wrong_shape, culprit, "dst")
+
+        def not_contiguous():
+            shape = spec.dst_block_shape(pe)
+            wide = redist.shmem.zeros(shape[:-1] + (2 * shape[-1],))
+            good = redist.shmem.zeros(shape)
+            ex.execute(plan, src, wide[..., ::2] if pe == culprit else good)
+        fails_together(not_contiguous, culprit, "contiguous")
+
+        def read_only():
+            dst = redist.shmem.zeros(spec.dst_block_shape(pe))
+            if pe == culprit:
+                dst.setflags(write=False)
+            with ex.prepare(plan, src, dst):
+                pass
+        fails_together(read_only, culprit, "writable")
+        dst = redist.shmem.zeros(spec.dst_block_shape(pe))
+        ex.execute(plan, src, dst)
+        agree(np.array_equal(dst, full), "after the failures")
+
+
+def test_zz_stop_keeps_symmetric_arrays():
+    """Last (it finalizes OpenSHMEM): arrays alive at stop() keep their
+    contents as private memory and stay writable; freeing them later
+    does nothing collective; nothing runs afterwards."""
+    sh = redist.shmem
+    a = sh.zeros((64, 1024), np.int32)       # pages of its own
+    b = sh.empty(3, np.float64)              # shares a page with others
+    a[...] = pe + 1
+    b[...] = [1.5, 2.5, 3.5]
+    view = a[10:20]
+    agree(True, "before stop")               # last collective of the file
+    global _flags
+    _flags.free()
+    sh.stop()
+    assert not sh.is_symmetric(a)
+    assert (a == pe + 1).all() and list(b) == [1.5, 2.5, 3.5]
+    a[...] = 7
+    b += 1
+    assert view.sum() == 7 * view.size and list(b) == [2.5, 3.5, 4.5]
+    del a, view, b                            # nothing to free: no hang
+    with pytest.raises(redist.ExecError, match="finalized"):
+        sh.empty(3)
