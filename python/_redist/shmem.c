@@ -21,6 +21,11 @@
  * GIL is released while data moves.  After shmem_stop no context or
  * prepared object may run: their deallocation then frees nothing (the
  * heap is gone).
+ *
+ * One file of about 900 lines: start / stop, the contexts and the
+ * symmetric buffers share the process's OpenSHMEM state (started,
+ * stopped, the live and released buffers that stop keeps and collect
+ * frees), which no other file may touch.
  */
 #include "rpy.h"
 
@@ -291,7 +296,7 @@ static Py_ssize_t restore_live(void)
     return failed;
 }
 
-/* ----------------------------------------------- prepared (prep.c) *//* ----------------------------------------------- prepared (prep.c) */
+/* ----------------------------------------------- prepared (prep.c) */
 
 static redist_status_t sh_run(void *p, redist_exec_report_t *rep,
                               redist_error_t *err)
