@@ -386,12 +386,8 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
     *np = 0;
     *parts = NULL;
     if (redist_spec_num_meshes(plan->spec) == 2) {
-        /* the level the plan gives a message that leaves the source
-         * mesh (src/plan/transfer.c): the slowest axis, at least node */
-        int far = REDIST_LINK_NODE;
-        for (int a = 0; a < plan->spec->mesh.naxes; a++)
-            if (cm->axis_link[a] > far)
-                far = cm->axis_link[a];
+        /* the level the plan gives a message that leaves the source mesh */
+        int far = rd_transfer_far_link(plan->spec, cm);
         if (!(*parts = calloc(1, sizeof **parts)))
             return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                             "out of memory");

@@ -73,9 +73,7 @@ static int pair_link(const redist_spec_t *s, const redist_cost_model_t *cm,
     return link;
 }
 
-/* The level of a message that leaves the source mesh: the slowest of its
- * axes' levels, and at least node (the meshes' devices may be far). */
-static int far_link(const redist_spec_t *s, const redist_cost_model_t *cm)
+int rd_transfer_far_link(const redist_spec_t *s, const redist_cost_model_t *cm)
 {
     int link = REDIST_LINK_NODE;
     for (int a = 0; a < s->mesh.naxes; a++)
@@ -95,7 +93,7 @@ const redist_cost_model_t *rd_meshes_phase_cost(
      * level between the first member of each of its groups and the
      * others (pair_link); any other axis is on node. */
     const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
-    int inside = 1, far = far_link(s, cm);
+    int inside = 1, far = rd_transfer_far_link(s, cm);
     for (int64_t r = 0; r < mb->ndevices && inside; r++)
         inside = s->two->pos[0][s->two->dev[1][r]] >= 0;
     *tmp = *cm;
@@ -338,7 +336,7 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
         if (S->t.partial >> a & 1u)
             npc *= (uint64_t)s->two->mesh[0].size[a];
     if (cm) {
-        f.far = far_link(s, cm);
+        f.far = rd_transfer_far_link(s, cm);
         for (int a = 0; a < s->mesh.naxes; a++)
             if (s->mesh.size[a] > 1 && cm->axis_link[a] != f.far)
                 f.uniform = 0;
