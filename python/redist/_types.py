@@ -722,14 +722,15 @@ class Plan(_redist.Plan):
     is the table `redistplan plan` prints."""
 
     def __init__(self, spec, *, objective="time", cost=None, topology=None,
-                 max_peak_bytes=0, max_states=0):
+                 max_peak_bytes=0, max_states=0, cross_sums=False):
         if not isinstance(spec, Spec):
             raise TypeError(f"plan: a redist.Spec, not {type(spec).__name__}")
         if objective not in _OBJECTIVES:
             raise ValueError(f"objective: 'bytes' or 'time', not {objective!r}")
         path, text = _cost_args(cost)
         self._create(spec, _OBJECTIVES[objective], int(max_peak_bytes),
-                     int(max_states), path, text, _links_arg(topology, spec.mesh))
+                     int(max_states), path, text, _links_arg(topology, spec.mesh),
+                     bool(cross_sums))
         self.spec = spec
         self.objective = objective
         self._steps = None
@@ -792,7 +793,7 @@ class Plan(_redist.Plan):
 
 
 def plan(spec, *, objective="time", cost=None, topology=None,
-         max_peak_bytes=0, max_states=0):
+         max_peak_bytes=0, max_states=0, cross_sums=False):
     """Plan a Spec (redist_plan_create).
 
     objective: "time", the default (least peak, then modelled time under
@@ -802,11 +803,16 @@ def plan(spec, *, objective="time", cost=None, topology=None,
     cost: a cost file path (`redistplan calibrate -o`) or its dict.
     topology: the link level of each mesh axis ({"data": "network"} or
     "data=network,model=numa"), as `--axis-links`.  max_peak_bytes,
-    max_states: as the C options (0: none / the default).  Raises PlanError
+    max_states: as the C options (0: none / the default).  cross_sums:
+    two-mesh plans may carry pending sums through the transfer (the
+    receivers sum them; `redistplan plan --cross-sums`, doc/meshes.md);
+    sim and MPI run such plans, OpenSHMEM and plan sets refuse them.
+    Raises PlanError
     (.status ERR_INFEASIBLE, ERR_LIMIT...) or SpecError for a bad cost
     model."""
     return Plan(spec, objective=objective, cost=cost, topology=topology,
-                max_peak_bytes=max_peak_bytes, max_states=max_states)
+                max_peak_bytes=max_peak_bytes, max_states=max_states,
+                cross_sums=cross_sums)
 
 
 def verify(plan_or_spec, plan_json=None, *, path=None):

@@ -30,6 +30,23 @@ def test_files_found():
 
 # ------------------------------------------------------------ two meshes
 
+def test_cross_sums_plan_like_cli(redistplan):
+    # pending sums carried through the transfer (doc/meshes.md): opt-in,
+    # the same plan as `redistplan plan --cross-sums`, and it must differ
+    # from the default on the spec written for it
+    path = os.path.join(os.path.dirname(MESH_FILES[0]),
+                        "grad-partial-dp8-to-tp16-crossing.json")
+    spec = redist.load_spec(path)
+    cross = redist.plan(spec, cross_sums=True)
+    assert cross.to_json() + "\n" == cli(redistplan, path, "--json",
+                                         "--cross-sums")
+    assert str(cross) == cli(redistplan, path, "--cross-sums")
+    plain = redist.plan(spec)
+    assert [s.op for s in cross] == ["transfer"]
+    assert [s.op for s in plain] != ["transfer"]
+    assert cross.recv_bytes < plain.recv_bytes
+
+
 @pytest.mark.parametrize("path", MESH_FILES, ids=os.path.basename)
 def test_mesh_files_plan_like_cli(path, redistplan):
     spec = redist.load_spec(path)
