@@ -29,28 +29,12 @@
 #include "redist/mpi.h"
 #include "../../src/backend/mpi/mpi_internal.h"
 #include "../common/overlap.h"
+#include "../common/mpi_check.h"
 #include "../common/random_plan.h"
 
 static int rank, nranks, failures, checks, runs, started, uneven_cases;
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        checks++;                                                            \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            fprintf(stderr, "FAIL (rank %d): ", rank);                       \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fprintf(stderr, "\n");                                           \
-        }                                                                    \
-    } while (0)
-
-static int all_fail(redist_status_t st)
-{
-    int bad = st != REDIST_OK, all = 0;
-    MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return all;
-}
 
 /* One plan: the one-shot result, then prepared runs of every kind. */
 static void check_plan(const redist_plan_t *plan, int async)

@@ -33,31 +33,13 @@
 #include "redist.h"
 #include "redist/mpi.h"
 #include "../../src/backend/mpi/mpi_internal.h"
+#include "../common/mpi_check.h"
 #include "../common/random_plan.h"
 
 static int rank, nranks, failures, checks, runs, started, direct_cases,
     fallback_cases, uneven_cases;
 static int g_node_ranks; /* check_plan's contexts: nodes of this many */
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        checks++;                                                            \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            fprintf(stderr, "FAIL (rank %d): ", rank);                       \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fprintf(stderr, "\n");                                           \
-        }                                                                    \
-    } while (0)
-
-/* 1 when the status is an error on every rank */
-static int all_fail(redist_status_t st)
-{
-    int bad = st != REDIST_OK, all = 0;
-    MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return all;
-}
 
 /* 1 when v is the same on every rank */
 static int same_everywhere(int v)
