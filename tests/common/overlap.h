@@ -22,4 +22,38 @@ redist_plan_t *ov_a2a_plan(int64_t n, int64_t rows, int64_t cols, int same);
 /* (T(run) + T(compute) - T(both)) / min(T(run), T(compute)) */
 double ov_hidden(double run, double compute, double both);
 
+/* What ov_measure needs from a test: a prepared object's blocking run,
+ * start and wait, a barrier of every rank and an element-wise maximum
+ * over the ranks (in place), all on `ctx`. */
+typedef struct {
+    void (*run)(void *ctx);
+    void (*start)(void *ctx);
+    void (*wait)(void *ctx);
+    void (*barrier)(void *ctx);
+    void (*max)(double *v, int n, void *ctx);
+    void *ctx;
+} ov_ops_t;
+
+/* The medians of one measurement, each the slowest rank's. */
+typedef struct {
+    double run, sleep, both, spin, both_spin; /* seconds */
+    double hidden, hidden_cpu;                /* ov_hidden of each pair */
+} ov_result_t;
+
+/* Measure the overlap of a started run with a compute phase as long as a
+ * run: `reps` rounds, each timing in turn a blocking run, a sleeping
+ * compute phase (an accelerator's work: the cores stay free), start +
+ * sleep + wait, a spinning one (CPU-bound) and start + spin + wait, each
+ * between barriers.  Every round times the run it compares with, so a
+ * machine whose load changes during the test changes both sides alike.
+ * Up to `attempts` measurements, stopping at the first whose sleeping
+ * phase hides at least `bar` (a loaded machine may stall one; an executor
+ * that does not overlap hides nothing in any of them); returns the best.
+ * Collective (every rank calls it). */
+ov_result_t ov_measure(const ov_ops_t *ops, int reps, int attempts, double bar);
+
+/* Print a result on one line, after `what` (e.g. "2 ranks, all_to_all
+ * 64 MiB per rank"). */
+void ov_print(const char *what, int reps, const ov_result_t *r);
+
 #endif

@@ -198,12 +198,23 @@ static void misuse(int async)
     redist_plan_free(other);
 }
 
+/* ov_measure's operations on a prepared MPI object */
+static void op_run(void *c) { redist_mpi_run(c, NULL, NULL); }
+static void op_start(void *c) { redist_mpi_start(c, NULL); }
+static void op_wait(void *c) { redist_mpi_wait(c, NULL, NULL); }
+static void op_barrier(void *c) { (void)c; MPI_Barrier(MPI_COMM_WORLD); }
+static void op_max(double *v, int n, void *c)
+{
+    (void)c;
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+}
+
 /* start; compute; wait against run + compute (the slowest rank's time). */
 static void overlap(void)
 {
     enum { REPS = 7 };
-    /* 32 MiB per rank: a run of tens of milliseconds */
-    redist_plan_t *plan = ov_a2a_plan(nranks, 4096, 2048 * nranks, 0);
+    /* 64 MiB per rank */
+    redist_plan_t *plan = ov_a2a_plan(nranks, 4096, 4096 * nranks, 0);
     const redist_spec_t *s = redist_plan_spec(plan);
     redist_mpi_t *mx = NULL;
     redist_error_t err;
@@ -215,58 +226,14 @@ static void overlap(void)
         CHECK(0, "prepare: %s", err.text);
         return;
     }
-    double t_run[REPS], t_sleep[REPS], t_both[REPS], t_spin[REPS],
-        t_both_spin[REPS], t;
-    redist_mpi_run(pr, NULL, NULL); /* warm */
-    for (int k = 0; k < REPS; k++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        t = ov_now();
-        redist_mpi_run(pr, NULL, NULL);
-        t_run[k] = ov_now() - t;
-    }
-    double run = ov_median(t_run, REPS);
-    MPI_Allreduce(MPI_IN_PLACE, &run, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    /* up to three measurements: a loaded machine (CI) may stall one; an
-     * executor that does not overlap hides nothing in any of them */
-    double hidden = 0;
-    for (int attempt = 0; attempt < 3 && hidden < 0.5; attempt++) {
-        for (int k = 0; k < REPS; k++) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            t = ov_now();
-            ov_sleep(run);
-            t_sleep[k] = ov_now() - t;
-            MPI_Barrier(MPI_COMM_WORLD);
-            t = ov_now();
-            redist_mpi_start(pr, NULL);
-            ov_sleep(run);
-            redist_mpi_wait(pr, NULL, NULL);
-            t_both[k] = ov_now() - t;
-            MPI_Barrier(MPI_COMM_WORLD);
-            t = ov_now();
-            ov_spin(run);
-            t_spin[k] = ov_now() - t;
-            MPI_Barrier(MPI_COMM_WORLD);
-            t = ov_now();
-            redist_mpi_start(pr, NULL);
-            ov_spin(run);
-            redist_mpi_wait(pr, NULL, NULL);
-            t_both_spin[k] = ov_now() - t;
-        }
-        double v[5] = {run, ov_median(t_sleep, REPS), ov_median(t_both, REPS),
-                       ov_median(t_spin, REPS), ov_median(t_both_spin, REPS)};
-        MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        hidden = ov_hidden(v[0], v[1], v[2]);
-        double hidden_cpu = ov_hidden(v[0], v[3], v[4]);
-        if (rank == 0)
-            printf("overlap, %d ranks, all_to_all 32 MiB per rank (medians of "
-                   "%d): run %.2f ms; sleep %.2f ms; start+sleep+wait %.2f ms: "
-                   "%.0f%% hidden; CPU-bound compute %.2f ms, "
-                   "start+compute+wait %.2f ms: %.0f%% hidden\n",
-                   nranks, REPS, v[0] * 1e3, v[1] * 1e3, v[2] * 1e3,
-                   hidden * 100, v[3] * 1e3, v[4] * 1e3, hidden_cpu * 100);
-    }
-    CHECK(hidden >= 0.5, "only %.0f%% of the redistribution hidden behind "
-          "a sleeping compute phase", hidden * 100);
+    ov_ops_t ops = {op_run, op_start, op_wait, op_barrier, op_max, pr};
+    ov_result_t r = ov_measure(&ops, REPS, 3, 0.5);
+    char what[64];
+    snprintf(what, sizeof what, "%d ranks, all_to_all 64 MiB per rank", nranks);
+    if (rank == 0)
+        ov_print(what, REPS, &r);
+    CHECK(r.hidden >= 0.5, "only %.0f%% of the redistribution hidden behind "
+          "a sleeping compute phase", r.hidden * 100);
     redist_mpi_prepared_free(pr);
     free(src);
     free(dst);
