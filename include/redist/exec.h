@@ -204,8 +204,10 @@ REDIST_API redist_status_t redist_reduce_local(redist_dtype_t dtype,
 /**
  * A plan of many arrays (doc/spec-format.md section 10, doc/arrays.md):
  * every array's plan and the rounds the set runs in.  The arrays of a
- * round run together: their exchanges go as one message per peer, and
- * their scratch is held at once, so a round's scratch is the sum of its
+ * round run together: their exchanges go as one message per peer (in a
+ * set of two or more arrays, their all_gather, all_to_all and permute
+ * steps too: the set runs them as exchanges), and their scratch is held
+ * at once, so a round's scratch is the sum of its
  * arrays' (each array's: its executor program's scratch with the given
  * execution options, the most any device needs).  No round's scratch
  * exceeds the set's budget_bytes; without a budget there is one round.
@@ -225,9 +227,12 @@ typedef struct redist_round_stats {
     uint64_t peak_bytes;    /**< bytes of the round's arrays held, at most */
     double time_s;          /**< modelled, messages combined per peer */
     int collectives;        /**< the arrays' collectives, added up */
-    int exchanges;          /**< combined point-to-point rounds (exchange
-                                 and transfer steps of the arrays, one
-                                 message per peer each) */
+    int exchanges;          /**< combined exchanges the run makes, one
+                                 message per peer each: the most any of
+                                 its arrays stops at (exchange steps,
+                                 transfers, and the collectives the set
+                                 runs as exchanges: a set's all_gather,
+                                 all_to_all, permute, an uneven plan's) */
     double arrays_time_s;   /**< the arrays' modelled times, added up */
 } redist_round_stats_t;
 

@@ -46,10 +46,35 @@
  * round of one array, or with one part per exchange, costs its plans'
  * times exactly; plans without a cost model (time 0) are not credited.
  * Per device and peer this is alpha once for k arrays' messages where the
- * plans pay it k times.  The set's time adds up its rounds'.  The
- * collectives of a round are not combined (set_run.c), so not credited.
+ * plans pay it k times.  The set's time adds up its rounds'.
  *
- * COST.  The plans' own cost (n plans), one exec_info per array, and
+ * COMBINED COLLECTIVES.  A set of two or more arrays builds its one-mesh
+ * programs with RD_PROG_LOWER (program.c): every all_gather, all_to_all
+ * and permute step becomes an exchange from the type before it to the
+ * type after it (exchange.c: each piece from its one holder within the
+ * group, the rule an uneven plan's collectives already run by).  So they
+ * are exchange passes like any other, and a round combines them with
+ * the other arrays' exchanges and transfers: a round of a hundred arrays
+ * each ending in an all_gather sends one message per peer, not a hundred
+ * collectives.  The bytes are the collective's (a member receives the
+ * s - 1 other chunks of its group, each once); per array the messages
+ * are point to point where MPI_Allgather may use log s rounds, but
+ * combined, k arrays pay s - 1 alphas instead of k (s - 1).  Scratch:
+ * the lowered program's (exchange.c: its pack and unpack buffers hold
+ * at most the blocks before and after, as the collective's split and
+ * merge passes do), which is what the scratch figures and so the rounds
+ * count.  The modelled time credits them as combined exchanges (above),
+ * each part's own time its collective step's.  Reductions (reduce_scatter,
+ * all_reduce) are not lowered: they run as each plan says, one collective
+ * per array.  A set of one array runs its plan's own collectives.
+ *
+ * EXCHANGES FIGURE.  A round's `exchanges` is the combined exchanges the
+ * runner makes: the most exchange passes of any array's set program (a
+ * two-mesh array's transfer: one), so it counts lowered collectives,
+ * an uneven plan's collectives (exchanges in its program) and OpenSHMEM's
+ * whole exchange steps alike.
+ *
+ * COST.  The plans' own cost (n plans), one program per array, and
  * O(n log n + n R) for the rounds (R rounds).  The round times: each
  * one-mesh array's set program once more, and for each combined exchange
  * of two or more parts, every part's lists bound for every device
@@ -135,8 +160,11 @@ redist_status_t rd_set_array_scratch(const redist_plan_t *plan,
                                      redist_error_t *err)
 {
     if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2) {
+        /* a two-mesh array's phases run whole (set_two.c): nothing to
+         * combine, so nothing lowered */
         rd_set_two_layout l;
-        redist_status_t st = rd_set_two_layout_of(plan, ops, flags, &l, err);
+        redist_status_t st = rd_set_two_layout_of(
+            plan, ops, flags & ~RD_PROG_LOWER, &l, err);
         *out = 0;
         for (int k = 0; k < RD_TWO_NPARTS; k++)
             *out += l.part[k];
@@ -237,15 +265,6 @@ static void round_figures(redist_plan_set_t *s)
         r->peak_bytes += ps.peak_bytes;
         r->arrays_time_s += ps.time_s;
         r->collectives += ps.collectives;
-        int x = 0;
-        for (int k = 0; k < redist_plan_num_steps(s->plan[i]); k++) {
-            redist_step_view_t v;
-            if (!redist_plan_step(s->plan[i], k, &v) &&
-                (v.op == REDIST_OP_EXCHANGE || v.op == REDIST_OP_TRANSFER))
-                x++;
-        }
-        if (x > r->exchanges)
-            r->exchanges = x;
         if (!ps.memory_efficient)
             s->memory_efficient = 0;
     }
@@ -399,7 +418,7 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
         return REDIST_OK;
     }
     redist_status_t st = rd_set_program(plan, s->has_kind ? &s->kind : NULL,
-                                        s->exec_flags, prog, err);
+                                        rd_set_flags(s), prog, err);
     if (!st && prog->npasses &&
         !(*parts = calloc((size_t)prog->npasses, sizeof **parts)))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -445,6 +464,11 @@ static redist_status_t round_time(redist_plan_set_t *s, int r,
                 J = np[k];
             k++;
         }
+    /* the combined exchanges the runner makes: as many as the most any
+     * array stops at (its programs' exchange passes, not its plan's
+     * exchange steps: an uneven plan's collectives, a set's lowered ones
+     * and the transfers are exchanges too) */
+    x->exchanges = J;
     x->time_s = x->arrays_time_s;
     for (int j = 0; j < J && !st; j++) {
         int c = 0;
@@ -499,6 +523,7 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
     s->name = malloc(strlen(redist_arrays_name(arrays)) + 1);
     s->budget = redist_arrays_budget(arrays);
     s->exec_flags = eo.flags;
+    s->lower = n > 1;
     s->is_set = redist_arrays_is_set(arrays);
     s->memory_efficient = 1;
     if (backend && backend->ops) {
@@ -518,7 +543,7 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
             s->n = i + 1;
             st = rd_set_array_scratch(s->plan[i],
                                       s->has_kind ? &s->kind : NULL,
-                                      eo.flags, &s->scratch[i], err);
+                                      rd_set_flags(s), &s->scratch[i], err);
         }
         if (st && err) {
             /* name the array whose planning failed */
