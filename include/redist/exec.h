@@ -271,6 +271,24 @@ REDIST_API redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
                                                   const redist_exec_options_t *eopts,
                                                   redist_plan_set_t **out,
                                                   redist_error_t *err);
+/**
+ * The set of `arrays` with `set`'s plans replayed (redistplan run SET
+ * --shrink): array i replays the steps of set's plan i
+ * (redist_plan_from_steps), so each array i of `arrays` must be one the
+ * steps are valid for (the same meshes and types; another shape, each
+ * dim a multiple of what the types split it by:
+ * redist_plan_shrink_shape); planned for `backend`'s kind (NULL: the
+ * set's), with the set's execution options; the budget and rounds of
+ * `arrays`.  Errors: those of
+ * redist_plan_from_steps for an array (the message names it), those of
+ * redist_plan_set_create for the rounds; REDIST_ERR_INVALID for NULL
+ * arguments or another number of arrays.
+ */
+REDIST_API redist_status_t redist_plan_set_replay(const redist_plan_set_t *set,
+                                                  const redist_arrays_t *arrays,
+                                                  const redist_backend_t *backend,
+                                                  redist_plan_set_t **out,
+                                                  redist_error_t *err);
 REDIST_API void redist_plan_set_free(redist_plan_set_t *set);
 /** Number of arrays.  NULL: 0. */
 REDIST_API int redist_plan_set_num_arrays(const redist_plan_set_t *set);

@@ -496,23 +496,33 @@ static redist_status_t round_time(redist_plan_set_t *s, int r,
 static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
                               redist_error_t *err);
 
-redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
-                                       const redist_plan_options_t *popts,
-                                       const redist_backend_t *backend,
-                                       const redist_exec_options_t *eopts,
-                                       redist_plan_set_t **out,
-                                       redist_error_t *err)
+/* Plan i of a replayed set: the steps of `of`'s plan i on spec sp. */
+static redist_status_t replay(const redist_plan_set_t *of, int i,
+                              const redist_spec_t *sp, redist_plan_t **out,
+                              redist_error_t *err)
 {
-    if (!arrays || !out)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL arrays or output");
-    redist_exec_options_t eo = {0};
-    if (eopts)
-        eo = *eopts;
-    if (eo.flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
-                        "unknown execution flags 0x%x",
-                        eo.flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC);
+    const redist_plan_t *p = of->plan[i];
+    int n = redist_plan_num_steps(p);
+    redist_step_view_t *v = calloc((size_t)(n ? n : 1), sizeof *v);
+    if (!v)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int k = 0; k < n; k++)
+        redist_plan_step(p, k, &v[k]);
+    redist_status_t st = redist_plan_from_steps(sp, n, v, out, err);
+    free(v);
+    return st;
+}
+
+/* A set of `arrays`: each planned (popts), or with `of` each replaying
+ * of's plan of the same index; for backends of kind `kind` (NULL: the
+ * generic programs) and execution flags `flags`. */
+static redist_status_t create(const redist_arrays_t *arrays,
+                              const redist_plan_options_t *popts,
+                              const rd_backend_ops *kind, unsigned flags,
+                              const redist_plan_set_t *of,
+                              redist_plan_set_t **out, redist_error_t *err)
+{
+    redist_exec_options_t eo = {flags};
     int n = redist_arrays_count(arrays);
     redist_plan_set_t *s = calloc(1, sizeof *s);
     if (!s)
@@ -526,9 +536,9 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
     s->lower = n > 1;
     s->is_set = redist_arrays_is_set(arrays);
     s->memory_efficient = 1;
-    if (backend && backend->ops) {
+    if (kind) {
         s->has_kind = 1;
-        s->kind = *backend->ops;
+        s->kind = *kind;
     }
     if (!s->plan || !s->scratch || !s->round || !s->name) {
         redist_plan_set_free(s);
@@ -538,7 +548,8 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
     redist_status_t st = REDIST_OK;
     for (int i = 0; i < n && !st; i++) {
         const redist_spec_t *sp = redist_arrays_get(arrays, i);
-        st = redist_plan_create(sp, popts, &s->plan[i], err);
+        st = of ? replay(of, i, sp, &s->plan[i], err)
+                : redist_plan_create(sp, popts, &s->plan[i], err);
         if (!st) {
             s->n = i + 1;
             st = rd_set_array_scratch(s->plan[i],
@@ -560,6 +571,44 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
         return st;
     }
     return finish(s, out, err);
+}
+
+redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
+                                       const redist_plan_options_t *popts,
+                                       const redist_backend_t *backend,
+                                       const redist_exec_options_t *eopts,
+                                       redist_plan_set_t **out,
+                                       redist_error_t *err)
+{
+    if (!arrays || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL arrays or output");
+    unsigned flags = eopts ? eopts->flags : 0;
+    if (flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
+                        "unknown execution flags 0x%x",
+                        flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC);
+    return create(arrays, popts, backend ? backend->ops : NULL, flags, NULL,
+                  out, err);
+}
+
+redist_status_t redist_plan_set_replay(const redist_plan_set_t *set,
+                                       const redist_arrays_t *arrays,
+                                       const redist_backend_t *backend,
+                                       redist_plan_set_t **out,
+                                       redist_error_t *err)
+{
+    if (!set || !arrays || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL set, arrays or output");
+    if (redist_arrays_count(arrays) != set->n)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "arrays",
+                        "%d arrays to replay a set of %d",
+                        redist_arrays_count(arrays), set->n);
+    const rd_backend_ops *kind = backend && backend->ops ? backend->ops
+                                 : set->has_kind     ? &set->kind
+                                                     : NULL;
+    return create(arrays, NULL, kind, set->exec_flags, set, out, err);
 }
 
 /* The reserve, the rounds and their figures of a set whose plans and
