@@ -42,10 +42,11 @@
  * blocks (redist: the run report's scratch_high_water; the others: their
  * workspaces), max over ranks; messages this rank sends per run, max over
  * ranks: redist: the combined exchanges' messages (measured,
- * redist_set_prepared_messages) plus its per-array collectives' (counted
- * from the plans: s-1 for an all_gather / all_to_all / reduce_scatter on
- * an axis of s ranks, 2(s-1) for an all_reduce, 1 for a permute that
- * moves this rank's block); allgather: g-1 per MPI_Allgatherv of g ranks
+ * redist_set_prepared_messages: a set of two or more arrays runs its
+ * all_gather, all_to_all and permute steps as exchanges, combined) plus
+ * its per-array reductions' (counted from the plans: s-1 for a
+ * reduce_scatter on an axis of s ranks, 2(s-1) for an all_reduce);
+ * allgather: g-1 per MPI_Allgatherv of g ranks
  * (a ring; Open MPI may pick another algorithm); alltoallv: the peers it
  * sends a non-empty piece to (what the linear algorithm posts).  And MPI
  * calls per rank per run (collective calls; redist: its collectives and
@@ -200,9 +201,12 @@ static void die_st(redist_status_t st, const redist_error_t *e,
         die_err(e, what);
 }
 
-/* Messages and calls of array i's collectives on this rank (its plan). */
-static void plan_collectives(const redist_plan_t *plan, uint64_t *msgs,
-                             int *calls)
+/* Messages and calls of array i's collectives on this rank (its plan);
+ * with `lowered` (a set of two or more arrays runs its all_gather,
+ * all_to_all and permute steps as exchanges: measured, combined) only
+ * its reductions'. */
+static void plan_collectives(const redist_plan_t *plan, int lowered,
+                             uint64_t *msgs, int *calls)
 {
     const redist_spec_t *s = redist_plan_spec(plan);
     const redist_mesh_t *m = redist_spec_mesh(s);
@@ -213,7 +217,12 @@ static void plan_collectives(const redist_plan_t *plan, uint64_t *msgs,
         if (redist_plan_step(plan, k, &v))
             die("step %d of %s", k, redist_spec_name(s));
         int64_t sz = v.axis >= 0 ? redist_mesh_axis_size(m, v.axis) : 1;
-        switch (v.op) {
+        int op = lowered && (v.op == REDIST_OP_ALL_GATHER ||
+                             v.op == REDIST_OP_ALL_TO_ALL ||
+                             v.op == REDIST_OP_PERMUTE)
+                     ? REDIST_OP_EXCHANGE
+                     : v.op;
+        switch (op) {
         case REDIST_OP_ALL_GATHER:
         case REDIST_OP_ALL_TO_ALL:
         case REDIST_OP_REDUCE_SCATTER:
@@ -271,8 +280,8 @@ static void redist_setup(redist_alt_t *r, const redist_arrays_t *loaded,
     for (int i = 0; i < na; i++) {
         src[i] = A[i].sbytes ? A[i].src : NULL;
         dst[i] = A[i].dbytes ? A[i].dst : NULL;
-        plan_collectives(redist_plan_set_plan(r->set, i), &r->coll_msgs,
-                         &r->colls);
+        plan_collectives(redist_plan_set_plan(r->set, i), na > 1,
+                         &r->coll_msgs, &r->colls);
     }
     die_st(redist_plan_set_prepare(r->set, redist_mpi_backend(r->ctx),
                                    src, dst, &r->prep, &e),

@@ -204,8 +204,10 @@ REDIST_API redist_status_t redist_reduce_local(redist_dtype_t dtype,
 /**
  * A plan of many arrays (doc/spec-format.md section 10, doc/arrays.md):
  * every array's plan and the rounds the set runs in.  The arrays of a
- * round run together: their exchanges go as one message per peer, and
- * their scratch is held at once, so a round's scratch is the sum of its
+ * round run together: their exchanges go as one message per peer (in a
+ * set of two or more arrays, their all_gather, all_to_all and permute
+ * steps too: the set runs them as exchanges), and their scratch is held
+ * at once, so a round's scratch is the sum of its
  * arrays' (each array's: its executor program's scratch with the given
  * execution options, the most any device needs).  No round's scratch
  * exceeds the set's budget_bytes; without a budget there is one round.
@@ -225,9 +227,12 @@ typedef struct redist_round_stats {
     uint64_t peak_bytes;    /**< bytes of the round's arrays held, at most */
     double time_s;          /**< modelled, messages combined per peer */
     int collectives;        /**< the arrays' collectives, added up */
-    int exchanges;          /**< combined point-to-point rounds (exchange
-                                 and transfer steps of the arrays, one
-                                 message per peer each) */
+    int exchanges;          /**< combined exchanges the run makes, one
+                                 message per peer each: the most any of
+                                 its arrays stops at (exchange steps,
+                                 transfers, and the collectives the set
+                                 runs as exchanges: a set's all_gather,
+                                 all_to_all, permute, an uneven plan's) */
     double arrays_time_s;   /**< the arrays' modelled times, added up */
 } redist_round_stats_t;
 
@@ -264,6 +269,24 @@ REDIST_API redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
                                                   const redist_plan_options_t *popts,
                                                   const redist_backend_t *backend,
                                                   const redist_exec_options_t *eopts,
+                                                  redist_plan_set_t **out,
+                                                  redist_error_t *err);
+/**
+ * The set of `arrays` with `set`'s plans replayed (redistplan run SET
+ * --shrink): array i replays the steps of set's plan i
+ * (redist_plan_from_steps), so each array i of `arrays` must be one the
+ * steps are valid for (the same meshes and types; another shape, each
+ * dim a multiple of what the types split it by:
+ * redist_plan_shrink_shape); planned for `backend`'s kind (NULL: the
+ * set's), with the set's execution options; the budget and rounds of
+ * `arrays`.  Errors: those of
+ * redist_plan_from_steps for an array (the message names it), those of
+ * redist_plan_set_create for the rounds; REDIST_ERR_INVALID for NULL
+ * arguments or another number of arrays.
+ */
+REDIST_API redist_status_t redist_plan_set_replay(const redist_plan_set_t *set,
+                                                  const redist_arrays_t *arrays,
+                                                  const redist_backend_t *backend,
                                                   redist_plan_set_t **out,
                                                   redist_error_t *err);
 REDIST_API void redist_plan_set_free(redist_plan_set_t *set);

@@ -197,11 +197,11 @@ static int parse_shape(const char *s, int64_t out[], int *n)
 }
 
 /* Replace st->spec by the same spec at another shape / dtype / reduce. */
-static redist_status_t respec(run_state *st, const int64_t *shape,
-                              redist_dtype_t dtype, redist_reduce_t reduce,
-                              redist_error_t *err)
+redist_status_t cli_spec_reshaped(const redist_spec_t *spec,
+                                  const int64_t *shape, redist_dtype_t dtype,
+                                  redist_reduce_t reduce, redist_spec_t **out,
+                                  redist_error_t *err)
 {
-    const redist_spec_t *spec = st->spec;
     const char *name = redist_spec_name(spec);
     redist_spec_t *s2 = NULL;
     redist_status_t rc;
@@ -233,6 +233,17 @@ static redist_status_t respec(run_state *st, const int64_t *shape,
                                 redist_spec_ndims(spec), shape, dtype,
                                 redist_spec_from(spec), redist_spec_to(spec),
                                 reduce, name[0] ? name : NULL, &s2, err);
+    *out = s2;
+    return rc;
+}
+
+static redist_status_t respec(run_state *st, const int64_t *shape,
+                              redist_dtype_t dtype, redist_reduce_t reduce,
+                              redist_error_t *err)
+{
+    redist_spec_t *s2 = NULL;
+    redist_status_t rc =
+        cli_spec_reshaped(st->spec, shape, dtype, reduce, &s2, err);
     if (rc == REDIST_OK) {
         redist_spec_free(st->spec);
         st->spec = s2;
@@ -567,6 +578,15 @@ static int run_arrays_launched(const run_args *a, const char *path,
         cli_print_error(&err);
         return CLI_BAD_INPUT;
     }
+    /* a failure here is the same on every rank (the same spec and
+     * options): they all stop before the agreement */
+    redist_arrays_t *shrunk = NULL;
+    if (a->shrink &&
+        cli_set_shrink(path, arrays, a->max_bytes, &set, &shrunk)) {
+        redist_plan_set_free(set);
+        redist_arrays_free(shrunk);
+        return CLI_BAD_INPUT;
+    }
     cli_fp fp;
     cli_fp_init(&fp, "run", 0);
     cli_fp_add(&fp, "the backend", "%s", backends[a->which]);
@@ -585,7 +605,10 @@ static int run_arrays_launched(const run_args *a, const char *path,
     cli_fp_add(&fp, "--cross-sums", "%s", a->cost.cross_sums ? "on" : "off");
     cli_fp_add(&fp, "--preserve-src", "%s", a->preserve ? "on" : "off");
     cli_fp_add(&fp, "--repeat", "%llu", (unsigned long long)a->repeat);
-    cli_set_run r = {.arrays = arrays, .popts = opts, .set = set,
+    cli_fp_add(&fp, "--shrink", "%s", a->shrink ? "on" : "off");
+    cli_fp_add(&fp, "--max-bytes", "%llu", (unsigned long long)a->max_bytes);
+    cli_set_run r = {.arrays = shrunk ? shrunk : arrays, .popts = opts,
+                     .set = set, .shrunk = shrunk != NULL, .orig = arrays,
                      .name = redist_arrays_name(arrays)[0]
                                  ? redist_arrays_name(arrays)
                                  : path,
@@ -607,6 +630,7 @@ static int run_arrays_launched(const run_args *a, const char *path,
 #endif
     (void)r;
     redist_plan_set_free(set);
+    redist_arrays_free(shrunk);
     return rc;
 }
 
@@ -629,12 +653,11 @@ static int run_arrays(const cli_command *self, const run_args *a)
         redist_cost_model_t cost;
         cli_cost_args ca = a->cost;
         if (a->shape || a->dtype || a->reduce || a->corrupt != UINT64_MAX ||
-            a->fused || a->shrink) {
+            a->fused) {
             fprintf(stderr, "redistplan: run: %s holds many arrays: "
-                            "--shrink, --shape, --dtype, --reduce, --fused "
-                            "and --corrupt-device apply to one array only; "
-                            "run a smaller copy of the set (the model sets: "
-                            "scripts/model_spec.py --shrink K)\n",
+                            "--shape, --dtype, --reduce, --fused and "
+                            "--corrupt-device apply to one array only; "
+                            "--shrink runs a smaller copy of the set\n",
                     path);
             rc = CLI_BAD_INPUT;
         } else if (cli_plan_options(self->name, &ca,
@@ -644,7 +667,7 @@ static int run_arrays(const cli_command *self, const run_args *a)
             rc = CLI_BAD_INPUT;
         } else if (a->which == RUN_SIM) {
             rc = cli_run_set(path, arrays, &opts, a->max_bytes, a->preserve,
-                             a->repeat);
+                             a->shrink, a->repeat);
         } else {
             rc = run_arrays_launched(a, path, arrays, &opts);
         }

@@ -29,11 +29,36 @@ typedef struct cli_run {
  * holds r's devices.  The exit code. */
 int cli_sim_run(const cli_run *r, redist_sim_t *world);
 
+/* run.c: `spec` at another shape, dtype and reduction (one or two
+ * meshes; the types and name kept; an uneven spec's rules are not). */
+redist_status_t cli_spec_reshaped(const redist_spec_t *spec,
+                                  const int64_t *shape, redist_dtype_t dtype,
+                                  redist_reduce_t reduce, redist_spec_t **out,
+                                  redist_error_t *err);
+
 /* run_set.c: a spec with "arrays" on the sim backend (doc/arrays.md),
- * run `repeat` times, the sources kept with `preserve`; the exit code. */
+ * run `repeat` times, the sources kept with `preserve`, shrunk with
+ * `shrink` (cli_set_shrink); the exit code. */
 int cli_run_set(const char *path, const redist_arrays_t *arrays,
                 const redist_plan_options_t *opts, uint64_t max_bytes,
-                int preserve, uint64_t repeat);
+                int preserve, int shrink, uint64_t repeat);
+/* --shrink for a set: when every device's blocks and scratch of *set
+ * (planned from `arrays`) exceed `max_bytes`, the arrays' shapes are
+ * shrunk (redist_plan_shrink_shape: the same steps, every type divisible;
+ * the largest array first; uneven arrays keep theirs) until they fit,
+ * the budget scaled with them (at least the smallest that works), and
+ * *set becomes the replayed set (redist_plan_set_replay) of *shrunk, the
+ * shrunk arrays (the caller frees both; *shrunk NULL when nothing was
+ * shrunk).  Returns CLI_OK, or CLI_BAD_INPUT, said on stderr. */
+int cli_set_shrink(const char *path, const redist_arrays_t *arrays,
+                   uint64_t max_bytes, redist_plan_set_t **set,
+                   redist_arrays_t **shrunk);
+/* The line a shrunk set's report prints: how many arrays, the bytes
+ * and the budget against `orig`'s. */
+void cli_set_shrunk_line(const redist_plan_set_t *set,
+                         const redist_arrays_t *orig);
+/* The bytes a set takes on nd devices: every block and the scratch. */
+uint64_t cli_set_bytes(const redist_plan_set_t *set, int64_t nd);
 
 /* ----------------------------------------------------------- report */
 
@@ -149,6 +174,8 @@ typedef struct cli_set_run {
     const char *name;
     uint64_t repeat;
     int preserve;
+    int shrunk; /* --shrink made `arrays` (endpoints replay `set`) */
+    const redist_arrays_t *orig; /* the spec's arrays */
 } cli_set_run;
 
 /* A backend of the set driver.  Every hook runs on every rank. */

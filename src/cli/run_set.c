@@ -14,7 +14,7 @@
 #include "run.h"
 
 /* Every device's blocks of every array: bytes needed, and the buffers. */
-static uint64_t set_bytes(const redist_plan_set_t *set, int64_t nd)
+uint64_t cli_set_bytes(const redist_plan_set_t *set, int64_t nd)
 {
     uint64_t total = 0;
     for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
@@ -97,7 +97,7 @@ static int check(const redist_plan_set_t *set, void ***src, void ***dst,
 
 int cli_run_set(const char *path, const redist_arrays_t *arrays,
                 const redist_plan_options_t *opts, uint64_t max_bytes,
-                int preserve, uint64_t repeat)
+                int preserve, int shrink, uint64_t repeat)
 {
     redist_error_t err = REDIST_ERROR_INIT;
     redist_plan_set_t *set = NULL;
@@ -111,10 +111,16 @@ int cli_run_set(const char *path, const redist_arrays_t *arrays,
         cli_print_error(&err);
         return CLI_BAD_INPUT;
     }
+    redist_arrays_t *shrunk = NULL;
+    if (shrink && cli_set_shrink(path, arrays, max_bytes, &set, &shrunk)) {
+        redist_plan_set_free(set);
+        redist_arrays_free(shrunk);
+        return CLI_BAD_INPUT;
+    }
     const redist_spec_t *s0 = redist_plan_spec(redist_plan_set_plan(set, 0));
     int64_t nd = redist_spec_num_devices(s0);
     int n = redist_plan_set_num_arrays(set);
-    uint64_t need = set_bytes(set, nd);
+    uint64_t need = cli_set_bytes(set, nd);
     redist_plan_set_stats_t t;
     redist_plan_set_stats(set, &t);
     int rc = CLI_OK;
@@ -122,7 +128,7 @@ int cli_run_set(const char *path, const redist_arrays_t *arrays,
         fprintf(stderr,
                 "redistplan: run: %s: the set needs %llu bytes on the sim "
                 "backend (every device's blocks and scratch), more than "
-                "--max-bytes %llu; run a shrunk copy of the spec\n",
+                "--max-bytes %llu; use --shrink or a larger --max-bytes\n",
                 path, (unsigned long long)need,
                 (unsigned long long)max_bytes);
         redist_plan_set_free(set);
@@ -138,6 +144,8 @@ int cli_run_set(const char *path, const redist_arrays_t *arrays,
     printf("run %s: backend sim, %lld devices, %d arrays in %d round%s\n",
            redist_arrays_name(arrays)[0] ? redist_arrays_name(arrays) : path,
            (long long)nd, n, t.nrounds, t.nrounds == 1 ? "" : "s");
+    if (shrunk)
+        cli_set_shrunk_line(set, arrays);
     uint64_t high = 0;
     int writes = 0;
     for (uint64_t k = 0; k < repeat; k++) {
@@ -182,5 +190,6 @@ out:
     free_lists(src, n, nd);
     free_lists(dst, n, nd);
     redist_plan_set_free(set);
+    redist_arrays_free(shrunk);
     return rc;
 }

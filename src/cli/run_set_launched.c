@@ -138,6 +138,8 @@ static void report(const cli_set_run *r, const cli_set_backend *b,
     int n = t.narrays;
     printf("run %s: backend %s, %d %s, %d arrays in %d round%s\n", r->name,
            b->name, size, b->units, n, t.nrounds, t.nrounds == 1 ? "" : "s");
+    if (r->shrunk)
+        cli_set_shrunk_line(set, r->orig);
     printf("  scratch   %llu bytes per %s (most)",
            (unsigned long long)v[V_HIGH], b->unit);
     if (t.budget_bytes == REDIST_NO_BUDGET)
@@ -200,8 +202,11 @@ int cli_launched_run_set(const cli_set_run *r, const cli_set_backend *b)
         redist_exec_options_t eo = {0};
         if (r->preserve)
             eo.flags |= REDIST_EXEC_PRESERVE_SRC;
-        st = redist_plan_set_create(r->arrays, r->popts, be, &eo, &own,
-                                    &err);
+        /* a shrunk set replays its steps (the same as every rank's) */
+        st = r->shrunk
+                 ? redist_plan_set_replay(r->set, r->arrays, be, &own, &err)
+                 : redist_plan_set_create(r->arrays, r->popts, be, &eo, &own,
+                                          &err);
         set = own;
     }
     bad = bad || cli_launch_failed(st != REDIST_OK, &err, NULL);

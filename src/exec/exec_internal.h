@@ -84,7 +84,15 @@ typedef struct rd_program {
      * holds (the capacity the buffer assignment may count on) */
     int uneven;
     uint64_t src_min, dst_min;
+    /* built with RD_PROG_LOWER: even all_gather, all_to_all and permute
+     * steps are exchanges too (program.c), as an uneven plan's are */
+    int lower;
 } rd_program;
+
+/* An internal build flag beside REDIST_EXEC_* (rd_program_build): lower
+ * the data-moving collectives to exchanges, so that a set's round can
+ * combine them with other arrays' (set.c). */
+#define RD_PROG_LOWER (1u << 30)
 
 /* program.c: the passes of `plan` (buffers not yet assigned), one pass
  * appended, the type before step k (the source for k == 0). */

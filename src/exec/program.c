@@ -14,6 +14,11 @@
  * pre_d is the product of the local dims before d: with pre_d == 1 the
  * chunks along d are already contiguous and the pack / unpack is skipped.
  * A backend that runs whole steps (fused_ops) gets one FUSED pass instead.
+ * A set program (RD_PROG_LOWER, set.c) lowers all_gather, all_to_all and
+ * permute to an exchange from the type before to the type after, as an
+ * uneven plan does below: the same pieces, from the same group members
+ * (exchange.c picks each piece's holder within the group), but as point-
+ * to-point passes that a round combines with other arrays' exchanges.
  *
  * UNEVEN DIMS (doc/spec-format.md section 7, doc/uneven.md): blocks differ
  * between devices, so every step is lowered from the layouts before and
@@ -221,6 +226,23 @@ static void unfused_passes(rd_program *p, const rd_xstep *x, int xi,
     }
 }
 
+/* A data-moving step as an exchange between its layouts (exchange
+ * xi): an uneven plan's, or a set program's lowered collective. */
+static void as_exchange(rd_program *p, rd_xstep *x, int xi,
+                        unsigned fused_ops, const int64_t cur[], uint64_t L,
+                        uint64_t out)
+{
+    x->op = REDIST_OP_EXCHANGE;
+    x->group.size = 1;
+    if (fused_ops >> REDIST_OP_EXCHANGE & 1u) {
+        rd_pass *ps = rd_program_add_pass(p, RD_PASS_FUSED, x->index, L, out);
+        ps->x = *x;
+        ps->xi = xi;
+        return;
+    }
+    unfused_passes(p, x, xi, cur, L, out);
+}
+
 /* The passes of one collective step of an uneven plan (see the top). */
 static void uneven_passes(rd_program *p, const redist_plan_t *plan,
                           rd_xstep *x, int xi, unsigned fused_ops,
@@ -259,15 +281,16 @@ static void uneven_passes(rd_program *p, const redist_plan_t *plan,
     default: /* all_gather, all_to_all, permute, exchange */
         break;
     }
-    x->op = REDIST_OP_EXCHANGE;
-    x->group.size = 1;
-    if (fused_ops >> REDIST_OP_EXCHANGE & 1u) {
-        ps = rd_program_add_pass(p, RD_PASS_FUSED, k, L, out);
-        ps->x = *x;
-        ps->xi = xi;
-        return;
-    }
-    unfused_passes(p, x, xi, cur, L, out);
+    as_exchange(p, x, xi, fused_ops, cur, L, out);
+}
+
+/* Is a step of kind `op` lowered to an exchange (the data-moving
+ * collectives of an uneven plan, or of a set program with p->lower)? */
+static int lowered(const rd_program *p, int uneven, int op)
+{
+    int moves = op == REDIST_OP_ALL_GATHER || op == REDIST_OP_ALL_TO_ALL ||
+                op == REDIST_OP_PERMUTE;
+    return moves && (uneven || p->lower);
 }
 
 redist_status_t rd_program_passes(const redist_plan_t *plan,
@@ -293,10 +316,7 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
     int nx = 0;
     for (int k = 0; k < n; k++) {
         redist_plan_step(plan, k, &v);
-        nx += v.op == REDIST_OP_EXCHANGE ||
-              (uneven && v.op != REDIST_OP_SLICE &&
-               v.op != REDIST_OP_REDUCE_SCATTER &&
-               v.op != REDIST_OP_ALL_REDUCE);
+        nx += v.op == REDIST_OP_EXCHANGE || lowered(p, uneven, v.op);
     }
     if (nx && !(p->xchg = calloc((size_t)nx, sizeof *p->xchg)))
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -326,7 +346,7 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
                              rd_plan_layout_after(plan, k));
             }
             uneven_passes(p, plan, &x, xi, fused_ops, cur, L, out);
-        } else if (v.op == REDIST_OP_EXCHANGE) {
+        } else if (v.op == REDIST_OP_EXCHANGE || lowered(p, 0, v.op)) {
             redist_type_t before;
             rd_plan_type_before(plan, k, &before);
             xi = p->nxchg++;
@@ -335,6 +355,8 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
         }
         if (uneven) {
             /* passes added above */
+        } else if (v.op != REDIST_OP_EXCHANGE && lowered(p, 0, v.op)) {
+            as_exchange(p, &x, xi, fused_ops, cur, L, out);
         } else if (fused_ops >> v.op & 1u) {
             rd_pass *ps = rd_program_add_pass(p, RD_PASS_FUSED, k, L, out);
             ps->x = x;

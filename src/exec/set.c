@@ -46,10 +46,35 @@
  * round of one array, or with one part per exchange, costs its plans'
  * times exactly; plans without a cost model (time 0) are not credited.
  * Per device and peer this is alpha once for k arrays' messages where the
- * plans pay it k times.  The set's time adds up its rounds'.  The
- * collectives of a round are not combined (set_run.c), so not credited.
+ * plans pay it k times.  The set's time adds up its rounds'.
  *
- * COST.  The plans' own cost (n plans), one exec_info per array, and
+ * COMBINED COLLECTIVES.  A set of two or more arrays builds its one-mesh
+ * programs with RD_PROG_LOWER (program.c): every all_gather, all_to_all
+ * and permute step becomes an exchange from the type before it to the
+ * type after it (exchange.c: each piece from its one holder within the
+ * group, the rule an uneven plan's collectives already run by).  So they
+ * are exchange passes like any other, and a round combines them with
+ * the other arrays' exchanges and transfers: a round of a hundred arrays
+ * each ending in an all_gather sends one message per peer, not a hundred
+ * collectives.  The bytes are the collective's (a member receives the
+ * s - 1 other chunks of its group, each once); per array the messages
+ * are point to point where MPI_Allgather may use log s rounds, but
+ * combined, k arrays pay s - 1 alphas instead of k (s - 1).  Scratch:
+ * the lowered program's (exchange.c: its pack and unpack buffers hold
+ * at most the blocks before and after, as the collective's split and
+ * merge passes do), which is what the scratch figures and so the rounds
+ * count.  The modelled time credits them as combined exchanges (above),
+ * each part's own time its collective step's.  Reductions (reduce_scatter,
+ * all_reduce) are not lowered: they run as each plan says, one collective
+ * per array.  A set of one array runs its plan's own collectives.
+ *
+ * EXCHANGES FIGURE.  A round's `exchanges` is the combined exchanges the
+ * runner makes: the most exchange passes of any array's set program (a
+ * two-mesh array's transfer: one), so it counts lowered collectives,
+ * an uneven plan's collectives (exchanges in its program) and OpenSHMEM's
+ * whole exchange steps alike.
+ *
+ * COST.  The plans' own cost (n plans), one program per array, and
  * O(n log n + n R) for the rounds (R rounds).  The round times: each
  * one-mesh array's set program once more, and for each combined exchange
  * of two or more parts, every part's lists bound for every device
@@ -135,8 +160,11 @@ redist_status_t rd_set_array_scratch(const redist_plan_t *plan,
                                      redist_error_t *err)
 {
     if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2) {
+        /* a two-mesh array's phases run whole (set_two.c): nothing to
+         * combine, so nothing lowered */
         rd_set_two_layout l;
-        redist_status_t st = rd_set_two_layout_of(plan, ops, flags, &l, err);
+        redist_status_t st = rd_set_two_layout_of(
+            plan, ops, flags & ~RD_PROG_LOWER, &l, err);
         *out = 0;
         for (int k = 0; k < RD_TWO_NPARTS; k++)
             *out += l.part[k];
@@ -237,15 +265,6 @@ static void round_figures(redist_plan_set_t *s)
         r->peak_bytes += ps.peak_bytes;
         r->arrays_time_s += ps.time_s;
         r->collectives += ps.collectives;
-        int x = 0;
-        for (int k = 0; k < redist_plan_num_steps(s->plan[i]); k++) {
-            redist_step_view_t v;
-            if (!redist_plan_step(s->plan[i], k, &v) &&
-                (v.op == REDIST_OP_EXCHANGE || v.op == REDIST_OP_TRANSFER))
-                x++;
-        }
-        if (x > r->exchanges)
-            r->exchanges = x;
         if (!ps.memory_efficient)
             s->memory_efficient = 0;
     }
@@ -399,7 +418,7 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
         return REDIST_OK;
     }
     redist_status_t st = rd_set_program(plan, s->has_kind ? &s->kind : NULL,
-                                        s->exec_flags, prog, err);
+                                        rd_set_flags(s), prog, err);
     if (!st && prog->npasses &&
         !(*parts = calloc((size_t)prog->npasses, sizeof **parts)))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -445,6 +464,11 @@ static redist_status_t round_time(redist_plan_set_t *s, int r,
                 J = np[k];
             k++;
         }
+    /* the combined exchanges the runner makes: as many as the most any
+     * array stops at (its programs' exchange passes, not its plan's
+     * exchange steps: an uneven plan's collectives, a set's lowered ones
+     * and the transfers are exchanges too) */
+    x->exchanges = J;
     x->time_s = x->arrays_time_s;
     for (int j = 0; j < J && !st; j++) {
         int c = 0;
@@ -472,23 +496,33 @@ static redist_status_t round_time(redist_plan_set_t *s, int r,
 static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
                               redist_error_t *err);
 
-redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
-                                       const redist_plan_options_t *popts,
-                                       const redist_backend_t *backend,
-                                       const redist_exec_options_t *eopts,
-                                       redist_plan_set_t **out,
-                                       redist_error_t *err)
+/* Plan i of a replayed set: the steps of `of`'s plan i on spec sp. */
+static redist_status_t replay(const redist_plan_set_t *of, int i,
+                              const redist_spec_t *sp, redist_plan_t **out,
+                              redist_error_t *err)
 {
-    if (!arrays || !out)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "NULL arrays or output");
-    redist_exec_options_t eo = {0};
-    if (eopts)
-        eo = *eopts;
-    if (eo.flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
-                        "unknown execution flags 0x%x",
-                        eo.flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC);
+    const redist_plan_t *p = of->plan[i];
+    int n = redist_plan_num_steps(p);
+    redist_step_view_t *v = calloc((size_t)(n ? n : 1), sizeof *v);
+    if (!v)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int k = 0; k < n; k++)
+        redist_plan_step(p, k, &v[k]);
+    redist_status_t st = redist_plan_from_steps(sp, n, v, out, err);
+    free(v);
+    return st;
+}
+
+/* A set of `arrays`: each planned (popts), or with `of` each replaying
+ * of's plan of the same index; for backends of kind `kind` (NULL: the
+ * generic programs) and execution flags `flags`. */
+static redist_status_t create(const redist_arrays_t *arrays,
+                              const redist_plan_options_t *popts,
+                              const rd_backend_ops *kind, unsigned flags,
+                              const redist_plan_set_t *of,
+                              redist_plan_set_t **out, redist_error_t *err)
+{
+    redist_exec_options_t eo = {flags};
     int n = redist_arrays_count(arrays);
     redist_plan_set_t *s = calloc(1, sizeof *s);
     if (!s)
@@ -499,11 +533,12 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
     s->name = malloc(strlen(redist_arrays_name(arrays)) + 1);
     s->budget = redist_arrays_budget(arrays);
     s->exec_flags = eo.flags;
+    s->lower = n > 1;
     s->is_set = redist_arrays_is_set(arrays);
     s->memory_efficient = 1;
-    if (backend && backend->ops) {
+    if (kind) {
         s->has_kind = 1;
-        s->kind = *backend->ops;
+        s->kind = *kind;
     }
     if (!s->plan || !s->scratch || !s->round || !s->name) {
         redist_plan_set_free(s);
@@ -513,12 +548,13 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
     redist_status_t st = REDIST_OK;
     for (int i = 0; i < n && !st; i++) {
         const redist_spec_t *sp = redist_arrays_get(arrays, i);
-        st = redist_plan_create(sp, popts, &s->plan[i], err);
+        st = of ? replay(of, i, sp, &s->plan[i], err)
+                : redist_plan_create(sp, popts, &s->plan[i], err);
         if (!st) {
             s->n = i + 1;
             st = rd_set_array_scratch(s->plan[i],
                                       s->has_kind ? &s->kind : NULL,
-                                      eo.flags, &s->scratch[i], err);
+                                      rd_set_flags(s), &s->scratch[i], err);
         }
         if (st && err) {
             /* name the array whose planning failed */
@@ -535,6 +571,44 @@ redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
         return st;
     }
     return finish(s, out, err);
+}
+
+redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
+                                       const redist_plan_options_t *popts,
+                                       const redist_backend_t *backend,
+                                       const redist_exec_options_t *eopts,
+                                       redist_plan_set_t **out,
+                                       redist_error_t *err)
+{
+    if (!arrays || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL arrays or output");
+    unsigned flags = eopts ? eopts->flags : 0;
+    if (flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
+                        "unknown execution flags 0x%x",
+                        flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC);
+    return create(arrays, popts, backend ? backend->ops : NULL, flags, NULL,
+                  out, err);
+}
+
+redist_status_t redist_plan_set_replay(const redist_plan_set_t *set,
+                                       const redist_arrays_t *arrays,
+                                       const redist_backend_t *backend,
+                                       redist_plan_set_t **out,
+                                       redist_error_t *err)
+{
+    if (!set || !arrays || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "NULL set, arrays or output");
+    if (redist_arrays_count(arrays) != set->n)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "arrays",
+                        "%d arrays to replay a set of %d",
+                        redist_arrays_count(arrays), set->n);
+    const rd_backend_ops *kind = backend && backend->ops ? backend->ops
+                                 : set->has_kind     ? &set->kind
+                                                     : NULL;
+    return create(arrays, NULL, kind, set->exec_flags, set, out, err);
 }
 
 /* The reserve, the rounds and their figures of a set whose plans and

@@ -17,6 +17,11 @@ struct redist_plan_set {
     uint64_t budget;
     uint64_t reserve;     /* of every round: the backend's least work */
     unsigned exec_flags;  /* the options the scratch figures are for */
+    /* a set of two or more arrays builds its one-mesh programs with
+     * RD_PROG_LOWER (rd_set_flags): their data-moving collectives are
+     * exchanges that a round combines; a set of one array runs its plan's
+     * own collectives */
+    int lower;
     /* the backend kind the programs are for (rd_set_program): has_kind 0
      * for the generic programs (no backend given) */
     int has_kind;
@@ -44,6 +49,14 @@ redist_status_t rd_set_prepare(const redist_plan_set_t *set,
                                void *const dst[], redist_status_t pre,
                                redist_set_prepared_t **out,
                                redist_error_t *err);
+
+/* The flags a set builds its one-mesh programs with (scratch figures,
+ * round times, runs): its execution flags, RD_PROG_LOWER when it lowers
+ * collectives. */
+static inline unsigned rd_set_flags(const redist_plan_set_t *s)
+{
+    return s->exec_flags | (s->lower ? RD_PROG_LOWER : 0u);
+}
 
 /* The scratch arena's alignment of every buffer in it. */
 #define RD_SET_ALIGN 64

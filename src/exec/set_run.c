@@ -22,7 +22,9 @@
  *
  * COST.  The arrays' programs, with the exchanges of a round's arrays
  * combined: per combined exchange alpha * peers instead of alpha *
- * peers * arrays.  The collectives of different arrays are not combined.
+ * peers * arrays.  A set of two or more arrays runs its all_gather,
+ * all_to_all and permute steps as exchanges (set.c), so they combine
+ * too; its reductions run one collective per array.
  * MEMORY.  The arena (the largest round's scratch) and O(arrays + passes)
  * bookkeeping; the programs' own buffers are the caller's blocks and
  * their parts of the arena.
@@ -152,7 +154,7 @@ static redist_status_t build(redist_set_prepared_t *p, void *const src[],
         xp->be = p->be;
         xp->nsteps = redist_plan_num_steps(set->plan[i]);
         st = rd_set_program(set->plan[i], set->has_kind ? &set->kind : NULL,
-                            set->exec_flags, &xp->p, err);
+                            rd_set_flags(set), &xp->p, err);
         if (!st)
             st = rd_exec_check_backend(&xp->p, p->be->ops, err);
         if (!st)

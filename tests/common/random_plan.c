@@ -809,6 +809,24 @@ redist_spec_t *rp_set_two_spec(rp_rng *r, int64_t size, const char *name)
     return NULL;
 }
 
+uint64_t rp_set_largest(const redist_plan_set_t *set, int count)
+{
+    uint64_t sc[8] = {0}, sum = 0;
+    count = count < 8 ? count : 8;
+    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+        uint64_t x = redist_plan_set_array_scratch(set, i);
+        for (int j = 0; j < count; j++)
+            if (x > sc[j]) {
+                uint64_t y = sc[j];
+                sc[j] = x;
+                x = y;
+            }
+    }
+    for (int j = 0; j < count; j++)
+        sum += sc[j];
+    return sum;
+}
+
 /* The set's source blocks filled, the destinations poisoned. */
 static void set_fill(const redist_plan_set_t *set, int64_t rank,
                      void *const src[], void *const dst[])
@@ -862,6 +880,16 @@ static int set_judge(const redist_plan_set_t *set,
                 (unsigned long long)most);
         return 1;
     }
+    /* the plan's figure is what the runner does (an uneven plan's
+     * collectives, a set's lowered ones and transfers are exchanges) */
+    redist_plan_set_stats_t t;
+    redist_plan_set_stats(set, &t);
+    if (xs != (uint64_t)t.exchanges) {
+        fprintf(stderr, "rank %lld case %d: %llu combined exchanges run, "
+                        "the set's figure says %d\n",
+                (long long)rank, c, (unsigned long long)xs, t.exchanges);
+        return 1;
+    }
     if (msgs > xs * (uint64_t)(size - 1)) {
         fprintf(stderr, "rank %lld case %d: %llu messages for %llu combined "
                         "exchanges on %lld ranks\n",
@@ -887,6 +915,13 @@ int rp_set_run_twice(const redist_plan_set_t *set, uint64_t budget, int c,
                      redist_backend_t *be, void (*after)(void *user),
                      void *user)
 {
+    return rp_set_run_counted(set, budget, c, be, after, user, NULL);
+}
+
+int rp_set_run_counted(const redist_plan_set_t *set, uint64_t budget, int c,
+                       redist_backend_t *be, void (*after)(void *user),
+                       void *user, uint64_t *messages)
+{
     int n = redist_plan_set_num_arrays(set), bad = 0;
     int64_t rank = redist_backend_rank(be), size = redist_backend_size(be);
     void **src = calloc((size_t)n, sizeof *src);
@@ -911,6 +946,8 @@ int rp_set_run_twice(const redist_plan_set_t *set, uint64_t budget, int c,
         if (after)
             after(user);
         bad = set_judge(set, p, &rep, budget, c, k, rank, size, dst);
+        if (messages)
+            *messages = redist_set_prepared_messages(p);
     }
     if (st) {
         fprintf(stderr, "rank %lld case %d: %s\n", (long long)rank, c,

@@ -208,6 +208,9 @@ redist_spec_t *rp_set_spec(rp_rng *r, const redist_mesh_t *m,
  * reserve) and the one round's scratch (every array at once). */
 void rp_set_budgets(const redist_plan_set_t *set, uint64_t *most,
                     uint64_t *sum);
+/* The scratch of the `count` (at most 8) arrays of `set` that need the
+ * most, added up: a budget that makes rounds of about that many. */
+uint64_t rp_set_largest(const redist_plan_set_t *set, int count);
 /* The set "set" of specs[0..n) under `budget`, planned for `be`'s kind
  * (NULL: the generic programs), default plan options; NULL when it does
  * not plan. */
@@ -221,12 +224,17 @@ redist_spec_t *rp_set_two_spec(rp_rng *r, int64_t size, const char *name);
  * be's rank being its device), run it twice with every element of every
  * array checked, the scratch high-water mark against `budget` and the
  * arena, the combined exchanges against the rounds' most steps of an
- * array (not their sum), and the messages against one per other rank per combined
- * exchange; after each run `after(user)` (may be NULL: a backend's own
- * counts).  Problems are printed with case number c; 0 when exact on
- * this rank. */
+ * array (not their sum) and the set's exchanges figure, and the messages
+ * against one per other rank per combined exchange; after each run
+ * `after(user)` (may be NULL: a backend's own counts).  Problems are
+ * printed with case number c; 0 when exact on this rank. */
 int rp_set_run_twice(const redist_plan_set_t *set, uint64_t budget, int c,
                      redist_backend_t *be, void (*after)(void *user),
                      void *user);
+/* The same, with *messages (may be NULL) the messages this rank sent in
+ * the last run. */
+int rp_set_run_counted(const redist_plan_set_t *set, uint64_t budget, int c,
+                       redist_backend_t *be, void (*after)(void *user),
+                       void *user, uint64_t *messages);
 
 #endif

@@ -147,7 +147,22 @@ expect 0 "arrays, --repeat 3" "$dir/arrays/mlp-block-resharded.json" --repeat 3
 expect_text "result    exact:" "arrays, --repeat 3 report"
 expect 2 "arrays over --max-bytes" "$dir/arrays/mlp-block-resharded.json" \
     --max-bytes 1000
-expect_text "run a shrunk copy of the spec" "arrays over --max-bytes"
+expect_text "use --shrink or a larger --max-bytes" "arrays over --max-bytes"
+# --shrink: a smaller copy of the set (the same steps, every type
+# divisible, the budget scaled), exact, within its budget, its rounds kept
+python3 "$src/scripts/model_spec.py" --variant reshaped --shrink 16 \
+    --layers 2 -o "$tmp/reshaped16.json"
+expect 0 "arrays --shrink" "$tmp/reshaped16.json" --shrink --max-bytes 4M \
+    --preserve-src
+expect_text " of 21 arrays (--shrink: the same steps" "arrays --shrink report"
+expect_text ": within" "arrays --shrink within its budget"
+expect_text "result    exact: 21 arrays on 4 devices" "arrays --shrink exact"
+expect 0 "arrays --shrink, two meshes" "$tmp/train-to-infer-small.json" --shrink \
+    --max-bytes 300K
+expect_text "result    exact:" "arrays --shrink, two meshes, report"
+expect 2 "arrays --shrink too far" "$dir/arrays/mlp-block-resharded.json" \
+    --shrink --max-bytes 1000
+expect_text "shrunk as far as the plans allow" "arrays --shrink too far"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

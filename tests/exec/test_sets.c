@@ -42,8 +42,15 @@ static int run_exact(const redist_plan_set_t *set, uint64_t budget,
     int n = redist_plan_set_num_arrays(set);
     const redist_spec_t *s0 = redist_plan_spec(redist_plan_set_plan(set, 0));
     int64_t nd = redist_spec_num_devices(s0);
-    void **src[MAXA], **dst[MAXA];
+    void ***src = calloc((size_t)n, sizeof *src),
+         ***dst = calloc((size_t)n, sizeof *dst);
     int bad = 0;
+    if (!src || !dst) {
+        free(src);
+        free(dst);
+        CHECK(0, "case %d: out of memory", c);
+        return 1;
+    }
     for (int i = 0; i < n; i++) {
         const redist_spec_t *s = redist_plan_spec(redist_plan_set_plan(set, i));
         src[i] = calloc((size_t)nd, sizeof *src[i]);
@@ -110,6 +117,8 @@ static int run_exact(const redist_plan_set_t *set, uint64_t budget,
         free(src[i]);
         free(dst[i]);
     }
+    free(src);
+    free(dst);
     return st || bad;
 }
 
@@ -347,6 +356,14 @@ static int fully_sharded(const redist_mesh_t *m, const redist_type_t *t)
  * times, each combined exchange (the j-th exchange step of each array)
  * replaced by the most any device spends with one alpha per peer, when
  * that is less than its parts' times added up. */
+/* A step a set program runs as an exchange (of two or more arrays: its
+ * data-moving collectives are lowered to one, doc/arrays.md). */
+static int moves(int op)
+{
+    return op == REDIST_OP_EXCHANGE || op == REDIST_OP_ALL_GATHER ||
+           op == REDIST_OP_ALL_TO_ALL || op == REDIST_OP_PERMUTE;
+}
+
 static double model_round(const redist_plan_set_t *set, int r, int c)
 {
     redist_cost_model_t cm;
@@ -373,7 +390,7 @@ static double model_round(const redist_plan_set_t *set, int r, int c)
                     continue;
                 for (int k = 0; k < redist_plan_num_steps(p); k++) {
                     redist_plan_step(p, k, &v);
-                    if (v.op == REDIST_OP_EXCHANGE && x++ == j) {
+                    if (moves(v.op) && x++ == j) {
                         CHECK(fully_sharded(m, &before) &&
                                   fully_sharded(m, &v.after),
                               "case %d: array %d step %d: the test's types "
@@ -560,6 +577,85 @@ static void round_times(void)
     redist_arrays_free(a);
 }
 
+/* k arrays, each one all_gather of dim 1 over x (4 devices), in one
+ * round or, under a budget of the three largest arrays' scratch (the
+ * gathered blocks are unpacked from scratch), in several: one combined
+ * exchange per round however many arrays (a set of two or more lowers
+ * its data-moving collectives to exchanges), its modelled time credited,
+ * every element exact, the scratch within the budget; with and without
+ * REDIST_EXEC_PRESERVE_SRC. */
+static void gathers(void)
+{
+    const int ks[] = {1, 2, 24};
+    for (int q = 0; q < 3; q++)
+        for (int b = 0; b < 2; b++) {
+            int k = ks[q];
+            char json[8192];
+            size_t pos = (size_t)snprintf(json, sizeof json,
+                                          "{\"mesh\": [[\"x\", 4]], "
+                                          "\"arrays\": [");
+            for (int i = 0; i < k; i++)
+                pos += (size_t)snprintf(
+                    json + pos, sizeof json - pos,
+                    "%s{\"name\": \"g%d\", \"shape\": [8, %d], "
+                    "\"dtype\": \"f32\", \"from\": {\"dims\": "
+                    "[[], [\"x\"]]}, \"to\": {\"dims\": [[], []]}}",
+                    i ? ", " : "", i, 16 + 4 * (i % 3));
+            snprintf(json + pos, sizeof json - pos, "]}");
+            redist_arrays_t *a;
+            redist_plan_set_t *set =
+                set_of(json, b ? REDIST_EXEC_PRESERVE_SRC : 0, 0, &a);
+            redist_plan_set_stats_t t;
+            redist_plan_set_stats(set, &t);
+            CHECK(set && t.nrounds == 1 && t.collectives == k &&
+                      t.exchanges == (k > 1) &&
+                      (k > 1 ? t.time_s < t.arrays_time_s
+                             : close_to(t.time_s, t.arrays_time_s)),
+                  "gathers: %d arrays: %d rounds, %d collectives, %d "
+                  "exchanges, %.6g us (the arrays' %.6g us)",
+                  k, t.nrounds, t.collectives, t.exchanges, t.time_s * 1e6,
+                  t.arrays_time_s * 1e6);
+            if (set)
+                run_exact(set, REDIST_NO_BUDGET, b, 1000 + k);
+            /* a budget of the three largest arrays' scratch */
+            uint64_t budget = set ? rp_set_largest(set, 3) : 0;
+            redist_plan_set_free(set);
+            set = NULL;
+            redist_error_t e = REDIST_ERROR_INIT;
+            const redist_spec_t *sp[32];
+            for (int i = 0; i < k; i++)
+                sp[i] = redist_arrays_get(a, i);
+            redist_arrays_t *tb = NULL;
+            redist_exec_options_t xo = {b ? REDIST_EXEC_PRESERVE_SRC : 0};
+            CHECK(k == 1 || budget > 0, "gathers: %d arrays need no scratch",
+                  k);
+            if (k > 1 && budget &&
+                (redist_arrays_create("t", k, sp, budget, &tb, &e) ||
+                 redist_plan_set_create(tb, NULL, NULL, &xo, &set, &e)))
+                CHECK(0, "gathers: budget %llu: %s",
+                      (unsigned long long)budget, e.text);
+            if (set) {
+                redist_plan_set_stats(set, &t);
+                int ok = t.scratch_bytes <= budget && t.exchanges == t.nrounds;
+                for (int r = 0; r < t.nrounds; r++) {
+                    redist_round_stats_t rs;
+                    redist_plan_set_round(set, r, &rs);
+                    ok = ok && rs.exchanges == 1 &&
+                         rs.scratch_bytes <= budget;
+                }
+                CHECK(ok && (k < 24 || t.nrounds > 1),
+                      "gathers: %d arrays, budget %llu: %d rounds, scratch "
+                      "%llu, %d exchanges", k, (unsigned long long)budget,
+                      t.nrounds, (unsigned long long)t.scratch_bytes,
+                      t.exchanges);
+                run_exact(set, budget, b, 2000 + k);
+            }
+            redist_plan_set_free(set);
+            redist_arrays_free(tb);
+            redist_arrays_free(a);
+        }
+}
+
 int main(int argc, char **argv)
 {
     int cases = argc > 1 ? atoi(argv[1]) : 200;
@@ -568,6 +664,7 @@ int main(int argc, char **argv)
     int rounds[4] = {0};
     bad_sets();
     round_times();
+    gathers();
     for (int c = 0; c < cases; c++)
         one_case(&rng, c, rounds);
     printf("%d cases: %d with one round, %d with two, %d with more; %d "

@@ -6,8 +6,9 @@
 # twice with its sources preserved; the wrong -np is refused on every
 # rank; over OpenSHMEM, a symmetric heap too small for the set's arena
 # fails on every PE saying how to set SHMEM_SYMMETRIC_SIZE; rank 1 given
-# another --repeat (over OpenSHMEM also another heap) is refused on every
-# rank before anything runs.
+# another --repeat, --shrink or --max-bytes (over OpenSHMEM also another
+# heap) is refused on every rank before anything runs; --shrink runs a
+# smaller copy of a set exact.
 #   run_sets_mpi.sh mpi|shmem LAUNCHER REDISTPLAN SRCDIR [LAUNCHER ARGS...]
 set -u
 be=$1 launcher=$2 rp=$3 src=$4
@@ -46,6 +47,13 @@ expect 0 "source    preserved (--preserve-src)
   result    exact: 21 arrays on 8 $units" "checkpoint --preserve-src --repeat 2" \
     8 "$tmp/checkpoint.json" --preserve-src --repeat 2
 expect 2 "$hint (this job has 4 $units)" "wrong -np" 4 "$tmp/checkpoint.json"
+# --shrink: a smaller copy of the set (the same steps on every rank)
+expect 0 "result    exact: 21 arrays on 8 $units" "train-to-infer --shrink" 8 \
+    "$tmp/train-to-infer.json" --shrink --max-bytes 300K
+case $out in
+*"of 21 arrays (--shrink: the same steps"*": within"*) pass=$((pass + 1)) ;;
+*) fail=$((fail + 1)); echo "FAIL: $be: train-to-infer --shrink: not shrunk within its budget" ;;
+esac
 # rank 1 diverges: RANK1 holds its extra arguments, or env:NAME=VALUE
 cat >"$tmp/rank1.sh" <<'EOF'
 #!/bin/sh
@@ -71,6 +79,8 @@ diverge() { # FIELD RANK1 : rank 1 differs, exit 2 naming FIELD
     esac
 }
 diverge --repeat "--repeat 2"
+diverge --shrink "--shrink"
+diverge --max-bytes "--max-bytes 64M"
 if [ "$be" = shmem ]; then
     diverge "the symmetric heap size" "env:SHMEM_SYMMETRIC_SIZE=300000000"
     # every dim / 16, one layer: an arena of about 2.4 MB per PE

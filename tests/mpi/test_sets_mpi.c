@@ -30,6 +30,64 @@ static void count_work(void *ctx)
     work += redist_mpi_last_stats(ctx).streamed > 0;
 }
 
+/* k arrays, each one all_gather of dim 1 over every rank, planned for
+ * the MPI endpoint (odd k) or generic, under no budget and under the
+ * three largest arrays' scratch: exact, within the budget, and each rank
+ * sends size - 1 messages per round however many arrays (a set lowers
+ * its data-moving collectives to exchanges, one combined per round); 0
+ * when right on this rank. */
+static int gathers(int k, int tight)
+{
+    redist_spec_t *specs[32];
+    redist_mpi_t *ctx = NULL;
+    int made = 0, bad = 0;
+    char mesh[32], shape[32], name[16];
+    snprintf(mesh, sizeof mesh, "x=%d", size);
+    for (int i = 0; i < k; i++) {
+        snprintf(shape, sizeof shape, "8x%d", size * (4 + i % 3));
+        snprintf(name, sizeof name, "g%d", i);
+        if (!redist_spec_from_strings(mesh, shape, "f32", "|x", NULL, "|",
+                                      NULL, NULL, name, 0, &specs[made],
+                                      NULL))
+            made++;
+    }
+    if (made == k)
+        redist_mpi_create(MPI_COMM_WORLD, redist_spec_mesh(specs[0]), NULL,
+                          &ctx, NULL);
+    const redist_backend_t *kind = ctx && k % 2 ? redist_mpi_backend(ctx)
+                                                : NULL;
+    redist_plan_set_t *set =
+        ctx ? rp_set_make(specs, made, REDIST_NO_BUDGET, kind) : NULL;
+    uint64_t budget = REDIST_NO_BUDGET, msgs = 0;
+    if (set && tight) {
+        budget = rp_set_largest(set, 3);
+        redist_plan_set_free(set);
+        set = rp_set_make(specs, made, budget, kind);
+    }
+    redist_plan_set_stats_t t;
+    redist_plan_set_stats(set, &t);
+    if (!set || t.exchanges != t.nrounds || (tight && k > 3 && t.nrounds < 2)) {
+        fprintf(stderr, "rank %d: %d gathers%s: %d rounds, %d exchanges\n",
+                rank, k, tight ? " under a budget" : "", t.nrounds,
+                t.exchanges);
+        bad = 1;
+    } else {
+        bad = rp_set_run_counted(set, budget, 900 + k,
+                                 redist_mpi_backend(ctx), NULL, NULL, &msgs);
+        if (msgs != (uint64_t)t.nrounds * (uint64_t)(size - 1)) {
+            fprintf(stderr, "rank %d: %d gathers in %d rounds: %llu "
+                            "messages, want %d per round\n",
+                    rank, k, t.nrounds, (unsigned long long)msgs, size - 1);
+            bad = 1;
+        }
+    }
+    redist_plan_set_free(set);
+    redist_mpi_free(ctx);
+    for (int i = 0; i < made; i++)
+        redist_spec_free(specs[i]);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -142,6 +200,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < nlast; i++)
         redist_spec_free(last[i]);
     fails += !mismatch_ok;
+    for (int tight = 0; tight < 2 && size > 1; tight++) {
+        fails += gathers(2, tight);
+        fails += gathers(25, tight);
+    }
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
