@@ -28,13 +28,16 @@ devices() { # the product of a mesh's axis sizes
     echo "$p"
 }
 
-# measure ARGS...: `redistplan plan ARGS` timed; sets steps, t, mib
+# measure ARGS...: `redistplan plan ARGS` timed; sets steps, t (wall s),
+# cpu (user + system s: what a loaded machine distorts least), mib
 measure() {
     local out kb
-    out=$( { /usr/bin/time -f 'TIME %e %M' "$rp" plan "$@" \
+    out=$( { /usr/bin/time -f 'TIME %e %M %U %S' "$rp" plan "$@" \
         >/tmp/plan_scale.$$ ; } 2>&1 ) || true
     t=$(echo "$out" | sed -n 's/^TIME \([^ ]*\) .*/\1/p')
-    kb=$(echo "$out" | sed -n 's/^TIME [^ ]* \(.*\)/\1/p')
+    kb=$(echo "$out" | sed -n 's/^TIME [^ ]* \([^ ]*\) .*/\1/p')
+    cpu=$(echo "$out" | sed -n 's/^TIME [^ ]* [^ ]* \(.*\)/\1/p' |
+        awk '{printf "%.2f", $1 + $2}')
     mib=$(( ${kb:-0} / 1024 ))
     steps=$(sed -n 's/^  \([0-9]* collectives\{0,1\}, [0-9]* steps\{0,1\}\).*/\1/p' /tmp/plan_scale.$$ | head -1)
     [ -n "$steps" ] || steps="no plan ($(head -c 60 /tmp/plan_scale.$$)$(echo "$out" | grep -v '^TIME' | head -c 80))"
@@ -63,7 +66,7 @@ down-proj-rows|28672x8192|tp,fsdp||tp|
 vocab-50257|50257x4096|fsdp,tp|||tp"
 dir=$(mktemp -d /tmp/plan_scale.XXXXXX)
 echo '{"ranks_per_host": 8, "map_by": "core"}' >"$dir/ranks.json"
-printf '\n| two meshes | devices | training mesh | inference | plan | wall s | max RSS MiB |\n|---|---:|---|---|---|---:|---:|\n'
+printf '\n| two meshes | devices | training mesh | inference | plan | wall s | cpu s | max RSS MiB |\n|---|---:|---|---|---|---:|---:|---:|\n'
 echo "$mcases" | while IFS='|' read -r name shape f0 f1 t0 t1; do
     for m in $meshes; do
         n=$(devices "$m")
@@ -87,8 +90,9 @@ json.dump({"name": "%s-%s" % (name, where),
 PY
             measure "$dir/s.json" --no-grid --synthetic "pack:2 core:4" \
                 --rank-map "$dir/ranks.json"
-            printf '| %s %s | %s | %s | rep=%s,tp=8 %s | %s | %s | %s |\n' \
-                "$name" "$where" "$n" "$m" "$((n / 8))" "$where" "$steps" "$t" "$mib"
+            printf '| %s %s | %s | %s | rep=%s,tp=8 %s | %s | %s | %s | %s |\n' \
+                "$name" "$where" "$n" "$m" "$((n / 8))" "$where" "$steps" "$t" \
+                "$cpu" "$mib"
         done
     done
 done

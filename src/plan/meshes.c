@@ -25,12 +25,26 @@
  * (ndims+1)^k k! for k such axes) is paired with every choice of R (the
  * same over B's unused axes); beyond 96 choices a side keeps two (none,
  * and all onto the longest dim; 8 choices beyond 256 devices and 2 beyond
- * 65536, where each evaluation walks every device), and the pair wins
+ * 65536, where a pair's bound costs O(devices)), and the pair wins
  * that is memory-
  * efficient, then has the least peak, then the least modelled time (time
  * objective) or received bytes (bytes objective), then the fewest
- * collectives.  The plan is the best of this family; it is not proven
- * optimal over every plan (stats.optimal 0, "unproven": "two_mesh").
+ * collectives, then comes first in (S, R) order.  The plan is the best of
+ * this family; it is not proven optimal over every plan (stats.optimal
+ * 0, "unproven": "two_mesh").
+ *
+ * PRUNING (choose()).  Memory and the phases do not depend on the
+ * transfer; its figures do, and walking it costs O(receivers x pieces).
+ * So every pair is first bounded: its exact memory verdict and peak, and
+ * lower bounds on its time and received bytes from the phases and the
+ * transfer's pieces at 8 receivers spread over B (what they receive is
+ * exact; sending is left out of their time: rd_meshes_transfer_bound).
+ * Pairs are walked in the order of these bounds, and one whose memory or
+ * bound already loses to the best walked so far is not walked: the
+ * choice is the one walking every pair makes (the first pair in order
+ * among the best), while a large mesh walks the transfer of the winner
+ * and of the few pairs whose bounds tie with it, not of every pair
+ * (doc/scale.md).
  *
  * SAME DEVICES.  When both meshes hold the same devices and one mesh's
  * axes are digits of the other's (each axis of size > 1 of the coarser
@@ -457,6 +471,119 @@ static redist_status_t evaluate(const redist_spec_t *s, const cand *a,
     return REDIST_OK;
 }
 
+/* A pair before its transfer is walked: its exact memory figures, lower
+ * bounds on its time and received bytes (the phases, and the transfer at
+ * a few receivers: rd_meshes_transfer_bound), its index i * nb + j. */
+typedef struct pbound {
+    int efficient, time_obj;
+    uint64_t peak, recv;
+    double time;
+    int64_t idx;
+} pbound;
+
+static int pbound_cmp(const void *x, const void *y)
+{
+    const pbound *a = x, *b = y;
+    if (a->efficient != b->efficient)
+        return b->efficient - a->efficient;
+    if (a->peak != b->peak)
+        return a->peak < b->peak ? -1 : 1;
+    if (a->time_obj && a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    if (a->recv != b->recv)
+        return a->recv < b->recv ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+#define NSAMPLE 8
+
+/* Bound the pair (a, b) (peak, recv: scratch by global device). */
+static redist_status_t bound(const redist_spec_t *s, const cand *a,
+                             const cand *b, const redist_cost_model_t *cm,
+                             uint64_t *peak, uint64_t *recv, uint64_t *zero,
+                             pbound *pb)
+{
+    const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
+    int64_t N = s->two->ndevices, rs[NSAMPLE];
+    uint64_t srecv[NSAMPLE];
+    int nr = 0;
+    double t;
+    for (int k = 0; k < NSAMPLE; k++) { /* spread over the receivers */
+        int64_t r = k * (mb->ndevices - 1) / (NSAMPLE - 1);
+        if (!nr || rs[nr - 1] != r)
+            rs[nr++] = r;
+    }
+    redist_status_t st =
+        rd_meshes_transfer_bound(s, &a->m, &b->m, cm, rs, nr, srecv, &t);
+    if (st)
+        return st;
+    memset(peak, 0, (size_t)N * sizeof *peak);
+    memset(recv, 0, (size_t)N * sizeof *recv);
+    phase_figures(s, 0, a->plan, peak, recv);
+    phase_figures(s, 1, b->plan, peak, recv);
+    for (int k = 0; k < nr; k++) { /* zero: the transfer left out */
+        uint64_t x = recv[s->two->dev[1][rs[k]]] + srecv[k];
+        if (x > pb->recv)
+            pb->recv = x;
+    }
+    uint64_t rmax;
+    rd_meshes_judge(s, zero, peak, recv, &pb->efficient, &pb->peak, &rmax);
+    if (rmax > pb->recv)
+        pb->recv = rmax;
+    pb->time = a->plan->stats.time_s + t + b->plan->stats.time_s;
+    return REDIST_OK;
+}
+
+/* The best pair (*ba, *bb; its figures into best, bt and the b arrays):
+ * the first in (i, j) order among those with the best score.  Every pair
+ * is bounded first (bound(): a few receivers' pieces, O(devices)); then
+ * walked in the order of its bounds, unless its bounds already lose to the
+ * best walked so far.  The choice is the one walking every pair makes. */
+static redist_status_t choose(const redist_spec_t *s, const cand *ca, int na,
+                              const cand *cb, int nb,
+                              const redist_cost_model_t *cm, int time_obj,
+                              uint64_t *arr, int *ba, int *bb, double *bt,
+                              score *best)
+{
+    int64_t N = s->two->ndevices, bidx = -1;
+    uint64_t *peak = arr, *recv = arr + N, *trecv = arr + 2 * N;
+    pbound *pb = calloc((size_t)na * (size_t)nb + 1, sizeof *pb);
+    redist_status_t st = pb ? REDIST_OK : REDIST_ERR_NOMEM;
+    memset(trecv, 0, (size_t)N * sizeof *trecv);
+    for (int64_t x = 0; !st && x < (int64_t)na * nb; x++) {
+        pb[x].idx = x;
+        pb[x].time_obj = time_obj;
+        st = bound(s, &ca[x / nb], &cb[x % nb], cm, peak, recv, trecv, &pb[x]);
+    }
+    if (!st)
+        qsort(pb, (size_t)na * (size_t)nb, sizeof *pb, pbound_cmp);
+    for (int64_t x = 0; !st && x < (int64_t)na * nb; x++) {
+        const pbound *p = &pb[x];
+        if (bidx >= 0 &&
+            (p->efficient != best->efficient || p->peak != best->peak ||
+             (time_obj ? p->time > best->time : p->recv > best->recv)))
+            continue; /* sorted: loses on memory, or on its bound */
+        score sc;
+        double t;
+        const cand *a = &ca[p->idx / nb], *b = &cb[p->idx % nb];
+        if ((st = evaluate(s, a, b, cm, peak, recv, trecv, &t, &sc)))
+            break;
+        if (bidx < 0 || better(&sc, best, time_obj) ||
+            (!better(best, &sc, time_obj) && p->idx < bidx)) {
+            *best = sc;
+            bidx = p->idx;
+            *bt = t;
+            memcpy(arr + 3 * N, peak, (size_t)N * sizeof *peak);
+            memcpy(arr + 4 * N, recv, (size_t)N * sizeof *recv);
+            memcpy(arr + 5 * N, trecv, (size_t)N * sizeof *trecv);
+        }
+    }
+    free(pb);
+    *ba = bidx < 0 ? -1 : (int)(bidx / nb);
+    *bb = bidx < 0 ? -1 : (int)(bidx % nb);
+    return st;
+}
+
 /* The transfer's view: after = R, its longest blocks and figures. */
 static void transfer_view(const redist_spec_t *s, const rd_mside *R,
                           const uint64_t *trecv, double t,
@@ -627,33 +754,18 @@ redist_status_t rd_plan_meshes(const redist_spec_t *s,
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
         goto done;
     }
-    uint64_t *peak = arr, *recv = arr + N, *trecv = arr + 2 * N;
     uint64_t *bpeak = arr + 3 * N, *brecv = arr + 4 * N,
              *btrecv = arr + 5 * N;
     if ((st = side_cands(s, 0, opts, ca, &na, err)) ||
         (st = side_cands(s, 1, opts, cb, &nb, err)))
         goto done;
     score best = {0};
-    for (int i = 0; i < na; i++)
-        for (int j = 0; j < nb; j++) {
-            score sc;
-            double t;
-            if ((st = evaluate(s, &ca[i], &cb[j], cm, peak, recv, trecv, &t,
-                               &sc))) {
-                rd_error(err, st, NULL, NULL, "out of memory");
-                goto done;
-            }
-            if (ba < 0 || better(&sc, &best, objective ==
-                                                 REDIST_OBJECTIVE_TIME)) {
-                best = sc;
-                ba = i;
-                bb = j;
-                bt = t;
-                memcpy(bpeak, peak, (size_t)N * sizeof *peak);
-                memcpy(brecv, recv, (size_t)N * sizeof *recv);
-                memcpy(btrecv, trecv, (size_t)N * sizeof *trecv);
-            }
-        }
+    if ((st = choose(s, ca, na, cb, nb, cm,
+                     objective == REDIST_OBJECTIVE_TIME, arr, &ba, &bb, &bt,
+                     &best))) {
+        rd_error(err, st, NULL, NULL, "out of memory");
+        goto done;
+    }
     if (ba < 0) {
         st = rd_error(err, REDIST_ERR_INFEASIBLE, NULL, NULL,
                       "no plan: the source's reductions cannot be resolved "

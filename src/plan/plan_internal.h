@@ -54,6 +54,17 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
                                            const rd_mside *R,
                                            const redist_cost_model_t *cm,
                                            uint64_t *recv, double *time_s);
+/* A lower bound on the transfer's figures from the receivers rs[0..nr)
+ * (ranks of the target mesh, ascending) alone: recv[k], the bytes rs[k]'s
+ * device receives (exact); *time_lb (with cm), the largest of their
+ * modelled times counting what they receive only, never above
+ * rd_meshes_transfer_figures' time_s.  O(pieces of those receivers +
+ * devices).  REDIST_ERR_NOMEM. */
+redist_status_t rd_meshes_transfer_bound(const redist_spec_t *s,
+                                         const rd_mside *S, const rd_mside *R,
+                                         const redist_cost_model_t *cm,
+                                         const int64_t *rs, int nr,
+                                         uint64_t *recv, double *time_lb);
 /* The verifier's count of the transfer S -> R: every device of the
  * target mesh gets prod|P| x its R block in elements (one contribution
  * per coordinate on S's pending axes P, one when there are none).

@@ -45,9 +45,11 @@
  * device on the two layouts (rd_ustep_eval): locality decides whether it
  * exists, its cost is the largest per-device recv (or the slowest
  * device's modelled time), and pass 1 keeps every device within
- * max(src_d, dst_d).  The search is plain Dijkstra (h = 0, no permute
- * group dominance, no constructive plan: the budget running out is
- * REDIST_ERR_LIMIT).  Even specs never take this path.
+ * max(src_d, dst_d).  The search is A* with the sample devices' lack of
+ * their target blocks on the anchored layouts as h (uneven_heuristic; 0
+ * while a reduction is pending), no permute group dominance and no
+ * constructive plan (the budget running out is REDIST_ERR_LIMIT).  Even
+ * specs never take this path.
  *
  * Refused relaxations are not computed.  Most edges lead to types already
  * reached at least as cheaply, and their exact cost is the expensive part
@@ -184,7 +186,7 @@ typedef struct {
     int32_t dst_node; /* the target's node once created, else -1 */
     redist_status_t status;
     /* Uneven specs (cx->uneven): states are (type, anchor bits), edges are
-     * evaluated per device on layouts (uneven_edge), h is 0. */
+     * evaluated per device on layouts (uneven_edge), h: uneven_heuristic. */
     const rd_uctx *u;
     int per_device_cap; /* every device within max(src_d, dst_d) */
     rd_layout here_lay; /* layout of the node being expanded (cached) */
@@ -515,11 +517,53 @@ static u128 reduction_bound(const search_t *S, const rd_ctype *t)
     return d2u((alpha + (S->cm->gamma + beta) * bytes) * 1e15);
 }
 
-static u128 heuristic(const search_t *S, const rd_ctype *t,
-                      const int64_t local[])
+static int lc_layout(search_t *S, const rd_ctype *t, rd_layout *out);
+
+/* Uneven specs: the most any sample device still lacks of its target
+ * block on the anchored layouts, costed as bound_cost (time: less a part
+ * in 10^9 and a picosecond, for the rounding of per-step times).  An edge
+ * brings a device at most what it receives, and its cost is the largest
+ * device's (scaled) recv or modelled time, so h(u) <= cost + h(v):
+ * consistent.  0 while a reduction is pending (a device's block is not
+ * yet its own) and when a layout cannot be built (the edge's evaluation
+ * reports that). */
+static u128 uneven_heuristic(search_t *S, const rd_ctype *t)
 {
-    if (S->bottleneck || S->u)
+    rd_layout tl, dl;
+    redist_type_t tt, dt;
+    if ((t->partial & S->pend_nontrivial) || lc_layout(S, t, &tl) ||
+        lc_layout(S, &S->dst, &dl))
         return 0;
+    rd_ctype_to_type(t, &tt);
+    rd_ctype_to_type(&S->dst, &dt);
+    uint64_t worst = 0;
+    for (int d = 0; d < S->nsamples; d++) {
+        int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
+        int64_t dlo[REDIST_MAX_DIMS], dhi[REDIST_MAX_DIMS];
+        uint64_t want = 1, common = 1;
+        rd_layout_box_coord(&tl, &tt, &S->u->mesh, S->coord[d], lo, hi);
+        rd_layout_box_coord(&dl, &dt, &S->u->mesh, S->coord[d], dlo, dhi);
+        for (int i = 0; i < S->cx->ndims; i++) {
+            int64_t a = lo[i] > dlo[i] ? lo[i] : dlo[i];
+            int64_t b = hi[i] < dhi[i] ? hi[i] : dhi[i];
+            want *= dhi[i] > dlo[i] ? (uint64_t)(dhi[i] - dlo[i]) : 0;
+            common *= b > a ? (uint64_t)(b - a) : 0;
+        }
+        if (want - common > worst)
+            worst = want - common;
+    }
+    u128 h = bound_cost(S, worst);
+    if (S->cm)
+        h = h > h / 1000000000u + 1000u ? h - h / 1000000000u - 1000u : 0;
+    return h;
+}
+
+static u128 heuristic(search_t *S, const rd_ctype *t, const int64_t local[])
+{
+    if (S->bottleneck)
+        return 0;
+    if (S->u)
+        return uneven_heuristic(S, t);
     if (t->partial & S->pend_nontrivial) {
         u128 a = bound_cost(S, S->dst_elems), b = reduction_bound(S, t);
         return a > b ? a : b;

@@ -44,8 +44,12 @@
  * phase is costed with each axis of B at the
  * slowest level between the first device of each of its groups and the
  * others when all of B's devices lie on A, else on node (rd_meshes_
- * phase_cost).  Per candidate pair the walk costs O(|B| x pieces per
- * device); phases are solved once per S and per R.
+ * phase_cost).  A walk costs O(|B| x pieces per device); the planner
+ * walks only the pairs its bounds cannot rule out (meshes.c, PRUNING):
+ * rd_meshes_transfer_bound walks a few receivers, whose received figures
+ * do not depend on the senders' turns (the nearest replicas differ from
+ * the receiver at exactly the level the sharded and pending axes force).
+ * Phases are solved once per S and per R.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -181,10 +185,16 @@ static int64_t pick_sender(const redist_mesh_t *ma,
     return redist_mesh_rank(ma, c);
 }
 
-redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
-                                 const rd_mside *R,
-                                 const redist_cost_model_t *cm,
-                                 rd_piece_fn fn, void *user)
+/* The walk over the receivers rs[0..nr) (ranks of B, ascending; NULL:
+ * every rank).  A sender is chosen by its S block's counter, which counts
+ * the listed receivers only: over a subset the senders may differ from
+ * the whole walk's, the receivers' pieces and their levels do not (the
+ * nearest replicas differ from the receiver at the level its sharded
+ * axes force and no slower: pick_sender). */
+static redist_status_t walk(const redist_spec_t *s, const rd_mside *S,
+                            const rd_mside *R, const redist_cost_model_t *cm,
+                            const int64_t *rs, int64_t nr, rd_piece_fn fn,
+                            void *user)
 {
     const redist_mesh_t *ma = rd_spec_side_mesh(s, 0);
     const redist_mesh_t *mb = rd_spec_side_mesh(s, 1);
@@ -209,7 +219,8 @@ redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
     uint64_t *turn = calloc((size_t)(nblocks * npc), sizeof *turn);
     if (!turn)
         return REDIST_ERR_NOMEM;
-    for (int64_t r = 0; r < mb->ndevices; r++) {
+    for (int64_t ri = 0; ri < nr; ri++) {
+        int64_t r = rs ? rs[ri] : ri;
         int64_t lo[REDIST_MAX_DIMS], hi[REDIST_MAX_DIMS];
         rd_layout_box(&R->lay, &R->t, mb, r, lo, hi);
         if (!box_elems(n, lo, hi))
@@ -282,6 +293,15 @@ redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
     return REDIST_OK;
 }
 
+redist_status_t rd_transfer_walk(const redist_spec_t *s, const rd_mside *S,
+                                 const rd_mside *R,
+                                 const redist_cost_model_t *cm,
+                                 rd_piece_fn fn, void *user)
+{
+    return walk(s, S, R, cm, NULL, rd_spec_side_mesh(s, 1)->ndevices, fn,
+                user);
+}
+
 /* ------------------------------------------------------ figures */
 
 typedef struct tfig {
@@ -320,32 +340,59 @@ static void count_piece(void *user, int64_t r, int64_t q, const int64_t lo[],
     }
 }
 
+/* Allocate f's arrays (recv: the caller's, or NULL to allocate it too)
+ * and set its levels; *npc: the contributions per piece.  Nonzero when
+ * out of memory (tfig_free frees what was taken). */
+static int tfig_init(tfig *f, const redist_spec_t *s, const rd_mside *S,
+                     const redist_cost_model_t *cm, uint64_t *recv,
+                     uint64_t *npc)
+{
+    int64_t N = s->two->ndevices;
+    *f = (tfig){s, cm, 0, 1, recv ? recv : calloc((size_t)N, sizeof(uint64_t)),
+                calloc((size_t)N, sizeof(uint64_t)),
+                calloc((size_t)N, sizeof(uint64_t)),
+                calloc((size_t)N, sizeof(uint32_t)),
+                calloc((size_t)N, sizeof(uint32_t)), NULL};
+    /* contributions per piece: a receiver reduces all but one */
+    *npc = 1;
+    for (int a = 0; a < s->two->mesh[0].naxes; a++)
+        if (S->t.partial >> a & 1u)
+            *npc *= (uint64_t)s->two->mesh[0].size[a];
+    if (cm) {
+        f->far = rd_transfer_far_link(s, cm);
+        for (int a = 0; a < s->mesh.naxes; a++)
+            if (s->mesh.size[a] > 1 && cm->axis_link[a] != f->far)
+                f->uniform = 0;
+        if (!f->uniform)
+            f->t = calloc((size_t)N * 4, sizeof *f->t);
+    }
+    if (recv)
+        memset(recv, 0, (size_t)N * sizeof *recv);
+    return !(f->recv && f->send && f->in && f->nrecv && f->nsend &&
+             (f->uniform || f->t));
+}
+
+static void tfig_free(tfig *f, int own_recv)
+{
+    if (own_recv)
+        free(f->recv);
+    free(f->send);
+    free(f->in);
+    free(f->nrecv);
+    free(f->nsend);
+    free(f->t);
+}
+
 redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
                                         const rd_mside *S, const rd_mside *R,
                                         const redist_cost_model_t *cm,
                                         uint64_t *recv, double *time_s)
 {
     int64_t N = s->two->ndevices;
-    tfig f = {s, cm, 0, 1, recv, calloc((size_t)N, sizeof(uint64_t)),
-              calloc((size_t)N, sizeof(uint64_t)),
-              calloc((size_t)N, sizeof(uint32_t)),
-              calloc((size_t)N, sizeof(uint32_t)), NULL};
-    /* contributions per piece: a receiver reduces all but one */
-    uint64_t npc = 1;
-    for (int a = 0; a < s->two->mesh[0].naxes; a++)
-        if (S->t.partial >> a & 1u)
-            npc *= (uint64_t)s->two->mesh[0].size[a];
-    if (cm) {
-        f.far = rd_transfer_far_link(s, cm);
-        for (int a = 0; a < s->mesh.naxes; a++)
-            if (s->mesh.size[a] > 1 && cm->axis_link[a] != f.far)
-                f.uniform = 0;
-        if (!f.uniform)
-            f.t = calloc((size_t)N * 4, sizeof *f.t);
-    }
-    memset(recv, 0, (size_t)N * sizeof *recv);
+    tfig f;
+    uint64_t npc;
     redist_status_t st = REDIST_ERR_NOMEM;
-    if (f.send && f.in && f.nrecv && f.nsend && (f.uniform || f.t))
+    if (!tfig_init(&f, s, S, cm, recv, &npc))
         st = rd_transfer_walk(s, S, R, cm, count_piece, &f);
     *time_s = 0;
     for (int64_t d = 0; !st && cm && d < N; d++) {
@@ -363,11 +410,41 @@ redist_status_t rd_meshes_transfer_figures(const redist_spec_t *s,
         if (t > *time_s)
             *time_s = t;
     }
-    free(f.send);
-    free(f.in);
-    free(f.nrecv);
-    free(f.nsend);
-    free(f.t);
+    tfig_free(&f, 0);
+    return st;
+}
+
+redist_status_t rd_meshes_transfer_bound(const redist_spec_t *s,
+                                         const rd_mside *S, const rd_mside *R,
+                                         const redist_cost_model_t *cm,
+                                         const int64_t *rs, int nr,
+                                         uint64_t *recv, double *time_lb)
+{
+    int64_t N = s->two->ndevices;
+    tfig f;
+    uint64_t npc;
+    redist_status_t st = REDIST_ERR_NOMEM;
+    if (!tfig_init(&f, s, S, cm, NULL, &npc))
+        st = walk(s, S, R, cm, rs, nr, count_piece, &f);
+    *time_lb = 0;
+    for (int k = 0; !st && k < nr; k++) {
+        int64_t d = s->two->dev[1][rs[k]];
+        recv[k] = f.recv[d];
+        if (!cm)
+            continue;
+        /* the figures' expression with the sent terms left out: no
+         * larger, also after rounding */
+        double t;
+        if (f.t)
+            t = f.t[d] + f.t[2 * N + d];
+        else
+            t = cm->alpha[f.far] * f.nrecv[d] +
+                cm->beta[f.far] * (double)f.recv[d];
+        t += cm->gamma * (double)(f.in[d] - f.in[d] / npc);
+        if (t > *time_lb)
+            *time_lb = t;
+    }
+    tfig_free(&f, 1);
     return st;
 }
 
