@@ -117,7 +117,20 @@
  * after a REDIST_ERR_BACKEND the state of the communicators is MPI's to
  * define.  After a failure dst is unspecified, and so is src unless
  * REDIST_EXEC_PRESERVE_SRC was given.  NULL `err` is allowed everywhere.
- * The library never prints and never aborts.
+ * The rule for what no agreement can reach: a rank whose op fails alone
+ * in the middle of a plan (after the agreements, data already moving: an
+ * MPI call failing, REDIST_ERR_BACKEND, or a datatype it cannot
+ * allocate, REDIST_ERR_NOMEM), of a prepared run, a two-mesh phase or
+ * transfer, or a set run, cannot tell the others, which wait in a
+ * collective MPI cannot interrupt.  (Failures that follow from the agreed
+ * plan and options, such as a work-space bound, happen at the same op on
+ * every rank and are returned on every rank.)  Rather than let them hang, that rank
+ * prints one line on stderr ("redist: device R failed in the middle of a
+ * plan ...: <error>") and calls MPI_Abort on the context's communicator:
+ * the job ends, never silently.  With REDIST_MPI_NO_ABORT it returns the
+ * error on that rank only and the others' fate is the caller's.  Apart
+ * from that line before MPI_Abort the library never prints and never
+ * aborts: every other failure is returned on every rank.
  *
  * THREADS.  A context is used by one thread at a time.  Distinct contexts
  * may be used by concurrent threads when MPI provides
@@ -144,7 +157,11 @@ enum {
      *  chunks, instead of whole steps with derived datatypes. */
     REDIST_MPI_PACKED = 1u << 0,
     /** MPI_Reduce_scatter_block / MPI_Allreduce (see REDUCTIONS). */
-    REDIST_MPI_NATIVE_REDUCE = 1u << 1
+    REDIST_MPI_NATIVE_REDUCE = 1u << 1,
+    /** A failure in the middle of a plan returns the error on the rank
+     *  that failed instead of ending the job (see FAILURE): the other
+     *  ranks may then wait for it forever. */
+    REDIST_MPI_NO_ABORT = 1u << 2
 };
 
 typedef struct redist_mpi_options {

@@ -41,7 +41,7 @@ redist_status_t rd_mpi_running(redist_error_t *err)
 }
 
 static const unsigned known_mpi_flags =
-    REDIST_MPI_PACKED | REDIST_MPI_NATIVE_REDUCE;
+    REDIST_MPI_PACKED | REDIST_MPI_NATIVE_REDUCE | REDIST_MPI_NO_ABORT;
 
 static void free_comms(redist_mpi_t *x)
 {

@@ -36,6 +36,9 @@ redist_status_t rd_mpi_exchange(redist_backend_t *be, const void *send,
                                 int64_t nfrom, const rd_xfer *from,
                                 redist_error_t *err)
 {
+    redist_status_t inj = rd_mpi_injected((int)be->rank, err);
+    if (inj)
+        return inj;
     redist_mpi_t *x = be->ctx;
     int n = 0, rc = MPI_SUCCESS;
     const char *call = "MPI_Irecv";
@@ -317,6 +320,9 @@ redist_status_t rd_mpi_exchange_multi(redist_backend_t *be, int nparts,
                                       const rd_xpart *parts,
                                       redist_error_t *err)
 {
+    redist_status_t inj = rd_mpi_injected((int)be->rank, err);
+    if (inj)
+        return inj;
     redist_mpi_t *x = be->ctx;
     int64_t me = x->rank, ns = 0, nr = 0;
     x->exchanges++;

@@ -371,9 +371,11 @@ redist_status_t redist_mpi_run_meshes(redist_mpi_meshes_t *m,
                       "the source mesh's phase failed on another rank");
     /* 3. the transfer */
     if (!st) {
-        rc = m->nreq ? MPI_Startall(m->nreq, m->req) : MPI_SUCCESS;
+        st = rd_mpi_injected(m->rank, err);
+        rc = m->nreq && !st ? MPI_Startall(m->nreq, m->req) : MPI_SUCCESS;
         const rd_tlists *t = &m->t;
-        for (int64_t i = 0; !m->sums && rc == MPI_SUCCESS && i < t->nsend;
+        for (int64_t i = 0;
+             !st && !m->sums && rc == MPI_SUCCESS && i < t->nsend;
              i++) {
             if (t->send[i].peer != m->rank)
                 continue;
@@ -383,13 +385,15 @@ redist_status_t redist_mpi_run_meshes(redist_mpi_meshes_t *m,
                                   m->sbuf, t->s_shape, t->send[i].off,
                                   t->send[i].box, t->ndims, t->elem);
         }
-        if (rc == MPI_SUCCESS && m->nreq)
+        if (!st && rc == MPI_SUCCESS && m->nreq)
             rc = MPI_Waitall(m->nreq, m->req, MPI_STATUSES_IGNORE);
         if (rc != MPI_SUCCESS)
             st = rd_mpi_fail(err, rc, "the transfer (MPI_Startall, "
                                       "MPI_Waitall)");
-        else if (m->sums)
+        else if (!st && m->sums)
             sum_contributions(m, m->spec);
+        if (st) /* the peers wait for this rank's messages (abort.c) */
+            rd_mpi_abort_comm(m->c, m->rank, st, err);
     }
     /* 4. the target phase */
     if (!st && m->ph[1])

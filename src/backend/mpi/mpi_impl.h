@@ -141,6 +141,14 @@ redist_status_t rd_mpi_agree_comm(MPI_Comm comm, int rank,
 redist_status_t rd_mpi_agree(redist_backend_t *be, redist_status_t local,
                              uint64_t plan_hash, redist_error_t *err);
 
+/* abort.c: a failure in the middle of a plan (backend.h `abort`), and
+ * the test hook each op checks first (rd_mpi_fail_ops). */
+void rd_mpi_abort(redist_backend_t *be, redist_status_t status,
+                  const redist_error_t *err);
+void rd_mpi_abort_comm(MPI_Comm comm, int rank, redist_status_t status,
+                       const redist_error_t *err);
+redist_status_t rd_mpi_injected(int rank, redist_error_t *err);
+
 /* datatypes.c */
 void rd_mpi_dt_free(MPI_Datatype *t);
 int rd_mpi_dt_bytes(uint64_t lim, uint64_t n, MPI_Datatype *out);

@@ -42,6 +42,11 @@ void rd_mpi_set_node_ranks(redist_mpi_t *ctx, int ranks);
  * (context, executor scratch, reduction work space); 0: none. */
 void rd_mpi_fail_allocs(int n);
 
+/* Make the k-th data-moving op of the backend in this process from now
+ * (1: the next) fail with REDIST_ERR_BACKEND before it communicates, as
+ * an MPI call failing on one rank in the middle of a plan; 0: none. */
+void rd_mpi_fail_ops(int k);
+
 /* The fields of redist_mpi_last_stats one by one, for the tests.
  * MPI exchange calls made by the last redist_mpi_execute on this rank. */
 int64_t rd_mpi_last_exchanges(const redist_mpi_t *ctx);

@@ -65,6 +65,9 @@ static redist_status_t mpi_blocks(redist_backend_t *be, const rd_group *g,
                                   int to_all, const void *send, void *recv,
                                   uint64_t bytes, redist_error_t *err)
 {
+    redist_status_t inj = rd_mpi_injected((int)be->rank, err);
+    if (inj)
+        return inj;
     redist_mpi_t *x = be->ctx;
     int gather = !to_all;
     redist_status_t st;
@@ -93,6 +96,9 @@ static redist_status_t mpi_reduce(redist_backend_t *be, const rd_group *g,
                                   uint64_t count, redist_dtype_t dtype,
                                   redist_reduce_t op, redist_error_t *err)
 {
+    redist_status_t inj = rd_mpi_injected((int)be->rank, err);
+    if (inj)
+        return inj;
     redist_mpi_t *x = be->ctx;
     redist_status_t st;
     size_t elem = redist_dtype_size(dtype);
@@ -121,6 +127,9 @@ static redist_status_t mpi_permute(redist_backend_t *be, const void *send,
                                    int64_t to, void *recv, int64_t from,
                                    uint64_t bytes, redist_error_t *err)
 {
+    redist_status_t inj = rd_mpi_injected((int)be->rank, err);
+    if (inj)
+        return inj;
     redist_mpi_t *x = be->ctx;
     rd_mpi_cached *cc = rd_mpi_cache_of(x);
     if (cc && cc->direct) /* through shared windows (shared.c) */
@@ -164,6 +173,9 @@ static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
                                 const void *in, void *out,
                                 redist_error_t *err)
 {
+    redist_status_t inj = rd_mpi_injected((int)be->rank, err);
+    if (inj)
+        return inj;
     redist_mpi_t *x = be->ctx;
     rd_mpi_cached *cc = rd_mpi_cache_of(x);
     if (cc && cc->direct) /* through shared windows (shared.c) */
@@ -313,6 +325,7 @@ static uint64_t mpi_inplace_need(const redist_backend_t *be,
 const rd_backend_ops rd_mpi_ops_template = {
     .name = "mpi",
     .agree = rd_mpi_agree,
+    .abort = rd_mpi_abort,
     .blocks = mpi_blocks, .reduce = mpi_reduce, .permute = mpi_permute,
     .exchange = rd_mpi_exchange,
     .exchange_multi = rd_mpi_exchange_multi,
