@@ -407,6 +407,17 @@ REDIST_API redist_backend_t *redist_sim_backend(redist_sim_t *sim, int64_t rank)
  * maximum over the devices of each figure (writes_src: any), filled in
  * both cases; `per_device` (may be NULL) an array of one report per
  * device.  On failure `err` holds the first device's error.
+ *
+ * A two-mesh plan (doc/meshes.md) runs its stages one after the other on
+ * every device, so a device on both meshes, when both phases have steps,
+ * keeps its S block in its dst buffer when S fits there, and its R block
+ * in its src buffer when R fits there and REDIST_EXEC_PRESERVE_SRC is not
+ * set (the source is then work space: writes_src).  Device d's scratch is
+ * at most max(A_d + S_d, S_d + R_d, R_d + B_d) (+ nothing for a transfer
+ * that sums), A_d and B_d the phases' scratch on d (0 off their mesh),
+ * S_d and R_d its S and R blocks where they are not so placed (0 off
+ * their mesh or for an empty phase); redist_plan_exec_info on a sim
+ * backend promises the largest device's figure.
  */
 REDIST_API redist_status_t redist_exec_sim_run(const redist_plan_t *plan,
                                     void *const src[], void *const dst[],

@@ -284,7 +284,11 @@ enum {
     /* plan in-place passes (rd_backend_ops.inplace_ops) when they lower
      * the executor's scratch: the backend's choice, e.g. to meet a
      * memory bound below the executor's default */
-    RD_BUILD_INPLACE = 1u << 0
+    RD_BUILD_INPLACE = 1u << 0,
+    /* a two-mesh run may place a device's S block in its destination
+     * buffer and its R block in its source buffer (rd_meshes_usr_blocks):
+     * the backend runs each stage on every device before the next (sim) */
+    RD_BUILD_MESH_USR = 1u << 1
 };
 
 struct redist_backend {

@@ -23,7 +23,12 @@
  * sent from), the R block (scratch unless the target phase is empty:
  * then the transfer writes the destination buffer), and the phases' own
  * scratch.  So a device holds at most its S and R blocks besides its own
- * buffers; a device in one mesh only holds one of them.  A transfer that
+ * buffers; a device in one mesh only holds one of them.  On a backend
+ * that runs each stage on every device before the next (sim:
+ * RD_BUILD_MESH_USR), a device on both meshes with both phases non-empty
+ * keeps S in its destination buffer (dead until phase B) when S fits, and
+ * R in its source buffer (dead after phase A) when R fits and the source
+ * need not be preserved (rd_meshes_usr_blocks).  A transfer that
  * sums: sim needs nothing more; the exec info also promises, per device,
  * the bytes it receives in the transfer (at most prod|P| x its R block),
  * for an executor that receives them into a work area (MPI).
@@ -268,6 +273,19 @@ uint64_t rd_meshes_scratch(uint64_t phase_a, uint64_t S, uint64_t R,
     return x > y ? (x > z ? x : z) : (y > z ? y : z);
 }
 
+void rd_meshes_usr_blocks(const redist_plan_t *plan, const rd_tlists *t,
+                          int64_t dev, int usr, unsigned flags,
+                          int *s_in_dst, int *r_in_src)
+{
+    const redist_spec_t *s = plan->spec;
+    int both = usr && t->in_src && t->in_dst &&
+               plan->m->phase[0]->nsteps > 0 && plan->m->phase[1]->nsteps > 0;
+    uint64_t S = rd_tlists_bytes(t, 0), R = rd_tlists_bytes(t, 1);
+    *s_in_dst = both && S > 0 && S <= redist_spec_device_bytes(s, 1, dev);
+    *r_in_src = both && R > 0 && !(flags & REDIST_EXEC_PRESERVE_SRC) &&
+                R <= redist_spec_device_bytes(s, 0, dev);
+}
+
 /* The bytes each receiver gets from other devices in the transfer. */
 typedef struct work_ctx {
     const redist_spec_t *s;
@@ -317,13 +335,18 @@ redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
         }
         work = w.bytes;
     }
+    int usr = be && (be->build & RD_BUILD_MESH_USR), r_writes = 0;
     for (int64_t d = 0; d < s->two->ndevices; d++) {
         rd_tlists t; /* its blocks only: no pieces needed */
+        int s_in_dst, r_in_src;
         lists_head(plan, d, &t);
+        rd_meshes_usr_blocks(plan, &t, d, usr, opts ? opts->flags : 0,
+                             &s_in_dst, &r_in_src);
+        r_writes |= r_in_src;
         uint64_t x = rd_meshes_scratch(
             t.in_src ? ia.scratch_bytes : 0,
-            own_s ? rd_tlists_bytes(&t, 0) : 0,
-            own_r ? rd_tlists_bytes(&t, 1) : 0,
+            own_s && !s_in_dst ? rd_tlists_bytes(&t, 0) : 0,
+            own_r && !r_in_src ? rd_tlists_bytes(&t, 1) : 0,
             t.in_dst ? ib.scratch_bytes : 0) + (work ? work[d] : 0);
         if (x > out->scratch_bytes)
             out->scratch_bytes = x;
@@ -333,7 +356,7 @@ redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
     out->dst_bytes = s->dst_bytes;
     out->bound_bytes = s->src_bytes > s->dst_bytes ? s->src_bytes
                                                    : s->dst_bytes;
-    out->writes_src = ia.writes_src;
+    out->writes_src = ia.writes_src || r_writes;
     out->passes = ia.passes + 1 + ib.passes;
     out->collectives = ia.collectives + 1 + ib.collectives;
     return REDIST_OK;
@@ -355,6 +378,7 @@ typedef struct sim_mesh {
     int64_t n;
     int own;
     void **usr, **blk;
+    unsigned char *mine; /* blk[k] was allocated by the run */
     redist_exec_report_t *rep;
 } sim_mesh;
 
@@ -377,12 +401,19 @@ static int sim_arrays(sim_run *u)
         m->usr = calloc((size_t)m->n, sizeof *m->usr);
         m->blk = calloc((size_t)m->n, sizeof *m->blk);
         m->rep = calloc((size_t)m->n, sizeof *m->rep);
-        ok = ok && m->usr && m->blk && m->rep;
+        m->mine = calloc((size_t)m->n, 1);
+        ok = ok && m->usr && m->blk && m->rep && m->mine;
     }
     return ok;
 }
 
-/* The transfer lists, and the S and R blocks the run allocates. */
+static unsigned run_flags(const sim_run *u)
+{
+    return u->a->opts ? u->a->opts->flags : 0;
+}
+
+/* The transfer lists, and the S and R blocks: in the caller's buffers
+ * where rd_meshes_usr_blocks places them, else allocated. */
 static redist_status_t sim_own_blocks(sim_run *u, redist_error_t *err)
 {
     if (transfer_lists_all(u->a->plan, u->tl))
@@ -392,10 +423,15 @@ static redist_status_t sim_own_blocks(sim_run *u, redist_error_t *err)
         void *const *usr = side ? u->a->dst : u->a->src;
         for (int64_t k = 0; k < m->n; k++) {
             int64_t d = u->s->two->dev[side][k];
+            int in_usr[2]; /* S in dst, R in src */
+            rd_meshes_usr_blocks(u->a->plan, &u->tl[d], d, 1, run_flags(u),
+                                 &in_usr[0], &in_usr[1]);
             m->usr[k] = usr[d];
-            m->blk[k] = m->own ? alloc_block(rd_tlists_bytes(&u->tl[d], side))
-                               : usr[d];
-            if (m->own && !m->blk[k])
+            m->mine[k] = m->own && !in_usr[side];
+            m->blk[k] = !m->own    ? usr[d]
+                        : in_usr[side] ? (side ? u->a->src : u->a->dst)[d]
+                        : alloc_block(rd_tlists_bytes(&u->tl[d], side));
+            if (m->mine[k] && !m->blk[k])
                 return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                                 "out of memory");
         }
@@ -469,8 +505,13 @@ static void sim_reports(const sim_run *u, redist_status_t st,
         redist_exec_report_t x = {0};
         int64_t q = rd_spec_mesh_rank(u->s, 0, d);
         int64_t r = rd_spec_mesh_rank(u->s, 1, d);
-        uint64_t S = u->m[0].own ? rd_tlists_bytes(&u->tl[d], 0) : 0;
-        uint64_t R = u->m[1].own ? rd_tlists_bytes(&u->tl[d], 1) : 0;
+        int s_in_dst, r_in_src;
+        rd_meshes_usr_blocks(u->a->plan, &u->tl[d], d, 1, run_flags(u),
+                             &s_in_dst, &r_in_src);
+        uint64_t S = u->m[0].own && !s_in_dst ? rd_tlists_bytes(&u->tl[d], 0)
+                                              : 0;
+        uint64_t R = u->m[1].own && !r_in_src ? rd_tlists_bytes(&u->tl[d], 1)
+                                              : 0;
         uint64_t ha = q >= 0 ? ra[q].scratch_high_water : 0;
         uint64_t hb = r >= 0 ? rb[r].scratch_high_water : 0;
         x.scratch_high_water = rd_meshes_scratch(ha, S, R, hb);
@@ -482,7 +523,7 @@ static void sim_reports(const sim_run *u, redist_status_t st,
                        (r >= 0 ? rb[r].sent_bytes : 0);
         x.recv_bytes = (q >= 0 ? ra[q].recv_bytes : 0) +
                        (r >= 0 ? rb[r].recv_bytes : 0);
-        x.writes_src = q >= 0 && writes_a;
+        x.writes_src = q >= 0 && (writes_a || r_in_src);
         x.steps_done = st ? 0 : u->a->plan->nsteps;
         x.failed_step = st ? 0 : -1;
         if (u->a->per_device)
@@ -506,8 +547,10 @@ static void sim_close(sim_run *u)
 {
     for (int side = 0; side < 2; side++) {
         sim_mesh *m = &u->m[side];
-        for (int64_t k = 0; m->own && m->blk && k < m->n; k++)
-            free(m->blk[k]);
+        for (int64_t k = 0; m->mine && m->blk && k < m->n; k++)
+            if (m->mine[k])
+                free(m->blk[k]);
+        free(m->mine);
         free(m->usr);
         free(m->blk);
         free(m->rep);

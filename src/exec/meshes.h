@@ -60,6 +60,15 @@ uint64_t rd_tlists_bytes(const rd_tlists *t, int side);
  * phase B's (0 for what the device or the run does not hold). */
 uint64_t rd_meshes_scratch(uint64_t phase_a, uint64_t S, uint64_t R,
                            uint64_t phase_b);
+/* Where device `dev`'s blocks live when the backend places them in the
+ * caller's buffers (RD_BUILD_MESH_USR): *s_in_dst, the S block in its
+ * destination buffer (both phases have steps, the device is on both
+ * meshes, S fits that buffer); *r_in_src, the R block in its source
+ * buffer (the same, R fits, and not REDIST_EXEC_PRESERVE_SRC).  Both 0
+ * when `usr` is 0. */
+void rd_meshes_usr_blocks(const redist_plan_t *plan, const rd_tlists *t,
+                          int64_t dev, int usr, unsigned flags,
+                          int *s_in_dst, int *r_in_src);
 /* redist_plan_exec_info for a two-mesh plan (the largest device); be
  * (may be NULL) is the backend kind the phases run on (its ops decide the
  * phases' programs; its rank and size do not matter). */

@@ -551,6 +551,18 @@ int rp_sim_check(rp_rng *rng, rp_tally *t, const char *what,
                 (unsigned long long)rep.scratch_high_water,
                 (unsigned long long)rep.scratch_bytes,
                 (unsigned long long)info.scratch_bytes);
+    /* two meshes: every device's measured scratch within the promise
+     * (the run's report is the largest device's) */
+    for (int64_t r = 0; two && r < D; r++)
+        if (per[r].scratch_high_water > info.scratch_bytes ||
+            per[r].scratch_bytes != info.scratch_bytes)
+            rp_fail(t, what, plan,
+                    "device %lld: scratch %llu, reported promise %llu, "
+                    "promise %llu",
+                    (long long)r,
+                    (unsigned long long)per[r].scratch_high_water,
+                    (unsigned long long)per[r].scratch_bytes,
+                    (unsigned long long)info.scratch_bytes);
     /* uneven dims: the program is sized by the largest device, and the
      * caller's buffers count with the smallest (doc/uneven.md) */
     /* two meshes: the S and R blocks besides the phases' scratch

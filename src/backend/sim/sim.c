@@ -598,6 +598,7 @@ redist_status_t redist_sim_create(int64_t n, unsigned flags,
         w->ep[r].ctx = w;
         w->ep[r].rank = r;
         w->ep[r].size = n;
+        w->ep[r].build = RD_BUILD_MESH_USR;
     }
     *out = w;
     return REDIST_OK;
