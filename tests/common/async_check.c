@@ -4,8 +4,10 @@
 #include "async_check.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "overlap.h"
+#include "../../src/testing/pattern.h"
 
 /* 1 unless `st` is REDIST_ERR_INVALID on every rank. */
 static int not_all_invalid(const ac_env *e, const ac_obj *o,
@@ -187,4 +189,65 @@ redist_spec_t *ac_two_spec(int64_t rows, int64_t cols)
                                         0, &s, &err))
         fprintf(stderr, "two-mesh spec: %s\n", err.text);
     return s;
+}
+
+/* 1 unless every target of `c` is exact on this rank. */
+static int wrong(const ac_env *e, const ac_case *c, const char *what)
+{
+    int bad = 0;
+    for (int i = 0; i < c->n; i++) {
+        rd_mismatch mm;
+        if (c->db[i] && rd_pattern_check(c->specs[i], e->rank, c->dst[i],
+                                         &mm)) {
+            fprintf(stderr, "rank %d: %s: array %d wrong\n", e->rank,
+                    what, i);
+            bad = 1;
+        }
+    }
+    return bad;
+}
+
+static void spoil(const ac_case *c)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->db[i])
+            memset(c->dst[i], 0xff, c->db[i]);
+}
+
+int ac_check(const ac_env *e, ac_obj *o, const ac_case *c, int *checks)
+{
+    redist_error_t err = REDIST_ERROR_INIT;
+    int bad = 0;
+    spoil(c);
+    if (c->single) {
+        *checks += 4;
+        bad += o->async(o->p) != 0;
+        bad += not_all_invalid(e, o, o->start(o->p, &err), &err,
+                               "start without the thread level");
+        bad += o->run(o->p, NULL, &err) != REDIST_OK;
+        return bad + wrong(e, c, "a blocking run");
+    }
+    *checks += 7;
+    if (!o->async(o->p)) {
+        fprintf(stderr, "rank %d: %s: cannot start\n", e->rank, o->name);
+        return 1;
+    }
+    bad += ac_misuse(e, o);
+    spoil(c);
+    bad += ac_started(e, o) != REDIST_OK;
+    bad += wrong(e, c, "a started run");
+    if (c->overlap)
+        bad += ac_overlap(e, o);
+    /* free while in flight: the run completes first */
+    c->drop(o->p);
+    o->p = NULL;
+    spoil(c);
+    if (c->again(&o->p) || o->start(o->p, &err)) {
+        fprintf(stderr, "rank %d: %s: prepare and start again: %s\n",
+                e->rank, o->name, err.text);
+        bad++;
+    }
+    c->drop(o->p);
+    o->p = NULL;
+    return bad + wrong(e, c, "a run freed in flight");
 }

@@ -54,4 +54,22 @@ redist_spec_t *ac_a2a_spec(int64_t n, int64_t rows, int64_t cols,
  * f32, dim 0 over x to dim 1 over y. */
 redist_spec_t *ac_two_spec(int64_t rows, int64_t cols);
 
+/* One object's checks: with threads, the misuse (ac_misuse), a started
+ * run polled with test and the targets exact, the overlap (`overlap`),
+ * and a run started then freed (`drop`; `again` prepares a fresh one on
+ * the same buffers) with the targets exact after the free.  `single`
+ * (no thread level): async 0, start failing on every rank, a blocking
+ * run exact.  The sources hold rd_pattern_fill's values; dst[i] holds
+ * db[i] bytes of this rank's target of specs[i].  Returns this rank's
+ * failures; *checks counts the checks. */
+typedef struct ac_case {
+    int single, overlap, n;
+    const redist_spec_t *const *specs;
+    void *const *dst;
+    const uint64_t *db;
+    redist_status_t (*again)(void **p);
+    void (*drop)(void *p);
+} ac_case;
+int ac_check(const ac_env *e, ac_obj *o, const ac_case *c, int *checks);
+
 #endif

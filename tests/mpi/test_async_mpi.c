@@ -72,60 +72,6 @@ static int m_async(const void *p)
     return redist_mpi_meshes_async(p);
 }
 
-/* The blocks of this rank, exact after a run? (src: the pattern) */
-static void exact(const redist_spec_t *s, const void *dst, const char *what)
-{
-    rd_mismatch mm;
-    int ok = !redist_spec_device_bytes(s, REDIST_SIDE_TO, rank) ||
-             !rd_pattern_check(s, rank, dst, &mm);
-    CHECK(ok, "%s: the target block is wrong", what);
-}
-
-/* The checks of one object (see the top); `again` makes a fresh one
- * for the free-in-flight case. */
-static void check_obj(ac_obj *o, int single, int overlap,
-                      const redist_spec_t *const specs[], int n,
-                      void *const dst[], const uint64_t db[],
-                      redist_status_t (*again)(void **p), void (*drop)(void *))
-{
-    redist_error_t err = REDIST_ERROR_INIT;
-    if (single) {
-        CHECK(!o->async(o->p), "%s: async without MPI_THREAD_MULTIPLE",
-              o->name);
-        CHECK(all_fail(o->start(o->p, &err)), "%s: start without "
-              "MPI_THREAD_MULTIPLE must fail on every rank", o->name);
-        CHECK(!o->run(o->p, NULL, &err), "%s: run: %s", o->name, err.text);
-        for (int i = 0; i < n; i++)
-            exact(specs[i], dst[i], "a blocking run");
-        return;
-    }
-    CHECK(o->async(o->p), "%s: no async with MPI_THREAD_MULTIPLE", o->name);
-    failures += ac_misuse(&env, o);
-    checks++;
-    for (int i = 0; i < n; i++)
-        if (db[i])
-            memset(dst[i], 0xff, db[i]);
-    CHECK(!ac_started(&env, o), "%s: a started run failed", o->name);
-    for (int i = 0; i < n; i++)
-        exact(specs[i], dst[i], "a started run");
-    if (overlap) {
-        failures += ac_overlap(&env, o);
-        checks++;
-    }
-    /* free while in flight: the run completes first */
-    drop(o->p);
-    o->p = NULL;
-    for (int i = 0; i < n; i++)
-        if (db[i])
-            memset(dst[i], 0xff, db[i]);
-    CHECK(!again(&o->p), "%s: prepare again", o->name);
-    CHECK(!o->start(o->p, &err), "%s: start: %s", o->name, err.text);
-    drop(o->p);
-    o->p = NULL;
-    for (int i = 0; i < n; i++)
-        exact(specs[i], dst[i], "a run freed in flight");
-}
-
 static const redist_plan_t *g_plan;
 static void *g_src[2], *g_dst[2];
 
@@ -168,8 +114,9 @@ static void two_mesh(int single, int overlap)
         CHECK(0, "prepare_meshes failed");
     } else {
         const redist_spec_t *specs[1] = {s};
-        check_obj(&o, single, overlap, specs, 1, g_dst, &db, meshes_again,
-                  meshes_drop);
+        ac_case c = {single, overlap, 1, specs, g_dst, &db, meshes_again,
+                     meshes_drop};
+        failures += ac_check(&env, &o, &c, &checks);
         redist_mpi_meshes_free(o.p);
     }
     free(g_src[0]);
@@ -197,7 +144,8 @@ static void set_drop(void *p)
 
 static void set_case(int single, int overlap)
 {
-    int64_t rows = overlap ? 1024 : 64, cols = (overlap ? 2048 : 64) * nranks;
+    int64_t rows = (overlap ? 512 : 32) * nranks;
+    int64_t cols = (overlap ? 2048 : 64) * nranks;
     redist_spec_t *s[2] = {ac_a2a_spec(nranks, rows, cols, "a"),
                            ac_a2a_spec(nranks, rows, cols, "b")};
     redist_arrays_t *arrays = NULL;
@@ -230,8 +178,9 @@ static void set_case(int single, int overlap)
         } else {
             ac_obj o = ac_set_obj(p, "set of two arrays");
             const redist_spec_t *specs[2] = {s[0], s[1]};
-            check_obj(&o, single, overlap, specs, 2, g_dst, db, set_again,
-                      set_drop);
+            ac_case c = {single, overlap, 2, specs, g_dst, db, set_again,
+                         set_drop};
+            failures += ac_check(&env, &o, &c, &checks);
             redist_set_prepared_free(o.p);
         }
         for (int i = 0; i < 2; i++) {
