@@ -92,7 +92,7 @@ static void meshes_drop(void *p)
 
 static void two_mesh(int single, int overlap)
 {
-    int64_t rows = overlap ? 2048 : 128, cols = overlap ? 4096 : 256;
+    int64_t rows = overlap ? 4096 : 128, cols = overlap ? 4096 : 256;
     redist_spec_t *s = ac_two_spec(rows, cols);
     redist_plan_t *plan = NULL;
     redist_error_t err = REDIST_ERROR_INIT;
@@ -144,7 +144,7 @@ static void set_drop(void *p)
 
 static void set_case(int single, int overlap)
 {
-    int64_t rows = (overlap ? 512 : 32) * nranks;
+    int64_t rows = (overlap ? 1024 : 32) * nranks;
     int64_t cols = (overlap ? 2048 : 64) * nranks;
     redist_spec_t *s[2] = {ac_a2a_spec(nranks, rows, cols, "a"),
                            ac_a2a_spec(nranks, rows, cols, "b")};
