@@ -45,12 +45,6 @@ redist_status_t rd_set_prepare(const redist_plan_set_t *set,
                                redist_set_prepared_t **out,
                                redist_error_t *err);
 
-/* The names a prepared set's start / test / wait give in their errors
- * (a wrapper's, e.g. redist_shmem_start_meshes); default: redist_set_*. */
-struct rd_prepared_api;
-void rd_set_prepared_names(redist_set_prepared_t *p,
-                           const struct rd_prepared_api *api);
-
 /* The scratch arena's alignment of every buffer in it. */
 #define RD_SET_ALIGN 64
 static inline uint64_t rd_set_align(uint64_t b)
@@ -85,5 +79,11 @@ redist_status_t rd_set_array_scratch(const redist_plan_t *plan,
                                      const rd_backend_ops *ops,
                                      unsigned flags, uint64_t *out,
                                      redist_error_t *err);
+
+/* The names a prepared set's start / test / wait give in their errors
+ * (a wrapper's, e.g. redist_shmem_start_meshes); default: redist_set_*. */
+struct rd_prepared_api;
+void rd_set_prepared_names(redist_set_prepared_t *p,
+                           const struct rd_prepared_api *api);
 
 #endif
