@@ -351,13 +351,46 @@ REDIST_API redist_status_t redist_plan_set_prepare(const redist_plan_set_t *set,
 REDIST_API redist_status_t redist_set_run(redist_set_prepared_t *prep,
                                           redist_exec_report_t *report,
                                           redist_error_t *err);
+/**
+ * NON-BLOCKING.  redist_set_start hands a run (the same as redist_set_run)
+ * to the prepared set's progress thread and returns; the rounds follow
+ * one another on that thread with no further call, while the caller
+ * computes.  redist_set_test sets *done (1: over); redist_set_wait waits
+ * for the run and returns its status, error and report.  Collective:
+ * every rank starts and waits.  The thread calls the backend while the
+ * caller may call other code, so start needs a backend that allows a
+ * second thread on every rank: MPI_THREAD_MULTIPLE (MPI_Init_thread),
+ * SHMEM_THREAD_MULTIPLE (shmem_init_thread), or the sim backend (its
+ * device threads); prepare agrees on it and redist_set_prepared_async
+ * says whether start is available (else start fails on every rank,
+ * REDIST_ERR_INVALID; run still works).  Misuse, the same on every rank
+ * of an SPMD program and so failing on every rank alike, with
+ * REDIST_ERR_INVALID: start or run while a run is in flight, test or
+ * wait with none started, a NULL set.  Until wait the set's endpoint
+ * (and its MPI context or OpenSHMEM context) runs nothing else: an
+ * OpenSHMEM context's other calls fail meanwhile; on MPI that is the
+ * caller's rule (prepared MPI objects have their own communicators; a
+ * set uses the context's).  redist_set_prepared_free waits for a run in
+ * flight first.  A failure of the run is returned by wait.
+ */
+REDIST_API redist_status_t redist_set_start(redist_set_prepared_t *prep,
+                                            redist_error_t *err);
+REDIST_API redist_status_t redist_set_test(redist_set_prepared_t *prep,
+                                           int *done, redist_error_t *err);
+REDIST_API redist_status_t redist_set_wait(redist_set_prepared_t *prep,
+                                           redist_exec_report_t *report,
+                                           redist_error_t *err);
+/** 1 when redist_set_start is available on every rank (see above).
+ *  NULL: 0. */
+REDIST_API int redist_set_prepared_async(const redist_set_prepared_t *prep);
 /** Point-to-point messages this device sent in the last run (each
  *  combined exchange sends one per peer).  NULL: 0. */
 REDIST_API uint64_t redist_set_prepared_messages(const redist_set_prepared_t *prep);
 /** Combined exchanges of the last run (each sends at most one message
  *  per peer).  NULL: 0. */
 REDIST_API uint64_t redist_set_prepared_exchanges(const redist_set_prepared_t *prep);
-/** Free (collective when the backend's scratch is, as for a plan). */
+/** Free (collective when the backend's scratch is, as for a plan); a
+ *  non-blocking run in flight is waited for first. */
 REDIST_API void redist_set_prepared_free(redist_set_prepared_t *prep);
 /** prepare + run + free. */
 REDIST_API redist_status_t redist_plan_set_execute(const redist_plan_set_t *set,

@@ -337,7 +337,32 @@ REDIST_API redist_status_t redist_mpi_run_meshes(redist_mpi_meshes_t *prep,
                                                  redist_exec_report_t *report,
                                                  redist_error_t *err);
 
-/** Free it (collective over its communicator).  NULL is accepted. */
+/**
+ * Non-blocking runs of a prepared two-mesh object, as redist_mpi_start
+ * .. redist_mpi_wait for one mesh (NON-BLOCKING below): start hands the
+ * run (the same as redist_mpi_run_meshes) to the object's progress
+ * thread, test sets *done, wait returns the run's status and report.
+ * Collective over the object's communicator.  start needs
+ * MPI_THREAD_MULTIPLE on every rank (agreed at prepare;
+ * redist_mpi_meshes_async says whether start is available, else it
+ * fails on every rank).  REDIST_ERR_INVALID, alike on every rank: a
+ * start or run while a run is in flight, a test or wait with none
+ * started, a NULL object.  A failure of the run is returned by wait.
+ * redist_mpi_meshes_free waits for a run in flight first.
+ */
+REDIST_API redist_status_t redist_mpi_start_meshes(redist_mpi_meshes_t *prep,
+                                                   redist_error_t *err);
+REDIST_API redist_status_t redist_mpi_test_meshes(redist_mpi_meshes_t *prep,
+                                                  int *done,
+                                                  redist_error_t *err);
+REDIST_API redist_status_t redist_mpi_wait_meshes(redist_mpi_meshes_t *prep,
+                                                  redist_exec_report_t *report,
+                                                  redist_error_t *err);
+/** 1 when redist_mpi_start_meshes is available.  NULL: 0. */
+REDIST_API int redist_mpi_meshes_async(const redist_mpi_meshes_t *prep);
+
+/** Free it (collective over its communicator; a non-blocking run in
+ *  flight is waited for first).  NULL is accepted. */
 REDIST_API void redist_mpi_meshes_free(redist_mpi_meshes_t *prep);
 
 /* ------------------------------------------------ prepared objects */

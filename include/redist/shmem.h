@@ -413,7 +413,33 @@ REDIST_API redist_status_t redist_shmem_run_meshes(redist_shmem_meshes_t *m,
                                                    redist_exec_report_t *report,
                                                    redist_error_t *err);
 
-/** Free it and its symmetric memory (collective).  NULL is accepted. */
+/**
+ * Non-blocking runs, as redist_shmem_start .. redist_shmem_wait for one
+ * mesh: start hands the run (the same as redist_shmem_run_meshes) to
+ * the object's progress thread, test sets *done, wait returns the run's
+ * status and report.  Collective.  start needs SHMEM_THREAD_MULTIPLE on
+ * every PE (agreed at prepare; redist_shmem_meshes_async says whether
+ * start is available, else it fails on every PE).  The context stays
+ * occupied until wait: its other calls fail alike on every PE
+ * meanwhile.  REDIST_ERR_INVALID, alike on every PE: start or run while
+ * a run is in flight, test or wait with none started, a NULL object.  A
+ * PE that fails in a started run aborts the others: every PE's wait
+ * returns the error.  redist_shmem_meshes_free waits for a run in
+ * flight first.
+ */
+REDIST_API redist_status_t redist_shmem_start_meshes(redist_shmem_meshes_t *m,
+                                                     redist_error_t *err);
+REDIST_API redist_status_t redist_shmem_test_meshes(redist_shmem_meshes_t *m,
+                                                    int *done,
+                                                    redist_error_t *err);
+REDIST_API redist_status_t redist_shmem_wait_meshes(redist_shmem_meshes_t *m,
+                                                    redist_exec_report_t *report,
+                                                    redist_error_t *err);
+/** 1 when redist_shmem_start_meshes is available.  NULL: 0. */
+REDIST_API int redist_shmem_meshes_async(const redist_shmem_meshes_t *m);
+
+/** Free it and its symmetric memory (collective; a non-blocking run in
+ *  flight is waited for first).  NULL is accepted. */
 REDIST_API void redist_shmem_meshes_free(redist_shmem_meshes_t *m);
 
 #ifdef __cplusplus

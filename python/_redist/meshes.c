@@ -2,7 +2,8 @@
  * redist._redist: plans of two-mesh specs (doc/meshes.md) over MPI:
  * execute_meshes(comm, plan, src, dst, preserve_src=True, report=False)
  * (redist_mpi_execute_meshes) and prepare_meshes(...) -> Prepared
- * (prep.c; redist_mpi_prepare_meshes, run() is redist_mpi_run_meshes).
+ * (prep.c; redist_mpi_prepare_meshes, run() is redist_mpi_run_meshes,
+ * start() / test() / wait() redist_mpi_start_meshes .. _wait_meshes).
  *
  * comm is an mpi4py communicator over the union of the meshes: rank d is
  * global device d.  A rank outside a side's mesh holds an empty block of
@@ -18,13 +19,34 @@ static redist_status_t run(void *p, redist_exec_report_t *rep,
     return redist_mpi_run_meshes(p, rep, err);
 }
 
+static redist_status_t start(void *p, redist_error_t *err)
+{
+    return redist_mpi_start_meshes(p, err);
+}
+
+static redist_status_t test(void *p, int *done, redist_error_t *err)
+{
+    return redist_mpi_test_meshes(p, done, err);
+}
+
+static redist_status_t wait(void *p, redist_exec_report_t *rep,
+                            redist_error_t *err)
+{
+    return redist_mpi_wait_meshes(p, rep, err);
+}
+
+static int async(void *p)
+{
+    return redist_mpi_meshes_async(p);
+}
+
 static void free_it(void *p)
 {
     redist_mpi_meshes_free(p);
 }
 
-static const rpy_prep_ops meshes_ops = {"two-mesh plans", run, NULL, NULL,
-                                        NULL, NULL, free_it, NULL, NULL};
+static const rpy_prep_ops meshes_ops = {"two-mesh plans", run, start, test,
+                                        wait, async, free_it, NULL, NULL};
 
 /* Parse (comm, plan, src, dst, preserve_src) and check this rank's
  * arrays: 0 with the blocks held, or -1 with the exception set (after the

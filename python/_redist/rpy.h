@@ -179,6 +179,12 @@ PyObject *rpy_prep_set(PyObject *set_obj, redist_backend_t *be,
 redist_status_t rpy_set_run(void *p, redist_exec_report_t *rep,
                             redist_error_t *err);
 int rpy_set_report(void *p, PyObject *report);
+/* redist_set_start / _test / _wait / _prepared_async for rpy_prep_ops. */
+redist_status_t rpy_set_start(void *p, redist_error_t *err);
+redist_status_t rpy_set_test(void *p, int *done, redist_error_t *err);
+redist_status_t rpy_set_wait(void *p, redist_exec_report_t *rep,
+                             redist_error_t *err);
+int rpy_set_async(void *p);
 #ifdef REDIST_PY_HAVE_MPI
 int rpy_mpi_init(PyObject *m);
 #endif

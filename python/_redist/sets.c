@@ -24,6 +24,27 @@ redist_status_t rpy_set_run(void *p, redist_exec_report_t *rep,
     return redist_set_run(p, rep, err);
 }
 
+redist_status_t rpy_set_start(void *p, redist_error_t *err)
+{
+    return redist_set_start(p, err);
+}
+
+redist_status_t rpy_set_test(void *p, int *done, redist_error_t *err)
+{
+    return redist_set_test(p, done, err);
+}
+
+redist_status_t rpy_set_wait(void *p, redist_exec_report_t *rep,
+                             redist_error_t *err)
+{
+    return redist_set_wait(p, rep, err);
+}
+
+int rpy_set_async(void *p)
+{
+    return redist_set_prepared_async(p);
+}
+
 static void free_it(void *p)
 {
     redist_set_prepared_free(p);
@@ -42,9 +63,10 @@ int rpy_set_report(void *p, PyObject *d)
     return rc;
 }
 
-static const rpy_prep_ops set_ops = {"plan sets", rpy_set_run, NULL, NULL,
-                                     NULL, NULL, free_it, NULL,
-                                     rpy_set_report};
+static const rpy_prep_ops set_ops = {"plan sets", rpy_set_run,
+                                     rpy_set_start, rpy_set_test,
+                                     rpy_set_wait, rpy_set_async, free_it,
+                                     NULL, rpy_set_report};
 
 /* This rank's blocks of every array: 0, or -1 with ValueError naming the
  * array. */

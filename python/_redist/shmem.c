@@ -342,6 +342,28 @@ static redist_status_t sh_run_meshes(void *p, redist_exec_report_t *rep,
     return redist_shmem_run_meshes(p, rep, err);
 }
 
+static redist_status_t sh_start_meshes(void *p, redist_error_t *err)
+{
+    return redist_shmem_start_meshes(p, err);
+}
+
+static redist_status_t sh_test_meshes(void *p, int *done,
+                                      redist_error_t *err)
+{
+    return redist_shmem_test_meshes(p, done, err);
+}
+
+static redist_status_t sh_wait_meshes(void *p, redist_exec_report_t *rep,
+                                      redist_error_t *err)
+{
+    return redist_shmem_wait_meshes(p, rep, err);
+}
+
+static int sh_async_meshes(void *p)
+{
+    return redist_shmem_meshes_async(p);
+}
+
 static void sh_free_meshes(void *p)
 {
     if (started && !stopped)
@@ -349,7 +371,8 @@ static void sh_free_meshes(void *p)
 }
 
 static const rpy_prep_ops meshes_ops = {"two-mesh plans", sh_run_meshes,
-                                        NULL, NULL, NULL, NULL,
+                                        sh_start_meshes, sh_test_meshes,
+                                        sh_wait_meshes, sh_async_meshes,
                                         sh_free_meshes, running, NULL};
 
 static void sh_free_set(void *p)
@@ -358,9 +381,10 @@ static void sh_free_set(void *p)
         redist_set_prepared_free(p);
 }
 
-static const rpy_prep_ops set_ops = {"plan sets", rpy_set_run, NULL, NULL,
-                                     NULL, NULL, sh_free_set, running,
-                                     rpy_set_report};
+static const rpy_prep_ops set_ops = {"plan sets", rpy_set_run,
+                                     rpy_set_start, rpy_set_test,
+                                     rpy_set_wait, rpy_set_async,
+                                     sh_free_set, running, rpy_set_report};
 
 /* ------------------------------------------------------------ context */
 

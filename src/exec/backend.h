@@ -277,6 +277,15 @@ typedef struct rd_backend_ops {
     unsigned inplace_ops;
     uint64_t (*inplace_need)(const redist_backend_t *be, const rd_xstep *x,
                              int fused, uint64_t in_bytes);
+
+    /* Optional: may a second thread of this rank (a prepared set's
+     * progress thread, exec/async.c) call the ops while the caller's
+     * thread goes on (MPI_THREAD_MULTIPLE, SHMEM_THREAD_MULTIPLE)?  1 or
+     * 0 for this rank alone (the set agrees on it).  *busy (may be left
+     * NULL): a flag of the runtime context that its other calls check
+     * (OpenSHMEM's: one run in flight per context), set while the set's
+     * non-blocking run is in flight.  NULL op: no (start refused). */
+    int (*threads)(redist_backend_t *be, int **busy);
 } rd_backend_ops;
 
 /* Build flags of an endpoint (struct redist_backend.build). */

@@ -93,4 +93,10 @@ redist_status_t rd_set_array_scratch(const redist_plan_t *plan,
                                      unsigned flags, uint64_t *out,
                                      redist_error_t *err);
 
+/* The names a prepared set's start / test / wait give in their errors
+ * (a wrapper's, e.g. redist_shmem_start_meshes); default: redist_set_*. */
+struct rd_prepared_api;
+void rd_set_prepared_names(redist_set_prepared_t *p,
+                           const struct rd_prepared_api *api);
+
 #endif

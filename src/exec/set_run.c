@@ -62,7 +62,12 @@ struct redist_set_prepared {
     uint64_t union_work;  /* of which the union endpoint's */
     int began;
     uint64_t high, count, messages, exchanges;
+    rd_prepared f; /* start / test / wait (exec/async.c, set_async) */
 };
+
+static void set_async_init(redist_set_prepared_t *p);
+static redist_status_t set_async_setup(redist_set_prepared_t *p,
+                                       uint64_t hash, redist_error_t *err);
 
 /* Do two backends build the same set programs? */
 static int same_kind(const rd_backend_ops *a, const rd_backend_ops *b)
@@ -337,6 +342,7 @@ void redist_set_prepared_free(redist_set_prepared_t *p)
 {
     if (!p)
         return;
+    rd_prepared_destroy(&p->f); /* waits for a run in flight */
     for (int i = 0; p->arr && i < p->set->n; i++) {
         rd_program_free(&p->arr[i].xp.p);
         if (p->arr[i].is_two)
@@ -387,6 +393,7 @@ redist_status_t rd_set_prepare(const redist_plan_set_t *set,
                               0, err);
     p->set = set;
     p->be = be;
+    set_async_init(p);
     if (!st) {
         int n = set->n;
         p->arr = calloc((size_t)n, sizeof *p->arr);
@@ -412,6 +419,8 @@ redist_status_t rd_set_prepare(const redist_plan_set_t *set,
         st = place(p, err);
         st = be->ops->agree(be, st, hash, err);
     }
+    if (!st)
+        st = set_async_setup(p, hash, err);
     if (st) {
         redist_set_prepared_free(p);
         return st;
@@ -504,7 +513,7 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
     return REDIST_OK;
 }
 
-redist_status_t redist_set_run(redist_set_prepared_t *p,
+static redist_status_t set_run(redist_set_prepared_t *p,
                                redist_exec_report_t *report,
                                redist_error_t *err)
 {
@@ -589,4 +598,99 @@ redist_status_t redist_plan_set_execute(const redist_plan_set_t *set,
     st = redist_set_run(p, report, err);
     redist_set_prepared_free(p);
     return st;
+}
+
+/* ------------------------------------------------------ non-blocking
+ *
+ * A prepared set runs without blocking as a prepared object of a
+ * backend does (exec/async.c): prepare spawns a progress thread where
+ * the endpoint allows a second thread (rd_backend_ops.threads) and the
+ * ranks agree on it (all allow it, or start fails on every rank);
+ * start hands the run (set_run, unchanged) to the thread, test reads a
+ * flag, wait returns the run's status and report; free waits for a run
+ * in flight.  Cost: one thread per prepared set, asleep between runs;
+ * one more agreement at prepare. */
+
+static const rd_prepared_api set_api = {
+    "redist_set_run", "redist_set_start", "redist_set_test",
+    "redist_set_wait", "this prepared set",
+    "a backend that lets a second thread call it on every rank "
+    "(MPI_THREAD_MULTIPLE, SHMEM_THREAD_MULTIPLE)"};
+
+static redist_status_t set_run_fn(void *arg, redist_exec_report_t *r,
+                                  redist_error_t *err)
+{
+    return set_run(arg, r, err);
+}
+
+static void set_async_init(redist_set_prepared_t *p)
+{
+    rd_prepared_init(&p->f, &set_api, NULL, 1, set_run_fn, p);
+}
+
+void rd_set_prepared_names(redist_set_prepared_t *p,
+                           const struct rd_prepared_api *api)
+{
+    if (p)
+        p->f.api = api;
+}
+
+/* The thread where this rank's endpoint allows it, then two agreements:
+ * a failure to spawn fails every rank; the ranks' answers differ (the
+ * hash mismatches): start is refused on every rank. */
+static redist_status_t set_async_setup(redist_set_prepared_t *p,
+                                       uint64_t hash, redist_error_t *err)
+{
+    redist_backend_t *be = p->be;
+    int *busy = NULL;
+    int ok = be->ops->threads ? be->ops->threads(be, &busy) != 0 : 0;
+    redist_status_t st = REDIST_OK;
+    if (ok && rd_async_spawn(&p->f.async))
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                      "cannot create the progress thread");
+    st = be->ops->agree(be, st, hash, err);
+    if (st)
+        return st;
+    redist_error_t e;
+    redist_error_clear(&e);
+    redist_status_t same = be->ops->agree(be, REDIST_OK, ok ? 1 : 2, &e);
+    p->f.level = same == REDIST_OK && ok;
+    p->f.busy = busy;
+    return REDIST_OK;
+}
+
+redist_status_t redist_set_run(redist_set_prepared_t *p,
+                               redist_exec_report_t *report,
+                               redist_error_t *err)
+{
+    if (!p) {
+        rd_report_empty(report);
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "prep",
+                        "NULL prepared set");
+    }
+    return rd_prepared_run(&p->f, report, err);
+}
+
+redist_status_t redist_set_start(redist_set_prepared_t *p,
+                                 redist_error_t *err)
+{
+    return rd_prepared_start(p ? &p->f : NULL, err);
+}
+
+redist_status_t redist_set_test(redist_set_prepared_t *p, int *done,
+                                redist_error_t *err)
+{
+    return rd_prepared_test(p ? &p->f : NULL, done, err);
+}
+
+redist_status_t redist_set_wait(redist_set_prepared_t *p,
+                                redist_exec_report_t *report,
+                                redist_error_t *err)
+{
+    return rd_prepared_wait(p ? &p->f : NULL, report, err);
+}
+
+int redist_set_prepared_async(const redist_set_prepared_t *p)
+{
+    return p && rd_prepared_async(&p->f);
 }

@@ -292,6 +292,7 @@ def rule(proto, p, idx):
              'const redist_shmem_options_t *', 'const void *',
              'redist_mpi_prepared_t *', 'const redist_mpi_prepared_t *',
              'redist_mpi_meshes_t *', 'redist_shmem_meshes_t *',
+             'const redist_mpi_meshes_t *', 'const redist_shmem_meshes_t *',
              'redist_shmem_prepared_t *',
              'const redist_shmem_prepared_t *',
              'redist_set_prepared_t *', 'const redist_set_prepared_t *'):

@@ -258,8 +258,10 @@ def test_set_bad_arrays_fail_together():
                   for n in ps.names), "after the failures")
 
 
-def test_no_start_for_two_mesh_plans_and_sets():
-    """The C API has no start / test / wait for them: TypeError, local."""
+def test_start_test_wait_for_two_mesh_plans_and_sets():
+    """start / test / wait on prepared two-mesh objects and sets: exact
+    after wait; misuse fails on every PE alike; free waits for a run in
+    flight."""
     a = redist.Mesh({"x": npes}, name="a")
     b = redist.Mesh({"y": npes}, name="b")
     spec = redist.Spec((a, b), (npes, 2), "f32", ("x", None), (None, None))
@@ -271,24 +273,33 @@ def test_no_start_for_two_mesh_plans_and_sets():
         ps = redist.plan_set(arrays, executor=ex1)
         src, dst = src_of(spec, pe), dst_of(spec, pe)
         sets = {"a": src_of(arrays["a"], pe)}, {"a": dst_of(arrays["a"], pe)}
-        for pr, what, key, want in (
-                (ex.prepare(plan, src, dst), "two-mesh plans", "steps_done",
-                 len(plan)),
-                (ex1.prepare(ps, *sets), "plan sets", "exchanges", None)):
-            assert not pr.can_start
-            for call in (pr.start, pr.test, pr.wait):
-                with pytest.raises(TypeError,
-                                   match=f"no non-blocking runs for {what}"):
+        for pr, key, want, d, w in (
+                (ex.prepare(plan, src, dst), "steps_done", len(plan), dst,
+                 expected(spec, pe)),
+                (ex1.prepare(ps, *sets), "exchanges", None, sets[1]["a"],
+                 expected(arrays["a"], pe))):
+            assert pr.can_start
+            for call in (pr.test, pr.wait):
+                with pytest.raises(redist.ExecError, match="no run started"):
                     call()
-            rep = pr.run(report=True)
-            assert rep[key] == want if want is not None else rep[key] >= 0
-            pr.free()
-            assert pr.freed
-            with pytest.raises(ValueError, match="freed"):
+            d[...] = 0
+            pr.start()
+            with pytest.raises(redist.ExecError, match="in flight"):
+                pr.start()
+            with pytest.raises(redist.ExecError, match="in flight"):
                 pr.run()
-        agree(np.array_equal(dst, expected(spec, pe)) and
-              np.array_equal(sets[1]["a"], expected(arrays["a"], pe)),
-              "results")
+            while not pr.test():
+                pass
+            rep = pr.wait(report=True)
+            assert rep[key] == want if want is not None else rep[key] >= 0
+            agree(np.array_equal(d, w), "exact after wait")
+            d[...] = 0
+            pr.start()
+            pr.free()  # waits for the run in flight
+            assert pr.freed
+            agree(np.array_equal(d, w), "exact after a free in flight")
+            with pytest.raises(ValueError, match="freed"):
+                pr.start()
 
 
 # ------------------------------------------------------- symmetric arrays

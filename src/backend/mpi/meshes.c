@@ -69,7 +69,13 @@ struct redist_mpi_meshes {
     uint64_t W, *woff;               /* its size, each receive's offset */
     uint64_t sent, recvd;            /* transfer bytes to and from others */
     int nsteps;
+    rd_prepared f; /* start / test / wait (exec/async.c, meshes_async) */
 };
+
+static void meshes_async_init(redist_mpi_meshes_t *m);
+static redist_status_t meshes_async_setup(redist_mpi_meshes_t *m,
+                                          redist_status_t st,
+                                          redist_error_t *err);
 
 /* The plan, the device lists, the phases' plans and, when they differ
  * (else every replica is as near as the others, as without a model), the
@@ -165,6 +171,7 @@ void redist_mpi_meshes_free(redist_mpi_meshes_t *m)
 {
     if (!m)
         return;
+    rd_prepared_destroy(&m->f); /* waits for a run in flight */
     for (int k = 0; k < m->nreq; k++)
         MPI_Request_free(&m->req[k]);
     free(m->req);
@@ -244,6 +251,7 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     if (!m)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     m->c = m->ca = m->cb = MPI_COMM_NULL;
+    meshes_async_init(m);
     int size = 0, rc = MPI_Comm_dup(comm, &m->c);
     if (rc != MPI_SUCCESS) {
         m->c = MPI_COMM_NULL;
@@ -335,7 +343,7 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     const char *call = "";
     if (!st && (rc = bind_transfer(m, &call)) != MPI_SUCCESS)
         st = rd_mpi_fail(err, rc, call);
-    st = rd_mpi_agree_comm(m->c, m->rank, st, 0, "", err);
+    st = meshes_async_setup(m, st, err);
     if (st) {
         redist_mpi_meshes_free(m);
         return st;
@@ -344,9 +352,9 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     return REDIST_OK;
 }
 
-redist_status_t redist_mpi_run_meshes(redist_mpi_meshes_t *m,
-                                      redist_exec_report_t *report,
-                                      redist_error_t *err)
+static redist_status_t run_meshes(redist_mpi_meshes_t *m,
+                                  redist_exec_report_t *report,
+                                  redist_error_t *err)
 {
     redist_exec_report_t rp[2];
     double t0 = MPI_Wtime();
@@ -444,4 +452,87 @@ redist_status_t redist_mpi_execute_meshes(MPI_Comm comm,
     if (report)
         report->seconds = MPI_Wtime() - t0;
     return st;
+}
+
+/* ------------------------------------------------------ non-blocking
+ *
+ * As a one-mesh prepared object (prepared.c, exec/async.c): prepare
+ * spawns a progress thread where MPI_THREAD_MULTIPLE is provided and the
+ * ranks agree on the lowest level; start hands run_meshes (unchanged:
+ * the phases' blocking runs on their own communicators, the transfer on
+ * the object's) to the thread; wait returns its status and report.
+ * Cost: one thread per object, one more allreduce at prepare. */
+
+static const rd_prepared_api meshes_api = {
+    "redist_mpi_run_meshes", "redist_mpi_start_meshes",
+    "redist_mpi_test_meshes", "redist_mpi_wait_meshes",
+    "this prepared two-mesh object",
+    "MPI_THREAD_MULTIPLE on every rank (MPI_Init_thread)"};
+
+static redist_status_t meshes_run_fn(void *arg, redist_exec_report_t *r,
+                                     redist_error_t *err)
+{
+    return run_meshes(arg, r, err);
+}
+
+static void meshes_async_init(redist_mpi_meshes_t *m)
+{
+    rd_prepared_init(&m->f, &meshes_api, NULL, MPI_THREAD_MULTIPLE,
+                     meshes_run_fn, m);
+}
+
+/* The thread, the last agreement of prepare (st folded in), and the
+ * lowest thread level of the ranks. */
+static redist_status_t meshes_async_setup(redist_mpi_meshes_t *m,
+                                          redist_status_t st,
+                                          redist_error_t *err)
+{
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (!st && level >= MPI_THREAD_MULTIPLE && rd_async_spawn(&m->f.async))
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                      "cannot create the progress thread");
+    st = rd_mpi_agree_comm(m->c, m->rank, st, 0, "", err);
+    if (!st) {
+        int rc = MPI_Allreduce(&level, &m->f.level, 1, MPI_INT, MPI_MIN,
+                               m->c);
+        if (rc != MPI_SUCCESS)
+            st = rd_mpi_fail(err, rc, "MPI_Allreduce (thread level)");
+    }
+    return st;
+}
+
+redist_status_t redist_mpi_run_meshes(redist_mpi_meshes_t *m,
+                                      redist_exec_report_t *report,
+                                      redist_error_t *err)
+{
+    if (!m) {
+        rd_report_empty(report);
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    }
+    return rd_prepared_run(&m->f, report, err);
+}
+
+redist_status_t redist_mpi_start_meshes(redist_mpi_meshes_t *m,
+                                        redist_error_t *err)
+{
+    return rd_prepared_start(m ? &m->f : NULL, err);
+}
+
+redist_status_t redist_mpi_test_meshes(redist_mpi_meshes_t *m, int *done,
+                                       redist_error_t *err)
+{
+    return rd_prepared_test(m ? &m->f : NULL, done, err);
+}
+
+redist_status_t redist_mpi_wait_meshes(redist_mpi_meshes_t *m,
+                                       redist_exec_report_t *report,
+                                       redist_error_t *err)
+{
+    return rd_prepared_wait(m ? &m->f : NULL, report, err);
+}
+
+int redist_mpi_meshes_async(const redist_mpi_meshes_t *m)
+{
+    return m && rd_prepared_async(&m->f);
 }

@@ -219,6 +219,8 @@ redist_status_t rd_mpi_sub(redist_backend_t *be, const redist_mesh_t *mesh,
                            const int64_t devices[], redist_backend_t **out,
                            redist_error_t *err);
 void rd_mpi_sub_free(redist_backend_t *sub);
+/* rd_backend_ops.threads (prepared.c): MPI_THREAD_MULTIPLE. */
+int rd_mpi_threads(redist_backend_t *be, int **busy);
 void rd_mpi_end_programs(redist_backend_t *be);
 redist_status_t rd_mpi_exchange_multi(redist_backend_t *be, int nparts,
                                       const rd_xpart *parts,

@@ -341,6 +341,7 @@ const rd_backend_ops rd_mpi_ops_template = {
                    1u << REDIST_OP_REDUCE_SCATTER |
                    1u << REDIST_OP_ALL_REDUCE | 1u << REDIST_OP_PERMUTE,
     .inplace_need = mpi_inplace_need,
+    .threads = rd_mpi_threads,
 };
 
 unsigned rd_mpi_fused_ops(unsigned flags)

@@ -301,6 +301,15 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
     return st;
 }
 
+int rd_mpi_threads(redist_backend_t *be, int **busy)
+{
+    int level = MPI_THREAD_SINGLE;
+    (void)be;
+    (void)busy;
+    MPI_Query_thread(&level);
+    return level >= MPI_THREAD_MULTIPLE;
+}
+
 redist_status_t redist_mpi_run(redist_mpi_prepared_t *p,
                                redist_exec_report_t *report,
                                redist_error_t *err)

@@ -45,7 +45,15 @@ struct redist_shmem_meshes {
     redist_shmem_t *c;
     redist_plan_set_t *set;
     redist_set_prepared_t *prep;
+    int started; /* a non-blocking run started, not yet waited for */
 };
+
+/* Non-blocking runs are the set's (set_run.c), under these names. */
+static const rd_prepared_api meshes_api = {
+    "redist_shmem_run_meshes", "redist_shmem_start_meshes",
+    "redist_shmem_test_meshes", "redist_shmem_wait_meshes",
+    "a prepared object of this context",
+    "SHMEM_THREAD_MULTIPLE on every PE (shmem_init_thread)"};
 
 /* The checks a PE makes alone (then agreed by the set's preparation). */
 static redist_status_t meshes_checks(const redist_shmem_t *c,
@@ -114,6 +122,7 @@ redist_status_t redist_shmem_prepare_meshes(redist_shmem_t *c,
         redist_shmem_meshes_free(m);
         return st;
     }
+    rd_set_prepared_names(prep, &meshes_api);
     *out = m;
     return REDIST_OK;
 }
@@ -141,6 +150,44 @@ redist_status_t redist_shmem_run_meshes(redist_shmem_meshes_t *m,
     if (report)
         *report = r;
     return st;
+}
+
+redist_status_t redist_shmem_start_meshes(redist_shmem_meshes_t *m,
+                                          redist_error_t *err)
+{
+    redist_status_t st = m ? redist_set_start(m->prep, err)
+                           : rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                                      "NULL prepared two-mesh object");
+    if (!st)
+        m->started = 1;
+    return st;
+}
+
+redist_status_t redist_shmem_test_meshes(redist_shmem_meshes_t *m,
+                                         int *done, redist_error_t *err)
+{
+    return redist_set_test(m ? m->prep : NULL, done, err);
+}
+
+redist_status_t redist_shmem_wait_meshes(redist_shmem_meshes_t *m,
+                                         redist_exec_report_t *report,
+                                         redist_error_t *err)
+{
+    redist_exec_report_t r;
+    redist_status_t st = redist_set_wait(m ? m->prep : NULL, &r, err);
+    if (m && m->started) { /* as run_meshes counts */
+        m->started = 0;
+        r.steps_done = st ? 0 : redist_plan_num_steps(m->set->plan[0]);
+        r.failed_step = st ? 0 : -1;
+    }
+    if (report)
+        *report = r;
+    return st;
+}
+
+int redist_shmem_meshes_async(const redist_shmem_meshes_t *m)
+{
+    return m && redist_set_prepared_async(m->prep);
 }
 
 /* redist_shmem_execute of a two-mesh plan. */

@@ -163,6 +163,15 @@ redist_status_t redist_shmem_prepare(redist_shmem_t *c,
     return REDIST_OK;
 }
 
+int rd_shm_threads(redist_backend_t *be, int **busy)
+{
+    redist_shmem_t *c = ctx_of(be);
+    int level = SHMEM_THREAD_SINGLE;
+    *busy = c->root ? &c->root->busy : &c->busy;
+    shmem_query_thread(&level);
+    return level >= SHMEM_THREAD_MULTIPLE;
+}
+
 redist_status_t redist_shmem_run(redist_shmem_prepared_t *p,
                                  redist_exec_report_t *report,
                                  redist_error_t *err)

@@ -221,6 +221,9 @@ redist_status_t rd_shm_sub(redist_backend_t *be, const redist_mesh_t *mesh,
                            redist_error_t *err);
 void rd_shm_sub_free(redist_backend_t *sub);
 void rd_shm_run_begins(redist_backend_t *be);
+/* rd_backend_ops.threads (prepared.c): SHMEM_THREAD_MULTIPLE; the
+ * root context's busy flag. */
+int rd_shm_threads(redist_backend_t *be, int **busy);
 redist_status_t rd_shm_exchange_multi(redist_backend_t *be, int nparts,
                                       const struct rd_xpart *parts,
                                       redist_error_t *err);

@@ -348,7 +348,8 @@ static uint64_t shm_inplace_need(const redist_backend_t *be,
         .free = rd_shm_free, .inplace_ops = RD_SHM_INPLACE,                   \
         .inplace_need = shm_inplace_need, .sub = rd_shm_sub,                  \
         .sub_free = rd_shm_sub_free, .run_begins = rd_shm_run_begins,         \
-        .exchange_multi = rd_shm_exchange_multi                               \
+        .exchange_multi = rd_shm_exchange_multi,                              \
+        .threads = rd_shm_threads                                             \
     }
 
 /* [packed][symmetric]; exchange steps always run whole (a sender cannot
