@@ -207,18 +207,22 @@ static int wrong(const ac_env *e, const ac_case *c, const char *what)
     return bad;
 }
 
-static void spoil(const ac_case *c)
+/* Before a run: the target poisoned, the source filled again. */
+static void spoil(const ac_env *e, const ac_case *c)
 {
-    for (int i = 0; i < c->n; i++)
+    for (int i = 0; i < c->n; i++) {
         if (c->db[i])
             memset(c->dst[i], 0xff, c->db[i]);
+        if (c->src[i])
+            rd_pattern_fill(c->specs[i], e->rank, c->src[i]);
+    }
 }
 
 int ac_check(const ac_env *e, ac_obj *o, const ac_case *c, int *checks)
 {
     redist_error_t err = REDIST_ERROR_INIT;
     int bad = 0;
-    spoil(c);
+    spoil(e, c);
     if (c->single) {
         *checks += 4;
         bad += o->async(o->p) != 0;
@@ -233,7 +237,7 @@ int ac_check(const ac_env *e, ac_obj *o, const ac_case *c, int *checks)
         return 1;
     }
     bad += ac_misuse(e, o);
-    spoil(c);
+    spoil(e, c);
     bad += ac_started(e, o) != REDIST_OK;
     bad += wrong(e, c, "a started run");
     if (c->overlap)
@@ -241,7 +245,7 @@ int ac_check(const ac_env *e, ac_obj *o, const ac_case *c, int *checks)
     /* free while in flight: the run completes first */
     c->drop(o->p);
     o->p = NULL;
-    spoil(c);
+    spoil(e, c);
     if (c->again(&o->p) || o->start(o->p, &err)) {
         fprintf(stderr, "rank %d: %s: prepare and start again: %s\n",
                 e->rank, o->name, err.text);

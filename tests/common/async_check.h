@@ -65,6 +65,8 @@ redist_spec_t *ac_two_spec(int64_t rows, int64_t cols);
 typedef struct ac_case {
     int single, overlap, n;
     const redist_spec_t *const *specs;
+    void *const *src; /* filled with the pattern again before each run:
+                       * a run may use its source as work space */
     void *const *dst;
     const uint64_t *db;
     redist_status_t (*again)(void **p);

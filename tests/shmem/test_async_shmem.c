@@ -121,7 +121,7 @@ static void two_mesh(int single, int overlap)
             failures++;
         } else {
             const redist_spec_t *specs[1] = {s};
-            ac_case c = {single, overlap, 1, specs, g_dst, &db,
+            ac_case c = {single, overlap, 1, specs, g_src, g_dst, &db,
                          meshes_again, meshes_drop};
             failures += ac_check(&env, &o, &c, &checks);
             redist_shmem_meshes_free(o.p);
@@ -184,7 +184,7 @@ static void set_case(int single, int overlap)
         } else {
             ac_obj o = ac_set_obj(p, "set of two arrays");
             const redist_spec_t *specs[2] = {s[0], s[1]};
-            ac_case c = {single, overlap, 2, specs, g_dst, db, set_again,
+            ac_case c = {single, overlap, 2, specs, g_src, g_dst, db, set_again,
                          set_drop};
             failures += ac_check(&env, &o, &c, &checks);
             redist_set_prepared_free(o.p);
