@@ -9,8 +9,10 @@
  *   2. fills its source blocks of every array (malloc'd: a set's blocks
  *      are private memory on every backend) with the exact pattern of
  *      src/testing/pattern.h;
- *   3. makes the backend's context over a one-axis mesh of every rank
- *      (two-mesh arrays make their meshes' own), plans the set again for
+ *   3. makes the backend's context over the mesh of the set's one-mesh
+ *      arrays when they all share one (their collectives run on its
+ *      axes), else over a one-axis mesh of every rank (two-mesh arrays
+ *      make their meshes' own), plans the set again for
  *      that endpoint where the backend needs it (OpenSHMEM: its whole
  *      steps), and prepares it (one scratch arena of the largest round);
  *   4. runs it --repeat times (the sources filled again before each run
@@ -33,6 +35,34 @@
 
 enum { V_FAIL, V_MISMATCH, V_HIGH, V_RECV, V_MSGS, V_NS, V_OVER, V_WRITES,
        NVAL };
+
+/* The mesh every one-mesh array of the set is on, when they share one of
+ * `nd` devices (the same axes, names and sizes), else NULL: the
+ * context's mesh, on whose axes their collectives run. */
+static const redist_mesh_t *shared_mesh(const redist_plan_set_t *set,
+                                        int64_t nd)
+{
+    const redist_mesh_t *m = NULL;
+    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+        const redist_spec_t *s =
+            redist_plan_spec(redist_plan_set_plan(set, i));
+        if (redist_spec_num_meshes(s) != 1)
+            continue;
+        const redist_mesh_t *x = redist_spec_mesh(s);
+        if (!m) {
+            m = x;
+            continue;
+        }
+        int same = redist_mesh_num_axes(x) == redist_mesh_num_axes(m);
+        for (int a = 0; same && a < redist_mesh_num_axes(m); a++)
+            same = redist_mesh_axis_size(x, a) == redist_mesh_axis_size(m, a) &&
+                   !strcmp(redist_mesh_axis_name(x, a),
+                           redist_mesh_axis_name(m, a));
+        if (!same)
+            return NULL;
+    }
+    return m && redist_mesh_num_devices(m) == nd ? m : NULL;
+}
 
 /* Every rank waits for every other (a reduction). */
 static void barrier(const cli_set_backend *b)
@@ -196,8 +226,10 @@ int cli_launched_run_set(const cli_set_run *r, const cli_set_backend *b)
     /* every rank reaches each collective call below together; a failure
      * is agreed (and said once when every rank failed alike) */
     int bad = cli_launch_failed(st != REDIST_OK, &err, NULL);
-    if (!bad)
-        st = b->create(b->self, flat, &be, &err);
+    if (!bad) {
+        const redist_mesh_t *m = shared_mesh(set, nd);
+        st = b->create(b->self, m ? m : flat, &be, &err);
+    }
     if (!bad && !st && b->endpoint_plans) {
         redist_exec_options_t eo = {0};
         if (r->preserve)

@@ -8,7 +8,8 @@
 # fails on every PE saying how to set SHMEM_SYMMETRIC_SIZE; rank 1 given
 # another --repeat, --shrink or --max-bytes (over OpenSHMEM also another
 # heap) is refused on every rank before anything runs; --shrink runs a
-# smaller copy of a set exact.
+# smaller copy of a set exact; a set of one-mesh arrays on a mesh of two
+# axes runs exact.
 #   run_sets_mpi.sh mpi|shmem LAUNCHER REDISTPLAN SRCDIR [LAUNCHER ARGS...]
 set -u
 be=$1 launcher=$2 rp=$3 src=$4
@@ -47,6 +48,9 @@ expect 0 "source    preserved (--preserve-src)
   result    exact: 21 arrays on 8 $units" "checkpoint --preserve-src --repeat 2" \
     8 "$tmp/checkpoint.json" --preserve-src --repeat 2
 expect 2 "$hint (this job has 4 $units)" "wrong -np" 4 "$tmp/checkpoint.json"
+# one-mesh arrays on a mesh of two axes: their collectives run on its axes
+expect 0 "result    exact: 5 arrays on 4 $units" "mlp-block-resharded (dp x tp)" 4 \
+    "$src/specs/arrays/mlp-block-resharded.json" --repeat 2
 # --shrink: a smaller copy of the set (the same steps on every rank)
 expect 0 "result    exact: 21 arrays on 8 $units" "train-to-infer --shrink" 8 \
     "$tmp/train-to-infer.json" --shrink --max-bytes 300K
