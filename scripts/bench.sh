@@ -7,7 +7,8 @@
 # hand-written MPI_Alltoallv / MPI_Alltoallw exchange of exact boxes,
 # ScaLAPACK pdgemr2d and a memcpy roofline (bench/bench_redist), on the
 # specs of specs/ scaled per rank, on 2-D ownership transposes and on
-# uneven splits; a model's weight sync as one set of arrays
+# uneven splits; a model's weight sync as one set of arrays, on one mesh
+# and from training ranks to inference ranks, and a checkpoint 8 -> 6 ranks
 # (bench/bench_sets); then the planner (bench/bench_planner).  Writes CSVs, table.md (results, ratios, memory)
 # and PNG plots into the results folder, and prints the ratio tables.
 #
