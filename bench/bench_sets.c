@@ -6,8 +6,12 @@
  *   mpirun -np D bench_sets SPEC [--reps N] [--warmup N] [--impl LIST]
  *                               [--check] [--corrupt IMPL] [--csv FILE]
  *
- * SPEC is a one-mesh set of D devices, e.g. the shrunk reshaped weight
- * sync (scripts/model_spec.py --variant reshaped --shrink 8).
+ * SPEC is a set of D devices on one mesh, e.g. the shrunk reshaped
+ * weight sync (scripts/model_spec.py --variant reshaped --shrink 8), or
+ * from one mesh to another, e.g. training dp=2,tp=2 on ranks 0-3 to
+ * inference tp=4 on ranks 4-7 (--variant train-to-infer) or a checkpoint
+ * saved on 8 ranks loaded on 6 (--variant checkpoint).  A rank off the
+ * source mesh has no source block, off the target mesh no target block.
  *
  * IMPLEMENTATIONS (--impl, comma-separated; default all):
  *   redist-budget   the plan set under the spec's budget_bytes, prepared
@@ -18,16 +22,22 @@
  *     All three run with REDIST_EXEC_PRESERVE_SRC: a weight sync keeps the
  *     training weights, and that flag is what makes the exchanges need
  *     scratch (without it every array here needs none and any budget gives
- *     one round: `redistplan plan SPEC` against `--preserve-src`).
+ *     one round: `redistplan plan SPEC` against `--preserve-src`).  On
+ *     two meshes the context is on a flat mesh of the D ranks (the
+ *     backend makes the meshes' endpoints).
  *   allgather       per tensor, what RL frameworks do today: one
- *                   MPI_Allgatherv of every rank's source block over the
- *                   ranks that shard it (the whole tensor on every rank),
- *                   then each rank copies its target block out
- *   alltoallv       per tensor, exact boxes: each rank packs exactly the
- *                   intersection of its source block with each peer's
- *                   target block (from the one holder that agrees with the
- *                   receiver on the source's replicated axes), one
- *                   MPI_Alltoallv, unpack
+ *                   MPI_Allgatherv of every source rank's block over the
+ *                   source ranks that shard it (the whole tensor on every
+ *                   source rank), on two meshes one MPI_Bcast of it from
+ *                   source rank 0 to the target ranks off the source mesh
+ *                   (the row is then named allgather+bcast), then each
+ *                   target rank copies its block out
+ *   alltoallv       per tensor, exact boxes: each source rank packs
+ *                   exactly the intersection of its block with each target
+ *                   rank's block (from one holder among the replicas,
+ *                   spread evenly), one MPI_Alltoallv over every rank,
+ *                   unpack
+ *   (the last two: bench_sets_hand.c, whose top says how they choose)
  * The hand-written ones keep one workspace sized for their largest tensor,
  * allocated and touched at setup (as a careful code does).
  *
@@ -45,9 +55,13 @@
  * redist_set_prepared_messages: a set of two or more arrays runs its
  * all_gather, all_to_all and permute steps as exchanges, combined) plus
  * its per-array reductions' (counted from the plans: s-1 for a
- * reduce_scatter on an axis of s ranks, 2(s-1) for an all_reduce);
- * allgather: g-1 per MPI_Allgatherv of g ranks
- * (a ring; Open MPI may pick another algorithm); alltoallv: the peers it
+ * reduce_scatter on an axis of s ranks, 2(s-1) for an all_reduce; a
+ * one-array set's collectives too: s-1 for an all_gather / all_to_all, 1
+ * for a permute that moves this rank's block; a step counts on the ranks
+ * of its mesh); allgather: g-1 per MPI_Allgatherv of g ranks (a ring;
+ * Open MPI may pick another algorithm), and per MPI_Bcast over b ranks
+ * what this rank sends in a binomial tree (the root: ceil(log2 b); Open
+ * MPI may segment large ones or pick another tree); alltoallv: the peers it
  * sends a non-empty piece to (what the linear algorithm posts).  And MPI
  * calls per rank per run (collective calls; redist: its collectives and
  * combined exchanges).  After the timed rounds every source block is
@@ -56,9 +70,11 @@
  * VERIFICATION.  Byte b of element g (global row-major index) of array a
  * holds a hash of (a, g, b): any misplaced, missing or duplicated byte
  * is caught.  --check runs that check once per implementation and stops
- * (no timing: the meson test `bench-sets-check`).  --corrupt IMPL flips
- * one byte of the last rank's last array after IMPL's checked run, to see
- * the checker fail (exit 1).
+ * (no timing: the meson tests `bench-sets-check`, one mesh, and
+ * `bench-sets-train-to-infer-check` and `bench-sets-checkpoint-8-to-6-check`,
+ * two).  --corrupt IMPL flips one byte of the last array on the last rank
+ * that holds a target block of it, after IMPL's checked run, to see the
+ * checker fail (exit 1).
  *
  * Exit status: 0, 1 on a wrong result, 2 on bad input.
  */
@@ -67,11 +83,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mpi.h>
-
-#include "redist.h"
+#include "bench_sets.h"
 #include "redist/mpi.h"
-#include "redist/bench.h" /* bench/redist/bench.h: rects, helpers */
 
 int g_rank, g_size; /* redist/bench.h's helpers read them */
 
@@ -79,28 +92,6 @@ enum { I_BUDGET, I_NOBUDGET, I_MINBUDGET, I_ALLGATHER, I_ALLTOALLV, NIMPL };
 static const char *const impl_name[NIMPL] = {
     "redist-budget", "redist-nobudget", "redist-minbudget", "allgather",
     "alltoallv"};
-
-/* One array on this rank. */
-typedef struct arr {
-    const redist_spec_t *spec;
-    int nd;
-    size_t elem;
-    rect_t srect, drect;
-    uint64_t sbytes, dbytes;
-    char *src, *dst;
-    /* allgather */
-    MPI_Comm gcomm; /* borrowed from the cache */
-    int gsize;
-    rect_t *grect;         /* members' source blocks */
-    int *gcount, *gdispl;  /* bytes */
-    uint64_t gbytes;
-    /* alltoallv */
-    rect_t *spiece, *rpiece; /* per peer */
-    char *has_s, *has_r;
-    int *scount, *sdispl, *rcount, *rdispl; /* bytes */
-    uint64_t stot, rtot;
-    int nsend;               /* peers sent to (not self) */
-} arr_t;
 
 typedef struct redist_alt {
     redist_plan_set_t *set;
@@ -112,11 +103,9 @@ typedef struct redist_alt {
     int colls;          /* collective calls per run */
 } redist_alt_t;
 
-static int na;
-static arr_t *A;
+int na;
+arr_t *A;
 static redist_alt_t R[3];
-static char *gbuf, *sbuf; /* allgather; alltoallv send + receive */
-static uint64_t gbuf_bytes, xbuf_bytes;
 
 /* ------------------------------------------------------------ pattern */
 
@@ -201,52 +190,45 @@ static void die_st(redist_status_t st, const redist_error_t *e,
         die_err(e, what);
 }
 
-/* Messages and calls of array i's collectives on this rank (its plan);
- * with `lowered` (a set of two or more arrays runs its all_gather,
- * all_to_all and permute steps as exchanges: measured, combined) only
- * its reductions'. */
+/* Messages and calls of array i's collectives on this rank (its plan):
+ * a step counts on the ranks of the mesh it runs on; with `lowered` (a
+ * set of two or more arrays runs its all_gather, all_to_all and permute
+ * steps as exchanges: measured, combined) only its reductions count. */
 static void plan_collectives(const redist_plan_t *plan, int lowered,
                              uint64_t *msgs, int *calls)
 {
     const redist_spec_t *s = redist_plan_spec(plan);
-    const redist_mesh_t *m = redist_spec_mesh(s);
     int nd = redist_spec_ndims(s);
     redist_type_t before = *redist_spec_from(s);
     for (int k = 0; k < redist_plan_num_steps(plan); k++) {
         redist_step_view_t v;
         if (redist_plan_step(plan, k, &v))
             die("step %d of %s", k, redist_spec_name(s));
+        const redist_mesh_t *m = S.m[v.mesh];
+        int64_t me = S.rank[v.mesh][g_rank];
         int64_t sz = v.axis >= 0 ? redist_mesh_axis_size(m, v.axis) : 1;
-        int op = lowered && (v.op == REDIST_OP_ALL_GATHER ||
-                             v.op == REDIST_OP_ALL_TO_ALL ||
-                             v.op == REDIST_OP_PERMUTE)
-                     ? REDIST_OP_EXCHANGE
-                     : v.op;
-        switch (op) {
-        case REDIST_OP_ALL_GATHER:
-        case REDIST_OP_ALL_TO_ALL:
-        case REDIST_OP_REDUCE_SCATTER:
-            *msgs += (uint64_t)(sz - 1);
-            ++*calls;
-            break;
-        case REDIST_OP_ALL_REDUCE:
+        int lowered_op = lowered && (v.op == REDIST_OP_ALL_GATHER ||
+                                     v.op == REDIST_OP_ALL_TO_ALL ||
+                                     v.op == REDIST_OP_PERMUTE);
+        if (me < 0 || lowered_op || v.op == REDIST_OP_SLICE ||
+            v.op == REDIST_OP_EXCHANGE || v.op == REDIST_OP_TRANSFER) {
+            /* off its mesh; local; measured (combined) */
+        } else if (v.op == REDIST_OP_ALL_REDUCE) {
             *msgs += 2 * (uint64_t)(sz - 1);
             ++*calls;
-            break;
-        case REDIST_OP_PERMUTE: {
-            /* even dims here: type_rect of an intermediate type */
+        } else if (v.op == REDIST_OP_PERMUTE) {
+            /* even dims here: the rect of an intermediate type */
             rect_t b, a2;
-            type_rect(s, &before, g_rank, &b);
-            type_rect(s, &v.after, g_rank, &a2);
+            mesh_type_rect(s, m, -1, &before, me, &b);
+            mesh_type_rect(s, m, -1, &v.after, me, &a2);
             int moves = 0;
             for (int d = 0; d < nd; d++)
                 moves |= b.lo[d] != a2.lo[d] || b.ext[d] != a2.ext[d];
             *msgs += moves && rect_elems(&b, nd);
             ++*calls;
-            break;
-        }
-        default: /* slice: local; exchange: measured (combined) */
-            break;
+        } else { /* all_gather, all_to_all, reduce_scatter */
+            *msgs += (uint64_t)(sz - 1);
+            ++*calls;
         }
         before = v.after;
     }
@@ -271,10 +253,20 @@ static void redist_setup(redist_alt_t *r, const redist_arrays_t *loaded,
     redist_exec_options_t eo = {REDIST_EXEC_PRESERVE_SRC};
     die_st(redist_plan_set_create(use, NULL, NULL, &eo, &r->set, &e), &e,
            "redist_plan_set_create");
+    /* two meshes: a context on any mesh of the union's devices (the
+     * backend makes the meshes' endpoints); one: on the set's mesh */
+    redist_mesh_t *flat = NULL;
+    if (S.two) {
+        const char *axis[1] = {"rank"};
+        int64_t n[1] = {g_size};
+        die_st(redist_mesh_create(1, axis, n, &flat, &e), &e,
+               "redist_mesh_create");
+    }
     die_st(redist_mpi_create(MPI_COMM_WORLD,
-                             redist_spec_mesh(redist_arrays_get(use, 0)), NULL,
+                             flat ? flat : S.m[REDIST_SIDE_FROM], NULL,
                              &r->ctx, &e),
            &e, "redist_mpi_create");
+    redist_mesh_free(flat);
     void **src = xmalloc(sizeof *src * (size_t)na),
          **dst = xmalloc(sizeof *dst * (size_t)na);
     for (int i = 0; i < na; i++) {
@@ -298,151 +290,6 @@ static void redist_teardown(redist_alt_t *r)
     redist_arrays_free(r->arrays);
 }
 
-/* -------------------------------------------------------- hand-written */
-
-typedef struct comm_cache {
-    uint32_t mask;
-    MPI_Comm comm;
-} comm_cache_t;
-static comm_cache_t cc[64];
-static int ncc;
-
-static MPI_Comm group_comm(const redist_mesh_t *m, uint32_t shard)
-{
-    for (int i = 0; i < ncc; i++)
-        if (cc[i].mask == shard)
-            return cc[i].comm;
-    if (ncc == 64)
-        die("too many gather groups");
-    uint32_t all = (uint32_t)((1ull << redist_mesh_num_axes(m)) - 1);
-    cc[ncc].mask = shard;
-    MPI_Comm_split(MPI_COMM_WORLD, color_of(m, g_rank, all & ~shard), g_rank,
-                   &cc[ncc].comm);
-    return cc[ncc++].comm;
-}
-
-static int fits_int(uint64_t v) { return v <= INT_MAX; }
-
-static void hand_setup(int a)
-{
-    arr_t *x = &A[a];
-    const redist_spec_t *s = x->spec;
-    const redist_mesh_t *m = redist_spec_mesh(s);
-    const redist_type_t *from = redist_spec_from(s), *to = redist_spec_to(s);
-    uint32_t shard = axes_of(from);
-    uint32_t all = (uint32_t)((1ull << redist_mesh_num_axes(m)) - 1);
-    uint32_t rep = all & ~shard & ~from->partial;
-    if (from->partial || to->partial)
-        die("array \"%s\": partial types are not written by hand here",
-            redist_spec_name(s));
-    size_t P = (size_t)g_size;
-    /* allgather: the ranks that differ only on the sharding axes */
-    x->gcomm = group_comm(m, shard);
-    MPI_Comm_size(x->gcomm, &x->gsize);
-    x->grect = xcalloc((size_t)x->gsize, sizeof(rect_t));
-    x->gcount = xcalloc((size_t)x->gsize, sizeof(int));
-    x->gdispl = xcalloc((size_t)x->gsize, sizeof(int));
-    int k = 0, mycol = color_of(m, g_rank, rep);
-    x->gbytes = 0;
-    for (int64_t p = 0; p < g_size; p++) {
-        if (color_of(m, p, rep) != mycol)
-            continue;
-        type_rect(s, from, p, &x->grect[k]);
-        uint64_t b = (uint64_t)rect_elems(&x->grect[k], x->nd) * x->elem;
-        if (!fits_int(b) || !fits_int(x->gbytes + b))
-            die("array \"%s\": gather over INT_MAX bytes", redist_spec_name(s));
-        x->gcount[k] = (int)b;
-        x->gdispl[k] = (int)x->gbytes;
-        x->gbytes += b;
-        k++;
-    }
-    /* alltoallv: p sends r the meet of their blocks when they agree on
-     * the source's replicated axes */
-    x->spiece = xcalloc(P, sizeof(rect_t));
-    x->rpiece = xcalloc(P, sizeof(rect_t));
-    x->has_s = xcalloc(P, 1);
-    x->has_r = xcalloc(P, 1);
-    x->scount = xcalloc(P, sizeof(int));
-    x->sdispl = xcalloc(P, sizeof(int));
-    x->rcount = xcalloc(P, sizeof(int));
-    x->rdispl = xcalloc(P, sizeof(int));
-    int64_t me = g_rank;
-    for (int64_t q = 0; q < g_size; q++) {
-        rect_t qs, qd;
-        type_rect(s, from, q, &qs);
-        type_rect(s, to, q, &qd);
-        /* q -> me */
-        if (color_of(m, q, rep) == color_of(m, me, rep) &&
-            rect_meet(&qs, &x->drect, x->nd, &x->rpiece[q])) {
-            uint64_t b =
-                (uint64_t)rect_elems(&x->rpiece[q], x->nd) * x->elem;
-            x->has_r[q] = 1;
-            if (q != me) {
-                if (!fits_int(b) || !fits_int(x->rtot + b))
-                    die("alltoallv count over INT_MAX");
-                x->rcount[q] = (int)b;
-                x->rdispl[q] = (int)x->rtot;
-                x->rtot += b;
-            }
-        }
-        /* me -> q */
-        if (q != me && color_of(m, q, rep) == color_of(m, me, rep) &&
-            rect_meet(&x->srect, &qd, x->nd, &x->spiece[q])) {
-            uint64_t b =
-                (uint64_t)rect_elems(&x->spiece[q], x->nd) * x->elem;
-            x->has_s[q] = 1;
-            if (!fits_int(b) || !fits_int(x->stot + b))
-                die("alltoallv count over INT_MAX");
-            x->scount[q] = (int)b;
-            x->sdispl[q] = (int)x->stot;
-            x->stot += b;
-            x->nsend += b > 0;
-        }
-    }
-    gbuf_bytes = umax(gbuf_bytes, x->gbytes);
-    xbuf_bytes = umax(xbuf_bytes, x->stot + x->rtot);
-}
-
-static void run_allgather(void)
-{
-    for (int a = 0; a < na; a++) {
-        arr_t *x = &A[a];
-        MPI_Allgatherv(x->src, (int)x->sbytes, MPI_BYTE, gbuf, x->gcount,
-                       x->gdispl, MPI_BYTE, x->gcomm);
-        for (int k = 0; k < x->gsize; k++) {
-            rect_t piece;
-            if (rect_meet(&x->grect[k], &x->drect, x->nd, &piece))
-                rect_move(x->dst, &x->drect, gbuf + x->gdispl[k],
-                          &x->grect[k], &piece, x->nd, x->elem,
-                          redist_spec_dtype(x->spec), OP_COPY);
-        }
-    }
-}
-
-static void run_alltoallv(void)
-{
-    for (int a = 0; a < na; a++) {
-        arr_t *x = &A[a];
-        redist_dtype_t dt = redist_spec_dtype(x->spec);
-        char *rb = sbuf + x->stot;
-        for (int q = 0; q < g_size; q++)
-            if (x->has_s[q])
-                rect_move(sbuf + x->sdispl[q], &x->spiece[q], x->src,
-                          &x->srect, &x->spiece[q], x->nd, x->elem, dt,
-                          OP_COPY);
-        if (x->has_r[g_rank])
-            rect_move(x->dst, &x->drect, x->src, &x->srect,
-                      &x->rpiece[g_rank], x->nd, x->elem, dt, OP_COPY);
-        MPI_Alltoallv(sbuf, x->scount, x->sdispl, MPI_BYTE, rb, x->rcount,
-                      x->rdispl, MPI_BYTE, MPI_COMM_WORLD);
-        for (int q = 0; q < g_size; q++)
-            if (q != g_rank && x->has_r[q])
-                rect_move(x->dst, &x->drect, rb + x->rdispl[q],
-                          &x->rpiece[q], &x->rpiece[q], x->nd, x->elem, dt,
-                          OP_COPY);
-    }
-}
-
 /* ------------------------------------------------------------- driver */
 
 static redist_exec_report_t last_rep[3];
@@ -454,10 +301,17 @@ static void run_impl(int k)
         die_st(redist_set_run(R[k].prep, &last_rep[k], &e), &e,
                impl_name[k]);
     } else if (k == I_ALLGATHER) {
-        run_allgather();
+        run_gather();
     } else {
         run_alltoallv();
     }
+}
+
+/* The row's name: the gather broadcasts on two meshes. */
+static const char *label(int k)
+{
+    return k == I_ALLGATHER && hand_broadcasts() ? "allgather+bcast"
+                                                 : impl_name[k];
 }
 
 static double timed(int k)
@@ -513,6 +367,195 @@ static void usage(void)
     exit(2);
 }
 
+/* Load the set; every array's blocks on this rank, the source filled. */
+static redist_arrays_t *load(const char *path, uint64_t *my_src,
+                             uint64_t *my_dst)
+{
+    redist_error_t e = REDIST_ERROR_INIT;
+    redist_arrays_t *arrays = NULL;
+    die_st(redist_arrays_load_file(path, 0, &arrays, &e), &e, path);
+    na = redist_arrays_count(arrays);
+    const redist_spec_t *s0 = redist_arrays_get(arrays, 0);
+    if (redist_spec_num_devices(s0) != g_size)
+        die("%s: the set runs on %lld devices, not %d (mpirun -np)", path,
+            (long long)redist_spec_num_devices(s0), g_size);
+    sides_init(s0);
+    A = xcalloc((size_t)na, sizeof *A);
+    *my_src = *my_dst = 0;
+    for (int a = 0; a < na; a++) {
+        arr_t *x = &A[a];
+        x->spec = redist_arrays_get(arrays, a);
+        x->nd = redist_spec_ndims(x->spec);
+        x->elem = redist_dtype_size(redist_spec_dtype(x->spec));
+        side_rect(x->spec, REDIST_SIDE_FROM, g_rank, &x->srect);
+        side_rect(x->spec, REDIST_SIDE_TO, g_rank, &x->drect);
+        x->sbytes = (uint64_t)rect_elems(&x->srect, x->nd) * x->elem;
+        x->dbytes = (uint64_t)rect_elems(&x->drect, x->nd) * x->elem;
+        if (x->sbytes > INT_MAX)
+            die("array \"%s\": block over INT_MAX bytes",
+                redist_spec_name(x->spec));
+        x->src = xmalloc(x->sbytes);
+        x->dst = xmalloc(x->dbytes);
+        walk(a, x->src, &x->srect, 0, "fill");
+        memset(x->dst, 0, x->dbytes);
+        *my_src += x->sbytes;
+        *my_dst += x->dbytes;
+    }
+    return arrays;
+}
+
+/* Every selected implementation set up (untimed); returns the smallest
+ * budget that works. */
+static uint64_t setup_all(const redist_arrays_t *arrays, unsigned mask)
+{
+    uint64_t minb = 0;
+    if (mask & 7u) {
+        /* the no-budget set first: its arrays' scratch gives the least
+         * budget */
+        redist_setup(&R[I_NOBUDGET], arrays, REDIST_NO_BUDGET);
+        for (int i = 0; i < na; i++)
+            minb = umax(minb, redist_plan_set_array_scratch(R[I_NOBUDGET].set,
+                                                            i));
+        uint64_t given = redist_arrays_budget(arrays);
+        if (mask & 1u << I_BUDGET)
+            redist_setup(&R[I_BUDGET], arrays, given);
+        if (mask & 1u << I_MINBUDGET)
+            redist_setup(&R[I_MINBUDGET], arrays, minb);
+    }
+    hand_setup((mask & 1u << I_ALLGATHER ? HAND_GATHER : 0u) |
+               (mask & 1u << I_ALLTOALLV ? HAND_ALLTOALLV : 0u));
+    return minb;
+}
+
+/* Each implementation once, checked on every rank; `corrupt` flips a
+ * byte of the last array on the last rank that holds a target block of
+ * it.  Returns 1 on a wrong result or a modified source. */
+static int check_phase(unsigned mask, int corrupt)
+{
+    uint64_t holder = A[na - 1].dbytes ? (uint64_t)g_rank + 1 : 0;
+    int last = (int)umax_over_ranks(holder) - 1;
+    int fail = 0;
+    for (int k = 0; k < NIMPL; k++) {
+        if (!(mask & 1u << k))
+            continue;
+        poison();
+        run_impl(k);
+        if (k == corrupt && g_rank == last)
+            A[na - 1].dst[A[na - 1].dbytes - 1] ^= 0x10;
+        int ok = check_all(impl_name[k], 1);
+        say("check %-17s %s\n", label(k),
+            ok ? "every element exact on every rank" : "WRONG RESULT");
+        fail |= !ok;
+    }
+    if (!check_all("source after the runs", 0)) {
+        say("the source was modified\n");
+        fail = 1;
+    }
+    return fail;
+}
+
+/* Implementation k's figures: extra bytes, messages and calls per rank
+ * (max over ranks), rounds (0: not redist). */
+static void figures(int k, uint64_t *extra, uint64_t *msgs, long *calls,
+                    int *rounds)
+{
+    *rounds = 0;
+    if (k < 3) {
+        *extra = last_rep[k].scratch_high_water;
+        *msgs = redist_set_prepared_messages(R[k].prep) + R[k].coll_msgs;
+        *calls = (long)redist_set_prepared_exchanges(R[k].prep) + R[k].colls;
+        *rounds = redist_plan_set_num_rounds(R[k].set);
+    } else {
+        hand_figures(k == I_ALLGATHER ? HAND_GATHER : HAND_ALLTOALLV, extra,
+                     msgs, calls);
+    }
+    *extra = umax_over_ranks(*extra);
+    *msgs = umax_over_ranks(*msgs);
+    *calls = (long)umax_over_ranks((uint64_t)*calls);
+}
+
+static void report(const redist_arrays_t *arrays, unsigned mask,
+                   const int *order, int nk, const double *t, int reps,
+                   const char *csv)
+{
+    FILE *cf = NULL;
+    if (csv && g_rank == 0) {
+        cf = fopen(csv, "a");
+        if (!cf)
+            die("cannot open %s", csv);
+        fseek(cf, 0, SEEK_END);
+        if (ftell(cf) == 0)
+            fprintf(cf, "spec,ranks,impl,rounds,reps,median_s,q1_s,q3_s,"
+                        "extra_bytes,messages,calls\n");
+    }
+    double base = mask & 1u << I_BUDGET ? quant(&t[I_BUDGET * reps], reps, .5)
+                                        : 0;
+    say("\n%-17s %6s %11s %23s %8s %13s %9s %7s\n", "implementation",
+        "rounds", "median ms", "IQR ms (q1 - q3)", "/budget", "extra/rank",
+        "msgs/rank", "calls");
+    for (int j = 0; j < nk; j++) {
+        int k = order[j], rounds;
+        double med = quant(&t[k * reps], reps, .5),
+               q1 = quant(&t[k * reps], reps, .25),
+               q3 = quant(&t[k * reps], reps, .75);
+        uint64_t extra, msgs;
+        long calls;
+        figures(k, &extra, &msgs, &calls, &rounds);
+        char eb[32], rs[16], ratio[16];
+        fmt_bytes(extra, eb, sizeof eb);
+        if (rounds)
+            snprintf(rs, sizeof rs, "%d", rounds);
+        else
+            snprintf(rs, sizeof rs, "-");
+        if (base > 0)
+            snprintf(ratio, sizeof ratio, "%.2f", med / base);
+        else
+            snprintf(ratio, sizeof ratio, "-");
+        say("%-17s %6s %11.3f %10.3f - %10.3f %8s %13s %9llu %7ld\n",
+            label(k), rs, med * 1e3, q1 * 1e3, q3 * 1e3, ratio, eb,
+            (unsigned long long)msgs, calls);
+        if (cf)
+            fprintf(cf, "%s,%d,%s,%d,%d,%.9f,%.9f,%.9f,%llu,%llu,%ld\n",
+                    redist_arrays_name(arrays), g_size, label(k), rounds,
+                    reps, med, q1, q3, (unsigned long long)extra,
+                    (unsigned long long)msgs, calls);
+    }
+    if (cf)
+        fclose(cf);
+}
+
+/* Warm-up and timed rounds, every implementation once a round in an
+ * order rotated by one each round; t[k * reps + r]. */
+static double *timed_rounds(const int *order, int nk, int reps, int warmup)
+{
+    double *t = xcalloc((size_t)NIMPL * (size_t)reps, sizeof(double));
+    for (int r = 0; r < warmup + reps; r++)
+        for (int j = 0; j < nk; j++) {
+            int k = order[(j + r) % nk];
+            double dt = timed(k);
+            if (r >= warmup)
+                t[k * reps + (r - warmup)] = dt;
+        }
+    if (!check_all("source after the timed runs", 0))
+        die("the source was modified by a timed run");
+    return t;
+}
+
+static void cleanup(redist_arrays_t *arrays)
+{
+    for (int k = 0; k < 3; k++)
+        if (R[k].prep)
+            redist_teardown(&R[k]);
+    hand_free();
+    for (int a = 0; a < na; a++) {
+        free(A[a].src);
+        free(A[a].dst);
+    }
+    free(A);
+    sides_free();
+    redist_arrays_free(arrays);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -543,178 +586,33 @@ int main(int argc, char **argv)
     if (!path || reps < 1 || warmup < 0)
         usage();
 
-    redist_error_t e = REDIST_ERROR_INIT;
-    redist_arrays_t *arrays = NULL;
-    die_st(redist_arrays_load_file(path, 0, &arrays, &e), &e, path);
-    na = redist_arrays_count(arrays);
-    const redist_spec_t *s0 = redist_arrays_get(arrays, 0);
-    if (redist_spec_num_meshes(s0) != 1 ||
-        redist_spec_num_devices(s0) != g_size)
-        die("%s: want one mesh of %d devices (mpirun -np)", path, g_size);
-    A = xcalloc((size_t)na, sizeof *A);
-    uint64_t my_src = 0, my_dst = 0;
-    for (int a = 0; a < na; a++) {
-        arr_t *x = &A[a];
-        x->spec = redist_arrays_get(arrays, a);
-        if (redist_spec_num_meshes(x->spec) != 1)
-            die("array \"%s\": two meshes", redist_spec_name(x->spec));
-        x->nd = redist_spec_ndims(x->spec);
-        x->elem = redist_dtype_size(redist_spec_dtype(x->spec));
-        type_rect(x->spec, redist_spec_from(x->spec), g_rank, &x->srect);
-        type_rect(x->spec, redist_spec_to(x->spec), g_rank, &x->drect);
-        x->sbytes = (uint64_t)rect_elems(&x->srect, x->nd) * x->elem;
-        x->dbytes = (uint64_t)rect_elems(&x->drect, x->nd) * x->elem;
-        if (!fits_int(x->sbytes))
-            die("array \"%s\": block over INT_MAX bytes",
-                redist_spec_name(x->spec));
-        x->src = xmalloc(x->sbytes);
-        x->dst = xmalloc(x->dbytes);
-        walk(a, x->src, &x->srect, 0, "fill");
-        memset(x->dst, 0, x->dbytes);
-        my_src += x->sbytes;
-        my_dst += x->dbytes;
-    }
+    uint64_t my_src, my_dst;
+    redist_arrays_t *arrays = load(path, &my_src, &my_dst);
     double t0 = MPI_Wtime();
-    uint64_t minb = 0;
-    if (mask & 7u) {
-        /* the no-budget set first: its arrays' scratch gives the least
-         * budget */
-        redist_setup(&R[I_NOBUDGET], arrays, REDIST_NO_BUDGET);
-        for (int i = 0; i < na; i++)
-            minb = umax(minb, redist_plan_set_array_scratch(R[I_NOBUDGET].set,
-                                                            i));
-        uint64_t given = redist_arrays_budget(arrays);
-        if (mask & 1u << I_BUDGET)
-            redist_setup(&R[I_BUDGET], arrays, given);
-        if (mask & 1u << I_MINBUDGET)
-            redist_setup(&R[I_MINBUDGET], arrays, minb);
-    }
-    double t_redist = MPI_Wtime() - t0;
-    if (mask & (1u << I_ALLGATHER | 1u << I_ALLTOALLV)) {
-        for (int a = 0; a < na; a++)
-            hand_setup(a);
-        if (mask & 1u << I_ALLGATHER) {
-            gbuf = xmalloc(gbuf_bytes);
-            memset(gbuf, 0, gbuf_bytes);
-        }
-        if (mask & 1u << I_ALLTOALLV) {
-            sbuf = xmalloc(xbuf_bytes);
-            memset(sbuf, 0, xbuf_bytes);
-        }
-    }
-
+    uint64_t minb = setup_all(arrays, mask);
+    double t_setup = MPI_Wtime() - t0;
     char b1[32], b2[32];
     fmt_bytes(umax_over_ranks(my_src), b1, sizeof b1);
     fmt_bytes(umax_over_ranks(my_dst), b2, sizeof b2);
-    say("bench_sets: %s: %d arrays on %d ranks, src %s and dst %s per rank "
-        "(most); redist sets planned and prepared in %.3f s\n",
-        redist_arrays_name(arrays), na, g_size, b1, b2, t_redist);
+    say("bench_sets: %s: %d arrays on %d ranks (%s), src %s and dst %s per "
+        "rank (most); set up in %.3f s\n",
+        redist_arrays_name(arrays), na, g_size,
+        S.two ? "two meshes" : "one mesh", b1, b2, t_setup);
 
     /* every implementation checked once before any timing */
-    int fail = 0;
-    for (int k = 0; k < NIMPL; k++) {
-        if (!(mask & 1u << k))
-            continue;
-        poison();
-        run_impl(k);
-        if (k == corrupt && g_rank == g_size - 1 && A[na - 1].dbytes)
-            A[na - 1].dst[A[na - 1].dbytes - 1] ^= 0x10;
-        int ok = check_all(impl_name[k], 1);
-        say("check %-17s %s\n", impl_name[k],
-            ok ? "every element exact on every rank" : "WRONG RESULT");
-        fail |= !ok;
-    }
-    if (!check_all("source after the runs", 0)) {
-        say("the source was modified\n");
-        fail = 1;
-    }
+    int fail = check_phase(mask, corrupt);
     if (fail || check_only) {
-        redist_arrays_free(arrays);
+        cleanup(arrays);
         MPI_Finalize();
         return fail;
     }
 
-    /* timed rounds */
     int nk = 0, order[NIMPL];
     for (int k = 0; k < NIMPL; k++)
         if (mask & 1u << k)
             order[nk++] = k;
-    double *t = xcalloc((size_t)NIMPL * (size_t)reps, sizeof(double));
-    for (int r = 0; r < warmup + reps; r++)
-        for (int j = 0; j < nk; j++) {
-            int k = order[(j + r) % nk];
-            double dt = timed(k);
-            if (r >= warmup)
-                t[k * reps + (r - warmup)] = dt;
-        }
-    if (!check_all("source after the timed runs", 0))
-        die("the source was modified by a timed run");
-
-    FILE *cf = NULL;
-    if (csv && g_rank == 0) {
-        cf = fopen(csv, "a");
-        if (!cf)
-            die("cannot open %s", csv);
-        fseek(cf, 0, SEEK_END);
-        if (ftell(cf) == 0)
-            fprintf(cf, "spec,ranks,impl,rounds,reps,median_s,q1_s,q3_s,"
-                        "extra_bytes,messages,calls\n");
-    }
-    double base = mask & 1u << I_BUDGET ? quant(&t[I_BUDGET * reps], reps, .5)
-                                        : 0;
-    say("\n%-17s %6s %11s %23s %8s %13s %9s %7s\n", "implementation",
-        "rounds", "median ms", "IQR ms (q1 - q3)", "/budget", "extra/rank",
-        "msgs/rank", "calls");
-    for (int j = 0; j < nk; j++) {
-        int k = order[j];
-        double med = quant(&t[k * reps], reps, .5),
-               q1 = quant(&t[k * reps], reps, .25),
-               q3 = quant(&t[k * reps], reps, .75);
-        uint64_t extra, msgs;
-        int rounds = 0;
-        long calls;
-        if (k < 3) {
-            extra = last_rep[k].scratch_high_water;
-            msgs = redist_set_prepared_messages(R[k].prep) + R[k].coll_msgs;
-            calls = (long)redist_set_prepared_exchanges(R[k].prep) +
-                    R[k].colls;
-            rounds = redist_plan_set_num_rounds(R[k].set);
-        } else if (k == I_ALLGATHER) {
-            extra = gbuf_bytes;
-            msgs = 0;
-            for (int a = 0; a < na; a++)
-                msgs += (uint64_t)(A[a].gsize - 1);
-            calls = na;
-        } else {
-            extra = xbuf_bytes;
-            msgs = 0;
-            for (int a = 0; a < na; a++)
-                msgs += (uint64_t)A[a].nsend;
-            calls = na;
-        }
-        extra = umax_over_ranks(extra);
-        msgs = umax_over_ranks(msgs);
-        calls = (long)umax_over_ranks((uint64_t)calls);
-        char eb[32], rs[16];
-        fmt_bytes(extra, eb, sizeof eb);
-        if (rounds)
-            snprintf(rs, sizeof rs, "%d", rounds);
-        else
-            snprintf(rs, sizeof rs, "-");
-        char ratio[16];
-        if (base > 0)
-            snprintf(ratio, sizeof ratio, "%.2f", med / base);
-        else
-            snprintf(ratio, sizeof ratio, "-");
-        say("%-17s %6s %11.3f %10.3f - %10.3f %8s %13s %9llu %7ld\n",
-            impl_name[k], rs, med * 1e3, q1 * 1e3, q3 * 1e3, ratio, eb,
-            (unsigned long long)msgs, calls);
-        if (cf)
-            fprintf(cf, "%s,%d,%s,%d,%d,%.9f,%.9f,%.9f,%llu,%llu,%ld\n",
-                    redist_arrays_name(arrays), g_size, impl_name[k], rounds,
-                    reps, med, q1, q3, (unsigned long long)extra,
-                    (unsigned long long)msgs, calls);
-    }
+    double *t = timed_rounds(order, nk, reps, warmup);
+    report(arrays, mask, order, nk, t, reps, csv);
     if (mask & 7u) {
         char bb[32], mb[32];
         uint64_t given = redist_arrays_budget(arrays);
@@ -727,15 +625,8 @@ int main(int argc, char **argv)
             "%d timed rounds after %d warm-up, times max over ranks\n",
             bb, mb, reps, warmup);
     }
-    if (cf)
-        fclose(cf);
     free(t);
-    for (int k = 0; k < 3; k++)
-        if (R[k].prep)
-            redist_teardown(&R[k]);
-    for (int i = 0; i < ncc; i++)
-        MPI_Comm_free(&cc[i].comm);
-    redist_arrays_free(arrays);
+    cleanup(arrays);
     MPI_Finalize();
     return 0;
 }

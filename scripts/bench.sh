@@ -7,7 +7,8 @@
 # hand-written MPI_Alltoallv / MPI_Alltoallw exchange of exact boxes,
 # ScaLAPACK pdgemr2d and a memcpy roofline (bench/bench_redist), on the
 # specs of specs/ scaled per rank, on 2-D ownership transposes and on
-# uneven splits; a model's weight sync as one set of arrays
+# uneven splits; a model's weight sync as one set of arrays, on one mesh
+# and from training ranks to inference ranks, and a checkpoint 8 -> 6 ranks
 # (bench/bench_sets); then the planner (bench/bench_planner).  Writes CSVs, table.md (results, ratios, memory)
 # and PNG plots into the results folder, and prints the ratio tables.
 #
@@ -167,19 +168,33 @@ run 32 64M --sizes "$s_small,$s_mid" $(specs_of 32)
 # Llama-style 8B weight set reshaped from dp=2,tp=2 to tp=4 on 4 ranks
 # (scripts/model_spec.py --variant reshaped), every dim divided by 8
 # (by 32 with BENCH_QUICK): redist's plan set under three budgets against
-# per-tensor MPI_Allgatherv + slice and per-tensor MPI_Alltoallv
+# per-tensor MPI_Allgatherv + slice and per-tensor MPI_Alltoallv; then on
+# two meshes at 8 ranks, every dim divided by 16 (64 with BENCH_QUICK):
+# training dp=2,tp=2 on ranks 0-3 to inference tp=4 on ranks 4-7
+# (allgather + a broadcast to the inference ranks), and the checkpoint
+# saved on 8 ranks loaded on 6
 echo
 echo "### model sync"
 k=8
-[ "$quick" = 1 ] && k=32
-python3 scripts/model_spec.py --variant reshaped --shrink "$k" -o "$out/sets-spec.json"
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-sets_place=(--bind-to core)
-[ 4 -gt "$cores" ] && sets_place=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
-mpirun -np 4 "${sets_place[@]}" "${mca[@]}" "$build/bench/bench_sets" \
-    "$out/sets-spec.json" --reps "$((reps * 2))" --csv "$out/sets.csv" |
-    tee "$out/sets.txt" || fail=1
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/sets.txt"
+k2=16
+[ "$quick" = 1 ] && k=32 && k2=64
+sets_run() { # NP VARIANT K REPS
+    local np=$1 place=(--bind-to core)
+    python3 scripts/model_spec.py --variant "$2" --shrink "$3" \
+        -o "$out/sets-$2.json"
+    [ "$np" -gt "$cores" ] &&
+        place=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
+    echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" |
+        tee -a "$out/sets.txt"
+    mpirun -np "$np" "${place[@]}" "${mca[@]}" "$build/bench/bench_sets" \
+        "$out/sets-$2.json" --reps "$4" --csv "$out/sets.csv" |
+        tee -a "$out/sets.txt" || fail=1
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" |
+        tee -a "$out/sets.txt"
+}
+sets_run 4 reshaped "$k" "$((reps * 2))"
+sets_run 8 train-to-infer "$k2" "$((reps * 2))"
+sets_run 8 checkpoint "$k2" "$((reps * 2))"
 
 # planner: the bytes objective (the figures doc/bench.md tracks across
 # runs), every class up to 6 axes, then a few plans of 7 and 8 axes; the

@@ -58,6 +58,13 @@ enum { OP_COPY = -1 }; /* rect_move: copy instead of reducing */
 /* The global block of device `rank` under type t. */
 void type_rect(const redist_spec_t *spec, const redist_type_t *t,
                int64_t rank, rect_t *r);
+/* The same for rank `rank` of mesh m, with side's layout (uneven dims)
+ * when side is REDIST_SIDE_FROM or REDIST_SIDE_TO and t that side's type,
+ * even blocks when side is -1 (type_rect: the spec's first mesh, the side
+ * t is). */
+void mesh_type_rect(const redist_spec_t *spec, const redist_mesh_t *m,
+                    int side, const redist_type_t *t, int64_t rank,
+                    rect_t *r);
 int64_t rect_elems(const rect_t *r, int nd);
 /* a ∩ b into *o; 0 when empty. */
 int rect_meet(const rect_t *a, const rect_t *b, int nd, rect_t *o);

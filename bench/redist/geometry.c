@@ -14,13 +14,19 @@
 void type_rect(const redist_spec_t *spec, const redist_type_t *t,
                int64_t rank, rect_t *r)
 {
-    const redist_mesh_t *m = redist_spec_mesh(spec);
-    const int64_t *shape = redist_spec_shape(spec);
     /* the side whose layout applies (uneven dims: block lengths by the
      * spec's split rule or explicit blocks); another type splits evenly */
     int side = t == redist_spec_from(spec) ? REDIST_SIDE_FROM
                : t == redist_spec_to(spec) ? REDIST_SIDE_TO
                                            : -1;
+    mesh_type_rect(spec, redist_spec_mesh(spec), side, t, rank, r);
+}
+
+void mesh_type_rect(const redist_spec_t *spec, const redist_mesh_t *m,
+                    int side, const redist_type_t *t, int64_t rank,
+                    rect_t *r)
+{
+    const int64_t *shape = redist_spec_shape(spec);
     int uneven = side >= 0 && redist_spec_is_uneven(spec);
     int64_t c[REDIST_MAX_AXES];
     redist_mesh_coords(m, rank, c);
