@@ -332,8 +332,10 @@ REDIST_API redist_status_t redist_plan_set_print(const redist_plan_set_t *set,
  * redist_set_prepared_free.  Two-mesh arrays need a backend that makes
  * endpoints on their meshes and combines box pieces: mpi, shmem and sim
  * do (the context may be on any mesh of the union's device count); a
- * two-mesh array whose transfer sums pending partial contributions as
- * it lands is refused (REDIST_ERR_INVALID, on every rank).
+ * two-mesh array whose transfer sums pending partial contributions
+ * receives them into prod|P| slabs of its R block in the arena and
+ * reduces them in ascending order of sender (bit-identical to the sim
+ * one-array run; doc/arrays.md).
  * Failure is collective as for redist_plan_execute.  The report's
  * scratch figures are the arena's: the largest round's buffers and the
  * backend's work space (MPI: reductions whose spare region is too

@@ -239,8 +239,8 @@ typedef struct redist_plan_options {
     /** Two-mesh specs only.  0 (the default): the source's pending sums
      *  are resolved on the source mesh before the transfer.  1: the
      *  planner also tries plans whose transfer sums them as it lands (a
-     *  reduce-scatter across the meshes, doc/meshes.md); the sim and MPI
-     *  backends run those, OpenSHMEM and plan sets refuse them. */
+     *  reduce-scatter across the meshes, doc/meshes.md); every backend
+     *  and the set runner run those. */
     int cross_sums;
 } redist_plan_options_t;
 

@@ -386,9 +386,11 @@ REDIST_API void redist_shmem_prepared_free(redist_shmem_prepared_t *prep);
  * cross at once; report.scratch_bytes and redist_shmem_info_t's
  * scratch_bytes promise it, scratch_high_water measures it (the
  * context's work area of pushed reductions is not counted here).
- * Failure is collective as for one-mesh plans; a plan whose transfer
- * sums pending partial contributions as it lands is refused on every PE
- * (REDIST_ERR_INVALID).  REDIST_EXEC_PRESERVE_SRC is the only execution
+ * Failure is collective as for one-mesh plans.  A plan whose transfer
+ * sums pending partial contributions runs too: they land in prod|P|
+ * slabs of the R block in the arena (counted in the scratch figures)
+ * and are reduced in ascending order of sender, as sim does.
+ * REDIST_EXEC_PRESERVE_SRC is the only execution
  * flag.  Not with start / test / wait.
  */
 

@@ -77,7 +77,7 @@
     "                             node network (default node)\n"           \
     "  --cross-sums               two meshes: pending sums may be reduced "  \
     "by the\n"                                                              \
-    "                             transfer (sim and MPI run such plans)\n"   \
+    "                             transfer (every backend runs them)\n"     \
     TOPO_HELP
 
 #ifdef REDIST_HAVE_MPI

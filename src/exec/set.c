@@ -151,7 +151,25 @@ redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
         l->part[side ? RD_TWO_R : RD_TWO_S] = rd_set_align(
             side ? redist_spec_src_bytes(ps) : redist_spec_dst_bytes(ps));
     }
+    int64_t k = rd_two_slabs(plan);
+    if (k > 1) /* the landing slabs of a transfer that sums */
+        l->part[RD_TWO_C] = rd_set_align(
+            (uint64_t)k *
+            redist_spec_src_bytes(redist_plan_spec(plan->m->phase[1])));
     return REDIST_OK;
+}
+
+int64_t rd_two_slabs(const redist_plan_t *plan)
+{
+    unsigned p = plan->m->sent.t.partial;
+    if (!p)
+        return 1;
+    const redist_mesh_t *m = redist_spec_side_mesh(redist_plan_spec(plan), 0);
+    int64_t k = 1;
+    for (int a = 0; a < redist_mesh_num_axes(m); a++)
+        if (p >> a & 1u)
+            k *= redist_mesh_axis_size(m, a);
+    return k;
 }
 
 redist_status_t rd_set_array_scratch(const redist_plan_t *plan,

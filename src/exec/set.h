@@ -77,7 +77,11 @@ redist_status_t rd_set_program(const redist_plan_t *plan,
  * is the caller's source or destination); the programs of its phases
  * (npasses 0 for an empty one), which the caller frees. */
 enum { RD_TWO_ASA, RD_TWO_ASB, RD_TWO_S, RD_TWO_R, RD_TWO_BSA, RD_TWO_BSB,
-       RD_TWO_NPARTS };
+       RD_TWO_C, RD_TWO_NPARTS };
+/* RD_TWO_C: a transfer that sums pending partial axes P lands each
+ * contribution in a slab of its own, prod|P| slabs of the R block
+ * (rd_two_slabs), reduced into R after the exchange (set_two.c). */
+int64_t rd_two_slabs(const redist_plan_t *plan);
 typedef struct rd_set_two_layout {
     uint64_t part[RD_TWO_NPARTS];
     rd_program prog[2];

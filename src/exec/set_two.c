@@ -9,6 +9,16 @@
  * (rd_transfer_lists), which the backend sends in the same one message
  * per peer as the other arrays' pieces.
  *
+ * SUMS.  A transfer that keeps pending partial axes P (cross_sums) lands
+ * each contribution in a slab of its own: C is prod|P| slabs the size of
+ * the R block stacked on dim 0, the slab of a contribution its sender's
+ * coordinate on P (mixed radix, major first), which sender and receiver
+ * compute alike, so one-sided puts need no reply.  Before phase B the
+ * receiver reduces the slabs into R in its receive order, place by place
+ * by ascending sender (rd_tpiece_first): the copy-then-reduce order of
+ * the one-array sim run (meshes.c), so the same bits.  Cost: one pass
+ * over the received bytes; memory prod|P| x |R| (part RD_TWO_C).
+ *
  * MEMORY.  Each two-mesh array holds, in its part of the arena, its
  * phases' scratch and its S and R blocks (rd_set_two_layout_of), at once
  * for the whole round: more than a two-mesh plan run alone holds at any
@@ -35,6 +45,74 @@ static int64_t mesh_rank(const redist_spec_t *s, int side, int64_t dev)
     return -1;
 }
 
+/* The slab of source device `dev`'s contribution: its coordinates on
+ * the pending axes, mixed radix, major first (every device computes the
+ * same for a sender). */
+static int64_t slab_of(const redist_plan_t *plan, int64_t dev)
+{
+    const redist_spec_t *s = redist_plan_spec(plan);
+    const redist_mesh_t *m = redist_spec_side_mesh(s, 0);
+    int64_t q = rd_spec_mesh_rank(s, 0, dev), k = 0;
+    for (int a = 0; a < m->naxes; a++)
+        if (plan->m->sent.t.partial >> a & 1u)
+            k = k * m->size[a] + q / m->stride[a] % m->size[a];
+    return k;
+}
+
+/* A scalar's lists as one-dimensional ones of one element (the slabs
+ * stack on dim 0). */
+static void one_dim(rd_tlists *l)
+{
+    l->ndims = 1;
+    l->s_shape[0] = l->r_shape[0] = 1;
+    l->s_lo[0] = l->r_lo[0] = 0;
+    for (int64_t k = 0; k < l->nsend; k++) {
+        rd_tpiece *p = &l->send[k];
+        p->box[0] = p->pshape[0] = 1;
+        p->off[0] = p->poff[0] = 0;
+    }
+    for (int64_t k = 0; k < l->nrecv; k++) {
+        rd_tpiece *p = &l->recv[k];
+        p->box[0] = p->pshape[0] = 1;
+        p->off[0] = p->poff[0] = 0;
+    }
+}
+
+/* The landing lists: the transfer's, with the R block seen as nslab
+ * slabs stacked on dim 0, each piece in its sender's slab (the sender
+ * writes there too: one-sided puts).  -1: out of memory. */
+static int landing(const redist_plan_t *plan, rd_set_two *w, int64_t dev)
+{
+    rd_tlists *l = &w->land;
+    *l = w->t;
+    l->send = malloc((size_t)(w->t.nsend ? w->t.nsend : 1) * sizeof *l->send);
+    l->recv = malloc((size_t)(w->t.nrecv ? w->t.nrecv : 1) * sizeof *l->recv);
+    w->slab = malloc((size_t)(w->t.nrecv ? w->t.nrecv : 1) * sizeof *w->slab);
+    l->cap_send = w->t.nsend;
+    l->cap_recv = w->t.nrecv;
+    if (!l->send || !l->recv || !w->slab)
+        return -1;
+    if (w->t.nsend)
+        memcpy(l->send, w->t.send, (size_t)w->t.nsend * sizeof *l->send);
+    if (w->t.nrecv)
+        memcpy(l->recv, w->t.recv, (size_t)w->t.nrecv * sizeof *l->recv);
+    if (!l->ndims)
+        one_dim(l);
+    int64_t rows = l->r_shape[0];
+    l->r_shape[0] *= w->nslab;
+    int64_t mine = rd_spec_mesh_rank(w->s, 0, dev) >= 0 ? slab_of(plan, dev)
+                                                        : 0;
+    for (int64_t k = 0; k < l->nsend; k++) {
+        l->send[k].poff[0] += mine * l->send[k].pshape[0];
+        l->send[k].pshape[0] *= w->nslab;
+    }
+    for (int64_t k = 0; k < l->nrecv; k++) {
+        w->slab[k] = slab_of(plan, l->recv[k].peer);
+        l->recv[k].off[0] += w->slab[k] * rows;
+    }
+    return 0;
+}
+
 redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
                                  const rd_backend_ops *kind, unsigned flags,
                                  int64_t dev, void *src, void *dst,
@@ -42,14 +120,6 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
 {
     memset(w, 0, sizeof *w);
     const redist_spec_t *s = redist_plan_spec(plan);
-    /* a transfer that sums pending contributions as they land: the
-     * combined exchanges only place bytes */
-    if (plan->m->sent.t.partial || plan->m->recvd.t.partial)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "array \"%s\": its transfer carries pending partial "
-                        "sums across the meshes, which the %s backend "
-                        "does not run (it places bytes only)",
-                        redist_spec_name(s), kind ? kind->name : "set's");
     rd_set_two_layout l;
     redist_status_t st = rd_set_two_layout_of(plan, kind, flags, &l, err);
     for (int side = 0; side < 2; side++) {
@@ -57,8 +127,11 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
         w->rank[side] = mesh_rank(s, side, dev);
     }
     memcpy(w->part, l.part, sizeof w->part);
+    w->s = s;
+    w->nslab = rd_two_slabs(plan);
     if (!st)
-        st = rd_transfer_lists(plan, dev, &w->t) == REDIST_OK
+        st = rd_transfer_lists(plan, dev, &w->t) == REDIST_OK &&
+                     (w->nslab < 2 || !landing(plan, w, dev))
                  ? REDIST_OK
                  : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                             "out of memory");
@@ -93,6 +166,7 @@ void rd_set_two_place(rd_set_two *w, char *at)
         w->S = p[RD_TWO_S];
     if (p[RD_TWO_R])
         w->R = p[RD_TWO_R];
+    w->C = p[RD_TWO_C];
     w->ph[0].buf[RD_BUF_DST] = w->S;
     w->ph[1].buf[RD_BUF_SRC] = w->R;
 }
@@ -100,13 +174,32 @@ void rd_set_two_place(rd_set_two *w, char *at)
 rd_xpart rd_set_two_part(const rd_set_two *w)
 {
     rd_xpart x = {w->S, 0, NULL, w->R, 0, NULL, &w->t, NULL};
+    if (w->nslab > 1) {
+        x.recv = w->C;
+        x.tl = &w->land;
+    }
     return x;
+}
+
+/* A transfer that sums: the contributions landed in C, reduced into R
+ * place by place in ascending order of sender (the order of the
+ * receives: rd_tpiece_first), as the one-array sim run does. */
+static void reduce_landed(rd_set_two *w)
+{
+    const rd_tlists *t = &w->t;
+    uint64_t slab = rd_tlists_bytes(t, 1);
+    for (int64_t k = 0; w->nslab > 1 && k < t->nrecv; k++)
+        rd_meshes_place(w->s, rd_tpiece_first(t, k), w->R, t->r_shape,
+                        t->recv[k].off, (char *)w->C + w->slab[k] * slab,
+                        t->r_shape, t->recv[k].off, t->recv[k].box);
 }
 
 redist_status_t rd_set_two_phase(rd_set_two *w, int side,
                                  redist_backend_t *union_be,
                                  redist_exec_report_t *r, redist_error_t *err)
 {
+    if (side)
+        reduce_landed(w);
     if (!w->has[side]) {
         /* an empty target phase whose R block is in the arena
          * (rd_set_two_layout_of): the destination is a copy of it */
@@ -131,6 +224,9 @@ void rd_set_two_free(rd_set_two *w)
     rd_program_free(&w->ph[0].p);
     rd_program_free(&w->ph[1].p);
     rd_tlists_free(&w->t);
+    if (w->nslab > 1)
+        rd_tlists_free(&w->land);
+    free(w->slab);
 }
 
 /* ------------------------------------------------------------ endpoints */

@@ -21,7 +21,12 @@ typedef struct rd_set_two {
     int64_t rank[2];
     int ep[2]; /* its endpoints (rd_set_eps) */
     rd_tlists t;
-    void *S, *R;
+    /* a transfer that sums (nslab > 1): the lists as the exchange runs
+     * them, every contribution into its sender's slab of C */
+    int64_t nslab, *slab; /* slab[k]: receive k's slab */
+    rd_tlists land;
+    const redist_spec_t *s;
+    void *S, *R, *C;
     uint64_t part[RD_TWO_NPARTS];
 } rd_set_two;
 

@@ -765,11 +765,20 @@ void rp_set_budgets(const redist_plan_set_t *set, uint64_t *most,
 redist_plan_set_t *rp_set_make(redist_spec_t *const specs[], int n,
                                uint64_t budget, const redist_backend_t *be)
 {
+    return rp_set_make_cross(specs, n, budget, be, 0);
+}
+
+redist_plan_set_t *rp_set_make_cross(redist_spec_t *const specs[], int n,
+                                     uint64_t budget,
+                                     const redist_backend_t *be, int cross)
+{
     redist_arrays_t *a = NULL;
     redist_plan_set_t *set = NULL;
+    redist_plan_options_t po = {0};
+    po.cross_sums = cross;
     if (!redist_arrays_create("set", n, (const redist_spec_t *const *)specs,
                               budget, &a, NULL))
-        redist_plan_set_create(a, NULL, be, NULL, &set, NULL);
+        redist_plan_set_create(a, &po, be, NULL, &set, NULL);
     redist_arrays_free(a);
     return set;
 }

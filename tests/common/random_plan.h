@@ -216,6 +216,10 @@ uint64_t rp_set_largest(const redist_plan_set_t *set, int count);
  * not plan. */
 redist_plan_set_t *rp_set_make(redist_spec_t *const specs[], int n,
                                uint64_t budget, const redist_backend_t *be);
+/* The same, pending sums allowed to cross between meshes (cross). */
+redist_plan_set_t *rp_set_make_cross(redist_spec_t *const specs[], int n,
+                                     uint64_t budget,
+                                     const redist_backend_t *be, int cross);
 /* A random two-mesh spec on exactly `size` devices (every one in one
  * of its meshes) named `name` for a set (rp_meshes_spec redrawn until it
  * spans them all); NULL when 40 draws gave none. */

@@ -143,6 +143,8 @@ static void one_case(rp_rng *r, int c, int *rounds_seen)
     xo.flags = rp_in(r, 0, 3) == 0 ? REDIST_EXEC_PRESERVE_SRC : 0;
     po.objective = rp_in(r, 0, 1) ? REDIST_OBJECTIVE_BYTES
                                   : REDIST_OBJECTIVE_TIME;
+    /* every other case lets pending sums cross between meshes */
+    po.cross_sums = c % 2;
     redist_arrays_t *a = NULL;
     redist_plan_set_t *set = NULL;
     redist_error_t e = REDIST_ERROR_INIT;
@@ -656,6 +658,91 @@ static void gathers(void)
         }
 }
 
+/* A float sum that crosses between meshes, in a set of two arrays (one
+ * on meshes that overlap): the set runner's result equals the one-array
+ * sim run's to the bit (the same reduction order), for values whose sum
+ * depends on that order, and the scratch stays within the set's figure. */
+static void crossing_floats(void)
+{
+    static const char *const arr[2] = {
+        "{\"name\": \"g\", \"meshes\": {"
+        "\"a\": {\"axes\": [[\"dp\", 4]], \"devices\": [0, 1, 2, 3]},"
+        "\"b\": {\"axes\": [[\"tp\", 8]], \"devices\": [4, 5, 6, 7, 8, 9, "
+        "10, 11]}}, \"shape\": [64, 8], \"dtype\": \"f32\","
+        "\"from\": {\"mesh\": \"a\", \"dims\": [[], []], \"partial\": "
+        "[\"dp\"]}, \"to\": {\"mesh\": \"b\", \"dims\": [[\"tp\"], []]}}",
+        "{\"name\": \"h\", \"meshes\": {"
+        "\"a\": {\"axes\": [[\"dp\", 4]], \"devices\": [11, 2, 7, 0]},"
+        "\"b\": {\"axes\": [[\"tp\", 12]], \"devices\": [0, 1, 2, 3, 4, 5, "
+        "6, 7, 8, 9, 10, 11]}}, \"shape\": [48, 3], \"dtype\": \"f32\","
+        "\"from\": {\"mesh\": \"a\", \"dims\": [[], []], \"partial\": "
+        "[\"dp\"]}, \"to\": {\"mesh\": \"b\", \"dims\": [[\"tp\"], []]}}"};
+    enum { N = 12 };
+    redist_spec_t *sp[2] = {0};
+    redist_plan_t *one[2] = {0};
+    redist_arrays_t *a = NULL;
+    redist_plan_set_t *set = NULL;
+    redist_error_t e = REDIST_ERROR_INIT;
+    redist_plan_options_t po = {0};
+    po.objective = REDIST_OBJECTIVE_BYTES;
+    po.cross_sums = 1;
+    void *src[2][N] = {{0}}, *dst[2][N] = {{0}}, *ref[2][N] = {{0}};
+    int ok = 1;
+    for (int i = 0; i < 2 && ok; i++) {
+        ok = !redist_spec_load_buffer(arr[i], strlen(arr[i]), "x.json", 0,
+                                      &sp[i], &e) &&
+             !redist_plan_create(sp[i], &po, &one[i], &e);
+        /* crossing: the transfer alone, no reduce-scatter first */
+        CHECK(ok && redist_plan_num_steps(one[i]) == 1,
+              "crossing floats %d: %s", i, ok ? "the sum does not cross"
+                                              : e.text);
+        for (int64_t d = 0; ok && d < N; d++) {
+            uint64_t sb = redist_spec_device_bytes(sp[i], 0, d),
+                     db = redist_spec_device_bytes(sp[i], 1, d);
+            src[i][d] = sb ? malloc(sb) : NULL;
+            dst[i][d] = db ? calloc(1, db) : NULL;
+            ref[i][d] = db ? calloc(1, db) : NULL;
+            for (uint64_t k = 0; src[i][d] && k < sb / 4; k++) /* order matters */
+                ((float *)src[i][d])[k] =
+                    (float)((k * 2654435761u + (uint64_t)d * 40503u) % 10007) *
+                    (d % 2 ? 1e-3f : 1e5f);
+        }
+    }
+    redist_exec_report_t rep;
+    ok = ok && !redist_arrays_create("x", 2, (const redist_spec_t *const *)sp,
+                                     REDIST_NO_BUDGET, &a, &e) &&
+         !redist_plan_set_create(a, &po, NULL, NULL, &set, &e) &&
+         !redist_exec_sim_run(one[0], src[0], ref[0], 0, NULL, NULL, NULL, &e) &&
+         !redist_exec_sim_run(one[1], src[1], ref[1], 0, NULL, NULL, NULL, &e);
+    void *const *s2[2] = {src[0], src[1]}, *const *d2[2] = {dst[0], dst[1]};
+    ok = ok && !redist_exec_sim_run_set(set, s2, d2, 0, &rep, NULL, &e);
+    CHECK(ok, "crossing floats: %s", e.text);
+    redist_plan_set_stats_t t;
+    if (ok) {
+        redist_plan_set_stats(set, &t);
+        CHECK(rep.scratch_high_water <= t.scratch_bytes,
+              "crossing floats: scratch %llu > the set's %llu",
+              (unsigned long long)rep.scratch_high_water,
+              (unsigned long long)t.scratch_bytes);
+    }
+    for (int i = 0; i < 2; i++)
+        for (int64_t d = 0; d < N; d++) {
+            uint64_t db = sp[i] ? redist_spec_device_bytes(sp[i], 1, d) : 0;
+            CHECK(!ok || !db || !memcmp(dst[i][d], ref[i][d], db),
+                  "crossing floats: array %d device %lld differs from the "
+                  "one-array sim run", i, (long long)d);
+            free(src[i][d]);
+            free(dst[i][d]);
+            free(ref[i][d]);
+        }
+    redist_plan_set_free(set);
+    redist_arrays_free(a);
+    for (int i = 0; i < 2; i++) {
+        redist_plan_free(one[i]);
+        redist_spec_free(sp[i]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int cases = argc > 1 ? atoi(argv[1]) : 200;
@@ -665,6 +752,7 @@ int main(int argc, char **argv)
     bad_sets();
     round_times();
     gathers();
+    crossing_floats();
     for (int c = 0; c < cases; c++)
         one_case(&rng, c, rounds);
     printf("%d cases: %d with one round, %d with two, %d with more; %d "

@@ -116,7 +116,8 @@ int main(int argc, char **argv)
         const redist_backend_t *kind =
             c % 2 && ctx ? redist_mpi_backend(ctx) : NULL;
         redist_plan_set_t *set = made && ctx
-                                     ? rp_set_make(specs, made, REDIST_NO_BUDGET, kind)
+                                     ? rp_set_make_cross(specs, made, REDIST_NO_BUDGET, kind,
+                                                   c / 2 % 2)
                                      : NULL;
         uint64_t most = 0, sum = 0;
         if (set)
@@ -128,7 +129,7 @@ int main(int argc, char **argv)
                                        : REDIST_NO_BUDGET;
         if (set && budget != REDIST_NO_BUDGET) {
             redist_plan_set_free(set);
-            set = rp_set_make(specs, made, budget, kind);
+            set = rp_set_make_cross(specs, made, budget, kind, c / 2 % 2);
         }
         if (set) {
             multi += redist_plan_set_num_rounds(set) > 1;

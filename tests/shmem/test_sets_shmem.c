@@ -89,7 +89,8 @@ int main(int argc, char **argv)
         redist_shmem_create(m, NULL, &ctx, NULL);
         redist_backend_t *be = ctx ? redist_shmem_backend(ctx, 0) : NULL;
         redist_plan_set_t *set =
-            made && be ? rp_set_make(specs, made, REDIST_NO_BUDGET, be) : NULL;
+            made && be ? rp_set_make_cross(specs, made, REDIST_NO_BUDGET, be,
+                                                   c / 2 % 2) : NULL;
         uint64_t most = 0, sum = 0;
         if (set)
             rp_set_budgets(set, &most, &sum);
@@ -100,7 +101,7 @@ int main(int argc, char **argv)
                                        : REDIST_NO_BUDGET;
         if (set && budget != REDIST_NO_BUDGET) {
             redist_plan_set_free(set);
-            set = rp_set_make(specs, made, budget, be);
+            set = rp_set_make_cross(specs, made, budget, be, c / 2 % 2);
         }
         if (set) {
             multi += redist_plan_set_num_rounds(set) > 1;

@@ -22,8 +22,8 @@
  * FAILURE.  Every check a PE can fail on its own is agreed over every PE
  * before anything is allocated (the set's agreements); a PE that fails
  * in a run aborts every PE of the job, as for one-mesh plans.  A plan
- * whose transfer sums pending contributions as it lands is refused on
- * every PE (set_two.c).
+ * whose transfer sums pending contributions puts each into its slab of
+ * the receiver's arena, reduced there in sender order (set_two.c).
  *
  * COST.  Prepare: the set's (its agreements, one collective allocation
  * per mesh and one of the arena); a run: the phases' steps and one
