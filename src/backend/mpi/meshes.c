@@ -161,17 +161,36 @@ static int bind_transfer(redist_mpi_meshes_t *m, const char **call)
 }
 
 /* A context and a prepared object of `phase` on `comm` (a mesh's ranks;
- * MPI_COMM_NULL or an empty phase: none). */
+ * MPI_COMM_NULL or an empty phase: none).  `room`: the phase's room under
+ * the two-mesh bound (rd_meshes_phase_room, the same on every rank of
+ * the mesh); when the phase's default scratch exceeds it on some rank
+ * and every rank can run within it, the context gets max_scratch = room
+ * (reductions in more rounds, exchanges in place), agreed over `comm`. */
 static redist_status_t phase_prepare(MPI_Comm comm, const redist_mesh_t *mesh,
                                      const redist_plan_t *phase, void *in,
                                      void *out, const redist_exec_options_t *o,
-                                     redist_mpi_t **x,
+                                     uint64_t room, redist_mpi_t **x,
                                      redist_mpi_prepared_t **p,
                                      redist_error_t *err)
 {
     if (comm == MPI_COMM_NULL || phase->nsteps == 0)
         return REDIST_OK;
     redist_status_t st = redist_mpi_create(comm, mesh, NULL, x, err);
+    redist_mpi_info_t info;
+    /* [0]: some rank needs more than room; [1]: some rank cannot fit */
+    int want[2] = {0, 1}, all[2] = {0, 1};
+    if (!st && !redist_mpi_exec_info(*x, phase, o, &info, NULL)) {
+        want[0] = info.scratch_bytes > room;
+        want[1] = info.min_scratch_bytes > room || room == 0;
+    }
+    if (MPI_Allreduce(want, all, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        all[0] = 0;
+    if (all[0] && !all[1]) { /* every rank: the same options */
+        redist_mpi_options_t mo = {0, room};
+        redist_mpi_free(*x);
+        *x = NULL;
+        st = redist_mpi_create(comm, mesh, &mo, x, err);
+    }
     return st ? st : redist_mpi_prepare(*x, phase, in, out, o, p, err);
 }
 
@@ -346,7 +365,8 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
         redist_error_clear(&e2);
         redist_status_t sx = phase_prepare(
             side ? m->cb : m->ca, &s->two->mesh[side], side ? pb : pa,
-            side ? m->rbuf : src, side ? dst : m->sbuf, &po, &m->x[side],
+            side ? m->rbuf : src, side ? dst : m->sbuf, &po,
+            rd_meshes_phase_room(plan, side, po.flags), &m->x[side],
             &m->ph[side], &e2);
         if (sx && !st) {
             st = sx;
