@@ -385,7 +385,10 @@ REDIST_API void redist_shmem_prepared_free(redist_shmem_prepared_t *prep);
  * prepared object, holding the phases' scratch and the blocks that
  * cross at once; report.scratch_bytes and redist_shmem_info_t's
  * scratch_bytes promise it, scratch_high_water measures it (the
- * context's work area of pushed reductions is not counted here).
+ * context's work area of pushed reductions is not counted here).  So
+ * this backend does not yet meet the contract's bound of
+ * max(src_d, dst_d) on PE d: the promise says by how much it exceeds it
+ * (doc/meshes.md, "Not yet").
  * Failure is collective as for one-mesh plans; a plan whose transfer
  * sums pending partial contributions as it lands is refused on every PE
  * (REDIST_ERR_INVALID).  REDIST_EXEC_PRESERVE_SRC is the only execution
