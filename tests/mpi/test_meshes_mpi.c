@@ -90,8 +90,19 @@ static int bad_run(const redist_spec_t *spec, int rank, const char *what,
  * both meshes with both phases non-empty and sb == db (S <= src_d and R
  * <= dst_d, so both blocks fit the other buffer; each phase's scratch is
  * within its one-mesh bound). */
-static int over_bound(const redist_plan_t *plan, uint64_t sb, uint64_t db,
-                      int preserve, int sums, uint64_t hw, int *must_fail)
+/* Is global device `dev` on the mesh of `side`? */
+static int on_mesh(const redist_spec_t *s, int side, int dev)
+{
+    const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+    for (int64_t k = 0; k < redist_mesh_num_devices(m); k++)
+        if (redist_spec_mesh_device(s, side, k) == dev)
+            return 1;
+    return 0;
+}
+
+static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
+                      uint64_t db, int preserve, int sums, uint64_t hw,
+                      int *must_fail)
 {
     int n = redist_plan_num_steps(plan), kt = -1;
     for (int k = 0; k < n && kt < 0; k++) {
@@ -100,12 +111,15 @@ static int over_bound(const redist_plan_t *plan, uint64_t sb, uint64_t db,
         if (v.op == REDIST_OP_TRANSFER)
             kt = k;
     }
+    const redist_spec_t *s = redist_plan_spec(plan);
+    int in_a = on_mesh(s, REDIST_SIDE_FROM, dev);
+    int in_b = on_mesh(s, REDIST_SIDE_TO, dev);
     int a = kt > 0, b = kt >= 0 && kt < n - 1;
     uint64_t bound = sb > db ? sb : db;
     int sure = !preserve && !sums &&
-               ((!(sb && a) && !(db && b)) || (sb && db && a && b && sb == db));
+               ((!(in_a && a) && !(in_b && b)) ||
+                (in_a && in_b && a && b && sb == db));
     *must_fail = sure && hw > bound;
-
     return hw > bound;
 }
 
@@ -207,7 +221,7 @@ int main(int argc, char **argv)
             int bad = bad_run(spec, rank, "case", i, st, &err, src,
                               xo.flags != 0, dst, &rep), must = 0;
             if (!bad)
-                over += over_bound(plan, sb, db, xo.flags != 0, sums,
+                over += over_bound(plan, rank, sb, db, xo.flags != 0, sums,
                                    rep.scratch_high_water, &must);
             if (must)
                 fprintf(stderr, "rank %d case %d: scratch %llu over "
