@@ -385,13 +385,16 @@ REDIST_API void redist_shmem_prepared_free(redist_shmem_prepared_t *prep);
  * prepared object, holding the phases' scratch and the blocks that
  * cross at once; report.scratch_bytes and redist_shmem_info_t's
  * scratch_bytes promise it, scratch_high_water measures it (the
- * context's work area of pushed reductions is not counted here).
+ * context's work area of pushed reductions is not counted here).  So
+ * this backend does not yet meet the contract's bound of
+ * max(src_d, dst_d) on PE d: the promise says by how much it exceeds it
+ * (doc/meshes.md, "Not yet").
  * Failure is collective as for one-mesh plans.  A plan whose transfer
  * sums pending partial contributions runs too: they land in prod|P|
  * slabs of the R block in the arena (counted in the scratch figures)
  * and are reduced in ascending order of sender, as sim does.
  * REDIST_EXEC_PRESERVE_SRC is the only execution
- * flag.  Not with start / test / wait.
+ * flag.  start / test / wait: redist_shmem_start_meshes below.
  */
 
 /** A prepared execution of one two-mesh plan (one PE's part). */

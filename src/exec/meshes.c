@@ -286,6 +286,28 @@ void rd_meshes_usr_blocks(const redist_plan_t *plan, const rd_tlists *t,
                 R <= redist_spec_device_bytes(s, 0, dev);
 }
 
+uint64_t rd_meshes_phase_room(const redist_plan_t *plan, int side,
+                              unsigned flags)
+{
+    const redist_spec_t *s = plan->spec;
+    uint64_t room = UINT64_MAX;
+    for (int64_t k = 0; k < s->two->mesh[side].ndevices; k++) {
+        int64_t d = s->two->dev[side][k];
+        rd_tlists t;
+        int in_usr[2]; /* S in dst, R in src */
+        lists_head(plan, d, &t);
+        rd_meshes_usr_blocks(plan, &t, d, 1, flags, &in_usr[0], &in_usr[1]);
+        uint64_t sb = redist_spec_device_bytes(s, 0, d);
+        uint64_t db = redist_spec_device_bytes(s, 1, d);
+        uint64_t bound = sb > db ? sb : db;
+        uint64_t held = in_usr[side] ? 0 : rd_tlists_bytes(&t, side);
+        uint64_t r = bound > held ? bound - held : 0;
+        if (r < room)
+            room = r;
+    }
+    return room == UINT64_MAX ? 0 : room;
+}
+
 /* The bytes each receiver gets from other devices in the transfer. */
 typedef struct work_ctx {
     const redist_spec_t *s;

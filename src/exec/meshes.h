@@ -69,6 +69,13 @@ uint64_t rd_meshes_scratch(uint64_t phase_a, uint64_t S, uint64_t R,
 void rd_meshes_usr_blocks(const redist_plan_t *plan, const rd_tlists *t,
                           int64_t dev, int usr, unsigned flags,
                           int *s_in_dst, int *r_in_src);
+/* The room a phase (side 0: A, 1: B) has on its mesh under the
+ * contract's bound: the least over the mesh's devices d of
+ * max(src_d, dst_d) less the block d holds beside that phase (its S or R
+ * block, unless rd_meshes_usr_blocks places it in the caller's buffer).
+ * A backend may bound the phase's scratch by it (MPI's max_scratch). */
+uint64_t rd_meshes_phase_room(const redist_plan_t *plan, int side,
+                              unsigned flags);
 /* redist_plan_exec_info for a two-mesh plan (the largest device); be
  * (may be NULL) is the backend kind the phases run on (its ops decide the
  * phases' programs; its rank and size do not matter). */

@@ -552,8 +552,13 @@ int rp_sim_check(rp_rng *rng, rp_tally *t, const char *what,
                 (unsigned long long)rep.scratch_bytes,
                 (unsigned long long)info.scratch_bytes);
     /* two meshes: every device's measured scratch within the promise
-     * (the run's report is the largest device's) */
-    for (int64_t r = 0; two && r < D; r++)
+     * (the run's report is the largest device's); those over
+     * max(src_d, dst_d) counted */
+    for (int64_t r = 0; two && r < D; r++) {
+        uint64_t sb = redist_spec_device_bytes(s, REDIST_SIDE_FROM, r);
+        uint64_t db = redist_spec_device_bytes(s, REDIST_SIDE_TO, r);
+        t->devices++;
+        t->over_bound += per[r].scratch_high_water > (sb > db ? sb : db);
         if (per[r].scratch_high_water > info.scratch_bytes ||
             per[r].scratch_bytes != info.scratch_bytes)
             rp_fail(t, what, plan,
@@ -563,6 +568,7 @@ int rp_sim_check(rp_rng *rng, rp_tally *t, const char *what,
                     (unsigned long long)per[r].scratch_high_water,
                     (unsigned long long)per[r].scratch_bytes,
                     (unsigned long long)info.scratch_bytes);
+    }
     /* uneven dims: the program is sized by the largest device, and the
      * caller's buffers count with the smallest (doc/uneven.md) */
     /* two meshes: the S and R blocks besides the phases' scratch

@@ -178,6 +178,9 @@ void rp_free_blocks(void **blocks, int64_t n);
  * plan's JSON when there is a plan. */
 typedef struct rp_tally {
     int runs, failures;
+    /* two-mesh runs: devices run, and those whose measured scratch is
+     * over the contract's max(src_d, dst_d) (counted, not failed) */
+    int devices, over_bound;
 } rp_tally;
 
 void rp_fail(rp_tally *t, const char *what, const redist_plan_t *plan,

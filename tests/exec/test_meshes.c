@@ -546,7 +546,7 @@ int main(int argc, char **argv)
 {
     int cases = argc > 1 ? atoi(argv[1]) : 300;
     rp_seed(&rng, argc > 2 ? argv[2] : NULL, 0);
-    rp_tally t = {0, 0};
+    rp_tally t = {0, 0, 0, 0};
     int kinds[4] = {0}, uneven = 0, partial = 0, steps = 0, none = 0;
     for (int i = 0; i < cases; i++) {
         redist_spec_t *spec = NULL;
@@ -618,5 +618,7 @@ int main(int argc, char **argv)
     printf("crossing: a pending sum reduced in the transfer, exact and "
            "bit-identical in ascending source order, %d failures\n",
            t.failures);
+    printf("meshes: %d of %d device runs over max(src_d, dst_d)\n",
+           t.over_bound, t.devices);
     return t.failures || none ? 1 : 0;
 }

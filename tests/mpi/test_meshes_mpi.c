@@ -9,7 +9,9 @@
  * cross_sums, so partial sources may be summed by the transfer) and run
  * on MPI_COMM_WORLD.  Every rank checks its target block exactly, its source
  * intact under REDIST_EXEC_PRESERVE_SRC, and its scratch high-water mark
- * within the promise; ranks outside both meshes pass NULL buffers.  Then
+ * within the promise; ranks outside both meshes pass NULL buffers.  It
+ * counts the runs over the contract's max(src_d, dst_d) on each device
+ * (printed) and fails those the placement of the blocks bounds (over_bound).  Then
  * a call with a rank that passes another plan must fail on every rank,
  * and so must one where a rank's plan chose its transfer's senders under
  * other axis links (even rank counts from 4).
@@ -79,6 +81,67 @@ static int bad_run(const redist_spec_t *spec, int rank, const char *what,
     return 1;
 }
 
+/* The contract's bound on a device, max(src_d, dst_d): 1 when the
+ * high-water mark exceeds it (counted, printed), and *must_fail set when
+ * the placement of the S and R blocks (S in dst, R in src) makes the
+ * bound hold for certain and it did not: no REDIST_EXEC_PRESERVE_SRC, a
+ * transfer that does not sum, and either the rank holds no block (a phase
+ * on its side is empty, the transfer reads src / writes dst) or it is on
+ * both meshes with both phases non-empty and sb == db (S <= src_d and R
+ * <= dst_d, so both blocks fit the other buffer; each phase's scratch is
+ * within its one-mesh bound). */
+/* Is every dim divisible by the product of both meshes' axis sizes, so
+ * that every type a plan passes through is even?  Uneven one-mesh
+ * programs are sized by the largest device (doc/uneven.md), so a phase
+ * may exceed a smaller device's bound. */
+static int even(const redist_spec_t *s)
+{
+    int64_t p = 1;
+    for (int side = 0; side < 2; side++) {
+        const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+        for (int a = 0; a < redist_mesh_num_axes(m); a++)
+            p *= redist_mesh_axis_size(m, a);
+    }
+    for (int i = 0; i < redist_spec_ndims(s); i++)
+        if (redist_spec_shape(s)[i] % p)
+            return 0;
+    return 1;
+}
+
+/* Is global device `dev` on the mesh of `side`? */
+static int on_mesh(const redist_spec_t *s, int side, int dev)
+{
+    const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+    for (int64_t k = 0; k < redist_mesh_num_devices(m); k++)
+        if (redist_spec_mesh_device(s, side, k) == dev)
+            return 1;
+    return 0;
+}
+
+static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
+                      uint64_t db, int preserve, int sums, uint64_t hw,
+                      int *must_fail)
+{
+    int n = redist_plan_num_steps(plan), kt = -1;
+    for (int k = 0; k < n && kt < 0; k++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, k, &v);
+        if (v.op == REDIST_OP_TRANSFER)
+            kt = k;
+    }
+    const redist_spec_t *s = redist_plan_spec(plan);
+    int in_a = on_mesh(s, REDIST_SIDE_FROM, dev);
+    int in_b = on_mesh(s, REDIST_SIDE_TO, dev);
+    int a = kt > 0, b = kt >= 0 && kt < n - 1;
+    uint64_t bound = sb > db ? sb : db;
+    int sure = !preserve && !sums && even(s) &&
+               ((!(in_a && a) && !(in_b && b)) ||
+                (in_a && in_b && a && b && sb == db));
+    *must_fail = sure && hw > bound;
+
+    return hw > bound;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -88,6 +151,7 @@ int main(int argc, char **argv)
     rp_seed(&rng, argc > 2 ? argv[2] : NULL, (uint64_t)size);
     int fails = 0, runs = 0, outside = 0, prepared = 0, same_order = 0;
     int summing = 0; /* plans whose transfer sums pending contributions */
+    int over = 0;    /* runs on this rank over max(src_d, dst_d) */
     for (int i = 0; i < cases; i++) {
         redist_spec_t *spec = NULL;
         int kind;
@@ -132,15 +196,17 @@ int main(int argc, char **argv)
                 fails++;
                 continue;
             }
+            int sums = 0;
             for (int k = 0; k < redist_plan_num_steps(plan); k++) {
                 redist_step_view_t v, w;
                 redist_plan_step(plan, k, &v);
                 if (k > 0)
                     redist_plan_step(plan, k - 1, &w);
-                summing += v.op == REDIST_OP_TRANSFER &&
-                           (k > 0 ? w.after.partial
-                                  : redist_spec_from(spec)->partial) != 0;
+                sums += v.op == REDIST_OP_TRANSFER &&
+                        (k > 0 ? w.after.partial
+                               : redist_spec_from(spec)->partial) != 0;
             }
+            summing += sums;
             uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank);
             uint64_t db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
             void *src = sb ? malloc(sb) : NULL, *dst = db ? malloc(db) : NULL;
@@ -171,8 +237,17 @@ int main(int argc, char **argv)
                 redist_mpi_meshes_free(pm);
             }
             runs++;
-            fails += bad_run(spec, rank, "case", i, st, &err, src,
-                             xo.flags != 0, dst, &rep);
+            int bad = bad_run(spec, rank, "case", i, st, &err, src,
+                              xo.flags != 0, dst, &rep), must = 0;
+            if (!bad)
+                over += over_bound(plan, rank, sb, db, xo.flags != 0, sums,
+                                   rep.scratch_high_water, &must);
+            if (must)
+                fprintf(stderr, "rank %d case %d: scratch %llu over "
+                        "max(src_d, dst_d) = %llu\n", rank, i,
+                        (unsigned long long)rep.scratch_high_water,
+                        (unsigned long long)(sb > db ? sb : db));
+            fails += bad || must;
             free(src);
             free(dst);
             redist_plan_free(plan);
@@ -299,8 +374,13 @@ int main(int argc, char **argv)
         redist_mesh_free(ma);
         redist_mesh_free(mb);
     }
-    int all = 0;
+    int all = 0, all_over = 0, all_runs = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&over, &all_over, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&runs, &all_runs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("mpi meshes, %d ranks: %d of %d device runs over "
+               "max(src_d, dst_d)\n", size, all_over, all_runs);
     if (rank == 0)
         printf("mpi meshes, %d ranks: %d runs on rank 0 (%d prepared and "
                "run twice, %d outside both meshes; %d specs on the same "

@@ -28,6 +28,7 @@
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 static int rank, size, fails;
+static int over, devruns; /* this PE's runs over max(src_d, dst_d) */
 
 /* One run (prepared: twice) of `plan`; 0 when right on this PE. */
 static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
@@ -71,6 +72,8 @@ static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
                     c);
             bad = 1;
         }
+        devruns++;
+        over += rep.scratch_high_water > (sb > db ? sb : db);
         if (rep.scratch_high_water > rep.scratch_bytes ||
             rep.scratch_bytes != info.scratch_bytes) {
             fprintf(stderr, "PE %d case %d: scratch %llu, promised %llu, "
@@ -228,10 +231,23 @@ int main(int argc, char **argv)
     redist_plan_free(keep);
     redist_shmem_free(ctx);
     redist_mesh_free(line);
+    /* the runs over max(src_d, dst_d), summed over the PEs */
+    static int cnt[2], tot[2];
+    static long psync[SHMEM_REDUCE_SYNC_SIZE];
+    static int pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE > 2
+                        ? SHMEM_REDUCE_MIN_WRKDATA_SIZE
+                        : 2];
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
+        psync[i] = SHMEM_SYNC_VALUE;
+    cnt[0] = over;
+    cnt[1] = devruns;
+    shmem_barrier_all();
+    shmem_int_sum_to_all(tot, cnt, 2, 0, 0, size, pwrk, psync);
     if (rank == 0)
         printf("two-mesh plans over OpenSHMEM at %d PEs: %d runs (%d "
-               "prepared, run twice); PE 0: %d failures\n",
-               size, runs, preps, fails);
+               "prepared, run twice); PE 0: %d failures; %d of %d device "
+               "runs over max(src_d, dst_d)\n",
+               size, runs, preps, fails, tot[0], tot[1]);
     shmem_finalize();
     return fails ? 1 : 0;
 }

@@ -41,7 +41,14 @@
  * transfer peer.  MEMORY: rd_meshes_scratch (src/exec/meshes.c): the S
  * and R blocks, where the phases run, besides the phases' own scratch;
  * plus, for a transfer that sums, the work area: the bytes this rank
- * receives in the transfer (prod|P| x its R block at most).
+ * receives in the transfer (prod|P| x its R block at most).  A rank on
+ * both meshes, both phases non-empty, keeps S in its destination buffer
+ * and R in its source buffer where they fit (rd_meshes_usr_blocks, as
+ * sim: RD_BUILD_MESH_USR): the requests are bound to them at prepare,
+ * and each rank runs phase A, the transfer and phase B in that order, so
+ * src is dead when the receives are posted and dst is not written
+ * before the sends complete.  Such a rank holds max(phase A's scratch,
+ * phase B's) only, within max(src_d, dst_d).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +66,7 @@ struct redist_mpi_meshes {
     redist_mpi_prepared_t *ph[2];
     char *sbuf, *rbuf;
     int own_s, own_r;
+    int s_in_dst, r_in_src; /* S kept in dst, R in src (no allocation) */
     rd_tlists t;
     MPI_Request *req;
     int nreq;
@@ -153,17 +161,36 @@ static int bind_transfer(redist_mpi_meshes_t *m, const char **call)
 }
 
 /* A context and a prepared object of `phase` on `comm` (a mesh's ranks;
- * MPI_COMM_NULL or an empty phase: none). */
+ * MPI_COMM_NULL or an empty phase: none).  `room`: the phase's room under
+ * the two-mesh bound (rd_meshes_phase_room, the same on every rank of
+ * the mesh); when the phase's default scratch exceeds it on some rank
+ * and every rank can run within it, the context gets max_scratch = room
+ * (reductions in more rounds, exchanges in place), agreed over `comm`. */
 static redist_status_t phase_prepare(MPI_Comm comm, const redist_mesh_t *mesh,
                                      const redist_plan_t *phase, void *in,
                                      void *out, const redist_exec_options_t *o,
-                                     redist_mpi_t **x,
+                                     uint64_t room, redist_mpi_t **x,
                                      redist_mpi_prepared_t **p,
                                      redist_error_t *err)
 {
     if (comm == MPI_COMM_NULL || phase->nsteps == 0)
         return REDIST_OK;
     redist_status_t st = redist_mpi_create(comm, mesh, NULL, x, err);
+    redist_mpi_info_t info;
+    /* [0]: some rank needs more than room; [1]: some rank cannot fit */
+    int want[2] = {0, 1}, all[2] = {0, 1};
+    if (!st && !redist_mpi_exec_info(*x, phase, o, &info, NULL)) {
+        want[0] = info.scratch_bytes > room;
+        want[1] = info.min_scratch_bytes > room || room == 0;
+    }
+    if (MPI_Allreduce(want, all, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        all[0] = 0;
+    if (all[0] && !all[1]) { /* every rank: the same options */
+        redist_mpi_options_t mo = {0, room};
+        redist_mpi_free(*x);
+        *x = NULL;
+        st = redist_mpi_create(comm, mesh, &mo, x, err);
+    }
     return st ? st : redist_mpi_prepare(*x, phase, in, out, o, p, err);
 }
 
@@ -307,12 +334,17 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     int64_t r = rd_spec_mesh_rank(s, 1, m->rank);
     m->nsteps = plan->nsteps;
     m->spec = s;
-    m->own_s = pa->nsteps > 0 && m->t.in_src;
-    m->own_r = pb->nsteps > 0 && m->t.in_dst;
+    /* S in dst, R in src where they fit (rd_meshes_usr_blocks): this
+     * rank's phase B writes dst only after its transfer's sends are
+     * done, and its receives are posted only after its phase A read src */
+    rd_meshes_usr_blocks(plan, &m->t, m->rank, 1,
+                         opts ? opts->flags : 0, &m->s_in_dst, &m->r_in_src);
+    m->own_s = pa->nsteps > 0 && m->t.in_src && !m->s_in_dst;
+    m->own_r = pb->nsteps > 0 && m->t.in_dst && !m->r_in_src;
     m->S = m->own_s ? rd_tlists_bytes(&m->t, 0) : 0;
     m->R = m->own_r ? rd_tlists_bytes(&m->t, 1) : 0;
-    m->sbuf = m->own_s ? rd_mpi_malloc(m->S + 1) : src;
-    m->rbuf = m->own_r ? rd_mpi_malloc(m->R + 1) : dst;
+    m->sbuf = m->own_s ? rd_mpi_malloc(m->S + 1) : m->s_in_dst ? dst : src;
+    m->rbuf = m->own_r ? rd_mpi_malloc(m->R + 1) : m->r_in_src ? src : dst;
     if ((m->own_s && !m->sbuf) || (m->own_r && !m->rbuf)) {
         if (m->own_s && !m->sbuf)
             m->own_s = 0;
@@ -333,7 +365,8 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
         redist_error_clear(&e2);
         redist_status_t sx = phase_prepare(
             side ? m->cb : m->ca, &s->two->mesh[side], side ? pb : pa,
-            side ? m->rbuf : src, side ? dst : m->sbuf, &po, &m->x[side],
+            side ? m->rbuf : src, side ? dst : m->sbuf, &po,
+            rd_meshes_phase_room(plan, side, po.flags), &m->x[side],
             &m->ph[side], &e2);
         if (sx && !st) {
             st = sx;
@@ -418,7 +451,7 @@ static redist_status_t run_meshes(redist_mpi_meshes_t *m,
                                       (m->S > 0) + (m->R > 0) + (m->W > 0);
         report->sent_bytes = m->sent + rp[0].sent_bytes + rp[1].sent_bytes;
         report->recv_bytes = m->recvd + rp[0].recv_bytes + rp[1].recv_bytes;
-        report->writes_src = rp[0].writes_src;
+        report->writes_src = rp[0].writes_src || m->r_in_src;
         report->steps_done = st ? 0 : m->nsteps;
         report->failed_step = st ? 0 : -1;
         report->seconds = MPI_Wtime() - t0;
