@@ -612,7 +612,12 @@ static int run_arrays_launched(const run_args *a, const char *path,
                      .name = redist_arrays_name(arrays)[0]
                                  ? redist_arrays_name(arrays)
                                  : path,
-                     .repeat = a->repeat, .preserve = a->preserve};
+                     .repeat = a->repeat, .preserve = a->preserve,
+                     .rehost = a->which == RUN_MPI && !shrunk &&
+                               a->cost.objective != REDIST_OBJECTIVE_BYTES &&
+                               !a->cost.axis_links && !a->cost.topo.xml &&
+                               !a->cost.topo.synthetic &&
+                               !a->cost.topo.rank_map};
     int rc = CLI_BAD_INPUT;
 #ifdef REDIST_HAVE_MPI
     if (a->which == RUN_MPI) {

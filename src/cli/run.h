@@ -176,6 +176,10 @@ typedef struct cli_set_run {
     int preserve;
     int shrunk; /* --shrink made `arrays` (endpoints replay `set`) */
     const redist_arrays_t *orig; /* the spec's arrays */
+    /* under mpirun with the time objective and no axis links or topology
+     * given: the set is planned again with the axes of its mesh that span
+     * hosts on the network level (run_set_launched.c) */
+    int rehost;
 } cli_set_run;
 
 /* A backend of the set driver.  Every hook runs on every rank. */
@@ -191,6 +195,10 @@ typedef struct cli_set_backend {
     int endpoint_plans; /* the set is planned again for the endpoint */
     /* v[0..n-1] := their maxima over every rank */
     void (*max)(void *self, uint64_t *v, int n);
+    /* collective, may be NULL: cli_mpi_host_links */
+    int (*host_links)(const redist_mesh_t *mesh, redist_cost_model_t *model,
+                      int64_t *nhosts, char *axes, size_t size, char *map,
+                      size_t msize);
     /* rank 0, after a failed preparation or run (may be NULL) */
     void (*explain)(void *self, const redist_plan_set_t *set,
                     const redist_error_t *err);

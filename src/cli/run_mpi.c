@@ -327,6 +327,7 @@ int cli_mpi_run_set(const cli_mpi_args *args, const cli_set_run *r)
     cli_set_backend b = {
         .name = "mpi", .unit = "rank", .units = "ranks",
         .launcher = "mpirun -np", .self = &m, .start = set_start,
-        .create = set_create, .max = set_max, .finish = set_finish};
+        .create = set_create, .max = set_max, .finish = set_finish,
+        .host_links = cli_mpi_host_links};
     return cli_launched_run_set(r, &b);
 }

@@ -6,6 +6,8 @@
  *
  *   1. starts the transport and checks the job's size against the set's
  *      device count (the same answer on every rank: both are global);
+ *      under mpirun across hosts, plans the set again with the axes of
+ *      its one mesh that span hosts on the network level (rehost);
  *   2. fills its source blocks of every array (malloc'd: a set's blocks
  *      are private memory on every backend) with the exact pattern of
  *      src/testing/pattern.h;
@@ -62,6 +64,58 @@ static const redist_mesh_t *shared_mesh(const redist_plan_set_t *set,
             return NULL;
     }
     return m && redist_mesh_num_devices(m) == nd ? m : NULL;
+}
+
+/* Under mpirun (r->rehost, b->host_links): when every array of the set
+ * is on one mesh, the same for all, the axes of that mesh whose groups
+ * span hosts (discovered now) go on the network level of the set's model
+ * and the set is planned again into *hosted (its budget as before); rank
+ * 0 prints the hosts line of the one-array run (run.c, rehost).  No plan
+ * under that model keeps the agreed one.  Every rank decides alike: the
+ * host map is agreed, planning is a pure function of it.  Collective;
+ * 0, or -1 on every rank. */
+static int rehost(const cli_set_run *r, const cli_set_backend *b, int rank,
+                  int64_t nd, redist_plan_set_t **hosted)
+{
+    const redist_mesh_t *m = shared_mesh(r->set, nd);
+    for (int i = 0; m && i < redist_plan_set_num_arrays(r->set); i++)
+        if (redist_spec_num_meshes(
+                redist_plan_spec(redist_plan_set_plan(r->set, i))) != 1)
+            m = NULL; /* axis links name one mesh's axes */
+    if (!r->rehost || !b->host_links || !m)
+        return 0;
+    redist_cost_model_t cost;
+    if (r->popts->cost)
+        cost = *r->popts->cost;
+    else
+        redist_cost_model_default(&cost);
+    char axes[512], map[512];
+    int64_t nhosts = 0;
+    int n = b->host_links(m, &cost, &nhosts, axes, sizeof axes, map,
+                          sizeof map);
+    if (n <= 0)
+        return n;
+    redist_plan_options_t o = *r->popts;
+    o.cost = &cost;
+    o.objective = REDIST_OBJECTIVE_TIME;
+    redist_exec_options_t eo = {0};
+    if (r->preserve)
+        eo.flags |= REDIST_EXEC_PRESERVE_SRC;
+    redist_error_t err = REDIST_ERROR_INIT;
+    int kept = redist_plan_set_create(r->arrays, &o, NULL, &eo, hosted,
+                                      &err) != REDIST_OK;
+    if (rank == 0)
+        printf("hosts     %lld discovered, host of each rank: %s\n"
+               "  network   axes across hosts: %s; %s\n",
+               (long long)nhosts, map, axes,
+               kept ? "kept the agreed plans (no plan under the network "
+                      "level)"
+                    : "planned again");
+    if (kept) {
+        redist_plan_set_free(*hosted);
+        *hosted = NULL;
+    }
+    return 0;
 }
 
 /* Every rank waits for every other (a reduction). */
@@ -212,8 +266,14 @@ int cli_launched_run_set(const cli_set_run *r, const cli_set_backend *b)
     int64_t sizes[1] = {nd};
     redist_mesh_t *flat = NULL;
     redist_backend_t *be = NULL;
-    redist_plan_set_t *own = NULL;
+    redist_plan_set_t *own = NULL, *hosted = NULL;
     const redist_plan_set_t *set = r->set;
+    if (rehost(r, b, rank, nd, &hosted)) {
+        b->finish(b->self);
+        return CLI_BAD_INPUT;
+    }
+    if (hosted)
+        set = hosted;
     void **src = NULL, **dst = NULL;
     redist_status_t st = REDIST_OK;
     if (alloc_blocks(set, rank, &src, &dst)) {
@@ -262,6 +322,7 @@ int cli_launched_run_set(const cli_set_run *r, const cli_set_backend *b)
     if (rank == 0 && !v[V_FAIL])
         report(r, b, set, size, v);
     redist_plan_set_free(own);
+    redist_plan_set_free(hosted);
     redist_mesh_free(flat);
     free_blocks(src, n);
     free_blocks(dst, n);

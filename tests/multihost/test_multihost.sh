@@ -232,7 +232,7 @@ done
 
 echo "[${SECONDS}s] two meshes and many arrays"
 # expect_exact TAG K NP ARGS...: `redistplan run ARGS` exact on NP ranks
-# (these runs keep the agreed cost model: no host map to compare)
+# (two-mesh runs keep the agreed cost model: no host map to compare)
 expect_exact() {
     local tag=$1 per=$2 np=$3
     shift 3
@@ -261,6 +261,14 @@ if python3 "$here/../../scripts/model_spec.py" --variant train-to-infer \
     expect_exact "arrays/llama8b-sync-train-to-infer (12 arrays)" 2 8 "$MH_DIR/set.json"
 else
     bad "scripts/model_spec.py failed"
+fi
+# a set of one-mesh arrays on dp=2 x tp=2, 2 hosts x 2: dp spans the
+# hosts, so the set is planned again with dp on the network level
+expect_exact "arrays/mlp-block-resharded (5 arrays)" 2 4 "$specdir/arrays/mlp-block-resharded.json"
+if [[ $out == *"hosts     2 discovered, host of each rank: 0 0 1 1"* ]] &&
+   [[ $out == *"network   axes across hosts: dp; planned again"* ]]; then ok; else
+    bad "arrays/mlp-block-resharded: not planned again with dp on the network level"
+    echo "$out" | sed 's/^/    /'
 fi
 
 echo "[${SECONDS}s] random plans (test_mpi random)"
