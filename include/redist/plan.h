@@ -236,12 +236,13 @@ typedef struct redist_plan_options {
      *  objective.
      *  With a model, steps and stats carry modelled times. */
     const redist_cost_model_t *cost;
-    /** Two-mesh specs only.  0 (the default): the source's pending sums
-     *  are resolved on the source mesh before the transfer.  1: the
-     *  planner also tries plans whose transfer sums them as it lands (a
-     *  reduce-scatter across the meshes, doc/meshes.md); every backend
-     *  and the set runner run those. */
-    int cross_sums;
+    /** Two-mesh specs only.  0 (the default): the planner also tries
+     *  plans whose transfer sums the source's pending partial axes as it
+     *  lands (a reduce-scatter across the meshes, doc/meshes.md); every
+     *  backend and the set runner run those.  1: every pending sum is
+     *  resolved on the source mesh before the transfer (the plans of
+     *  version 2's first release). */
+    int no_cross_sums;
 } redist_plan_options_t;
 
 typedef struct redist_plan redist_plan_t;

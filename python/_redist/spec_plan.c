@@ -494,7 +494,7 @@ int rpy_fs_or_none(PyObject *o, void *out)
 }
 
 /* _create(spec, objective, max_peak_bytes, max_states, cost_path,
- *         cost_text, axis_links, cross_sums=0): redist_plan_create.  A cost model is
+ *         cost_text, axis_links, cross_sums=1): redist_plan_create.  A cost model is
  * built (from the defaults) when the objective is time or any of the last
  * three is not None, as `redistplan plan` does. */
 static PyObject *plan_create(PyObject *self, PyObject *args)
@@ -504,7 +504,7 @@ static PyObject *plan_create(PyObject *self, PyObject *args)
     unsigned long long max_peak, max_states;
     const char *cost_text = NULL, *links = NULL;
     Py_ssize_t cost_len = 0;
-    int cross_sums = 0;
+    int cross_sums = 1;
     if (!PyArg_ParseTuple(args, "OiKKO&z#z|p", &spec_obj, &objective,
                           &max_peak, &max_states, rpy_fs_or_none, &cost_path,
                           &cost_text, &cost_len, &links, &cross_sums))
@@ -525,7 +525,7 @@ static PyObject *plan_create(PyObject *self, PyObject *args)
     Py_XDECREF(cost_path);
     if (bad)
         return NULL;
-    opts.cross_sums = cross_sums;
+    opts.no_cross_sums = !cross_sums;
     redist_plan_t *plan = NULL;
     Py_BEGIN_ALLOW_THREADS
     st = redist_plan_create(spec, &opts, &plan, &err);
@@ -740,7 +740,7 @@ static PyObject *verify_file(PyObject *self, PyObject *args)
 static PyMethodDef plan_methods[] = {
     {"_create", plan_create, METH_VARARGS,
      "_create(spec, objective, max_peak_bytes, max_states, cost_path, "
-     "cost_text, axis_links, cross_sums=0): redist_plan_create into this object."},
+     "cost_text, axis_links, cross_sums=1): redist_plan_create into this object."},
     {"_step", plan_step, METH_O, "_step(i) -> tuple of the step's fields."},
     {"_stats", plan_stats, METH_NOARGS, "redist_plan_stats as a dict."},
     {"to_json", plan_to_json, METH_NOARGS,

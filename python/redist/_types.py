@@ -722,7 +722,7 @@ class Plan(_redist.Plan):
     is the table `redistplan plan` prints."""
 
     def __init__(self, spec, *, objective="time", cost=None, topology=None,
-                 max_peak_bytes=0, max_states=0, cross_sums=False):
+                 max_peak_bytes=0, max_states=0, cross_sums=True):
         if not isinstance(spec, Spec):
             raise TypeError(f"plan: a redist.Spec, not {type(spec).__name__}")
         if objective not in _OBJECTIVES:
@@ -793,7 +793,7 @@ class Plan(_redist.Plan):
 
 
 def plan(spec, *, objective="time", cost=None, topology=None,
-         max_peak_bytes=0, max_states=0, cross_sums=False):
+         max_peak_bytes=0, max_states=0, cross_sums=True):
     """Plan a Spec (redist_plan_create).
 
     objective: "time", the default (least peak, then modelled time under
@@ -803,10 +803,11 @@ def plan(spec, *, objective="time", cost=None, topology=None,
     cost: a cost file path (`redistplan calibrate -o`) or its dict.
     topology: the link level of each mesh axis ({"data": "network"} or
     "data=network,model=numa"), as `--axis-links`.  max_peak_bytes,
-    max_states: as the C options (0: none / the default).  cross_sums:
-    two-mesh plans may carry pending sums through the transfer (the
-    receivers sum them; `redistplan plan --cross-sums`, doc/meshes.md);
-    sim and MPI run such plans, OpenSHMEM and plan sets refuse them.
+    max_states: as the C options (0: none / the default).  cross_sums
+    (default True): two-mesh plans may carry pending sums through the
+    transfer (the receivers sum them, doc/meshes.md); False resolves them
+    on the source mesh first (`redistplan plan --no-cross-sums`).  Every
+    backend and plan sets run both.
     Raises PlanError
     (.status ERR_INFEASIBLE, ERR_LIMIT...) or SpecError for a bad cost
     model."""

@@ -103,7 +103,8 @@ typedef struct cli_cost_args {
     int objective; /* -1: not given (time); else REDIST_OBJECTIVE_* */
     const char *file, *axis_links;
     cli_topo_args topo;
-    int cross_sums; /* --cross-sums: pending sums may cross meshes */
+    int cross_sums;    /* --cross-sums (the default): sums may cross */
+    int no_cross_sums; /* --no-cross-sums: resolved on the source mesh */
 } cli_cost_args;
 
 /* What a command accepts, and what its command line held. */

@@ -19,7 +19,7 @@
 #include "cli.h"
 
 #define CLI_SPEC_OPTS 15
-#define CLI_COST_OPTS 7
+#define CLI_COST_OPTS 8
 #define CLI_MAX_OPTS 64
 
 /* In redist_objective_t order (a choice stores its index): time, the
@@ -72,6 +72,8 @@ static int cost_table(cli_cost_args *c, cli_opt *t)
                      .out = &c->topo.rank_map};
     t[6] = (cli_opt){.name = "--cross-sums", .kind = CLI_FLAG,
                      .out = &c->cross_sums};
+    t[7] = (cli_opt){.name = "--no-cross-sums", .kind = CLI_FLAG,
+                     .out = &c->no_cross_sums};
     return CLI_COST_OPTS;
 }
 
@@ -347,7 +349,11 @@ redist_status_t cli_plan_options_err(const char *cmd, const cli_cost_args *c,
 {
     if (c->objective >= 0)
         opts->objective = (redist_objective_t)c->objective;
-    opts->cross_sums = c->cross_sums;
+    if (c->cross_sums && c->no_cross_sums)
+        return redist_error_set(err, REDIST_ERR_INVALID, "<command line>",
+                                NULL,
+                                "--cross-sums and --no-cross-sums: give one");
+    opts->no_cross_sums = c->no_cross_sums;
     if (!cli_cost_given(c))
         return REDIST_OK;
     redist_status_t st = cost_model(cmd, c, mesh, model, err);

@@ -57,7 +57,7 @@
 
 #define COST_SYNOPSIS                                                        \
     " [--objective time|bytes] [--cost FILE] [--axis-links AXIS=LEVEL,...]"  \
-    " [--cross-sums]" TOPO_SYNOPSIS
+    " [--no-cross-sums]" TOPO_SYNOPSIS
 #define COST_HELP                                                            \
     "\ncost options:\n"                                                      \
     "  --objective time|bytes     time (default): least peak, then the "     \
@@ -75,9 +75,11 @@
     "  --axis-links AXIS=LEVEL,...  link levels of mesh axes: cache numa "   \
     "package\n"                                                             \
     "                             node network (default node)\n"           \
-    "  --cross-sums               two meshes: pending sums may be reduced "  \
-    "by the\n"                                                              \
-    "                             transfer (every backend runs them)\n"     \
+    "  --no-cross-sums            two meshes: resolve pending sums on the "  \
+    "source\n"                                                              \
+    "                             mesh (by default, or with --cross-sums, "  \
+    "the\n"                                                                 \
+    "                             transfer may sum them as it lands)\n"     \
     TOPO_HELP
 
 #ifdef REDIST_HAVE_MPI

@@ -471,7 +471,8 @@ static void fingerprint(const run_args *a, const run_state *st,
     cli_fp_add(fp, "--corrupt-device", "%lld", (long long)r->corrupt);
     cli_fp_add(fp, "--objective", "%s",
                a->cost.objective == REDIST_OBJECTIVE_BYTES ? "bytes" : "time");
-    cli_fp_add(fp, "--cross-sums", "%s", a->cost.cross_sums ? "on" : "off");
+    cli_fp_add(fp, "--no-cross-sums", "%s",
+               a->cost.no_cross_sums ? "on" : "off");
     const char *opt[4] = {"--axis-links", "--xml", "--synthetic",
                           "--rank-map"};
     const char *val[4] = {a->cost.axis_links, a->cost.topo.xml,
@@ -602,7 +603,8 @@ static int run_arrays_launched(const run_args *a, const char *path,
                redist_plan_set_num_rounds(set), (unsigned long long)h);
     cli_fp_add(&fp, "--objective", "%s",
                a->cost.objective == REDIST_OBJECTIVE_BYTES ? "bytes" : "time");
-    cli_fp_add(&fp, "--cross-sums", "%s", a->cost.cross_sums ? "on" : "off");
+    cli_fp_add(&fp, "--no-cross-sums", "%s",
+               a->cost.no_cross_sums ? "on" : "off");
     cli_fp_add(&fp, "--preserve-src", "%s", a->preserve ? "on" : "off");
     cli_fp_add(&fp, "--repeat", "%llu", (unsigned long long)a->repeat);
     cli_fp_add(&fp, "--shrink", "%s", a->shrink ? "on" : "off");

@@ -30,8 +30,8 @@
  * R in its source buffer (dead after phase A) when R fits and the source
  * need not be preserved (rd_meshes_usr_blocks).  A transfer that
  * sums: sim needs nothing more; the exec info also promises, per device,
- * the bytes it receives in the transfer (at most prod|P| x its R block),
- * for an executor that receives them into a work area (MPI).
+ * a work area for an executor that receives the contributions first
+ * (MPI): all it receives, at most rd_meshes_sum_cap.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -308,10 +308,17 @@ uint64_t rd_meshes_phase_room(const redist_plan_t *plan, int side,
     return room == UINT64_MAX ? 0 : room;
 }
 
-/* The bytes each receiver gets from other devices in the transfer. */
+uint64_t rd_meshes_sum_cap(uint64_t bound, uint64_t held, uint64_t maxp)
+{
+    uint64_t room = bound > held ? bound - held : 0;
+    return room > maxp ? room : maxp;
+}
+
+/* The bytes each receiver gets from other devices in the transfer, and
+ * the largest such piece. */
 typedef struct work_ctx {
     const redist_spec_t *s;
-    uint64_t *bytes; /* by global device */
+    uint64_t *bytes, *maxp; /* by global device */
 } work_ctx;
 
 static void count_work(void *user, int64_t r, int64_t q, const int64_t lo[],
@@ -325,6 +332,8 @@ static void count_work(void *user, int64_t r, int64_t q, const int64_t lo[],
     for (int i = 0; i < w->s->ndims; i++)
         b *= (uint64_t)(hi[i] - lo[i]);
     w->bytes[to] += b;
+    if (b > w->maxp[to])
+        w->maxp[to] = b;
 }
 
 redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
@@ -342,20 +351,24 @@ redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
         (st = redist_plan_exec_info(m->phase[1], be, opts, &ib, err)))
         return st;
     int own_s = m->phase[0]->nsteps > 0, own_r = m->phase[1]->nsteps > 0;
-    /* a transfer that sums: an executor may receive every remote
-     * contribution into a work area (MPI does), held throughout */
-    uint64_t *work = NULL;
+    /* a transfer that sums: an executor may receive the remote
+     * contributions into a work area (MPI does, in rounds within
+     * rd_meshes_sum_cap), held throughout */
+    uint64_t *work = NULL, *maxp = NULL;
     if (m->sent.t.partial) {
-        work_ctx w = {s, calloc((size_t)s->two->ndevices, sizeof *work)};
-        if (!w.bytes ||
+        work_ctx w = {s, calloc((size_t)s->two->ndevices, sizeof *work),
+                      calloc((size_t)s->two->ndevices, sizeof *maxp)};
+        if (!w.bytes || !w.maxp ||
             rd_transfer_walk(s, &m->sent, &m->recvd,
                              plan->has_cost ? &plan->cost : NULL, count_work,
                              &w)) {
             free(w.bytes);
+            free(w.maxp);
             return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                             "out of memory");
         }
         work = w.bytes;
+        maxp = w.maxp;
     }
     int usr = be && (be->build & RD_BUILD_MESH_USR), r_writes = 0;
     for (int64_t d = 0; d < s->two->ndevices; d++) {
@@ -365,15 +378,24 @@ redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
         rd_meshes_usr_blocks(plan, &t, d, usr, opts ? opts->flags : 0,
                              &s_in_dst, &r_in_src);
         r_writes |= r_in_src;
-        uint64_t x = rd_meshes_scratch(
-            t.in_src ? ia.scratch_bytes : 0,
-            own_s && !s_in_dst ? rd_tlists_bytes(&t, 0) : 0,
-            own_r && !r_in_src ? rd_tlists_bytes(&t, 1) : 0,
-            t.in_dst ? ib.scratch_bytes : 0) + (work ? work[d] : 0);
+        uint64_t sb = own_s && !s_in_dst ? rd_tlists_bytes(&t, 0) : 0;
+        uint64_t rb = own_r && !r_in_src ? rd_tlists_bytes(&t, 1) : 0;
+        uint64_t wd = 0;
+        if (work) {
+            uint64_t b0 = redist_spec_device_bytes(s, 0, d);
+            uint64_t b1 = redist_spec_device_bytes(s, 1, d);
+            uint64_t cap = rd_meshes_sum_cap(b0 > b1 ? b0 : b1, sb + rb,
+                                             maxp[d]);
+            wd = work[d] < cap ? work[d] : cap;
+        }
+        uint64_t x = rd_meshes_scratch(t.in_src ? ia.scratch_bytes : 0, sb,
+                                       rb, t.in_dst ? ib.scratch_bytes : 0) +
+                     wd;
         if (x > out->scratch_bytes)
             out->scratch_bytes = x;
     }
     free(work);
+    free(maxp);
     out->src_bytes = s->src_bytes;
     out->dst_bytes = s->dst_bytes;
     out->bound_bytes = s->src_bytes > s->dst_bytes ? s->src_bytes

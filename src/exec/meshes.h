@@ -76,6 +76,14 @@ void rd_meshes_usr_blocks(const redist_plan_t *plan, const rd_tlists *t,
  * A backend may bound the phase's scratch by it (MPI's max_scratch). */
 uint64_t rd_meshes_phase_room(const redist_plan_t *plan, int side,
                               unsigned flags);
+/* A transfer that sums, on a device whose S and R blocks of its own
+ * (scratch, not the caller's buffers) take `held` bytes: the most bytes
+ * of remote contributions an executor receives at once.  It receives
+ * them in rounds, in the order of its receive list, each round as many
+ * pieces as fit this cap: the room max(src_d, dst_d) (`bound`) leaves
+ * beside those blocks, and at least the largest remote piece (`maxp`).
+ * A device's work area is the least of this and all it receives. */
+uint64_t rd_meshes_sum_cap(uint64_t bound, uint64_t held, uint64_t maxp);
 /* redist_plan_exec_info for a two-mesh plan (the largest device); be
  * (may be NULL) is the backend kind the phases run on (its ops decide the
  * phases' programs; its rank and size do not matter). */

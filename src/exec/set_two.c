@@ -9,7 +9,7 @@
  * (rd_transfer_lists), which the backend sends in the same one message
  * per peer as the other arrays' pieces.
  *
- * SUMS.  A transfer that keeps pending partial axes P (cross_sums) lands
+ * SUMS.  A transfer that keeps pending partial axes P (crossing sums) lands
  * each contribution in a slab of its own: C is prod|P| slabs the size of
  * the R block stacked on dim 0, the slab of a contribution its sender's
  * coordinate on P (mixed radix, major first), which sender and receiver

@@ -8,8 +8,8 @@
  * partial axis p of A either reduce-scattered onto some dim (appended as
  * that dim's minor axis, which shrinks what must cross) or all-reduced;
  * and each replicated axis of A either left or sliced onto some dim
- * (then the blocks may already sit where the target wants them).  With
- * opts->cross_sums, S may also keep a set K of A's partial axes (size >
+ * (then the blocks may already sit where the target wants them).  Unless
+ * opts->no_cross_sums, S may also keep a set K of A's partial axes (size >
  * 1) pending (every subset of up to three such axes, else all of them;
  * the other axes as above): the transfer then sums the prod|K|
  * contributions of each piece as it lands, a reduce-scatter across the
@@ -358,7 +358,7 @@ static redist_status_t side_cands(const redist_spec_t *s, int side,
      * contributions.  Every op allows it: the receivers reduce in a fixed
      * order. */
     int pax[REDIST_MAX_AXES], npax = 0;
-    for (int k = 0; side == 0 && opts && opts->cross_sums && k < nax; k++)
+    for (int k = 0; side == 0 && !(opts && opts->no_cross_sums) && k < nax; k++)
         if (s->from.partial >> ax[k] & 1u)
             pax[npax++] = ax[k];
     uint32_t nsets = npax == 0 ? 0 : npax <= 3 ? (1u << npax) - 1 : 1;
@@ -736,9 +736,10 @@ redist_status_t rd_plan_meshes(const redist_spec_t *s,
     int64_t N = s->two->ndevices;
     redist_objective_t objective = rd_objective(opts);
     redist_cost_model_t defaults;
-    if (opts && opts->cross_sums != 0 && opts->cross_sums != 1)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, "cross_sums",
-                        "cross_sums is %d; it is 0 or 1", opts->cross_sums);
+    if (opts && opts->no_cross_sums != 0 && opts->no_cross_sums != 1)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "no_cross_sums",
+                        "no_cross_sums is %d; it is 0 or 1",
+                        opts->no_cross_sums);
     const redist_cost_model_t *cm = opts ? opts->cost : NULL;
     if (!cm && objective == REDIST_OBJECTIVE_TIME) {
         redist_cost_model_default(&defaults);

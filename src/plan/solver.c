@@ -1414,9 +1414,10 @@ static redist_status_t solve_check(const redist_spec_t *spec,
         rd_objective(opts) != REDIST_OBJECTIVE_TIME)
         return rd_error(err, REDIST_ERR_INVALID, NULL, "objective",
                         "unknown objective %d", (int)opts->objective);
-    if (opts && opts->cross_sums != 0 && opts->cross_sums != 1)
-        return rd_error(err, REDIST_ERR_INVALID, NULL, "cross_sums",
-                        "cross_sums is %d; it is 0 or 1", opts->cross_sums);
+    if (opts && opts->no_cross_sums != 0 && opts->no_cross_sums != 1)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "no_cross_sums",
+                        "no_cross_sums is %d; it is 0 or 1",
+                        opts->no_cross_sums);
     if (opts && opts->cost &&
         (st = redist_cost_model_validate(opts->cost, &spec->mesh, err)))
         return st;

@@ -847,7 +847,7 @@ static int setup_core(void)
     g_bad_opts[1].cost = &g_bad_costs[0];
     g_bad_opts[2].max_states = 1; /* a budget of one: still a plan */
     g_bad_opts[3].max_peak_bytes = 1;
-    g_bad_opts[4].cross_sums = -3; /* 0 or 1 */
+    g_bad_opts[4].no_cross_sums = -3; /* 0 or 1 */
     g_bad_xopts.flags = 0xffffffffu;
     for (int a = 0; a < REDIST_MAX_AXES; a++) {
         g_bad_names[0][a] = NULL;

@@ -53,6 +53,15 @@ expect_rc 1 "check --objective bytes (not the expected exchange)" "$RP" check sp
 grep -q '^FAIL .*ops are \[slice, all_to_all, permute\], expected \[exchange\]' "$T/out" && ok || bad "check --objective bytes: $(head -1 "$T/out")"
 expect_rc 2 "check --objective bogus" "$RP" check specs/fsdp-rows-to-2d-columns.json --objective fast
 grep -qx 'redistplan: check: --objective: time or bytes, not fast' "$T/err" && ok || bad "check --objective message: $(cat "$T/err")"
+# pending sums may cross meshes by default; --no-cross-sums resolves them
+# on the source mesh (doc/meshes.md); both at once is bad input
+X=specs/meshes/grad-partial-dp8-to-tp16-crossing.json
+expect_rc 0 "check a crossing spec" "$RP" check "$X"
+grep -q '^PASS .*: 1 collective, recv 8388608 bytes' "$T/out" && ok || bad "default crossing: $(head -1 "$T/out")"
+expect_rc 0 "check --no-cross-sums" "$RP" check "$X" --no-cross-sums
+grep -q '^PASS .*: 2 collectives, recv 14680064 bytes' "$T/out" && ok || bad "--no-cross-sums: $(head -1 "$T/out")"
+expect_rc 2 "--cross-sums with --no-cross-sums" "$RP" plan "$X" --cross-sums --no-cross-sums
+grep -qx 'redistplan: <command line>: --cross-sums and --no-cross-sums: give one' "$T/err" && ok || bad "both cross options: $(cat "$T/err")"
 python3 - specs/megatron-col-to-row-parallel.json "$T/noexpect.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); del d["expect"]; json.dump(d, open(sys.argv[2], "w"))

@@ -781,7 +781,7 @@ redist_plan_set_t *rp_set_make_cross(redist_spec_t *const specs[], int n,
     redist_arrays_t *a = NULL;
     redist_plan_set_t *set = NULL;
     redist_plan_options_t po = {0};
-    po.cross_sums = cross;
+    po.no_cross_sums = !cross;
     if (!redist_arrays_create("set", n, (const redist_spec_t *const *)specs,
                               budget, &a, NULL))
         redist_plan_set_create(a, &po, be, NULL, &set, NULL);

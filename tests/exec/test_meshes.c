@@ -25,11 +25,11 @@
  * differ on); and the transfer's modelled time is each device's
  * messages at their pair's levels (a device outside the source mesh: the
  * slowest source axis, at least node); the plan runs exact.  With
- * cross_sums (half the cases) a transfer may sum pending contributions:
+ * crossing allowed (half the cases) a transfer may sum pending contributions:
  * each piece then comes once per coordinate on the pending axes, from a
  * holder with those coordinates, and the receiver's reducing is costed
  * (gamma).  Specs with a partial source are also planned with
- * cross_sums under both objectives above.  Last, a spec where the
+ * no_cross_sums under both objectives above.  Last, a spec where the
  * crossing plan must win, and a float run checked to the bit against
  * the sum in ascending source order.  Arguments: CASES [SEED].
  */
@@ -301,7 +301,7 @@ static void senders_case(rp_tally *t, int *nearer)
     }
     redist_plan_options_t po = {0};
     po.cost = &cm;
-    po.cross_sums = (int)(rp_next(&rng) % 2);
+    po.no_cross_sums = (int)(rp_next(&rng) % 2);
     redist_error_t err;
     redist_error_clear(&err);
     if (redist_plan_create(spec, &po, &plan, &err)) {
@@ -430,8 +430,8 @@ out:
  * (each of the 8 receivers gets 4 contributions of 1024 x 64 x 4 B =
  * 256 KiB: 1 MiB; reduce-scattering first would have each source device
  * receive 3/4 of 2 MiB = 1.5 MiB, and the time model agrees at this
- * size), under both objectives when cross_sums allows it (without it:
- * a reduce-scatter first, as before).  Then the run on sim
+ * size), under both objectives by default (with no_cross_sums: a
+ * reduce-scatter first).  Then the run on sim
  * is exact to the bit: the same bits twice, and each element the float
  * sum of the 4 contributions in ascending order of source device. */
 static void crossing_case(rp_tally *t)
@@ -457,7 +457,7 @@ static void crossing_case(rp_tally *t)
         redist_plan_options_t po = {0};
         po.objective = obj % 2 ? REDIST_OBJECTIVE_BYTES
                                : REDIST_OBJECTIVE_TIME;
-        po.cross_sums = obj < 2;
+        po.no_cross_sums = obj >= 2;
         redist_plan_t *plan = NULL;
         redist_plan_stats_t st;
         redist_step_view_t v;
@@ -467,10 +467,10 @@ static void crossing_case(rp_tally *t)
         }
         redist_plan_stats(plan, &st);
         redist_plan_step(plan, 0, &v);
-        if (!po.cross_sums) { /* the default: reduce-scatter first */
+        if (po.no_cross_sums) { /* reduce-scatter first */
             if (v.op != REDIST_OP_REDUCE_SCATTER)
                 rp_fail(t, "crossing", plan,
-                        "without cross_sums the first step is %s",
+                        "with no_cross_sums the first step is %s",
                         redist_op_name(v.op));
         } else if (st.steps != 1 || v.op != REDIST_OP_TRANSFER ||
             st.recv_bytes != 4 * PER * 4 || !st.memory_efficient)
@@ -486,14 +486,13 @@ static void crossing_case(rp_tally *t)
     /* float determinism: random values, two runs, an ordered reference */
     redist_plan_t *plan = NULL;
     redist_plan_options_t po = {0};
-    po.cross_sums = 1;
-    int ok = !redist_plan_create(spec, &po, &plan, &err);
-    /* cross_sums is 0 or 1 */
+    int ok = !redist_plan_create(spec, &po, &plan, &err); /* the default */
+    /* no_cross_sums is 0 or 1 */
     redist_plan_t *bad = NULL;
-    po.cross_sums = 2;
+    po.no_cross_sums = 2;
     if (redist_plan_create(spec, &po, &bad, &err) != REDIST_ERR_INVALID ||
         bad || !strstr(err.text, "cross_sums"))
-        rp_fail(t, "crossing", bad, "cross_sums 2 taken: %s", err.text);
+        rp_fail(t, "crossing", bad, "no_cross_sums 2 taken: %s", err.text);
     redist_plan_free(bad);
     for (int d = 0; d < N; d++) {
         src[d] = d < 4 ? malloc(E * sizeof(float)) : NULL;
@@ -567,7 +566,7 @@ int main(int argc, char **argv)
             redist_plan_options_t po = {0};
             po.objective = obj % 2 ? REDIST_OBJECTIVE_BYTES
                                    : REDIST_OBJECTIVE_TIME;
-            po.cross_sums = obj >= 2;
+            po.no_cross_sums = obj < 2;
             redist_plan_t *plan = NULL;
             redist_plan_stats_t st;
             if (redist_plan_create(spec, &po, &plan, &err)) {

@@ -1324,7 +1324,8 @@ def cmd_search(args):
 def cmd_compare(args):
     spec = Spec(load_json(args.spec), args.spec)
     cmd = [args.redistplan, "plan", "--json", "--objective", "bytes",
-           args.spec] + (["--cross-sums"] if args.cross_sums else [])
+           args.spec] + (["--cross-sums"] if args.cross_sums
+                         else ["--no-cross-sums"])
     try:
         p = subprocess.run(cmd, capture_output=True, text=True,
                            timeout=args.timeout)
@@ -1462,7 +1463,8 @@ def main(argv=None):
                        help="also try permute steps")
         p.add_argument("--cross-sums", action="store_true",
                        help="also try transfers that sum the source's "
-                       "pending contributions (redistplan --cross-sums)")
+                       "pending contributions (redistplan's default; "
+                       "without it, compare with --no-cross-sums)")
     s = sub.add_parser("search", help="exhaustive search (small specs)")
     s.add_argument("spec")
     search_opts(s)

@@ -258,7 +258,8 @@ if [ "$mode" = mpi ]; then
         --corrupt-device 1
     t --objective fp "the plan|--objective" -- "${I[@]}" -- \
         --objective bytes
-    t --cross-sums fp "the plan|--cross-sums" -- "${I[@]}" -- --cross-sums
+    t --no-cross-sums fp "the plan|--no-cross-sums" -- "${I[@]}" -- \
+        --no-cross-sums
     t --cost fp "the plan|--cost" -- "${I[@]}" -- --cost "$tmp/cost.json"
     t --axis-links fp "the plan|--cost|--axis-links" -- "${I[@]}" -- \
         --axis-links x=network

@@ -186,7 +186,7 @@ int main(int argc, char **argv)
                 po.cost = &cm;
             /* every other case lets the source's pending sums cross: the
              * transfer then sums contributions as they land */
-            po.cross_sums = i % 2;
+            po.no_cross_sums = i % 2;
             redist_plan_t *plan = NULL;
             redist_error_t err;
             redist_error_clear(&err);
@@ -321,6 +321,80 @@ int main(int argc, char **argv)
         redist_mesh_free(ma);
         redist_mesh_free(mb);
     }
+    /* directed, at 3 ranks or more: f32[64,32] pending over dp=2 on
+     * ranks 0-1, rows over t=2 on ranks 1-2.  The default plan is one
+     * transfer that sums: rank 2 receives two contributions of its whole
+     * 4 KiB block.  Received whole at once they took 8 KiB of work area,
+     * twice its bound max(src_2, dst_2) = 4 KiB; in rounds (one
+     * contribution each) the run must stay within it, one-shot and
+     * prepared (run twice). */
+    int cross_directed = 0;
+    if (size >= 3) {
+        static const char text[] =
+            "{\"name\": \"rounds\", \"meshes\": {"
+            "\"a\": {\"axes\": [[\"dp\", 2]], \"devices\": [0, 1]},"
+            "\"b\": {\"axes\": [[\"t\", 2]], \"devices\": [1, 2]}},"
+            "\"shape\": [64, 32], \"dtype\": \"f32\","
+            "\"from\": {\"mesh\": \"a\", \"dims\": [[], []], "
+            "\"partial\": [\"dp\"]},"
+            "\"to\": {\"mesh\": \"b\", \"dims\": [[\"t\"], []]}}";
+        redist_spec_t *sp = NULL;
+        redist_plan_t *pl = NULL;
+        redist_error_t err;
+        redist_error_clear(&err);
+        redist_step_view_t v = {0};
+        if (redist_spec_load_buffer(text, strlen(text), "rounds", 0, &sp,
+                                    &err) ||
+            redist_plan_create(sp, NULL, &pl, &err)) {
+            fprintf(stderr, "rank %d: rounds spec: %s\n", rank, err.text);
+            fails++;
+        } else if (redist_plan_num_steps(pl) != 1 ||
+                   redist_plan_step(pl, 0, &v) ||
+                   v.op != REDIST_OP_TRANSFER) {
+            fprintf(stderr, "rank %d: rounds: not one transfer that sums\n",
+                    rank);
+            fails++;
+        }
+        uint64_t sb = sp ? redist_spec_device_bytes(sp, REDIST_SIDE_FROM,
+                                                    rank) : 0;
+        uint64_t dbb = sp ? redist_spec_device_bytes(sp, REDIST_SIDE_TO,
+                                                     rank) : 0;
+        uint64_t bound = sb > dbb ? sb : dbb;
+        for (int k = 0; pl && k < 2; k++) {
+            void *src = sb ? malloc(sb) : NULL, *dst = dbb ? malloc(dbb) : NULL;
+            redist_exec_report_t rep;
+            redist_status_t st = REDIST_OK;
+            redist_mpi_meshes_t *pm = NULL;
+            if (k == 0)
+                st = redist_mpi_prepare_meshes(MPI_COMM_WORLD, pl, src, dst,
+                                               NULL, &pm, &err);
+            for (int run = 0; run < (k ? 1 : 2); run++) {
+                if (src)
+                    rd_pattern_fill(sp, rank, src);
+                if (k)
+                    st = redist_mpi_execute_meshes(MPI_COMM_WORLD, pl, src,
+                                                   dst, NULL, &rep, &err);
+                else if (!st)
+                    st = redist_mpi_run_meshes(pm, &rep, &err);
+                if (bad_run(sp, rank, "rounds run", k, st, &err, src, 0,
+                            dst, &rep))
+                    fails++;
+                else if (rep.scratch_high_water > bound) {
+                    fprintf(stderr, "rank %d rounds %d: scratch %llu over "
+                            "max(src_d, dst_d) = %llu\n", rank, k,
+                            (unsigned long long)rep.scratch_high_water,
+                            (unsigned long long)bound);
+                    fails++;
+                } else
+                    cross_directed++;
+            }
+            redist_mpi_meshes_free(pm);
+            free(src);
+            free(dst);
+        }
+        redist_plan_free(pl);
+        redist_spec_free(sp);
+    }
     /* a rank that passes another plan: every rank fails, none hangs */
     int diverged = 0;
     if (size >= 2) {
@@ -384,11 +458,12 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("mpi meshes, %d ranks: %d runs on rank 0 (%d prepared and "
                "run twice, %d outside both meshes; %d specs on the same "
-               "devices in order, %d directed runs; %d plans whose "
+               "devices in order, %d directed runs, %d within the bound "
+               "summing in rounds; %d plans whose "
                "transfer sums), diverging plans %s, "
                "plans under other axis links %s; %d failures\n",
                size, runs, prepared, outside, same_order, same_directed,
-               summing,
+               cross_directed, summing,
                size >= 2 ? (diverged ? "caught" : "MISSED") : "not tried",
                size >= 4 && size % 2 == 0
                    ? (links_caught ? "caught" : "MISSED")

@@ -31,17 +31,21 @@ def test_files_found():
 # ------------------------------------------------------------ two meshes
 
 def test_cross_sums_plan_like_cli(redistplan):
-    # pending sums carried through the transfer (doc/meshes.md): opt-in,
-    # the same plan as `redistplan plan --cross-sums`, and it must differ
-    # from the default on the spec written for it
+    # pending sums carried through the transfer (doc/meshes.md): the
+    # default, the same plan as `redistplan plan` (and --cross-sums);
+    # cross_sums=False is `--no-cross-sums`, and they differ on the spec
+    # written for it
     path = os.path.join(os.path.dirname(MESH_FILES[0]),
                         "grad-partial-dp8-to-tp16-crossing.json")
     spec = redist.load_spec(path)
-    cross = redist.plan(spec, cross_sums=True)
-    assert cross.to_json() + "\n" == cli(redistplan, path, "--json",
-                                         "--cross-sums")
+    cross = redist.plan(spec)
+    assert cross.to_json() == redist.plan(spec, cross_sums=True).to_json()
+    assert cross.to_json() + "\n" == cli(redistplan, path, "--json")
     assert str(cross) == cli(redistplan, path, "--cross-sums")
-    plain = redist.plan(spec)
+    plain = redist.plan(spec, cross_sums=False)
+    assert plain.to_json() + "\n" == cli(redistplan, path, "--json",
+                                         "--no-cross-sums")
+    assert str(plain) == cli(redistplan, path, "--no-cross-sums")
     assert [s.op for s in cross] == ["transfer"]
     assert [s.op for s in plain] != ["transfer"]
     assert cross.recv_bytes < plain.recv_bytes

@@ -195,7 +195,7 @@ int main(int argc, char **argv)
             redist_plan_options_t po = {0};
             po.objective = obj ? REDIST_OBJECTIVE_BYTES
                                : REDIST_OBJECTIVE_TIME;
-            po.cross_sums = c % 2; /* pending sums may cross */
+            po.no_cross_sums = c % 2; /* else pending sums may cross */
             redist_plan_t *plan = NULL;
             if (redist_plan_create(spec, &po, &plan, NULL))
                 continue; /* no plan (the same on every PE) */

@@ -29,11 +29,19 @@
  *
  * PENDING SUMS.  When the plan's transfer sums the source's pending
  * contributions (src/plan/transfer.c), each remote contribution is
- * received whole into a work area (one persistent receive per peer, at
- * its own offset), and after the wait the R block is built place by
+ * received whole into a work area, and the R block is built place by
  * place in ascending order of sender: the first contribution copied, the
  * others reduced in with the local kernels (rd_meshes_place), the own
  * one read from the S block.  So the floats match the sim backend's.
+ * The work area holds at most rd_meshes_sum_cap bytes: the room
+ * max(src_d, dst_d) leaves beside the S and R blocks this rank
+ * allocates, at least one piece.  The receives (one persistent request
+ * per piece) are split into rounds of consecutive pieces that fit it;
+ * a run starts every send, then per round starts its receives, waits
+ * and reduces them, so a receiver of prod|P| contributions of its whole
+ * block off the source mesh holds one block's worth, not prod|P|.  The
+ * senders' messages to one receiver match its receives in order (one
+ * tag, ordered lists), whatever the rounds.
  *
  * COST.  Prepare: two communicator splits, two contexts, the phases'
  * preparation and the transfer lists (O(target devices x pieces) per
@@ -73,8 +81,10 @@ struct redist_mpi_meshes {
     uint64_t S, R;                   /* the S and R blocks this rank owns */
     int sums;                        /* the transfer sums contributions */
     const redist_spec_t *spec;
-    char *wbuf;                      /* sums: every remote contribution */
+    char *wbuf;                      /* sums: a round's contributions */
     uint64_t W, *woff;               /* its size, each receive's offset */
+    int64_t nround, *round_k;        /* sums: the pieces starting a round */
+    int *round_q;                    /* ... and their first receive */
     uint64_t sent, recvd;            /* transfer bytes to and from others */
     int nsteps;
     rd_prepared f; /* start / test / wait (exec/async.c, meshes_async) */
@@ -218,37 +228,65 @@ void redist_mpi_meshes_free(redist_mpi_meshes_t *m)
         free(m->rbuf);
     free(m->wbuf);
     free(m->woff);
+    free(m->round_k);
+    free(m->round_q);
     rd_tlists_free(&m->t);
     free(m);
 }
 
-/* A transfer that sums: the work area its remote contributions land in
- * (m->W bytes, each receive at m->woff[k]).  -1: out of memory. */
+/* A transfer that sums: the rounds of its remote contributions and the
+ * work area a round lands in (m->W bytes, each receive at m->woff[k]
+ * within it), within rd_meshes_sum_cap of this rank's bound beside the
+ * S and R blocks it allocates.  -1: out of memory. */
 static int work_area(redist_mpi_meshes_t *m, const redist_plan_t *plan)
 {
     const rd_tlists *t = &m->t;
+    const redist_spec_t *s = plan->spec;
     m->sums = plan->m->sent.t.partial != 0;
     if (!m->sums)
         return 0;
-    if (!(m->woff = calloc((size_t)(t->nrecv ? t->nrecv : 1),
-                           sizeof *m->woff)))
+    size_t n = (size_t)t->nrecv + 1;
+    if (!(m->woff = calloc(n, sizeof *m->woff)) ||
+        !(m->round_k = calloc(n, sizeof *m->round_k)) ||
+        !(m->round_q = calloc(n, sizeof *m->round_q)))
         return -1;
+    uint64_t maxp = 0, cur = 0;
     for (int64_t k = 0; k < t->nrecv; k++)
-        if (t->recv[k].peer != m->rank) {
-            m->woff[k] = m->W;
-            m->W += t->recv[k].bytes;
+        if (t->recv[k].peer != m->rank && t->recv[k].bytes > maxp)
+            maxp = t->recv[k].bytes;
+    uint64_t b0 = redist_spec_device_bytes(s, 0, m->rank);
+    uint64_t b1 = redist_spec_device_bytes(s, 1, m->rank);
+    uint64_t cap = rd_meshes_sum_cap(b0 > b1 ? b0 : b1, m->S + m->R, maxp);
+    int q = 0;
+    m->nround = 1; /* round 0 starts at piece 0, receive 0 */
+    for (int64_t k = 0; k < t->nrecv; k++) {
+        if (t->recv[k].peer == m->rank)
+            continue;
+        if (cur > 0 && cur + t->recv[k].bytes > cap) {
+            m->round_k[m->nround] = k;
+            m->round_q[m->nround++] = q;
+            cur = 0;
         }
+        m->woff[k] = cur;
+        cur += t->recv[k].bytes;
+        if (cur > m->W)
+            m->W = cur;
+        q++;
+    }
+    m->round_k[m->nround] = t->nrecv;
+    m->round_q[m->nround] = q;
     return (m->wbuf = rd_mpi_malloc(m->W + 1)) ? 0 : -1;
 }
 
-/* A transfer that sums, after its receives: each place of the R block
- * from its contributions in ascending order of sender (the own one from
- * the S block, the others from the work area): the first copied, the
- * others reduced in. */
-static void sum_contributions(redist_mpi_meshes_t *m, const redist_spec_t *s)
+/* A transfer that sums, after the receives of pieces k0..k1-1: each
+ * place of the R block from its contributions in ascending order of
+ * sender (the own one from the S block, the others from the work area):
+ * the first copied, the others reduced in. */
+static void sum_contributions(redist_mpi_meshes_t *m, const redist_spec_t *s,
+                              int64_t k0, int64_t k1)
 {
     const rd_tlists *t = &m->t;
-    for (int64_t k = 0; k < t->nrecv; k++) {
+    for (int64_t k = k0; k < k1; k++) {
         const rd_tpiece *p = &t->recv[k];
         int64_t soff[REDIST_MAX_DIMS] = {0};
         if (p->peer == m->rank) {
@@ -306,8 +344,7 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     else if (opts && (opts->flags & ~REDIST_EXEC_PRESERVE_SRC))
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "flags",
                       "two-mesh runs take REDIST_EXEC_PRESERVE_SRC only");
-    else if (rd_transfer_lists(plan, m->rank, &m->t) ||
-             work_area(m, plan))
+    else if (rd_transfer_lists(plan, m->rank, &m->t))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     else {
         hash = meshes_hash(plan);
@@ -352,6 +389,8 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
             m->own_r = 0;
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
+    if (!st && work_area(m, plan))
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     if ((rc = MPI_Comm_split(m->c, q >= 0 ? 0 : MPI_UNDEFINED, (int)q,
                              &m->ca)) != MPI_SUCCESS ||
         (rc = MPI_Comm_split(m->c, r >= 0 ? 0 : MPI_UNDEFINED, (int)r,
@@ -385,6 +424,28 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     return REDIST_OK;
 }
 
+/* A transfer that sums: every send started, then per round its receives
+ * started, waited for and reduced into the R block; then the sends
+ * waited for.  The receives are the first round_q[nround] requests. */
+static int sum_rounds(redist_mpi_meshes_t *m)
+{
+    int nr = m->round_q[m->nround], rc = MPI_SUCCESS;
+    if (m->nreq > nr)
+        rc = MPI_Startall(m->nreq - nr, m->req + nr);
+    for (int64_t r = 0; r < m->nround && rc == MPI_SUCCESS; r++) {
+        int q0 = m->round_q[r], n = m->round_q[r + 1] - q0;
+        if (n > 0)
+            rc = MPI_Startall(n, m->req + q0);
+        if (rc == MPI_SUCCESS && n > 0)
+            rc = MPI_Waitall(n, m->req + q0, MPI_STATUSES_IGNORE);
+        if (rc == MPI_SUCCESS)
+            sum_contributions(m, m->spec, m->round_k[r], m->round_k[r + 1]);
+    }
+    if (rc == MPI_SUCCESS && m->nreq > nr)
+        rc = MPI_Waitall(m->nreq - nr, m->req + nr, MPI_STATUSES_IGNORE);
+    return rc;
+}
+
 static redist_status_t run_meshes(redist_mpi_meshes_t *m,
                                   redist_exec_report_t *report,
                                   redist_error_t *err)
@@ -410,10 +471,14 @@ static redist_status_t run_meshes(redist_mpi_meshes_t *m,
     else if (any && !st)
         st = rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
                       "the source mesh's phase failed on another rank");
-    /* 3. the transfer */
+    /* 3. the transfer (a transfer that sums: sum_rounds) */
     if (!st) {
         st = rd_mpi_injected(m->rank, err);
-        rc = m->nreq && !st ? MPI_Startall(m->nreq, m->req) : MPI_SUCCESS;
+        rc = m->sums || st ? MPI_SUCCESS
+             : m->nreq     ? MPI_Startall(m->nreq, m->req)
+                           : MPI_SUCCESS;
+        if (m->sums && !st)
+            rc = sum_rounds(m);
         const rd_tlists *t = &m->t;
         for (int64_t i = 0;
              !st && !m->sums && rc == MPI_SUCCESS && i < t->nsend;
@@ -426,13 +491,11 @@ static redist_status_t run_meshes(redist_mpi_meshes_t *m,
                                   m->sbuf, t->s_shape, t->send[i].off,
                                   t->send[i].box, t->ndims, t->elem);
         }
-        if (!st && rc == MPI_SUCCESS && m->nreq)
+        if (!st && !m->sums && rc == MPI_SUCCESS && m->nreq)
             rc = MPI_Waitall(m->nreq, m->req, MPI_STATUSES_IGNORE);
         if (rc != MPI_SUCCESS)
             st = rd_mpi_fail(err, rc, "the transfer (MPI_Startall, "
                                       "MPI_Waitall)");
-        else if (!st && m->sums)
-            sum_contributions(m, m->spec);
         if (st) /* the peers wait for this rank's messages (abort.c) */
             rd_mpi_abort_comm(m->c, m->rank, st, err);
     }
