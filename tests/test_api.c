@@ -1086,6 +1086,16 @@ static void test_cost_model_unvalidated(void)
     redist_plan_free(p);
     p = NULL;
     CHECK_INT(redist_cost_model_validate(&c, NULL, NULL), REDIST_ERR_INVALID);
+    /* the meshes' link: a level or REDIST_LINK_DERIVED (the default) */
+    redist_cost_model_default(&c);
+    CHECK_INT(c.mesh_link, REDIST_LINK_DERIVED);
+    c.mesh_link = REDIST_LINK_NETWORK;
+    CHECK_INT(redist_cost_model_validate(&c, NULL, NULL), REDIST_OK);
+    c.mesh_link = REDIST_LINK_COUNT;
+    redist_error_clear(&err);
+    CHECK_INT(redist_plan_create(s, &o, &p, &err), REDIST_ERR_INVALID);
+    CHECK_STR(err.path, "cost.mesh_link");
+    CHECK(p == NULL);
     redist_cost_model_default(&c);
     c.alpha[REDIST_LINK_NETWORK] = 0.0 / 0.0;
     redist_error_clear(&err);

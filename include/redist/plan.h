@@ -163,7 +163,16 @@ typedef struct redist_cost_model {
     double beta[REDIST_LINK_COUNT];  /**< seconds per byte */
     double gamma;                    /**< seconds per byte reduced */
     uint8_t axis_link[REDIST_MAX_AXES];
+    /** Two-mesh plans: the level of a message between a device of the
+     *  source mesh and a device outside it (a transfer's).
+     *  REDIST_LINK_DERIVED, what redist_cost_model_default sets: the
+     *  slowest of the source mesh's axis links, at least
+     *  REDIST_LINK_NODE.  `redistplan --mesh-link LEVEL`. */
+    uint8_t mesh_link;
 } redist_cost_model_t;
+
+/** redist_cost_model_t.mesh_link: derived from the axis links. */
+#define REDIST_LINK_DERIVED 255
 
 /** The built-in model, what the time objective uses when no model is
  *  given: the numbers and the measurements behind them are at the top of

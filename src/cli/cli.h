@@ -105,6 +105,7 @@ typedef struct cli_cost_args {
     cli_topo_args topo;
     int cross_sums;    /* --cross-sums (the default): sums may cross */
     int no_cross_sums; /* --no-cross-sums: resolved on the source mesh */
+    const char *mesh_link; /* --mesh-link LEVEL: between the meshes */
 } cli_cost_args;
 
 /* What a command accepts, and what its command line held. */

@@ -19,7 +19,7 @@
 #include "cli.h"
 
 #define CLI_SPEC_OPTS 15
-#define CLI_COST_OPTS 8
+#define CLI_COST_OPTS 9
 #define CLI_MAX_OPTS 64
 
 /* In redist_objective_t order (a choice stores its index): time, the
@@ -74,6 +74,8 @@ static int cost_table(cli_cost_args *c, cli_opt *t)
                      .out = &c->cross_sums};
     t[7] = (cli_opt){.name = "--no-cross-sums", .kind = CLI_FLAG,
                      .out = &c->no_cross_sums};
+    t[8] = (cli_opt){.name = "--mesh-link", .kind = CLI_STR,
+                     .out = &c->mesh_link};
     return CLI_COST_OPTS;
 }
 
@@ -304,7 +306,7 @@ int cli_cost_given(const cli_cost_args *c)
 {
     /* the time objective is the default: a model unless --objective
      * bytes alone */
-    return c->file || c->axis_links || topo_given(c) ||
+    return c->file || c->axis_links || c->mesh_link || topo_given(c) ||
            c->objective != REDIST_OBJECTIVE_BYTES;
 }
 
@@ -338,6 +340,19 @@ static redist_status_t cost_model(const char *cmd, const cli_cost_args *c,
     if (!st && c->axis_links)
         st = redist_cost_model_set_axis_links(model, mesh, c->axis_links,
                                               err);
+    redist_link_t l;
+    if (!st && c->mesh_link) {
+        if (redist_link_from_name(c->mesh_link, &l)) {
+            char text[REDIST_ERROR_TEXT_LENGTH];
+            snprintf(text, sizeof text,
+                     "unknown link level \"%.40s\" (levels: cache, numa, "
+                     "package, node, network)",
+                     c->mesh_link);
+            st = redist_error_set(err, REDIST_ERR_INVALID, "<command line>",
+                                  "--mesh-link", text);
+        } else
+            model->mesh_link = (uint8_t)l;
+    }
     return st;
 }
 

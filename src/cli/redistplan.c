@@ -57,7 +57,7 @@
 
 #define COST_SYNOPSIS                                                        \
     " [--objective time|bytes] [--cost FILE] [--axis-links AXIS=LEVEL,...]"  \
-    " [--no-cross-sums]" TOPO_SYNOPSIS
+    " [--no-cross-sums] [--mesh-link LEVEL]" TOPO_SYNOPSIS
 #define COST_HELP                                                            \
     "\ncost options:\n"                                                      \
     "  --objective time|bytes     time (default): least peak, then the "     \
@@ -75,6 +75,11 @@
     "  --axis-links AXIS=LEVEL,...  link levels of mesh axes: cache numa "   \
     "package\n"                                                             \
     "                             node network (default node)\n"           \
+    "  --mesh-link LEVEL          two meshes: the level between the source "  \
+    "mesh and\n"                                                            \
+    "                             devices outside it (default: its slowest " \
+    "axis,\n"                                                               \
+    "                             at least node)\n"                         \
     "  --no-cross-sums            two meshes: resolve pending sums on the "  \
     "source\n"                                                              \
     "                             mesh (by default, or with --cross-sums, "  \

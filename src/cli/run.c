@@ -473,11 +473,12 @@ static void fingerprint(const run_args *a, const run_state *st,
                a->cost.objective == REDIST_OBJECTIVE_BYTES ? "bytes" : "time");
     cli_fp_add(fp, "--no-cross-sums", "%s",
                a->cost.no_cross_sums ? "on" : "off");
-    const char *opt[4] = {"--axis-links", "--xml", "--synthetic",
-                          "--rank-map"};
-    const char *val[4] = {a->cost.axis_links, a->cost.topo.xml,
-                          a->cost.topo.synthetic, a->cost.topo.rank_map};
-    for (int k = 0; k < 4; k++)
+    const char *opt[5] = {"--axis-links", "--xml", "--synthetic",
+                          "--rank-map", "--mesh-link"};
+    const char *val[5] = {a->cost.axis_links, a->cost.topo.xml,
+                          a->cost.topo.synthetic, a->cost.topo.rank_map,
+                          a->cost.mesh_link};
+    for (int k = 0; k < 5; k++)
         cli_fp_add(fp, opt[k], "%s", val[k] ? val[k] : "-");
     uint64_t ch = 0;
     if (cli_cost_given(&a->cost)) { /* the model, whatever its source */
@@ -485,6 +486,7 @@ static void fingerprint(const run_args *a, const run_state *st,
         ch = cli_fp_hash(ch, c->beta, sizeof c->beta);
         ch = cli_fp_hash(ch, &c->gamma, sizeof c->gamma);
         ch = cli_fp_hash(ch, c->axis_link, sizeof c->axis_link);
+        ch = cli_fp_hash(ch, &c->mesh_link, sizeof c->mesh_link);
     }
     cli_fp_add(fp, "--cost", "%s [%016llx]",
                a->cost.file ? a->cost.file : "-", (unsigned long long)ch);
@@ -508,20 +510,22 @@ static void fingerprint(const run_args *a, const run_state *st,
  * when it fits --max-bytes (with --shrink, it is shrunk further when it
  * needs more scratch); every rank decides alike (the host map is agreed,
  * planning is a pure function of it), and the backend agrees on the plan
- * before it runs.  One host, or a two-mesh spec: unchanged.
+ * before it runs.  A two-mesh spec: the source mesh's axes, and the
+ * link between the meshes when a device off the source mesh is on
+ * another host than one on it.  One host: unchanged.
  * Collective; 0, or CLI_BAD_INPUT on every rank. */
 static int rehost(const run_args *a, run_state *st, cli_run *r)
 {
 #ifdef REDIST_HAVE_MPI
     if (a->which != RUN_MPI || a->cost.objective == REDIST_OBJECTIVE_BYTES ||
         a->cost.axis_links || a->cost.topo.xml || a->cost.topo.synthetic ||
-        a->cost.topo.rank_map || redist_spec_num_meshes(st->spec) != 1)
+        a->cost.topo.rank_map || a->cost.mesh_link)
         return CLI_OK;
     char axes[512], map[512];
     int64_t nhosts = 0;
     int rank = (int)cli_launch_rank();
-    int n = cli_mpi_host_links(redist_spec_mesh(st->spec), &st->cost, &nhosts,
-                               axes, sizeof axes, map, sizeof map);
+    int n = cli_mpi_spec_host_links(st->spec, NULL, &st->cost, &nhosts, axes,
+                                    sizeof axes, map, sizeof map);
     if (n < 0)
         return CLI_BAD_INPUT;
     if (n == 0)

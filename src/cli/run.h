@@ -233,6 +233,13 @@ int cli_mpi_run(const cli_mpi_args *m, const cli_run *r);
 int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
                        int64_t *nhosts, char *axes, size_t size, char *map,
                        size_t msize);
+/* The same for a spec's source mesh and its device list; for a two-mesh
+ * spec, also the meshes' link (model->mesh_link) on REDIST_LINK_NETWORK
+ * when a device off the source mesh runs on another host than a device
+ * of it ("the link between the meshes" in axes; counted). */
+int cli_mpi_spec_host_links(const redist_spec_t *s, const redist_mesh_t *mesh,
+                            redist_cost_model_t *model, int64_t *nhosts,
+                            char *axes, size_t size, char *map, size_t msize);
 /* A set of arrays (doc/arrays.md) on MPI_COMM_WORLD, after the
  * agreement; the exit code, the same on every rank. */
 int cli_mpi_run_set(const cli_mpi_args *m, const cli_set_run *r);

@@ -222,6 +222,22 @@ int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
                        int64_t *nhosts, char *axes, size_t size, char *map,
                        size_t msize)
 {
+    return cli_mpi_spec_host_links(NULL, mesh, model, nhosts, axes, size, map,
+                                   msize);
+}
+
+/* Global device of rank k of the source mesh: k on one mesh. */
+static int64_t src_device(const redist_spec_t *s, int64_t k)
+{
+    return s ? redist_spec_mesh_device(s, REDIST_SIDE_FROM, k) : k;
+}
+
+int cli_mpi_spec_host_links(const redist_spec_t *s, const redist_mesh_t *mesh,
+                            redist_cost_model_t *model, int64_t *nhosts,
+                            char *axes, size_t size, char *map, size_t msize)
+{
+    if (s)
+        mesh = redist_spec_mesh(s);
     int n = 0, nr = 0, rank = 0, init = 0, fin = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
@@ -257,16 +273,38 @@ int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
             snprintf(map + l, msize - l, " ...");
     }
     /* an axis spans hosts when a device and its predecessor on the axis
-     * (same coordinates elsewhere) run on different hosts; ranks are
+     * (same coordinates elsewhere) run on different hosts; mesh ranks are
      * row-major, the last axis has stride 1 */
     int na = redist_mesh_num_axes(mesh), spans[REDIST_MAX_AXES];
     int64_t stride = 1, nd = redist_mesh_num_devices(mesh);
     for (int a = na - 1; a >= 0; a--) {
-        int64_t s = redist_mesh_axis_size(mesh, a);
+        int64_t sz = redist_mesh_axis_size(mesh, a);
         spans[a] = 0;
-        for (int64_t d = 0; d < nd && d < nr && !spans[a]; d++)
-            spans[a] = (d / stride) % s > 0 && hosts[d] != hosts[d - stride];
-        stride *= s;
+        for (int64_t k = 0; k < nd && !spans[a]; k++) {
+            int64_t d = src_device(s, k), e = src_device(s, k - stride);
+            spans[a] = (k / stride) % sz > 0 && d < nr && e >= 0 && e < nr &&
+                       hosts[d] != hosts[e];
+        }
+        stride *= sz;
+    }
+    /* two meshes: a device off the source mesh on another host than some
+     * source device puts the meshes' link on the network level */
+    int far = 0;
+    if (s && redist_spec_num_meshes(s) == 2) {
+        const redist_mesh_t *mb = redist_spec_side_mesh(s, REDIST_SIDE_TO);
+        unsigned char *on_a = calloc((size_t)nr, 1);
+        for (int64_t k = 0; on_a && k < nd; k++)
+            if (src_device(s, k) < nr)
+                on_a[src_device(s, k)] = 1;
+        for (int64_t k = 0; on_a && k < redist_mesh_num_devices(mb) && !far;
+             k++) {
+            int64_t d = redist_spec_mesh_device(s, REDIST_SIDE_TO, k);
+            for (int64_t j = 0; d < nr && !on_a[d] && j < nd && !far; j++) {
+                int64_t e = src_device(s, j);
+                far = e < nr && hosts[e] != hosts[d];
+            }
+        }
+        free(on_a);
     }
     axes[0] = '\0';
     for (int a = 0; a < na; a++)
@@ -277,6 +315,13 @@ int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
                      redist_mesh_axis_name(mesh, a));
             n++;
         }
+    if (far) {
+        model->mesh_link = REDIST_LINK_NETWORK;
+        size_t l = strlen(axes);
+        snprintf(axes + l, size - l, "%sthe link between the meshes",
+                 l ? ", " : "");
+        n++;
+    }
     free(hosts);
     return n;
 }

@@ -93,6 +93,7 @@ void redist_cost_model_default(redist_cost_model_t *m)
     m->gamma = 1.0 / 7e9;
     for (int a = 0; a < REDIST_MAX_AXES; a++)
         m->axis_link[a] = REDIST_LINK_NODE;
+    m->mesh_link = REDIST_LINK_DERIVED;
 }
 
 int rd_cost_is_builtin(const redist_plan_t *plan)
@@ -102,7 +103,7 @@ int rd_cost_is_builtin(const redist_plan_t *plan)
     redist_cost_model_default(&def);
     int same = memcmp(def.alpha, m->alpha, sizeof def.alpha) == 0 &&
                memcmp(def.beta, m->beta, sizeof def.beta) == 0 &&
-               def.gamma == m->gamma;
+               def.gamma == m->gamma && def.mesh_link == m->mesh_link;
     for (int a = 0; same && a < redist_mesh_num_axes(&plan->spec->mesh); a++)
         same = m->axis_link[a] == def.axis_link[a];
     return same;
@@ -169,6 +170,12 @@ redist_status_t redist_cost_model_validate(const redist_cost_model_t *model,
                             "package, node, network)",
                             model->axis_link[a], REDIST_LINK_COUNT - 1);
         }
+    if (model->mesh_link >= REDIST_LINK_COUNT &&
+        model->mesh_link != REDIST_LINK_DERIVED)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "cost.mesh_link",
+                        "%d is not a link level (0 to %d: cache, numa, "
+                        "package, node, network; or REDIST_LINK_DERIVED)",
+                        model->mesh_link, REDIST_LINK_COUNT - 1);
     return REDIST_OK;
 }
 

@@ -152,7 +152,8 @@ static void spec_fields(json_t *o, const redist_spec_t *s)
 }
 
 /* The cost model behind a plan's times: "built-in" or "given", its link
- * costs as a cost file writes them, and each mesh axis's link. */
+ * costs as a cost file writes them, each mesh axis's link, and the
+ * meshes' link when given (two meshes). */
 static json_t *cost_json(const redist_plan_t *plan)
 {
     const redist_cost_model_t *m = &plan->cost;
@@ -175,6 +176,10 @@ static json_t *cost_json(const redist_plan_t *plan)
             ax, redist_mesh_axis_name(mesh, a),
             json_string(redist_link_name((redist_link_t)m->axis_link[a])));
     json_object_set_new(o, "axis_links", ax);
+    if (m->mesh_link != REDIST_LINK_DERIVED)
+        json_object_set_new(
+            o, "mesh_link",
+            json_string(redist_link_name((redist_link_t)m->mesh_link)));
     return o;
 }
 

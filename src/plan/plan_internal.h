@@ -75,8 +75,8 @@ redist_status_t rd_meshes_transfer_check(const redist_spec_t *s,
                                          const rd_mside *R, int64_t *dev,
                                          uint64_t *got, uint64_t *want);
 /* The level of a transfer message that leaves the source mesh: the
- * slowest of its axes' levels, and at least node (the meshes' devices may
- * be far; transfer.c). */
+ * model's mesh_link when given, else the slowest of its axes' levels and
+ * at least node (the meshes' devices may be far; transfer.c). */
 int rd_transfer_far_link(const redist_spec_t *s, const redist_cost_model_t *cm);
 /* The whole plan's per-device figures (arrays by global device), shared
  * by the planner and the reader: add side's phase (per mesh rank from

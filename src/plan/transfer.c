@@ -33,8 +33,9 @@
  * level between its sender and receiver: on A, the slowest axis link of
  * the axes their coordinates differ on (a path along one axis at a time
  * stays in that axis's groups, and "first differing level" is an
- * ultrametric); off A, the slowest level of A's axes and at least node
- * (nothing says where B's other devices are).  Modelled time:
+ * ultrametric); off A, the model's mesh_link (redistplan --mesh-link;
+ * under mpirun, the discovered hosts), or when it is not given the
+ * slowest level of A's axes and at least node.  Modelled time:
  *     max(sum alpha received, sum alpha sent)
  *     + max(sum beta x bytes received, sum beta x bytes sent)
  * over each device's messages, maximised over devices; with every
@@ -79,6 +80,8 @@ static int pair_link(const redist_spec_t *s, const redist_cost_model_t *cm,
 
 int rd_transfer_far_link(const redist_spec_t *s, const redist_cost_model_t *cm)
 {
+    if (cm->mesh_link != REDIST_LINK_DERIVED)
+        return cm->mesh_link;
     int link = REDIST_LINK_NODE;
     for (int a = 0; a < s->mesh.naxes; a++)
         if (cm->axis_link[a] > link)

@@ -60,6 +60,19 @@ expect_rc 0 "check a crossing spec" "$RP" check "$X"
 grep -q '^PASS .*: 1 collective, recv 8388608 bytes' "$T/out" && ok || bad "default crossing: $(head -1 "$T/out")"
 expect_rc 0 "check --no-cross-sums" "$RP" check "$X" --no-cross-sums
 grep -q '^PASS .*: 2 collectives, recv 14680064 bytes' "$T/out" && ok || bad "--no-cross-sums: $(head -1 "$T/out")"
+# the level between the meshes (--mesh-link): on a slow network the
+# contributions no longer cross; the plan's cost model names it
+echo '{"links": {"network": {"alpha": 2e-5, "beta": 1e-8}}}' >"$T/slownet.json"
+expect_rc 0 "plan, slow network between the meshes" "$RP" plan "$X" --json \
+    --cost "$T/slownet.json" --mesh-link network
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if [s["op"] for s in d["steps"]] == ["reduce_scatter", "transfer"] and d["stats"]["cost_model"]["mesh_link"] == "network" else 1)' "$T/out" \
+    && ok || bad "--mesh-link network: $(head -c 300 "$T/out")"
+expect_rc 0 "plan, the same model, derived level" "$RP" plan "$X" --json \
+    --cost "$T/slownet.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if [s["op"] for s in d["steps"]] == ["transfer"] and "mesh_link" not in d["stats"]["cost_model"] else 1)' "$T/out" \
+    && ok || bad "no --mesh-link: $(head -c 300 "$T/out")"
+expect_rc 2 "--mesh-link warp" "$RP" plan "$X" --mesh-link warp
+grep -qx 'redistplan: <command line>: --mesh-link: unknown link level "warp" (levels: cache, numa, package, node, network)' "$T/err" && ok || bad "--mesh-link message: $(cat "$T/err")"
 expect_rc 2 "--cross-sums with --no-cross-sums" "$RP" plan "$X" --cross-sums --no-cross-sums
 grep -qx 'redistplan: <command line>: --cross-sums and --no-cross-sums: give one' "$T/err" && ok || bad "both cross options: $(cat "$T/err")"
 python3 - specs/megatron-col-to-row-parallel.json "$T/noexpect.json" <<'PY'

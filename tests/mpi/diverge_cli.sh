@@ -260,6 +260,8 @@ if [ "$mode" = mpi ]; then
         --objective bytes
     t --no-cross-sums fp "the plan|--no-cross-sums" -- "${I[@]}" -- \
         --no-cross-sums
+    t --mesh-link fp "the plan|--mesh-link" -- "${I[@]}" -- \
+        --mesh-link network
     t --cost fp "the plan|--cost" -- "${I[@]}" -- --cost "$tmp/cost.json"
     t --axis-links fp "the plan|--cost|--axis-links" -- "${I[@]}" -- \
         --axis-links x=network
