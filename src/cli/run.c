@@ -504,7 +504,7 @@ static void fingerprint(const run_args *a, const run_state *st,
 
 /* Under mpirun, after the agreement, with the time objective and no
  * axis links or topology given: the mesh axes whose groups span hosts
- * (discovered at run time, cli_mpi_host_links) go on the network level
+ * (discovered at run time, cli_mpi_spec_host_links) go on the network level
  * of the model (the built-in one, or the --cost file's), and the spec is
  * planned again at the shape run.  The new plan replaces the agreed one
  * when it fits --max-bytes (with --shrink, it is shrunk further when it

@@ -195,10 +195,10 @@ typedef struct cli_set_backend {
     int endpoint_plans; /* the set is planned again for the endpoint */
     /* v[0..n-1] := their maxima over every rank */
     void (*max)(void *self, uint64_t *v, int n);
-    /* collective, may be NULL: cli_mpi_host_links */
-    int (*host_links)(const redist_mesh_t *mesh, redist_cost_model_t *model,
-                      int64_t *nhosts, char *axes, size_t size, char *map,
-                      size_t msize);
+    /* collective, may be NULL: cli_mpi_spec_host_links */
+    int (*host_links)(const redist_spec_t *s, const redist_mesh_t *mesh,
+                      redist_cost_model_t *model, int64_t *nhosts,
+                      char *axes, size_t size, char *map, size_t msize);
     /* rank 0, after a failed preparation or run (may be NULL) */
     void (*explain)(void *self, const redist_plan_set_t *set,
                     const redist_error_t *err);
@@ -225,18 +225,15 @@ void cli_mpi_fingerprint(const cli_mpi_args *m, cli_fp *fp);
 /* Run on this rank (MPI_Init ... MPI_Finalize inside); the exit code. */
 int cli_mpi_run(const cli_mpi_args *m, const cli_run *r);
 /* After the agreement, collective: which host each rank runs on
- * (redist_mpi_discover_hosts); the axes of `mesh` whose groups span hosts
- * go on REDIST_LINK_NETWORK in `model`, their names (mesh order) into
- * axes[size]; the host of each rank (the first 64) into map[msize].
- * The number of such axes (0 on one host, or without MPI started), or
- * -1 on every rank after rank 0's message. */
-int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
-                       int64_t *nhosts, char *axes, size_t size, char *map,
-                       size_t msize);
-/* The same for a spec's source mesh and its device list; for a two-mesh
- * spec, also the meshes' link (model->mesh_link) on REDIST_LINK_NETWORK
- * when a device off the source mesh runs on another host than a device
- * of it ("the link between the meshes" in axes; counted). */
+ * (redist_mpi_discover_hosts); the axes of the mesh whose groups span
+ * hosts go on REDIST_LINK_NETWORK in `model`, their names (mesh order)
+ * into axes[size]; the host of each rank (the first 64) into map[msize].
+ * The mesh: `mesh` on ranks 0..n-1 when s is NULL, else s's source mesh
+ * on its device list; for a two-mesh s, also the meshes' link
+ * (model->mesh_link) on REDIST_LINK_NETWORK when a device off the source
+ * mesh runs on another host than a device of it ("the link between the
+ * meshes" in axes).  The number of levels set (0 on one host, or without
+ * MPI started), or -1 on every rank after rank 0's message. */
 int cli_mpi_spec_host_links(const redist_spec_t *s, const redist_mesh_t *mesh,
                             redist_cost_model_t *model, int64_t *nhosts,
                             char *axes, size_t size, char *map, size_t msize);

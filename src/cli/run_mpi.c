@@ -218,14 +218,6 @@ int cli_mpi_run(const cli_mpi_args *args, const cli_run *r)
 
 /* -------------------------------------------------------------- hosts */
 
-int cli_mpi_host_links(const redist_mesh_t *mesh, redist_cost_model_t *model,
-                       int64_t *nhosts, char *axes, size_t size, char *map,
-                       size_t msize)
-{
-    return cli_mpi_spec_host_links(NULL, mesh, model, nhosts, axes, size, map,
-                                   msize);
-}
-
 /* Global device of rank k of the source mesh: k on one mesh. */
 static int64_t src_device(const redist_spec_t *s, int64_t k)
 {
@@ -373,6 +365,6 @@ int cli_mpi_run_set(const cli_mpi_args *args, const cli_set_run *r)
         .name = "mpi", .unit = "rank", .units = "ranks",
         .launcher = "mpirun -np", .self = &m, .start = set_start,
         .create = set_create, .max = set_max, .finish = set_finish,
-        .host_links = cli_mpi_host_links};
+        .host_links = cli_mpi_spec_host_links};
     return cli_launched_run_set(r, &b);
 }

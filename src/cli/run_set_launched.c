@@ -66,23 +66,61 @@ static const redist_mesh_t *shared_mesh(const redist_plan_set_t *set,
     return m && redist_mesh_num_devices(m) == nd ? m : NULL;
 }
 
+/* Are the placed meshes of side `side` of specs a and b the same (axes,
+ * names, sizes and device lists)? */
+static int same_side(const redist_spec_t *a, const redist_spec_t *b,
+                     int side)
+{
+    const redist_mesh_t *x = redist_spec_side_mesh(a, side);
+    const redist_mesh_t *y = redist_spec_side_mesh(b, side);
+    int same = redist_mesh_num_axes(x) == redist_mesh_num_axes(y) &&
+               redist_mesh_num_devices(x) == redist_mesh_num_devices(y);
+    for (int k = 0; same && k < redist_mesh_num_axes(x); k++)
+        same = redist_mesh_axis_size(x, k) == redist_mesh_axis_size(y, k) &&
+               !strcmp(redist_mesh_axis_name(x, k),
+                       redist_mesh_axis_name(y, k));
+    for (int64_t k = 0; same && k < redist_mesh_num_devices(x); k++)
+        same = redist_spec_mesh_device(a, side, k) ==
+               redist_spec_mesh_device(b, side, k);
+    return same;
+}
+
+/* The first array's spec when every array of the set moves between the
+ * same two placed meshes, else NULL: one model (the source mesh's axis
+ * links, the meshes' link) then describes every array. */
+static const redist_spec_t *shared_meshes(const redist_plan_set_t *set)
+{
+    const redist_spec_t *s0 = redist_plan_spec(redist_plan_set_plan(set, 0));
+    for (int i = 0; s0 && i < redist_plan_set_num_arrays(set); i++) {
+        const redist_spec_t *s =
+            redist_plan_spec(redist_plan_set_plan(set, i));
+        if (redist_spec_num_meshes(s) != 2 || !same_side(s, s0, 0) ||
+            !same_side(s, s0, 1))
+            return NULL;
+    }
+    return s0;
+}
+
 /* Under mpirun (r->rehost, b->host_links): when every array of the set
  * is on one mesh, the same for all, the axes of that mesh whose groups
  * span hosts (discovered now) go on the network level of the set's model
  * and the set is planned again into *hosted (its budget as before); rank
- * 0 prints the hosts line of the one-array run (run.c, rehost).  No plan
- * under that model keeps the agreed one.  Every rank decides alike: the
- * host map is agreed, planning is a pure function of it.  Collective;
- * 0, or -1 on every rank. */
+ * 0 prints the hosts line of the one-array run (run.c, rehost).  When
+ * every array moves between the same two meshes, the same with the
+ * source mesh's axes and the link between the meshes
+ * (cli_mpi_spec_host_links).  No plan under that model keeps the agreed
+ * one.  Every rank decides alike: the host map is agreed, planning is a
+ * pure function of it.  Collective; 0, or -1 on every rank. */
 static int rehost(const cli_set_run *r, const cli_set_backend *b, int rank,
                   int64_t nd, redist_plan_set_t **hosted)
 {
     const redist_mesh_t *m = shared_mesh(r->set, nd);
+    const redist_spec_t *two = shared_meshes(r->set);
     for (int i = 0; m && i < redist_plan_set_num_arrays(r->set); i++)
         if (redist_spec_num_meshes(
                 redist_plan_spec(redist_plan_set_plan(r->set, i))) != 1)
             m = NULL; /* axis links name one mesh's axes */
-    if (!r->rehost || !b->host_links || !m)
+    if (!r->rehost || !b->host_links || (!m && !two))
         return 0;
     redist_cost_model_t cost;
     if (r->popts->cost)
@@ -91,8 +129,8 @@ static int rehost(const cli_set_run *r, const cli_set_backend *b, int rank,
         redist_cost_model_default(&cost);
     char axes[512], map[512];
     int64_t nhosts = 0;
-    int n = b->host_links(m, &cost, &nhosts, axes, sizeof axes, map,
-                          sizeof map);
+    int n = b->host_links(m ? NULL : two, m, &cost, &nhosts, axes,
+                          sizeof axes, map, sizeof map);
     if (n <= 0)
         return n;
     redist_plan_options_t o = *r->popts;

@@ -269,6 +269,12 @@ done
 if python3 "$here/../../scripts/model_spec.py" --variant train-to-infer \
     --shrink 64 --layers 1 -o "$MH_DIR/set.json"; then
     expect_exact "arrays/llama8b-sync-train-to-infer (12 arrays)" 2 8 "$MH_DIR/set.json"
+    # every array between the same two meshes: planned again with dp and
+    # the link between the meshes on the network level
+    if [[ $out == *"network   axes across hosts: dp, the link between the meshes; planned again"* ]]; then ok; else
+        bad "arrays/llama8b-sync-train-to-infer: not planned again with the meshes' link on the network level"
+        echo "$out" | sed 's/^/    /'
+    fi
 else
     bad "scripts/model_spec.py failed"
 fi
