@@ -67,14 +67,16 @@ int rpy_block_box(const redist_spec_t *s, int side, int64_t rank,
                   int64_t lo[], int64_t hi[]);
 
 /* Plan options from Python's arguments, with a cost model (from the
- * defaults, a cost file path (bytes) or JSON text, axis links on `mesh`)
+ * defaults, a cost file path (bytes) or JSON text, axis links on `mesh`,
+ * the level between two meshes, `mesh_link`, a level name or NULL)
  * whenever the objective is time or one of those is given, as
  * `redistplan plan` does: 0, or -1 with SpecError. */
 int rpy_plan_options(int objective, unsigned long long max_peak,
                      unsigned long long max_states, PyObject *cost_path,
                      const char *cost_text, Py_ssize_t cost_len,
-                     const char *links, const redist_mesh_t *mesh,
-                     redist_plan_options_t *opts, redist_cost_model_t *cost);
+                     const char *links, const char *mesh_link,
+                     const redist_mesh_t *mesh, redist_plan_options_t *opts,
+                     redist_cost_model_t *cost);
 /* PyArg "O&" converter: a path (str, bytes, os.PathLike; a new bytes
  * reference) or None (NULL). */
 int rpy_fs_or_none(PyObject *o, void *out);

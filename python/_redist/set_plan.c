@@ -166,11 +166,12 @@ static PyObject *set_create(PyObject *self, PyObject *args)
     PyObject *arrays_obj, *cost_path = NULL, *endpoint = Py_None;
     int objective, preserve;
     unsigned long long max_peak, max_states;
-    const char *cost_text = NULL, *links = NULL;
+    const char *cost_text = NULL, *links = NULL, *mesh_link = NULL;
     Py_ssize_t cost_len = 0;
-    if (!PyArg_ParseTuple(args, "OiKKO&z#zp|O", &arrays_obj, &objective,
+    if (!PyArg_ParseTuple(args, "OiKKO&z#zp|Oz", &arrays_obj, &objective,
                           &max_peak, &max_states, rpy_fs_or_none, &cost_path,
-                          &cost_text, &cost_len, &links, &preserve, &endpoint))
+                          &cost_text, &cost_len, &links, &preserve, &endpoint,
+                          &mesh_link))
         return NULL;
     const redist_backend_t *be = NULL;
     if (endpoint != Py_None &&
@@ -186,7 +187,7 @@ static PyObject *set_create(PyObject *self, PyObject *args)
     redist_plan_options_t opts;
     redist_cost_model_t cost;
     int bad = rpy_plan_options(objective, max_peak, max_states, cost_path,
-                               cost_text, cost_len, links,
+                               cost_text, cost_len, links, mesh_link,
                                redist_spec_mesh(redist_arrays_get(a, 0)),
                                &opts, &cost);
     Py_XDECREF(cost_path);

@@ -454,8 +454,9 @@ static PyObject *mesh_check(PyObject *self, PyObject *args)
 int rpy_plan_options(int objective, unsigned long long max_peak,
                      unsigned long long max_states, PyObject *cost_path,
                      const char *cost_text, Py_ssize_t cost_len,
-                     const char *links, const redist_mesh_t *mesh,
-                     redist_plan_options_t *opts, redist_cost_model_t *cost)
+                     const char *links, const char *mesh_link,
+                     const redist_mesh_t *mesh, redist_plan_options_t *opts,
+                     redist_cost_model_t *cost)
 {
     memset(opts, 0, sizeof *opts);
     opts->max_peak_bytes = max_peak;
@@ -464,7 +465,8 @@ int rpy_plan_options(int objective, unsigned long long max_peak,
     redist_error_t err;
     redist_error_clear(&err);
     redist_status_t st = REDIST_OK;
-    if (objective == REDIST_OBJECTIVE_TIME || cost_path || cost_text || links) {
+    if (objective == REDIST_OBJECTIVE_TIME || cost_path || cost_text || links ||
+        mesh_link) {
         redist_cost_model_default(cost);
         if (cost_path)
             st = redist_cost_model_load_file(PyBytes_AS_STRING(cost_path),
@@ -474,6 +476,19 @@ int rpy_plan_options(int objective, unsigned long long max_peak,
                                                "<cost>", cost, &err);
         if (st == REDIST_OK && links)
             st = redist_cost_model_set_axis_links(cost, mesh, links, &err);
+        redist_link_t l;
+        if (st == REDIST_OK && mesh_link) {
+            if (redist_link_from_name(mesh_link, &l)) {
+                char text[REDIST_ERROR_TEXT_LENGTH];
+                snprintf(text, sizeof text,
+                         "unknown link level \"%.40s\" (levels: cache, "
+                         "numa, package, node, network)",
+                         mesh_link);
+                st = redist_error_set(&err, REDIST_ERR_INVALID, NULL,
+                                      "mesh_link", text);
+            } else
+                cost->mesh_link = (uint8_t)l;
+        }
         opts->cost = cost;
     }
     if (st != REDIST_OK) {
@@ -494,7 +509,8 @@ int rpy_fs_or_none(PyObject *o, void *out)
 }
 
 /* _create(spec, objective, max_peak_bytes, max_states, cost_path,
- *         cost_text, axis_links, cross_sums=1): redist_plan_create.  A cost model is
+ *         cost_text, axis_links, cross_sums=1, mesh_link=None):
+ *         redist_plan_create.  A cost model is
  * built (from the defaults) when the objective is time or any of the last
  * three is not None, as `redistplan plan` does. */
 static PyObject *plan_create(PyObject *self, PyObject *args)
@@ -502,12 +518,13 @@ static PyObject *plan_create(PyObject *self, PyObject *args)
     PyObject *spec_obj, *cost_path = NULL;
     int objective;
     unsigned long long max_peak, max_states;
-    const char *cost_text = NULL, *links = NULL;
+    const char *cost_text = NULL, *links = NULL, *mesh_link = NULL;
     Py_ssize_t cost_len = 0;
     int cross_sums = 1;
-    if (!PyArg_ParseTuple(args, "OiKKO&z#z|p", &spec_obj, &objective,
+    if (!PyArg_ParseTuple(args, "OiKKO&z#z|pz", &spec_obj, &objective,
                           &max_peak, &max_states, rpy_fs_or_none, &cost_path,
-                          &cost_text, &cost_len, &links, &cross_sums))
+                          &cost_text, &cost_len, &links, &cross_sums,
+                          &mesh_link))
         return NULL;
     const redist_spec_t *spec = rpy_spec_of(spec_obj);
     if (!spec) {
@@ -520,7 +537,7 @@ static PyObject *plan_create(PyObject *self, PyObject *args)
     redist_error_clear(&err);
     redist_status_t st = REDIST_OK;
     int bad = rpy_plan_options(objective, max_peak, max_states, cost_path,
-                               cost_text, cost_len, links,
+                               cost_text, cost_len, links, mesh_link,
                                redist_spec_mesh(spec), &opts, &cost);
     Py_XDECREF(cost_path);
     if (bad)
@@ -740,7 +757,7 @@ static PyObject *verify_file(PyObject *self, PyObject *args)
 static PyMethodDef plan_methods[] = {
     {"_create", plan_create, METH_VARARGS,
      "_create(spec, objective, max_peak_bytes, max_states, cost_path, "
-     "cost_text, axis_links, cross_sums=1): redist_plan_create into this object."},
+     "cost_text, axis_links, cross_sums=1, mesh_link=None): redist_plan_create into this object."},
     {"_step", plan_step, METH_O, "_step(i) -> tuple of the step's fields."},
     {"_stats", plan_stats, METH_NOARGS, "redist_plan_stats as a dict."},
     {"to_json", plan_to_json, METH_NOARGS,

@@ -15,7 +15,8 @@ from collections import namedtuple
 
 from . import _redist
 from ._types import (Spec, Plan, Mesh, _array_doc, _as_meshes, _meshes_obj,
-                     _array_obj, _cost_args, _links_arg, _OBJECTIVES)
+                     _array_obj, _cost_args, _links_arg, _mesh_link_arg,
+                     _OBJECTIVES)
 
 
 def _lend_spec(arrays, i):
@@ -175,7 +176,7 @@ class PlanSet(_redist.PlanSet):
 
     def __init__(self, arrays, *, objective="time", cost=None, topology=None,
                  max_peak_bytes=0, max_states=0, preserve_src=True,
-                 executor=None):
+                 executor=None, mesh_link=None):
         if not isinstance(arrays, Arrays):
             raise TypeError(f"plan_set: a redist.Arrays, not "
                             f"{type(arrays).__name__}")
@@ -192,7 +193,7 @@ class PlanSet(_redist.PlanSet):
         self._create(arrays, _OBJECTIVES[objective], int(max_peak_bytes),
                      int(max_states), path, text,
                      _links_arg(topology, arrays[0].mesh), bool(preserve_src),
-                     endpoint)
+                     endpoint, _mesh_link_arg(mesh_link))
         self.endpoint = None if executor is None else "shmem"
         self.arrays = arrays
         self.objective = objective
@@ -284,7 +285,8 @@ class PlanSet(_redist.PlanSet):
 
 
 def plan_set(arrays, *, objective="time", cost=None, topology=None,
-             max_peak_bytes=0, max_states=0, preserve_src=True, executor=None):
+             max_peak_bytes=0, max_states=0, preserve_src=True, executor=None,
+             mesh_link=None):
     """Plan every array of an Arrays and group them into rounds under its
     budget (redist_plan_set_create).  Options as plan(); preserve_src
     (default True, as execute) sizes each array's scratch for runs that
@@ -293,12 +295,14 @@ def plan_set(arrays, *, objective="time", cost=None, topology=None,
     redist.shmem.Executor to plan for its endpoint, which a set needs to
     run on OpenSHMEM (its programs and scratch are that endpoint's; the
     set then runs on OpenSHMEM Executors of the same options only).
+    mesh_link: as plan() (two-mesh arrays).
     Raises PlanError (ERR_INFEASIBLE when an array alone needs more
     scratch than the budget: the message names it and the least budget
     that works)."""
     return PlanSet(arrays, objective=objective, cost=cost, topology=topology,
                    max_peak_bytes=max_peak_bytes, max_states=max_states,
-                   preserve_src=preserve_src, executor=executor)
+                   preserve_src=preserve_src, executor=executor,
+                   mesh_link=mesh_link)
 
 
 def _rule(rule, name, shape, what):

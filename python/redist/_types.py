@@ -704,6 +704,13 @@ def _cost_args(cost):
     return os.fspath(cost), None
 
 
+def _mesh_link_arg(level):
+    if level is None or isinstance(level, str):
+        return level
+    raise TypeError("mesh_link: a link level ('cache', 'numa', 'package', "
+                    f"'node' or 'network') or None, not {type(level).__name__}")
+
+
 def _links_arg(topology, mesh):
     if topology is None:
         return None
@@ -722,7 +729,8 @@ class Plan(_redist.Plan):
     is the table `redistplan plan` prints."""
 
     def __init__(self, spec, *, objective="time", cost=None, topology=None,
-                 max_peak_bytes=0, max_states=0, cross_sums=True):
+                 max_peak_bytes=0, max_states=0, cross_sums=True,
+                 mesh_link=None):
         if not isinstance(spec, Spec):
             raise TypeError(f"plan: a redist.Spec, not {type(spec).__name__}")
         if objective not in _OBJECTIVES:
@@ -730,7 +738,7 @@ class Plan(_redist.Plan):
         path, text = _cost_args(cost)
         self._create(spec, _OBJECTIVES[objective], int(max_peak_bytes),
                      int(max_states), path, text, _links_arg(topology, spec.mesh),
-                     bool(cross_sums))
+                     bool(cross_sums), _mesh_link_arg(mesh_link))
         self.spec = spec
         self.objective = objective
         self._steps = None
@@ -793,7 +801,7 @@ class Plan(_redist.Plan):
 
 
 def plan(spec, *, objective="time", cost=None, topology=None,
-         max_peak_bytes=0, max_states=0, cross_sums=True):
+         max_peak_bytes=0, max_states=0, cross_sums=True, mesh_link=None):
     """Plan a Spec (redist_plan_create).
 
     objective: "time", the default (least peak, then modelled time under
@@ -802,7 +810,10 @@ def plan(spec, *, objective="time", cost=None, topology=None,
     peak, then received bytes, then collectives).
     cost: a cost file path (`redistplan calibrate -o`) or its dict.
     topology: the link level of each mesh axis ({"data": "network"} or
-    "data=network,model=numa"), as `--axis-links`.  max_peak_bytes,
+    "data=network,model=numa"), as `--axis-links`.  mesh_link: two meshes,
+    the level between the source mesh and devices outside it ("network"),
+    as `--mesh-link` (None: the slowest source axis, at least node).
+    max_peak_bytes,
     max_states: as the C options (0: none / the default).  cross_sums
     (default True): two-mesh plans may carry pending sums through the
     transfer (the receivers sum them, doc/meshes.md); False resolves them
@@ -813,7 +824,7 @@ def plan(spec, *, objective="time", cost=None, topology=None,
     model."""
     return Plan(spec, objective=objective, cost=cost, topology=topology,
                 max_peak_bytes=max_peak_bytes, max_states=max_states,
-                cross_sums=cross_sums)
+                cross_sums=cross_sums, mesh_link=mesh_link)
 
 
 def verify(plan_or_spec, plan_json=None, *, path=None):

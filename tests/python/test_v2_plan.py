@@ -51,6 +51,32 @@ def test_cross_sums_plan_like_cli(redistplan):
     assert cross.recv_bytes < plain.recv_bytes
 
 
+def test_mesh_link_like_cli(redistplan, tmp_path):
+    # the level between the meshes (doc/meshes.md): on a slow network the
+    # contributions no longer cross; the same plan as `--mesh-link`, for
+    # one array and a set; a bad level is a SpecError naming mesh_link
+    path = os.path.join(os.path.dirname(MESH_FILES[0]),
+                        "grad-partial-dp8-to-tp16-crossing.json")
+    spec = redist.load_spec(path)
+    cost = {"links": {"network": {"alpha": 2e-5, "beta": 1e-8}}}
+    cost_file = tmp_path / "slownet.json"
+    cost_file.write_text(json.dumps(cost))
+    slow = redist.plan(spec, cost=cost, mesh_link="network")
+    assert [s.op for s in slow] == ["reduce_scatter", "transfer"]
+    assert slow.to_json() + "\n" == cli(redistplan, path, "--json", "--cost",
+                                        str(cost_file), "--mesh-link",
+                                        "network")
+    assert [s.op for s in redist.plan(spec, cost=cost)] == ["transfer"]
+    with pytest.raises(redist.SpecError, match="mesh_link"):
+        redist.plan(spec, mesh_link="warp")
+    with pytest.raises(TypeError, match="mesh_link"):
+        redist.plan(spec, mesh_link=4)
+    arrays = redist.Arrays(spec.meshes, [spec])
+    s = redist.plan_set(arrays, cost=cost, mesh_link="network")
+    assert [st.op for st in s.plans[spec.name]] == ["reduce_scatter",
+                                                     "transfer"]
+
+
 @pytest.mark.parametrize("path", MESH_FILES, ids=os.path.basename)
 def test_mesh_files_plan_like_cli(path, redistplan):
     spec = redist.load_spec(path)
