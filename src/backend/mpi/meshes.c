@@ -245,7 +245,7 @@ static int work_area(redist_mpi_meshes_t *m, const redist_plan_t *plan)
     m->sums = plan->m->sent.t.partial != 0;
     if (!m->sums)
         return 0;
-    size_t n = (size_t)t->nrecv + 1;
+    size_t n = (size_t)t->nrecv + 2; /* rounds <= pieces, and the end */
     if (!(m->woff = calloc(n, sizeof *m->woff)) ||
         !(m->round_k = calloc(n, sizeof *m->round_k)) ||
         !(m->round_q = calloc(n, sizeof *m->round_q)))
