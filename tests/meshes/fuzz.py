@@ -20,6 +20,7 @@ import json
 import os
 import random
 import sys
+import tempfile
 from contextlib import redirect_stdout
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -121,7 +122,9 @@ def main():
     rng = random.Random(args.seed)
     tally = {}
     bad = 0
-    tmp = args.keep or "/tmp"
+    # its own directory: two runs at once (meshes-model-fuzz and -cross)
+    # name their specs alike
+    tmp = args.keep or tempfile.mkdtemp(prefix="redist-fuzz-")
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
     for k in range(args.cases):
@@ -151,6 +154,11 @@ def main():
                     os.unlink(path)
                 except OSError:
                     pass
+    if not args.keep:
+        try:
+            os.rmdir(tmp)
+        except OSError:
+            pass
     print("summary: " + ", ".join("%s %d" % kv for kv in sorted(tally.items())))
     return 1 if bad else 0
 
