@@ -237,7 +237,7 @@ if [ "$mode" = mpi ]; then
     I=(run - --mesh x=3 --shape 6x12 --from 'x|' --to '|x' --backend mpi)
     F=(run "$tmp/a.json" --backend mpi)
     Q=1 NP=3 same 0 "the same command on every rank" "${I[@]}"
-    Q=1 NP=3 same 2 "the same bad option on every rank" "${I[@]}" --repeat 0
+    NP=3 same 2 "the same bad option on every rank" "${I[@]}" --repeat 0
 
     # every option given differently on rank 1
     if "$rp" run --help | grep -q -- '^  --shmem-packed'; then
@@ -279,7 +279,7 @@ if [ "$mode" = mpi ]; then
     t --mpi-native-reduce fp "--mpi-native-reduce" -- "${I[@]}" -- \
         --mpi-native-reduce
     # the spec: inline options, another file, another content
-    Q=1 NP=3 t --mesh fp "the mesh" -- "${I[@]}" -- --mesh x=2
+    NP=3 t --mesh fp "the mesh" -- "${I[@]}" -- --mesh x=2
     t --from fp "the source type" -- "${I[@]}" -- --from '|x'
     t --to fp "the target type" -- "${I[@]}" -- --to 'x|'
     t --from-partial fp "the source type" -- "${I[@]}" -- --from '|' \
@@ -353,7 +353,7 @@ if [ "$mode" = mpi ]; then
         t --rank-map-out fp "--rank-map-out" -- "${C[@]}" -- \
             --rank-map-out "$tmp/rm.json"
         t --help fp "--help" -- "${C[@]}" -- --help
-        Q=1 t --reps local "--reps: not a count" -- "${C[@]}" -- --reps 0
+        t --reps local "--reps: not a count" -- "${C[@]}" -- --reps 0
         t --sizes local "--sizes: expected" -- "${C[@]}" -- --sizes 8
         t --bogus local "unknown option --bogus" -- "${C[@]}" -- --bogus
         coverage calibrate $(options_of calibrate)
