@@ -3,8 +3,8 @@
 # reduced shape, every spec of specs/arrays at its own, in the default, --preserve-src and --fused modes; every
 # dtype x reduce op on a spec with partial axes and on a 0-dim array; the
 # exit codes of a mismatch (1) and of bad input (2).
-# `quick` (sanitizer builds): one mode per spec and one op per dtype, in
-# rotation.
+# `quick` (sanitizer builds): one mode per spec, and every other dtype
+# with one op, in rotation.
 #   run_specs.sh REDISTPLAN SPECDIR [quick]
 set -u
 # the default backend is sim only outside an MPI launcher
@@ -58,7 +58,9 @@ done
 
 for dt in f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 c64 c128; do
     ops="sum max min prod"
-    [ -n "$quick" ] && { set -- $ops; shift $((k % 4)); ops=$1; k=$((k + 1)); }
+    # quick: every other dtype, one op each
+    [ -n "$quick" ] && { set -- $ops; shift $((k % 4)); ops=$1; k=$((k + 1));
+                         [ $((k % 2)) -eq 0 ] && continue; }
     for op in $ops; do
         expect 0 "hsdp-grad-sync --dtype $dt --reduce $op" \
             "$dir/hsdp-grad-sync.json" --shape 48x8 --dtype $dt --reduce $op
