@@ -6,7 +6,7 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer (leaks included), check
 # every spec of specs/, and fuzz the spec loader, the plan reader and the
 # executor for a bounded time.  Ends with one line "tests: N passed, M
-# failed".  Environment: FUZZ_SECONDS (default 30 per target, three
+# failed".  Environment: FUZZ_SECONDS (default 20 per target, three
 # targets; 0 skips fuzzing).
 set -u
 cd "$(dirname "$0")/.."
@@ -66,7 +66,7 @@ unset ASAN_OPTIONS UBSAN_OPTIONS
 step "redistplan check specs/*.json specs/arrays/*.json"
 if build-ci/src/redistplan check specs/*.json specs/arrays/*.json; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
-secs=${FUZZ_SECONDS:-30}
+secs=${FUZZ_SECONDS:-20}
 if [ "$secs" -gt 0 ]; then
     step "libFuzzer: spec loader, plan reader and executor, ${secs}s each"
     if scripts/fuzz.sh "$secs"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
