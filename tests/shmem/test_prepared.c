@@ -284,7 +284,7 @@ static void overlap(void)
         return;
     }
     ov_ops_t ops = {op_run, op_start, op_wait, op_barrier, op_max, pr};
-    ov_result_t r = ov_measure(&ops, REPS, 3, 0.5);
+    ov_result_t r = ov_measure(&ops, REPS, OV_ATTEMPTS, 0.5);
     char what[64];
     snprintf(what, sizeof what, "%d PEs, all_to_all 64 MiB per PE", nranks);
     if (rank == 0)
