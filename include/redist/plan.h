@@ -205,6 +205,14 @@ REDIST_API redist_status_t redist_cost_model_load_buffer(const char *text, size_
 REDIST_API redist_status_t redist_cost_model_validate(const redist_cost_model_t *model,
                                            const redist_mesh_t *mesh,
                                            redist_error_t *err);
+/** Set model->mesh_link from a level name ("network").  Errors name
+ *  `source` and `path` (the caller's: "<command line>" and "--mesh-link",
+ *  say; NULL: none); *model is unchanged on error. */
+REDIST_API redist_status_t redist_cost_model_set_mesh_link(redist_cost_model_t *model,
+                                                 const char *level,
+                                                 const char *source,
+                                                 const char *path,
+                                                 redist_error_t *err);
 /** Set axis links from text such as "data=network,model=numa" (each axis
  *  at most once; *model is unchanged on error). */
 REDIST_API redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t *model,

@@ -476,19 +476,9 @@ int rpy_plan_options(int objective, unsigned long long max_peak,
                                                "<cost>", cost, &err);
         if (st == REDIST_OK && links)
             st = redist_cost_model_set_axis_links(cost, mesh, links, &err);
-        redist_link_t l;
-        if (st == REDIST_OK && mesh_link) {
-            if (redist_link_from_name(mesh_link, &l)) {
-                char text[REDIST_ERROR_TEXT_LENGTH];
-                snprintf(text, sizeof text,
-                         "unknown link level \"%.40s\" (levels: cache, "
-                         "numa, package, node, network)",
-                         mesh_link);
-                st = redist_error_set(&err, REDIST_ERR_INVALID, NULL,
-                                      "mesh_link", text);
-            } else
-                cost->mesh_link = (uint8_t)l;
-        }
+        if (st == REDIST_OK && mesh_link)
+            st = redist_cost_model_set_mesh_link(cost, mesh_link, NULL,
+                                                 "mesh_link", &err);
         opts->cost = cost;
     }
     if (st != REDIST_OK) {

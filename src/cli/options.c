@@ -340,19 +340,10 @@ static redist_status_t cost_model(const char *cmd, const cli_cost_args *c,
     if (!st && c->axis_links)
         st = redist_cost_model_set_axis_links(model, mesh, c->axis_links,
                                               err);
-    redist_link_t l;
-    if (!st && c->mesh_link) {
-        if (redist_link_from_name(c->mesh_link, &l)) {
-            char text[REDIST_ERROR_TEXT_LENGTH];
-            snprintf(text, sizeof text,
-                     "unknown link level \"%.40s\" (levels: cache, numa, "
-                     "package, node, network)",
-                     c->mesh_link);
-            st = redist_error_set(err, REDIST_ERR_INVALID, "<command line>",
-                                  "--mesh-link", text);
-        } else
-            model->mesh_link = (uint8_t)l;
-    }
+    if (!st && c->mesh_link)
+        st = redist_cost_model_set_mesh_link(model, c->mesh_link,
+                                             "<command line>", "--mesh-link",
+                                             err);
     return st;
 }
 

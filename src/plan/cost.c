@@ -277,6 +277,25 @@ redist_status_t redist_cost_model_load_file(const char *path,
     return st;
 }
 
+redist_status_t redist_cost_model_set_mesh_link(redist_cost_model_t *model,
+                                                const char *level,
+                                                const char *source,
+                                                const char *path,
+                                                redist_error_t *err)
+{
+    redist_link_t l;
+    if (!model || !level)
+        return rd_error(err, REDIST_ERR_INVALID, source, path,
+                        "NULL argument");
+    if (redist_link_from_name(level, &l))
+        return rd_error(err, REDIST_ERR_INVALID, source, path,
+                        "unknown link level \"%.40s\" (levels: cache, numa, "
+                        "package, node, network)",
+                        level);
+    model->mesh_link = (uint8_t)l;
+    return REDIST_OK;
+}
+
 redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t *model,
                                                  const redist_mesh_t *mesh,
                                                  const char *text,

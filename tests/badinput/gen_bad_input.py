@@ -436,8 +436,12 @@ def string_rule(f, n):
     if (f, n) in valid:
         bad = f.endswith('_from_name') or f == 'redist_mesh_find_axis'
         return Arg('NULL', valid[(f, n)], [(e, bad) for e, _ in odd])
-    if f == 'redist_error_set' and n == 'path':  # a JSON path, any text
+    if f in ('redist_error_set', 'redist_cost_model_set_mesh_link') and \
+            n == 'path':  # a JSON path or an option's name, any text
         return Arg('NULL', '"to.dims[1]"', odd)
+    if f == 'redist_cost_model_set_mesh_link' and n == 'level':
+        return Arg('NULL', '"network"',
+                   [('""', True), ('"?"', True), ('g_long', True)])
     if n == 'path':
         return Arg('NULL', '"/nonexistent/redist-bad-input"',
                    [('""', True), ('"/"', True)])

@@ -446,6 +446,26 @@ static int sum_rounds(redist_mpi_meshes_t *m)
     return rc;
 }
 
+/* A transfer that does not sum: every request started, the own pieces
+ * copied, every request waited for. */
+static int plain_transfer(redist_mpi_meshes_t *m)
+{
+    const rd_tlists *t = &m->t;
+    int rc = m->nreq ? MPI_Startall(m->nreq, m->req) : MPI_SUCCESS;
+    for (int64_t i = 0; rc == MPI_SUCCESS && i < t->nsend; i++) {
+        if (t->send[i].peer != m->rank)
+            continue;
+        for (int64_t j = 0; j < t->nrecv; j++)
+            if (t->recv[j].peer == m->rank)
+                rd_kernel_box(m->rbuf, t->r_shape, t->recv[j].off, m->sbuf,
+                              t->s_shape, t->send[i].off, t->send[i].box,
+                              t->ndims, t->elem);
+    }
+    if (rc == MPI_SUCCESS && m->nreq)
+        rc = MPI_Waitall(m->nreq, m->req, MPI_STATUSES_IGNORE);
+    return rc;
+}
+
 static redist_status_t run_meshes(redist_mpi_meshes_t *m,
                                   redist_exec_report_t *report,
                                   redist_error_t *err)
@@ -471,28 +491,11 @@ static redist_status_t run_meshes(redist_mpi_meshes_t *m,
     else if (any && !st)
         st = rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
                       "the source mesh's phase failed on another rank");
-    /* 3. the transfer (a transfer that sums: sum_rounds) */
+    /* 3. the transfer */
     if (!st) {
         st = rd_mpi_injected(m->rank, err);
-        rc = m->sums || st ? MPI_SUCCESS
-             : m->nreq     ? MPI_Startall(m->nreq, m->req)
-                           : MPI_SUCCESS;
-        if (m->sums && !st)
-            rc = sum_rounds(m);
-        const rd_tlists *t = &m->t;
-        for (int64_t i = 0;
-             !st && !m->sums && rc == MPI_SUCCESS && i < t->nsend;
-             i++) {
-            if (t->send[i].peer != m->rank)
-                continue;
-            for (int64_t j = 0; j < t->nrecv; j++)
-                if (t->recv[j].peer == m->rank)
-                    rd_kernel_box(m->rbuf, t->r_shape, t->recv[j].off,
-                                  m->sbuf, t->s_shape, t->send[i].off,
-                                  t->send[i].box, t->ndims, t->elem);
-        }
-        if (!st && !m->sums && rc == MPI_SUCCESS && m->nreq)
-            rc = MPI_Waitall(m->nreq, m->req, MPI_STATUSES_IGNORE);
+        if (!st)
+            rc = m->sums ? sum_rounds(m) : plain_transfer(m);
         if (rc != MPI_SUCCESS)
             st = rd_mpi_fail(err, rc, "the transfer (MPI_Startall, "
                                       "MPI_Waitall)");
