@@ -136,6 +136,9 @@ int cli_spec_given(const cli_spec_args *a);
 /* 1 when the options ask for a cost model: a cost option, or the time
  * objective (the default: every case but --objective bytes alone). */
 int cli_cost_given(const cli_cost_args *c);
+/* 1 when the options give links by hand (--axis-links, --mesh-link or a
+ * topology): a run under mpirun then keeps them (no host discovery). */
+int cli_links_given(const cli_cost_args *c);
 /* Planner options of the cost options: the objective, and when
  * cli_cost_given *model for `mesh` (the defaults, then the --cost file, the
  * links of the topology options, --axis-links).  CLI_OK or CLI_BAD_INPUT

@@ -302,6 +302,11 @@ static int topo_given(const cli_cost_args *c)
     return c->topo.xml || c->topo.synthetic || c->topo.rank_map;
 }
 
+int cli_links_given(const cli_cost_args *c)
+{
+    return c->axis_links || c->mesh_link || topo_given(c);
+}
+
 int cli_cost_given(const cli_cost_args *c)
 {
     /* the time objective is the default: a model unless --objective

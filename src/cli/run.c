@@ -518,8 +518,7 @@ static int rehost(const run_args *a, run_state *st, cli_run *r)
 {
 #ifdef REDIST_HAVE_MPI
     if (a->which != RUN_MPI || a->cost.objective == REDIST_OBJECTIVE_BYTES ||
-        a->cost.axis_links || a->cost.topo.xml || a->cost.topo.synthetic ||
-        a->cost.topo.rank_map || a->cost.mesh_link)
+        cli_links_given(&a->cost))
         return CLI_OK;
     char axes[512], map[512];
     int64_t nhosts = 0;
@@ -621,9 +620,7 @@ static int run_arrays_launched(const run_args *a, const char *path,
                      .repeat = a->repeat, .preserve = a->preserve,
                      .rehost = a->which == RUN_MPI && !shrunk &&
                                a->cost.objective != REDIST_OBJECTIVE_BYTES &&
-                               !a->cost.axis_links && !a->cost.topo.xml &&
-                               !a->cost.topo.synthetic &&
-                               !a->cost.topo.rank_map};
+                               !cli_links_given(&a->cost)};
     int rc = CLI_BAD_INPUT;
 #ifdef REDIST_HAVE_MPI
     if (a->which == RUN_MPI) {
