@@ -190,13 +190,14 @@ static void die_st(redist_status_t st, const redist_error_t *e,
         die_err(e, what);
 }
 
-/* Messages and calls of array i's collectives on this rank (its plan):
- * a step counts on the ranks of the mesh it runs on; with `lowered` (a
- * set of two or more arrays runs its all_gather, all_to_all and permute
- * steps as exchanges: measured, combined) only its reductions count. */
-static void plan_collectives(const redist_plan_t *plan, int lowered,
+/* Messages and calls of array i's own collectives on this rank (its
+ * plan): a step counts on the ranks of the mesh it runs on, unless it
+ * runs in the round's combined exchanges (redist_plan_set_step_combined:
+ * measured). */
+static void plan_collectives(const redist_plan_set_t *set, int i,
                              uint64_t *msgs, int *calls)
 {
+    const redist_plan_t *plan = redist_plan_set_plan(set, i);
     const redist_spec_t *s = redist_plan_spec(plan);
     int nd = redist_spec_ndims(s);
     redist_type_t before = *redist_spec_from(s);
@@ -207,11 +208,8 @@ static void plan_collectives(const redist_plan_t *plan, int lowered,
         const redist_mesh_t *m = S.m[v.mesh];
         int64_t me = S.rank[v.mesh][g_rank];
         int64_t sz = v.axis >= 0 ? redist_mesh_axis_size(m, v.axis) : 1;
-        int lowered_op = lowered && (v.op == REDIST_OP_ALL_GATHER ||
-                                     v.op == REDIST_OP_ALL_TO_ALL ||
-                                     v.op == REDIST_OP_PERMUTE);
-        if (me < 0 || lowered_op || v.op == REDIST_OP_SLICE ||
-            v.op == REDIST_OP_EXCHANGE || v.op == REDIST_OP_TRANSFER) {
+        if (me < 0 || redist_plan_set_step_combined(set, i, k) == 1 ||
+            v.op == REDIST_OP_SLICE) {
             /* off its mesh; local; measured (combined) */
         } else if (v.op == REDIST_OP_ALL_REDUCE) {
             *msgs += 2 * (uint64_t)(sz - 1);
@@ -272,8 +270,7 @@ static void redist_setup(redist_alt_t *r, const redist_arrays_t *loaded,
     for (int i = 0; i < na; i++) {
         src[i] = A[i].sbytes ? A[i].src : NULL;
         dst[i] = A[i].dbytes ? A[i].dst : NULL;
-        plan_collectives(redist_plan_set_plan(r->set, i), na > 1,
-                         &r->coll_msgs, &r->colls);
+        plan_collectives(r->set, i, &r->coll_msgs, &r->colls);
     }
     die_st(redist_plan_set_prepare(r->set, redist_mpi_backend(r->ctx),
                                    src, dst, &r->prep, &e),

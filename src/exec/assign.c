@@ -334,6 +334,7 @@ static redist_status_t program_build(const redist_plan_t *plan,
     const redist_spec_t *spec = redist_plan_spec(plan);
     memset(p, 0, sizeof *p);
     p->lower = (flags & RD_PROG_LOWER) != 0;
+    p->lower_red = p->lower && (flags & RD_PROG_LOWER_RED);
     if (redist_spec_num_meshes(spec) == 2)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "a two-mesh plan runs its phases on the devices of "

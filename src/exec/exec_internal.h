@@ -25,7 +25,9 @@ enum {
     RD_PASS_FUSED, /* a whole step run by the backend */
     RD_PASS_XPACK,  /* exchange: pack the send pieces */
     RD_PASS_XUNPACK, /* exchange: unpack the received pieces */
-    RD_PASS_VPACK   /* uneven reduce_scatter: the members' boxes, packed */
+    RD_PASS_VPACK,  /* uneven reduce_scatter: the members' boxes, packed */
+    RD_PASS_RSUM    /* a set's lowered reduction: s slabs of `chunk` bytes
+                       reduced in order into one (program.c) */
 };
 
 /* Uneven passes (rd_pass.umode): what bind.c fills per device. */
@@ -85,14 +87,18 @@ typedef struct rd_program {
     int uneven;
     uint64_t src_min, dst_min;
     /* built with RD_PROG_LOWER: even all_gather, all_to_all and permute
-     * steps are exchanges too (program.c), as an uneven plan's are */
-    int lower;
+     * steps are exchanges too (program.c), as an uneven plan's are, and
+     * with RD_PROG_LOWER_RED (lower_red) even reductions exchanges and an
+     * ordered sum */
+    int lower, lower_red;
 } rd_program;
 
 /* An internal build flag beside REDIST_EXEC_* (rd_program_build): lower
  * the data-moving collectives to exchanges, so that a set's round can
  * combine them with other arrays' (set.c). */
 #define RD_PROG_LOWER (1u << 30)
+/* With RD_PROG_LOWER: even reductions too (rd_reduction_lowered_dim). */
+#define RD_PROG_LOWER_RED (1u << 29)
 
 /* program.c: the passes of `plan` (buffers not yet assigned), one pass
  * appended, the type before step k (the source for k == 0). */
@@ -101,6 +107,11 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
                                   redist_error_t *err);
 rd_pass *rd_program_add_pass(rd_program *prog, int kind, int step,
                              uint64_t in, uint64_t out);
+/* The dim along which a program built with RD_PROG_LOWER lowers step k of
+ * `plan`, a reduction, to an exchange of contributions and an ordered
+ * sum (program.c), or -1 when it runs as the collective (any other step,
+ * uneven dims, two meshes, no room for the extra dim). */
+int rd_reduction_lowered_dim(const redist_plan_t *plan, int k);
 void rd_plan_type_before(const redist_plan_t *plan, int k, redist_type_t *t);
 /* Uneven plans: the layout before step k (the source's for k == 0) and
  * after it (src/core/layout.h); NULL for an even plan. */

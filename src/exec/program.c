@@ -19,6 +19,24 @@
  * uneven plan does below: the same pieces, from the same group members
  * (exchange.c picks each piece's holder within the group), but as point-
  * to-point passes that a round combines with other arrays' exchanges.
+ * It lowers the reductions of an even plan too (rd_reduction_lowered_dim;
+ * a group of s over mesh axis a, block of L bytes):
+ *   reduce_scatter(i)  XCHG of the contributions: an exchange from the
+ *                      type before with a new leading dim of s sharded
+ *                      over a (member g holds index g: its contribution)
+ *                      to the type after with that dim local, so member
+ *                      j receives chunk j of every member's block, slab g
+ *                      from member g (L bytes, s slabs of L/s);
+ *                      RSUM: the slabs reduced in member order 0..s-1
+ *                      (in place, L -> L/s)
+ *   all_reduce         the same to a middle type with a added to the
+ *                      first dim i whose local length s divides, then an
+ *                      exchange from it to the type after (the gather)
+ * The bytes are the collectives': (s-1)/s L received for a
+ * reduce_scatter, 2(s-1)/s L for an all_reduce (a ring's); no buffer
+ * exceeds L; the sum is the sim backend's (rd_reduce_n, member order) to
+ * the bit.  A dim count at REDIST_MAX_DIMS (no room for the leading dim)
+ * or an all_reduce without such a dim i keeps the collective.
  *
  * UNEVEN DIMS (doc/spec-format.md section 7, doc/uneven.md): blocks differ
  * between devices, so every step is lowered from the layouts before and
@@ -36,7 +54,7 @@
  *                      BOX of this member's chunk.  Exact on every
  *                      backend with the even ops; it receives 2(s-1)/s of
  *                      the packed boxes instead of (s-1)/s.
- * Cost: O(steps) passes of O(dims) each; memory: 3 * steps + 2 passes
+ * Cost: O(steps) passes of O(dims) each; memory: 7 * steps + 2 passes
  * and one exchange geometry per exchange step.
  */
 #include <stdlib.h>
@@ -293,6 +311,102 @@ static int lowered(const rd_program *p, int uneven, int op)
     return moves && (uneven || p->lower);
 }
 
+int rd_reduction_lowered_dim(const redist_plan_t *plan, int k)
+{
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    redist_step_view_t v;
+    if (!spec || spec->uneven || redist_spec_num_meshes(spec) != 1 ||
+        redist_spec_ndims(spec) >= REDIST_MAX_DIMS ||
+        redist_plan_step(plan, k, &v) ||
+        (v.op != REDIST_OP_REDUCE_SCATTER && v.op != REDIST_OP_ALL_REDUCE))
+        return -1;
+    const redist_mesh_t *mesh = redist_spec_mesh(spec);
+    int nd = redist_spec_ndims(spec);
+    int64_t s = redist_mesh_axis_size(mesh, v.axis);
+    if (s < 2)
+        return -1;
+    if (v.op == REDIST_OP_REDUCE_SCATTER)
+        return v.dim;
+    redist_type_t before;
+    int64_t cur[REDIST_MAX_DIMS];
+    rd_plan_type_before(plan, k, &before);
+    redist_type_local_shape(&before, mesh, redist_spec_shape(spec), cur);
+    for (int i = 0; i < nd; i++)
+        if (cur[i] >= s && cur[i] % s == 0 &&
+            before.dim_naxes[i] < REDIST_MAX_AXES)
+            return i;
+    return -1;
+}
+
+/* Type t with a new leading dim: sharded over `axis` (no longer partial
+ * there), or local (axis -1). */
+static void lead_dim(const redist_type_t *t, int axis, redist_type_t *e)
+{
+    memset(e, 0, sizeof *e);
+    e->ndims = t->ndims + 1;
+    e->partial = t->partial;
+    if (axis >= 0) {
+        e->dim_naxes[0] = 1;
+        e->dims[0][0] = (uint8_t)axis;
+        e->partial &= ~(1u << axis);
+    }
+    for (int i = 0; i < t->ndims; i++) {
+        e->dim_naxes[i + 1] = t->dim_naxes[i];
+        memcpy(e->dims[i + 1], t->dims[i], sizeof e->dims[i]);
+    }
+}
+
+/* A set program's reduction over a group of s (see the top): the
+ * contributions exchanged (exchange xi, from [1][cur] to [s][mid], slab g
+ * from member g), then summed in member order (RSUM, in place).  An
+ * all_reduce also gathers the sums back (exchange xi + 1, mid to after).
+ * `mid` is the type after the sum: the step's own for a reduce_scatter,
+ * the axis added to dim i for an all_reduce. */
+static void reduction_passes(rd_program *p, const redist_plan_t *plan,
+                             const rd_xstep *x, int xi, int i,
+                             unsigned fused_ops, const int64_t cur[],
+                             uint64_t L, const redist_step_view_t *v)
+{
+    const redist_mesh_t *mesh = redist_spec_mesh(redist_plan_spec(plan));
+    int nd = x->ndims, k = x->index, ar = x->op == REDIST_OP_ALL_REDUCE;
+    int64_t s = x->group.size, mid_shape[REDIST_MAX_DIMS];
+    redist_type_t before, mid = v->after, ea, eb;
+    rd_plan_type_before(plan, k, &before);
+    memcpy(mid_shape, cur, sizeof mid_shape);
+    if (ar) {
+        mid.dims[i][mid.dim_naxes[i]++] = (uint8_t)x->group.axis;
+        mid_shape[i] /= s;
+    }
+    lead_dim(&before, x->group.axis, &ea);
+    lead_dim(&mid, -1, &eb);
+    rd_xstep xe = *x;
+    memset(xe.in_shape, 0, sizeof xe.in_shape);
+    memset(xe.out_shape, 0, sizeof xe.out_shape);
+    xe.ndims = nd + 1;
+    xe.in_shape[0] = 1;
+    xe.out_shape[0] = s;
+    for (int d = 0; d < nd; d++) {
+        xe.in_shape[d + 1] = cur[d];
+        xe.out_shape[d + 1] = ar ? mid_shape[d] : v->local_shape[d];
+    }
+    rd_xchg_init(&p->xchg[xi], mesh, &ea, &eb, xe.in_shape, xe.out_shape,
+                 nd + 1, x->elem, NULL, NULL);
+    as_exchange(p, &xe, xi, fused_ops, xe.in_shape, L, L);
+    rd_pass *ps = rd_program_add_pass(p, RD_PASS_RSUM, k, L, L / (uint64_t)s);
+    ps->x = *x;
+    ps->s = (uint64_t)s;
+    ps->chunk = L / (uint64_t)s;
+    ps->inplace_ok = 1;
+    if (!ar)
+        return;
+    rd_xstep xg = *x;
+    memcpy(xg.in_shape, mid_shape, sizeof xg.in_shape);
+    memcpy(xg.out_shape, v->local_shape, sizeof xg.out_shape);
+    rd_xchg_init(&p->xchg[xi + 1], mesh, &mid, &v->after, mid_shape,
+                 v->local_shape, nd, x->elem, NULL, NULL);
+    as_exchange(p, &xg, xi + 1, fused_ops, mid_shape, L / (uint64_t)s, L);
+}
+
 redist_status_t rd_program_passes(const redist_plan_t *plan,
                                   unsigned fused_ops, rd_program *p,
                                   redist_error_t *err)
@@ -304,7 +418,7 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
     redist_step_view_t v;
 
     int uneven = redist_spec_is_uneven(spec);
-    p->pass = calloc((size_t)(3 * n + 2), sizeof *p->pass);
+    p->pass = calloc((size_t)(7 * n + 2), sizeof *p->pass);
     if (!p->pass)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     if (uneven) /* the longest blocks: the sizes of the program */
@@ -317,6 +431,8 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
     for (int k = 0; k < n; k++) {
         redist_plan_step(plan, k, &v);
         nx += v.op == REDIST_OP_EXCHANGE || lowered(p, uneven, v.op);
+        if (p->lower_red && rd_reduction_lowered_dim(plan, k) >= 0)
+            nx += v.op == REDIST_OP_ALL_REDUCE ? 2 : 1;
     }
     if (nx && !(p->xchg = calloc((size_t)nx, sizeof *p->xchg)))
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -333,8 +449,13 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
         xstep_of(plan, k, &v, cur, s, &x);
         uint64_t out = v.local_bytes;
         p->collectives++;
-        int xi = -1;
-        if (uneven) {
+        int xi = -1, rdim = p->lower_red ? rd_reduction_lowered_dim(plan, k)
+                                     : -1;
+        if (rdim >= 0) {
+            xi = p->nxchg;
+            p->nxchg += v.op == REDIST_OP_ALL_REDUCE ? 2 : 1;
+            reduction_passes(p, plan, &x, xi, rdim, fused_ops, cur, L, &v);
+        } else if (uneven) {
             if (v.op != REDIST_OP_REDUCE_SCATTER &&
                 v.op != REDIST_OP_ALL_REDUCE) {
                 redist_type_t before;
@@ -353,7 +474,7 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
             rd_xchg_init(&p->xchg[xi], mesh, &before, &v.after, cur,
                          v.local_shape, nd, x.elem, NULL, NULL);
         }
-        if (uneven) {
+        if (uneven || rdim >= 0) {
             /* passes added above */
         } else if (v.op != REDIST_OP_EXCHANGE && lowered(p, 0, v.op)) {
             as_exchange(p, &x, xi, fused_ops, cur, L, out);

@@ -144,6 +144,18 @@ static redist_status_t run_collective(redist_backend_t *be,
                                       const rd_pass *ps, void *in, void *out,
                                       redist_error_t *err);
 
+/* RSUM's inputs: slab m of the pass's input, at the block's offset. */
+typedef struct slabs_in {
+    const char *base;
+    uint64_t slab;
+} slabs_in;
+
+static const void *slab_input(void *user, int64_t m)
+{
+    const slabs_in *si = user;
+    return si->base + (uint64_t)m * si->slab;
+}
+
 static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
                                 void *const buf[RD_NBUF],
                                 redist_exec_report_t *r, redist_error_t *err)
@@ -187,6 +199,19 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
                 rd_kernel_box((char *)out + pos, shape, zero, in,
                               x->in_shape, off, shape, x->ndims, x->elem);
             pos += e;
+        }
+        return REDIST_OK;
+    }
+    case RD_PASS_RSUM: {
+        /* in blocks that rd_reduce_n reads whole before writing (out may
+         * be the first slab) */
+        uint64_t count = ps->chunk / x->elem;
+        for (uint64_t e = 0; e < count; e += RD_REDUCE_BLOCK) {
+            slabs_in si = {(const char *)in + e * x->elem, ps->chunk};
+            uint64_t c = count - e < RD_REDUCE_BLOCK ? count - e
+                                                      : RD_REDUCE_BLOCK;
+            rd_reduce_n(x->dtype, x->reduce, (char *)out + e * x->elem, c,
+                        (int64_t)ps->s, slab_input, &si);
         }
         return REDIST_OK;
     }

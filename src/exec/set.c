@@ -16,7 +16,9 @@
  * no round's sum exceeds budget_bytes; without a budget there is one
  * round.  An array whose scratch alone exceeds the budget makes the set
  * infeasible; the error names it and the smallest budget that works
- * (the largest single array's scratch).  A set with reductions keeps
+ * (the largest single array's scratch, with reductions kept as
+ * collectives where that needs less: COMBINED COLLECTIVES below).  A set
+ * with reductions that run as collectives keeps
  * RD_SET_WORK_LEAST bytes of every round for the backend's work space
  * (backend.h, begin_programs: the slowest reduction needs one element
  * beside a pass's spare region); a run gives the backend whatever the
@@ -64,9 +66,17 @@
  * at most the blocks before and after, as the collective's split and
  * merge passes do), which is what the scratch figures and so the rounds
  * count.  The modelled time credits them as combined exchanges (above),
- * each part's own time its collective step's.  Reductions (reduce_scatter,
- * all_reduce) are not lowered: they run as each plan says, one collective
- * per array.  A set of one array runs its plan's own collectives.
+ * each part's own time its collective step's.  With RD_PROG_LOWER_RED the
+ * reductions (reduce_scatter, all_reduce) of even one-mesh arrays are
+ * lowered too (program.c): an exchange of the contributions and a sum of
+ * them in member order (an all_reduce: then an exchange that gathers the
+ * sums, each of its two exchanges credited half the step's time).  Their
+ * scratch holds the contributions, a block, where the collective needs
+ * the reserve only, so under a budget that cannot hold every array's
+ * lowered program the arrays whose lowered program does not fit keep
+ * their collectives (rd_set_flags, fit_budget) when that needs a smaller
+ * budget.  Other reductions run as each plan says, one collective per
+ * array.  A set of one array runs its plan's own collectives.
  *
  * EXCHANGES FIGURE.  A round's `exchanges` is the combined exchanges the
  * runner makes: the most exchange passes of any array's set program (a
@@ -102,6 +112,7 @@ void redist_plan_set_free(redist_plan_set_t *s)
         redist_plan_free(s->plan[i]);
     free(s->plan);
     free(s->scratch);
+    free(s->keep);
     free(s->round);
     free(s->rounds);
     free(s->name);
@@ -436,7 +447,7 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
         return REDIST_OK;
     }
     redist_status_t st = rd_set_program(plan, s->has_kind ? &s->kind : NULL,
-                                        rd_set_flags(s), prog, err);
+                                        rd_set_flags(s, i), prog, err);
     if (!st && prog->npasses &&
         !(*parts = calloc((size_t)prog->npasses, sizeof **parts)))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -446,6 +457,11 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
         const rd_pass *ps = &prog->pass[k];
         if (!rd_pass_is_exchange(ps) || redist_plan_step(plan, ps->first, &v))
             continue;
+        /* a lowered all_reduce is two exchanges: each half the step */
+        int halves = 0;
+        for (int j = 0; j < prog->npasses; j++)
+            halves += rd_pass_is_exchange(&prog->pass[j]) &&
+                      prog->pass[j].first == ps->first;
         redist_type_t before;
         rd_ctype a, b;
         rd_plan_type_before(plan, ps->first, &before);
@@ -454,7 +470,7 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
         int l = rd_moved_link(&cx, cm, &a, &b);
         (*parts)[(*np)++] = (rt_part){
             plan, prog, ps->xi >= 0 && ps->xi < prog->nxchg ? ps->xi : -1,
-            v.time_s, cm->alpha[l], cm->beta[l], 1};
+            v.time_s / halves, cm->alpha[l], cm->beta[l], 1};
     }
     return st;
 }
@@ -531,6 +547,59 @@ static redist_status_t replay(const redist_plan_set_t *of, int i,
     return st;
 }
 
+/* The least budget a set needs with these scratch figures: the largest
+ * and, when some array runs reductions as collectives, the reserve. */
+static uint64_t need_of(const redist_plan_set_t *s, const uint64_t *sc,
+                        int collectives)
+{
+    uint64_t most = 0;
+    for (int i = 0; i < s->n; i++)
+        most = sc[i] > most ? sc[i] : most;
+    return most + (collectives ? RD_SET_WORK_LEAST *
+                                     (uint64_t)(1 + rd_set_distinct_meshes(s))
+                               : 0);
+}
+
+/* Lowered reductions (program.c) hold the contributions, a block, where
+ * the collective needs little beside the backend's work space.  Under a
+ * budget that cannot hold every array's lowered program, the arrays whose
+ * lowered scratch does not fit keep their collectives (alt[i]: their
+ * scratch so, UINT64_MAX for an array with nothing to keep); of
+ * two that both fail, the one needing the smaller budget stays, so that
+ * the error names the smallest budget that works. */
+static void fit_budget(redist_plan_set_t *s, const uint64_t *alt)
+{
+    int any = 0, col = 0;
+    for (int i = 0; i < s->n; i++) {
+        any |= alt[i] != UINT64_MAX;
+        col |= rd_set_collective_reductions(s->plan[i], s->lower);
+    }
+    if (!any || s->budget == REDIST_NO_BUDGET)
+        return;
+    uint64_t need_a = need_of(s, s->scratch, col);
+    if (need_a <= s->budget)
+        return;
+    /* with collectives kept, every round holds the reserve */
+    uint64_t r = RD_SET_WORK_LEAST * (uint64_t)(1 + rd_set_distinct_meshes(s));
+    uint64_t *b = malloc((size_t)s->n * sizeof *b);
+    if (!b)
+        return; /* the lowered figures stand: no budget is exceeded */
+    int kept = 0;
+    for (int i = 0; i < s->n; i++) {
+        int keep = alt[i] != UINT64_MAX && s->scratch[i] + r > s->budget &&
+                   alt[i] < s->scratch[i];
+        b[i] = keep ? alt[i] : s->scratch[i];
+        kept |= keep;
+    }
+    if (kept && need_of(s, b, 1) < need_a)
+        for (int i = 0; i < s->n; i++)
+            if (b[i] != s->scratch[i]) {
+                s->keep[i] = 1;
+                s->scratch[i] = b[i];
+            }
+    free(b);
+}
+
 /* A set of `arrays`: each planned (popts), or with `of` each replaying
  * of's plan of the same index; for backends of kind `kind` (NULL: the
  * generic programs) and execution flags `flags`. */
@@ -548,6 +617,7 @@ static redist_status_t create(const redist_arrays_t *arrays,
     s->plan = calloc((size_t)n, sizeof *s->plan);
     s->scratch = calloc((size_t)n, sizeof *s->scratch);
     s->round = calloc((size_t)n, sizeof *s->round);
+    s->keep = calloc((size_t)n, sizeof *s->keep);
     s->name = malloc(strlen(redist_arrays_name(arrays)) + 1);
     s->budget = redist_arrays_budget(arrays);
     s->exec_flags = eo.flags;
@@ -558,12 +628,17 @@ static redist_status_t create(const redist_arrays_t *arrays,
         s->has_kind = 1;
         s->kind = *kind;
     }
-    if (!s->plan || !s->scratch || !s->round || !s->name) {
+    if (!s->plan || !s->scratch || !s->round || !s->keep || !s->name) {
         redist_plan_set_free(s);
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
     strcpy(s->name, redist_arrays_name(arrays));
-    redist_status_t st = REDIST_OK;
+    uint64_t *alt = malloc((size_t)n * sizeof *alt);
+    redist_status_t st = alt ? REDIST_OK
+                             : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                        "out of memory");
+    for (int i = 0; alt && i < n; i++)
+        alt[i] = UINT64_MAX; /* no alternative */
     for (int i = 0; i < n && !st; i++) {
         const redist_spec_t *sp = redist_arrays_get(arrays, i);
         st = of ? replay(of, i, sp, &s->plan[i], err)
@@ -572,7 +647,17 @@ static redist_status_t create(const redist_arrays_t *arrays,
             s->n = i + 1;
             st = rd_set_array_scratch(s->plan[i],
                                       s->has_kind ? &s->kind : NULL,
-                                      rd_set_flags(s), &s->scratch[i], err);
+                                      rd_set_flags(s, i), &s->scratch[i], err);
+        }
+        /* the scratch with its reductions as collectives (fit_budget) */
+        if (!st && s->lower && s->budget != REDIST_NO_BUDGET &&
+            rd_set_collective_reductions(s->plan[i], 0) &&
+            !rd_set_collective_reductions(s->plan[i], 1)) {
+            s->keep[i] = 1;
+            st = rd_set_array_scratch(s->plan[i],
+                                      s->has_kind ? &s->kind : NULL,
+                                      rd_set_flags(s, i), &alt[i], err);
+            s->keep[i] = 0;
         }
         if (st && err) {
             /* name the array whose planning failed */
@@ -584,6 +669,9 @@ static redist_status_t create(const redist_arrays_t *arrays,
             rd_strlcpy(err->text, text, sizeof err->text);
         }
     }
+    if (!st)
+        fit_budget(s, alt);
+    free(alt);
     if (st) {
         redist_plan_set_free(s);
         return st;
@@ -629,6 +717,22 @@ redist_status_t redist_plan_set_replay(const redist_plan_set_t *set,
     return create(arrays, NULL, kind, set->exec_flags, set, out, err);
 }
 
+int rd_set_collective_reductions(const redist_plan_t *plan, int lower)
+{
+    if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2)
+        return rd_set_collective_reductions(plan->m->phase[0], 0) ||
+               rd_set_collective_reductions(plan->m->phase[1], 0);
+    for (int k = 0; k < redist_plan_num_steps(plan); k++) {
+        redist_step_view_t v;
+        if (!redist_plan_step(plan, k, &v) &&
+            (v.op == REDIST_OP_REDUCE_SCATTER ||
+             v.op == REDIST_OP_ALL_REDUCE) &&
+            !(lower && rd_reduction_lowered_dim(plan, k) >= 0))
+            return 1;
+    }
+    return 0;
+}
+
 /* The reserve, the rounds and their figures of a set whose plans and
  * scratch figures are made; *out = s, or s is freed. */
 static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
@@ -636,13 +740,9 @@ static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
 {
     redist_status_t st = REDIST_OK;
     for (int i = 0; i < s->n; i++)
-        for (int k = 0; k < redist_plan_num_steps(s->plan[i]); k++) {
-            redist_step_view_t v;
-            if (!redist_plan_step(s->plan[i], k, &v) &&
-                (v.op == REDIST_OP_REDUCE_SCATTER ||
-                 v.op == REDIST_OP_ALL_REDUCE))
-                s->reserve = RD_SET_WORK_LEAST;
-        }
+        if (rd_set_collective_reductions(s->plan[i],
+                                         s->lower && !s->keep[i]))
+            s->reserve = RD_SET_WORK_LEAST;
     /* two-mesh arrays: each mesh's endpoint has work space of its own */
     if (s->reserve)
         s->reserve *= (uint64_t)(1 + rd_set_distinct_meshes(s));
@@ -722,6 +822,32 @@ int redist_plan_set_round_of(const redist_plan_set_t *s, int i)
 uint64_t redist_plan_set_array_scratch(const redist_plan_set_t *s, int i)
 {
     return s && i >= 0 && i < s->n ? s->scratch[i] : 0;
+}
+
+int redist_plan_set_step_combined(const redist_plan_set_t *s, int i, int k)
+{
+    redist_step_view_t v;
+    if (!s || i < 0 || i >= s->n || redist_plan_step(s->plan[i], k, &v))
+        return -1;
+    const redist_spec_t *sp = redist_plan_spec(s->plan[i]);
+    if (v.op == REDIST_OP_TRANSFER)
+        return 1;
+    if (redist_spec_num_meshes(sp) == 2)
+        return 0; /* the phases run whole */
+    switch (v.op) {
+    case REDIST_OP_EXCHANGE:
+        return 1;
+    case REDIST_OP_ALL_GATHER:
+    case REDIST_OP_ALL_TO_ALL:
+    case REDIST_OP_PERMUTE:
+        return s->lower || redist_spec_is_uneven(sp);
+    case REDIST_OP_REDUCE_SCATTER:
+    case REDIST_OP_ALL_REDUCE:
+        return (rd_set_flags(s, i) & RD_PROG_LOWER_RED) &&
+               rd_reduction_lowered_dim(s->plan[i], k) >= 0;
+    default:
+        return 0;
+    }
 }
 
 redist_status_t redist_plan_set_round(const redist_plan_set_t *s, int r,

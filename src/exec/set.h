@@ -22,6 +22,9 @@ struct redist_plan_set {
      * exchanges that a round combines; a set of one array runs its plan's
      * own collectives */
     int lower;
+    /* per array (with lower): its reductions stay collectives, as the
+     * budget cannot hold its program with them lowered (set.c) */
+    unsigned char *keep;
     /* the backend kind the programs are for (rd_set_program): has_kind 0
      * for the generic programs (no backend given) */
     int has_kind;
@@ -50,12 +53,13 @@ redist_status_t rd_set_prepare(const redist_plan_set_t *set,
                                redist_set_prepared_t **out,
                                redist_error_t *err);
 
-/* The flags a set builds its one-mesh programs with (scratch figures,
- * round times, runs): its execution flags, RD_PROG_LOWER when it lowers
- * collectives. */
-static inline unsigned rd_set_flags(const redist_plan_set_t *s)
+/* The flags a set builds array i's one-mesh program with (scratch
+ * figures, round times, runs): its execution flags, RD_PROG_LOWER when it
+ * lowers collectives, RD_PROG_LOWER_RED when reductions too. */
+static inline unsigned rd_set_flags(const redist_plan_set_t *s, int i)
 {
-    return s->exec_flags | (s->lower ? RD_PROG_LOWER : 0u);
+    return s->exec_flags | (s->lower ? RD_PROG_LOWER : 0u) |
+           (s->lower && !(s->keep && s->keep[i]) ? RD_PROG_LOWER_RED : 0u);
 }
 
 /* The scratch arena's alignment of every buffer in it. */
@@ -90,6 +94,11 @@ redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
                                      const rd_backend_ops *ops,
                                      unsigned flags, rd_set_two_layout *l,
                                      redist_error_t *err);
+/* Does `plan` run reductions as collectives in a set (lowered: whether
+ * the set lowers, RD_PROG_LOWER)?  Those need the backend's work space
+ * (RD_SET_WORK_LEAST); lowered ones (program.c) and a two-mesh array's
+ * transfer do not, its phases' reductions do. */
+int rd_set_collective_reductions(const redist_plan_t *plan, int lower);
 /* Array `plan`'s scratch in a set (its program's two buffers, aligned;
  * a two-mesh array's parts of rd_set_two_layout). */
 redist_status_t rd_set_array_scratch(const redist_plan_t *plan,

@@ -23,8 +23,9 @@
  * COST.  The arrays' programs, with the exchanges of a round's arrays
  * combined: per combined exchange alpha * peers instead of alpha *
  * peers * arrays.  A set of two or more arrays runs its all_gather,
- * all_to_all and permute steps as exchanges (set.c), so they combine
- * too; its reductions run one collective per array.
+ * all_to_all and permute steps, and the reductions of even arrays, as
+ * exchanges (set.c), so they combine too; other reductions run one
+ * collective per array.
  * MEMORY.  The arena (the largest round's scratch) and O(arrays + passes)
  * bookkeeping; the programs' own buffers are the caller's blocks and
  * their parts of the arena.
@@ -148,6 +149,7 @@ static redist_status_t build(redist_set_prepared_t *p, void *const src[],
         *hash = rd_fnv_u64(*hash, rd_plan_hash(set->plan[i],
                                                set->exec_flags));
         *hash = rd_fnv_u64(*hash, (uint64_t)set->round[i]);
+        *hash = rd_fnv_u64(*hash, rd_set_flags(set, i));
         if ((a->is_two =
                  redist_spec_num_meshes(redist_plan_spec(set->plan[i])) == 2)) {
             st = rd_set_two_build(&a->two, set->plan[i],
@@ -159,7 +161,7 @@ static redist_status_t build(redist_set_prepared_t *p, void *const src[],
         xp->be = p->be;
         xp->nsteps = redist_plan_num_steps(set->plan[i]);
         st = rd_set_program(set->plan[i], set->has_kind ? &set->kind : NULL,
-                            rd_set_flags(set), &xp->p, err);
+                            rd_set_flags(set, i), &xp->p, err);
         if (!st)
             st = rd_exec_check_backend(&xp->p, p->be->ops, err);
         if (!st)

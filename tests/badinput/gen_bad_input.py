@@ -489,7 +489,7 @@ def int_rule(f, n):
         return Arg('0', '0', [('-1', True), ('16', True), ('200', True),
                               (INT_MIN_S, True), (INT_MAX_S, True)],
                    ptr=False)
-    if n == 'i':
+    if n in ('i', 'k'):
         return Arg('0', '0', [('-1', True), ('1000', True), (INT_MIN_S, True)],
                    ptr=False)
     if n == 'nsteps':

@@ -766,6 +766,27 @@ void rp_set_budgets(const redist_plan_set_t *set, uint64_t *most,
         *most += one.scratch_bytes - *sum;
         *sum = one.scratch_bytes;
     }
+    /* the set's plans under budget 0: the smallest that works, named */
+    enum { MAX = 64 };
+    int n = redist_plan_set_num_arrays(set);
+    const redist_spec_t *sp[MAX];
+    redist_arrays_t *a = NULL;
+    redist_plan_set_t *z = NULL;
+    redist_error_t e = REDIST_ERROR_INIT;
+    if (n > MAX)
+        return;
+    for (int i = 0; i < n; i++)
+        sp[i] = redist_plan_spec(redist_plan_set_plan(set, i));
+    const char *at = NULL, *key = "smallest budget that works is ";
+    redist_status_t st = redist_arrays_create("least", n, sp, 0, &a, &e);
+    if (!st)
+        st = redist_plan_set_replay(set, a, NULL, &z, &e);
+    if (!st)
+        *most = 0;
+    else if (st == REDIST_ERR_INFEASIBLE && (at = strstr(e.text, key)))
+        *most = strtoull(at + strlen(key), NULL, 10);
+    redist_plan_set_free(z);
+    redist_arrays_free(a);
 }
 
 redist_plan_set_t *rp_set_make(redist_spec_t *const specs[], int n,
@@ -889,12 +910,18 @@ static int set_judge(const redist_plan_set_t *set,
              xs = redist_set_prepared_exchanges(p), most = 0;
     /* combined: a round's exchanges go out together, so a round takes at
      * most as many combined exchanges as its array with the most steps
-     * (one at most per step), not their sum */
+     * (one at most per step, two for an all_reduce: its contributions,
+     * then the gather), not their sum */
     for (int k = 0; k < redist_plan_set_num_rounds(set); k++) {
         uint64_t m = 0;
         for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
-            uint64_t n = (uint64_t)redist_plan_num_steps(
-                redist_plan_set_plan(set, i));
+            const redist_plan_t *pl = redist_plan_set_plan(set, i);
+            uint64_t n = (uint64_t)redist_plan_num_steps(pl);
+            for (int q = 0; q < redist_plan_num_steps(pl); q++) {
+                redist_step_view_t v;
+                n += !redist_plan_step(pl, q, &v) &&
+                     v.op == REDIST_OP_ALL_REDUCE;
+            }
             if (redist_plan_set_round_of(set, i) == k && n > m)
                 m = n;
         }

@@ -208,7 +208,9 @@ redist_spec_t *rp_set_spec(rp_rng *r, const redist_mesh_t *m,
                            const char *name);
 /* Of a set planned without a budget (one round): the smallest budget
  * that works (the largest array's scratch, with the round's work-space
- * reserve) and the one round's scratch (every array at once). */
+ * reserve; or less, where the set says less works with budget 0: arrays
+ * whose reductions a tight budget keeps as collectives, doc/arrays.md)
+ * and the one round's scratch (every array at once). */
 void rp_set_budgets(const redist_plan_set_t *set, uint64_t *most,
                     uint64_t *sum);
 /* The scratch of the `count` (at most 8) arrays of `set` that need the
@@ -231,7 +233,8 @@ redist_spec_t *rp_set_two_spec(rp_rng *r, int64_t size, const char *name);
  * be's rank being its device), run it twice with every element of every
  * array checked, the scratch high-water mark against `budget` and the
  * arena, the combined exchanges against the rounds' most steps of an
- * array (not their sum) and the set's exchanges figure, and the messages
+ * array (an all_reduce two; not their sum) and the set's exchanges
+ * figure, and the messages
  * against one per other rank per combined exchange; after each run
  * `after(user)` (may be NULL: a backend's own counts).  Problems are
  * printed with case number c; 0 when exact on this rank. */

@@ -658,6 +658,19 @@ static void gathers(void)
         }
 }
 
+/* Device d's block of array i (db bytes) equals the one-array run's (when
+ * both ran: ok); the three blocks freed. */
+static void same_and_free(const char *what, int ok, int i, int64_t d,
+                          uint64_t db, void *src, void *dst, void *ref)
+{
+    CHECK(!ok || !db || !memcmp(dst, ref, db),
+          "%s: array %d device %lld differs from the one-array sim run",
+          what, i, (long long)d);
+    free(src);
+    free(dst);
+    free(ref);
+}
+
 /* A float sum that crosses between meshes, in a set of two arrays (one
  * on meshes that overlap): the set runner's result equals the one-array
  * sim run's to the bit (the same reduction order), for values whose sum
@@ -725,21 +738,171 @@ static void crossing_floats(void)
               (unsigned long long)t.scratch_bytes);
     }
     for (int i = 0; i < 2; i++)
-        for (int64_t d = 0; d < N; d++) {
-            uint64_t db = sp[i] ? redist_spec_device_bytes(sp[i], 1, d) : 0;
-            CHECK(!ok || !db || !memcmp(dst[i][d], ref[i][d], db),
-                  "crossing floats: array %d device %lld differs from the "
-                  "one-array sim run", i, (long long)d);
-            free(src[i][d]);
-            free(dst[i][d]);
-            free(ref[i][d]);
-        }
+        for (int64_t d = 0; d < N; d++)
+            same_and_free("crossing floats", ok, i, d,
+                          sp[i] ? redist_spec_device_bytes(sp[i], 1, d) : 0,
+                          src[i][d], dst[i][d], ref[i][d]);
     redist_plan_set_free(set);
     redist_arrays_free(a);
     for (int i = 0; i < 2; i++) {
         redist_plan_free(one[i]);
         redist_spec_free(sp[i]);
     }
+}
+
+/* Gradients: k arrays with sums pending over x=4, each reduce-scattered
+ * (one all-reduced in three, one in bf16), in one set.  The set lowers
+ * the reductions to exchanges of the contributions and an ordered sum
+ * (program.c), so a round makes one combined exchange for all the
+ * reduce_scatters (two with an all_reduce: the contributions, then the
+ * gather), not k collectives; exact, and, for values whose sum depends on
+ * the order, equal to the bit to each array's own sim run.  Under the
+ * smallest budget that works (named by budget 0), the arrays that do not
+ * fit lowered keep their collectives (less scratch), within it. */
+static void reductions(void)
+{
+    enum { K = 7, N = 4 };
+    char json[8192];
+    size_t pos = (size_t)snprintf(json, sizeof json,
+                                  "{\"mesh\": [[\"x\", %d]], \"arrays\": [",
+                                  N);
+    for (int i = 0; i < K; i++)
+        pos += (size_t)snprintf(
+            json + pos, sizeof json - pos,
+            "%s{\"name\": \"g%d\", \"shape\": [%d, %d], \"dtype\": "
+            "\"%s\", \"from\": {\"dims\": [[], []], \"partial\": [\"x\"]}, "
+            "\"to\": {\"dims\": [%s, []]}}",
+            i ? ", " : "", i, 8 * (i + 1), 12 + 4 * (i % 3),
+            i == 5 ? "bf16" : "f32", i % 3 == 2 ? "[]" : "[\"x\"]");
+    snprintf(json + pos, sizeof json - pos, "]}");
+    redist_arrays_t *a = NULL;
+    redist_plan_set_t *set = set_of(json, 0, 0, &a);
+    if (!set)
+        return;
+    redist_plan_set_stats_t t;
+    redist_plan_set_stats(set, &t);
+    uint64_t lowered = 0;
+    for (int i = 0; i < K; i++) {
+        uint64_t b = redist_plan_set_array_scratch(set, i);
+        lowered = b > lowered ? b : lowered;
+    }
+    CHECK(t.nrounds == 1 && t.collectives == K && t.exchanges == 2 &&
+              t.time_s < t.arrays_time_s,
+          "reductions: %d rounds, %d collectives, %d exchanges, %.6g us "
+          "(the arrays' %.6g us)",
+          t.nrounds, t.collectives, t.exchanges, t.time_s * 1e6,
+          t.arrays_time_s * 1e6);
+    run_exact(set, REDIST_NO_BUDGET, 0, 3000);
+    int combined = 0;
+    for (int i = 0; i < K; i++) {
+        const redist_plan_t *p = redist_plan_set_plan(set, i);
+        for (int k = 0; k < redist_plan_num_steps(p); k++) {
+            redist_step_view_t v;
+            redist_plan_step(p, k, &v);
+            combined += (v.op == REDIST_OP_REDUCE_SCATTER ||
+                         v.op == REDIST_OP_ALL_REDUCE) &&
+                        redist_plan_set_step_combined(set, i, k) == 1;
+        }
+    }
+    CHECK(combined == K && redist_plan_set_step_combined(NULL, 0, 0) == -1 &&
+              redist_plan_set_step_combined(set, K, 0) == -1 &&
+              redist_plan_set_step_combined(set, 0, 99) == -1,
+          "reductions: %d of %d combined", combined, K);
+
+    /* floats whose sum depends on the order: the set's run is the
+     * one-array runs' to the bit */
+    void *src[K][N] = {{0}}, *dst[K][N] = {{0}}, *ref[K][N] = {{0}};
+    redist_error_t e = REDIST_ERROR_INIT;
+    int ok = 1;
+    for (int i = 0; i < K; i++) {
+        const redist_plan_t *p = redist_plan_set_plan(set, i);
+        const redist_spec_t *sp = redist_plan_spec(p);
+        size_t el = redist_dtype_size(redist_spec_dtype(sp));
+        for (int64_t d = 0; d < N; d++) {
+            uint64_t sb = redist_spec_device_bytes(sp, 0, d),
+                     db = redist_spec_device_bytes(sp, 1, d);
+            src[i][d] = malloc(sb);
+            dst[i][d] = calloc(1, db);
+            ref[i][d] = calloc(1, db);
+            for (uint64_t q = 0; src[i][d] && q < sb / el; q++) {
+                /* +big, small, -big, small: the smalls survive only in
+                 * member order (big + small rounds to big) */
+                float big = (float)(q * 2654435761u % 10007 + 1) * 1e6f;
+                float v = d % 2 ? (float)((q * 40503u + (uint64_t)d * 7919u) %
+                                          101 + 1) * 0.37f
+                                : d ? -big : big;
+                if (el == 4)
+                    ((float *)src[i][d])[q] = v;
+                else /* bf16: the float's upper half */
+                    memcpy((char *)src[i][d] + 2 * q,
+                           (const char *)&v + 2, 2);
+            }
+        }
+        ok = ok && !redist_exec_sim_run(p, src[i], ref[i], 0, NULL, NULL,
+                                        NULL, &e);
+    }
+    void *const *s2[K], *const *d2[K];
+    for (int i = 0; i < K; i++) {
+        s2[i] = src[i];
+        d2[i] = dst[i];
+    }
+    redist_exec_report_t rep;
+    ok = ok && !redist_exec_sim_run_set(set, s2, d2, 0, &rep, NULL, &e);
+    CHECK(ok, "reductions, floats: %s", e.text);
+    for (int i = 0; i < K; i++)
+        for (int64_t d = 0; d < N; d++)
+            same_and_free("reductions, floats", ok, i, d,
+                          redist_spec_device_bytes(
+                              redist_plan_spec(redist_plan_set_plan(set, i)),
+                              1, d),
+                          src[i][d], dst[i][d], ref[i][d]);
+    redist_plan_set_free(set);
+    set = NULL;
+
+    /* the smallest budget, named by budget 0, is below the lowered
+     * programs' largest scratch: some arrays keep their collectives */
+    const redist_spec_t *sp[K];
+    for (int i = 0; i < K; i++)
+        sp[i] = redist_arrays_get(a, i);
+    redist_arrays_t *z = NULL;
+    redist_error_t ez = REDIST_ERROR_INIT;
+    const char *key = "smallest budget that works is ", *at = NULL;
+    redist_status_t st = redist_arrays_create("z", K, sp, 0, &z, &ez);
+    if (!st)
+        st = redist_plan_set_create(z, NULL, NULL, NULL, &set, &ez);
+    uint64_t least = st == REDIST_ERR_INFEASIBLE && (at = strstr(ez.text, key))
+                         ? strtoull(at + strlen(key), NULL, 10)
+                         : UINT64_MAX;
+    CHECK(least < lowered, "reductions: budget 0: status %d, \"%s\" (the "
+                           "lowered programs need %llu)",
+          (int)st, ez.text, (unsigned long long)lowered);
+    redist_plan_set_free(set);
+    set = NULL;
+    redist_arrays_free(z);
+    z = NULL;
+    if (least < lowered &&
+        (redist_arrays_create("z", K, sp, least, &z, &ez) ||
+         redist_plan_set_create(z, NULL, NULL, NULL, &set, &ez)))
+        CHECK(0, "reductions: budget %llu: %s", (unsigned long long)least,
+              ez.text);
+    if (set) {
+        redist_plan_set_stats(set, &t);
+        int kept = 0;
+        for (int i = 0; i < K; i++)
+            for (int k = 0; k < redist_plan_num_steps(
+                                    redist_plan_set_plan(set, i));
+                 k++)
+                kept += redist_plan_set_step_combined(set, i, k) == 0;
+        CHECK(t.scratch_bytes <= least && kept > 0,
+              "reductions: budget %llu: scratch %llu, %d rounds, %d "
+              "reductions kept as collectives",
+              (unsigned long long)least, (unsigned long long)t.scratch_bytes,
+              t.nrounds, kept);
+        run_exact(set, least, 0, 3001);
+    }
+    redist_plan_set_free(set);
+    redist_arrays_free(z);
+    redist_arrays_free(a);
 }
 
 int main(int argc, char **argv)
@@ -751,6 +914,7 @@ int main(int argc, char **argv)
     bad_sets();
     round_times();
     gathers();
+    reductions();
     crossing_floats();
     for (int c = 0; c < cases; c++)
         one_case(&rng, c, rounds);

@@ -30,25 +30,31 @@ static void count_work(void *ctx)
     work += redist_mpi_last_stats(ctx).streamed > 0;
 }
 
-/* k arrays, each one all_gather of dim 1 over every rank, planned for
- * the MPI endpoint (odd k) or generic, under no budget and under the
- * three largest arrays' scratch: exact, within the budget, and each rank
- * sends size - 1 messages per round however many arrays (a set lowers
- * its data-moving collectives to exchanges, one combined per round); 0
- * when right on this rank. */
-static int gathers(int k, int tight)
+/* k arrays, each one all_gather of dim 1 over every rank (op 0), one
+ * reduce_scatter (op 1) or one all_reduce (op 2) of sums pending over
+ * them, planned for the MPI endpoint (odd k) or generic, under no budget
+ * and under the three largest arrays' scratch (several rounds, unless that
+ * is 0: an all_reduce may run in the caller's buffers): exact, within the budget,
+ * and each rank sends size - 1 messages per exchange (an all_reduce: 2)
+ * however many arrays (a set lowers its collectives, reductions
+ * included, to exchanges, one combined per round); 0 when right on this
+ * rank. */
+static int gathers(int k, int tight, int op)
 {
+    static const char *const from[3] = {"|x", "|", "|"},
+                             *const part[3] = {NULL, "x", "x"},
+                             *const to[3] = {"|", "x|", "|"};
     redist_spec_t *specs[32];
     redist_mpi_t *ctx = NULL;
     int made = 0, bad = 0;
     char mesh[32], shape[32], name[16];
     snprintf(mesh, sizeof mesh, "x=%d", size);
     for (int i = 0; i < k; i++) {
-        snprintf(shape, sizeof shape, "8x%d", size * (4 + i % 3));
+        snprintf(shape, sizeof shape, "%dx%d", 2 * size, size * (4 + i % 3));
         snprintf(name, sizeof name, "g%d", i);
-        if (!redist_spec_from_strings(mesh, shape, "f32", "|x", NULL, "|",
-                                      NULL, NULL, name, 0, &specs[made],
-                                      NULL))
+        if (!redist_spec_from_strings(mesh, shape, "f32", from[op], part[op],
+                                      to[op], NULL, NULL, name, 0,
+                                      &specs[made], NULL))
             made++;
     }
     if (made == k)
@@ -66,18 +72,22 @@ static int gathers(int k, int tight)
     }
     redist_plan_set_stats_t t;
     redist_plan_set_stats(set, &t);
-    if (!set || t.exchanges != t.nrounds || (tight && k > 3 && t.nrounds < 2)) {
-        fprintf(stderr, "rank %d: %d gathers%s: %d rounds, %d exchanges\n",
-                rank, k, tight ? " under a budget" : "", t.nrounds,
+    int per = op == 2 ? 2 : 1; /* exchanges per array and round */
+    if (!set || t.exchanges != per * t.nrounds ||
+        (tight && k > 3 && budget > 0 && t.nrounds < 2)) {
+        fprintf(stderr, "rank %d: %d arrays of op %d%s: %d rounds, %d "
+                        "exchanges\n",
+                rank, k, op, tight ? " under a budget" : "", t.nrounds,
                 t.exchanges);
         bad = 1;
     } else {
         bad = rp_set_run_counted(set, budget, 900 + k,
                                  redist_mpi_backend(ctx), NULL, NULL, &msgs);
-        if (msgs != (uint64_t)t.nrounds * (uint64_t)(size - 1)) {
-            fprintf(stderr, "rank %d: %d gathers in %d rounds: %llu "
-                            "messages, want %d per round\n",
-                    rank, k, t.nrounds, (unsigned long long)msgs, size - 1);
+        if (msgs != (uint64_t)(per * t.nrounds) * (uint64_t)(size - 1)) {
+            fprintf(stderr, "rank %d: %d arrays of op %d in %d rounds: %llu "
+                            "messages, want %d per exchange\n",
+                    rank, k, op, t.nrounds, (unsigned long long)msgs,
+                    size - 1);
             bad = 1;
         }
     }
@@ -202,8 +212,10 @@ int main(int argc, char **argv)
         redist_spec_free(last[i]);
     fails += !mismatch_ok;
     for (int tight = 0; tight < 2 && size > 1; tight++) {
-        fails += gathers(2, tight);
-        fails += gathers(25, tight);
+        for (int op = 0; op < 3; op++) {
+            fails += gathers(2, tight, op);
+            fails += gathers(25, tight, op);
+        }
     }
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
