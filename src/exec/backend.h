@@ -308,7 +308,11 @@ enum {
     /* a two-mesh run may place a device's S block in its destination
      * buffer and its R block in its source buffer (rd_meshes_usr_blocks):
      * the backend runs each stage on every device before the next (sim) */
-    RD_BUILD_MESH_USR = 1u << 1
+    RD_BUILD_MESH_USR = 1u << 1,
+    /* a two-mesh phase whose program needs more scratch than the room the
+     * bound leaves it (rd_meshes_phase_room) runs with the sim's whole
+     * steps (REDIST_SIM_FUSED) when they need less (src/exec/meshes.c) */
+    RD_BUILD_MESH_FUSE = 1u << 2
 };
 
 struct redist_backend {

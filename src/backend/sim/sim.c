@@ -641,7 +641,7 @@ redist_status_t redist_sim_create(int64_t n, unsigned flags,
         w->ep[r].ctx = w;
         w->ep[r].rank = r;
         w->ep[r].size = n;
-        w->ep[r].build = RD_BUILD_MESH_USR;
+        w->ep[r].build = RD_BUILD_MESH_USR | RD_BUILD_MESH_FUSE;
     }
     *out = w;
     return REDIST_OK;
