@@ -431,8 +431,10 @@ enum {
     /** Run all_gather, all_to_all, reduce_scatter and exchange as whole
      *  steps that read the peers' blocks and write straight into the
      *  final places (no pack or unpack pass): the path a one-sided backend
-     *  takes.  Without it the sim takes the generic pack / exchange /
-     *  unpack path. */
+     *  takes.  An uneven plan's reduce_scatter too (no packed boxes, so
+     *  less scratch).  Without it the sim takes the generic pack /
+     *  exchange / unpack path, except in a two-mesh phase that needs it
+     *  to stay within its room (redist_exec_sim_run). */
     REDIST_SIM_FUSED = 1u << 0
 };
 
@@ -462,7 +464,12 @@ REDIST_API redist_backend_t *redist_sim_backend(redist_sim_t *sim, int64_t rank)
  * that sums), A_d and B_d the phases' scratch on d (0 off their mesh),
  * S_d and R_d its S and R blocks where they are not so placed (0 off
  * their mesh or for an empty phase); redist_plan_exec_info on a sim
- * backend promises the largest device's figure.
+ * backend promises the largest device's figure.  A phase whose scratch
+ * would exceed the room max(src_d, dst_d) leaves beside the block held
+ * with it (the least over its mesh) runs with REDIST_SIM_FUSED when that
+ * needs less, whatever sim_flags say; the promise counts that choice.
+ * Without REDIST_EXEC_PRESERVE_SRC, a device whose phases have at most
+ * one step each is then within max(src_d, dst_d) (doc/meshes.md).
  */
 REDIST_API redist_status_t redist_exec_sim_run(const redist_plan_t *plan,
                                     void *const src[], void *const dst[],

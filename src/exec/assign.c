@@ -344,10 +344,15 @@ static redist_status_t program_build(const redist_plan_t *plan,
      * any device needs (program.c); the caller's buffers count with the
      * least any device has, except that the last pass's output is the
      * target block, which fits DST everywhere.  No fused steps but the
-     * exchange and no in-place passes (their needs differ by device). */
+     * exchange (and the reduce_scatter where the backend runs it:
+     * uneven_rs), and no
+     * in-place passes (their needs differ by device). */
     p->uneven = redist_spec_is_uneven(spec);
     if (p->uneven) {
-        fused_ops &= 1u << REDIST_OP_EXCHANGE;
+        fused_ops &= 1u << REDIST_OP_EXCHANGE |
+                     (be && be->ops->uneven_rs
+                          ? 1u << REDIST_OP_REDUCE_SCATTER
+                          : 0);
         inplace = 0;
     }
     p->src_bytes = redist_spec_src_bytes(spec);

@@ -70,6 +70,13 @@ typedef struct rd_xstep {
     redist_dtype_t dtype;
     redist_reduce_t reduce;
     int64_t send_to, recv_from; /* permute peers (may be this rank) */
+    /* an uneven reduce_scatter run whole (uneven_rs): in_shape and
+     * out_shape are this device's boxes before and after the step, and
+     * the box after sits at box_off in the box before, the same box in
+     * every member's block (the members differ only on the reduced axis,
+     * which shards nothing before the step) */
+    int boxed;
+    int64_t box_off[REDIST_MAX_DIMS];
     const struct rd_xchg *xchg; /* exchange: geometry and this device's
                                    transfers (exchange.c) */
 } rd_xstep;
@@ -255,6 +262,10 @@ typedef struct rd_backend_ops {
     /* Optional (NULL, fused_ops 0): a whole step, see above. */
     redist_status_t (*step)(redist_backend_t *be, const rd_xstep *x,
                             const void *in, void *out, redist_error_t *err);
+    /* 1: `step` also runs an uneven plan's reduce_scatter whole, when
+     * fused_ops has it (rd_xstep.boxed; one-array programs only, not a
+     * set's): no packed boxes, no all-reduce of them */
+    int uneven_rs;
 
     /* A rank failed in the middle of a plan: make every other rank's
      * pending and later ops fail (no hang).  May be NULL when the backend
@@ -297,7 +308,11 @@ enum {
     /* a two-mesh run may place a device's S block in its destination
      * buffer and its R block in its source buffer (rd_meshes_usr_blocks):
      * the backend runs each stage on every device before the next (sim) */
-    RD_BUILD_MESH_USR = 1u << 1
+    RD_BUILD_MESH_USR = 1u << 1,
+    /* a two-mesh phase whose program needs more scratch than the room the
+     * bound leaves it (rd_meshes_phase_room) runs with the sim's whole
+     * steps (REDIST_SIM_FUSED) when they need less (src/exec/meshes.c) */
+    RD_BUILD_MESH_FUSE = 1u << 2
 };
 
 struct redist_backend {

@@ -64,16 +64,19 @@ static redist_status_t bind_uneven(rd_pass *ps, const redist_plan_t *plan,
     rd_xstep *x = &ps->x;
     switch (ps->umode) {
     case RD_U_BOX:
+    case RD_U_RS: { /* the box after within the box before */
+        int64_t *off = ps->umode == RD_U_RS ? x->box_off : ps->off;
         box_at(plan, ps->first, 0, rank, blo, bhi);
         box_at(plan, ps->last, 1, rank, alo, ahi);
         for (int i = 0; i < nd; i++) {
             x->in_shape[i] = bhi[i] - blo[i];
             x->out_shape[i] = ahi[i] - alo[i];
-            ps->off[i] = alo[i] - blo[i];
+            off[i] = alo[i] - blo[i];
         }
         ps->dev_in = elems_of(nd, x->in_shape) * elem;
         ps->dev_out = elems_of(nd, x->out_shape) * elem;
         return REDIST_OK;
+    }
     case RD_U_COUNT:
         box_at(plan, ps->first, 1, rank, alo, ahi);
         for (int i = 0; i < nd; i++)

@@ -38,7 +38,8 @@ enum {
     RD_U_COUNT, /* XCHG all_reduce: this device's box after the step */
     RD_U_SUM,   /* XCHG all_reduce: the packed members' boxes */
     RD_U_VPACK, /* VPACK: the members' boxes after the step */
-    RD_U_DST    /* COPY: this device's target block */
+    RD_U_DST,   /* COPY: this device's target block */
+    RD_U_RS     /* FUSED reduce_scatter: this device's boxes (x.boxed) */
 };
 
 typedef struct rd_pass {

@@ -32,6 +32,20 @@
  * sums: sim needs nothing more; the exec info also promises, per device,
  * a work area for an executor that receives the contributions first
  * (MPI): all it receives, at most rd_meshes_sum_cap.
+ *
+ * PHASE CAP (sim: RD_BUILD_MESH_FUSE).  A phase whose program needs more
+ * scratch than rd_meshes_phase_room (the least over its mesh of
+ * max(src_d, dst_d) less the block held beside it) runs with the sim's
+ * whole steps (REDIST_SIM_FUSED) when their program needs less: they
+ * read the peers' blocks in place, so no pack buffers, and an uneven
+ * reduce_scatter needs none either (sim.c).  phase_info makes the choice
+ * for the promise and the run alike.  Cost: per phase one walk of its
+ * mesh's blocks (the room), and one more program build (O(passes^3))
+ * when the default is over the room.  Without REDIST_EXEC_PRESERVE_SRC
+ * one whole step needs no scratch, so a device whose phases have one
+ * step at most holds its blocks only: within max(src_d, dst_d), as
+ * S_d <= src_d, R_d <= dst_d and, on both meshes with both phases, one
+ * of them sits in the caller's other buffer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +322,40 @@ uint64_t rd_meshes_phase_room(const redist_plan_t *plan, int side,
     return room == UINT64_MAX ? 0 : room;
 }
 
+/* Phase `side`'s exec info on `be`; with RD_BUILD_MESH_FUSE (sim) and
+ * unfused steps, that of its whole steps instead when the phase needs
+ * more than its room and they need less (*fused then 1: the run gives
+ * the phase REDIST_SIM_FUSED). */
+static redist_status_t phase_info(const redist_plan_t *plan, int side,
+                                  const redist_backend_t *be,
+                                  const redist_exec_options_t *opts,
+                                  redist_exec_info_t *info, int *fused,
+                                  redist_error_t *err)
+{
+    const redist_plan_t *ph = plan->m->phase[side];
+    redist_status_t st = redist_plan_exec_info(ph, be, opts, info, err);
+    *fused = 0;
+    if (st || !be || !(be->build & RD_BUILD_MESH_FUSE) || be->ops->step ||
+        ph->nsteps == 0 ||
+        info->scratch_bytes <=
+            rd_meshes_phase_room(plan, side, opts ? opts->flags : 0))
+        return st;
+    redist_sim_t *w = NULL;
+    redist_exec_info_t f;
+    if ((st = redist_sim_create(1, REDIST_SIM_FUSED, &w, err)) ||
+        (st = redist_plan_exec_info(ph, redist_sim_backend(w, 0), opts, &f,
+                                    err))) {
+        redist_sim_free(w);
+        return st;
+    }
+    redist_sim_free(w);
+    if (f.scratch_bytes < info->scratch_bytes) {
+        *info = f;
+        *fused = 1;
+    }
+    return REDIST_OK;
+}
+
 uint64_t rd_meshes_sum_cap(uint64_t bound, uint64_t held, uint64_t maxp)
 {
     uint64_t room = bound > held ? bound - held : 0;
@@ -336,19 +384,21 @@ static void count_work(void *user, int64_t r, int64_t q, const int64_t lo[],
         w->maxp[to] = b;
 }
 
-redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
-                                    const redist_backend_t *be,
-                                    const redist_exec_options_t *opts,
-                                    redist_exec_info_t *out,
-                                    redist_error_t *err)
+/* rd_meshes_exec_info, and whether each phase runs with whole steps
+ * (phase_info). */
+static redist_status_t meshes_info(const redist_plan_t *plan,
+                                   const redist_backend_t *be,
+                                   const redist_exec_options_t *opts,
+                                   redist_exec_info_t *out, int fused[2],
+                                   redist_error_t *err)
 {
     const redist_spec_t *s = plan->spec;
     const rd_mplan *m = plan->m;
     redist_exec_info_t ia, ib;
     redist_status_t st;
     memset(out, 0, sizeof *out);
-    if ((st = redist_plan_exec_info(m->phase[0], be, opts, &ia, err)) ||
-        (st = redist_plan_exec_info(m->phase[1], be, opts, &ib, err)))
+    if ((st = phase_info(plan, 0, be, opts, &ia, &fused[0], err)) ||
+        (st = phase_info(plan, 1, be, opts, &ib, &fused[1], err)))
         return st;
     int own_s = m->phase[0]->nsteps > 0, own_r = m->phase[1]->nsteps > 0;
     /* a transfer that sums: an executor may receive the remote
@@ -404,6 +454,16 @@ redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
     out->passes = ia.passes + 1 + ib.passes;
     out->collectives = ia.collectives + 1 + ib.collectives;
     return REDIST_OK;
+}
+
+redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
+                                    const redist_backend_t *be,
+                                    const redist_exec_options_t *opts,
+                                    redist_exec_info_t *out,
+                                    redist_error_t *err)
+{
+    int fused[2];
+    return meshes_info(plan, be, opts, out, fused, err);
 }
 
 /* ------------------------------------------------ the sim backend's run */
@@ -515,15 +575,14 @@ static void sim_transfer(sim_run *u)
 
 /* Phase B; its reports keep the bytes the transfer received. */
 static redist_status_t sim_phase_b(sim_run *u, const redist_plan_t *pb,
-                                   redist_error_t *err)
+                                   unsigned flags, redist_error_t *err)
 {
     sim_mesh *mb = &u->m[1];
     redist_exec_report_t *tmp = calloc((size_t)mb->n, sizeof *tmp);
     if (!tmp)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    redist_status_t st = redist_exec_sim_run(pb, mb->blk, mb->usr,
-                                             u->a->flags, u->a->opts, NULL,
-                                             tmp, err);
+    redist_status_t st = redist_exec_sim_run(pb, mb->blk, mb->usr, flags,
+                                             u->a->opts, NULL, tmp, err);
     for (int64_t r = 0; r < mb->n; r++) {
         uint64_t rv = mb->rep[r].recv_bytes;
         mb->rep[r] = tmp[r];
@@ -622,17 +681,20 @@ redist_status_t rd_meshes_sim_run(const rd_sim_args *a, redist_error_t *err)
     redist_exec_report_t whole_a = {0};
     redist_exec_info_t promise = {0};
     redist_sim_t *probe = NULL;
+    int fused[2] = {0, 0};
     if (!st && !(st = redist_sim_create(1, a->flags, &probe, err)))
-        st = rd_meshes_exec_info(plan, redist_sim_backend(probe, 0), a->opts,
-                                 &promise, err);
+        st = meshes_info(plan, redist_sim_backend(probe, 0), a->opts,
+                         &promise, fused, err);
     redist_sim_free(probe);
     if (!st && u.m[0].own)
-        st = redist_exec_sim_run(pa, u.m[0].usr, u.m[0].blk, a->flags, a->opts,
-                                 &whole_a, u.m[0].rep, err);
+        st = redist_exec_sim_run(pa, u.m[0].usr, u.m[0].blk,
+                                 a->flags | (fused[0] ? REDIST_SIM_FUSED : 0),
+                                 a->opts, &whole_a, u.m[0].rep, err);
     if (!st)
         sim_transfer(&u);
     if (!st && u.m[1].own)
-        st = sim_phase_b(&u, pb, err);
+        st = sim_phase_b(&u, pb, a->flags | (fused[1] ? REDIST_SIM_FUSED : 0),
+                         err);
     sim_reports(&u, st, promise.scratch_bytes, whole_a.writes_src);
     sim_close(&u);
     return st;

@@ -53,7 +53,11 @@
  *                      member order); XCHG all_reduce of the packed boxes;
  *                      BOX of this member's chunk.  Exact on every
  *                      backend with the even ops; it receives 2(s-1)/s of
- *                      the packed boxes instead of (s-1)/s.
+ *                      the packed boxes instead of (s-1)/s.  A backend
+ *                      with uneven_rs and a fused reduce_scatter
+ *                      (sim) gets one FUSED pass instead: this device's
+ *                      box after the step reduced straight from the same
+ *                      box of the members' blocks (no packed buffer).
  * Cost: O(steps) passes of O(dims) each; memory: 7 * steps + 2 passes
  * and one exchange geometry per exchange step.
  */
@@ -283,6 +287,14 @@ static void uneven_passes(rd_program *p, const redist_plan_t *plan,
         ps->umode = RD_U_COUNT;
         return;
     case REDIST_OP_REDUCE_SCATTER:
+        if (fused_ops >> REDIST_OP_REDUCE_SCATTER & 1u) {
+            /* whole, from the members' blocks (uneven_rs) */
+            ps = rd_program_add_pass(p, RD_PASS_FUSED, k, L, out);
+            ps->x = *x;
+            ps->x.boxed = 1;
+            ps->umode = RD_U_RS;
+            return;
+        }
         /* the packed boxes are disjoint parts of the box before: <= L */
         ps = rd_program_add_pass(p, RD_PASS_VPACK, k, L, L);
         ps->x = *x;

@@ -235,8 +235,14 @@ void rd_pass_account(const redist_backend_t *be, const rd_pass *ps,
         r->recv_bytes += (s - 1) * L;
         r->sent_bytes += (s - 1) * L;
         break;
-    case REDIST_OP_ALL_TO_ALL:
     case REDIST_OP_REDUCE_SCATTER:
+        if (x->boxed) { /* its box from each other member; theirs to them */
+            r->recv_bytes += (s - 1) * ps->dev_out;
+            r->sent_bytes += L - ps->dev_out;
+            break;
+        }
+        /* fall through */
+    case REDIST_OP_ALL_TO_ALL:
         r->recv_bytes += (s - 1) * (L / s);
         r->sent_bytes += (s - 1) * (L / s);
         break;

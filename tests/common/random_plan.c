@@ -452,6 +452,43 @@ void rp_fail(rp_tally *t, const char *what, const redist_plan_t *plan,
     }
 }
 
+int rp_on_mesh(const redist_spec_t *s, int side, int64_t dev)
+{
+    const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+    for (int64_t k = 0; k < redist_mesh_num_devices(m); k++)
+        if (redist_spec_mesh_device(s, side, k) == dev)
+            return 1;
+    return 0;
+}
+
+/* Does the sim backend keep two-mesh device `dev` within
+ * max(src_d, dst_d) for certain?  Without REDIST_EXEC_PRESERVE_SRC, when
+ * each phase on its meshes has at most one step: S_d <= src_d and
+ * R_d <= dst_d, one of them fits the other buffer when the device is on
+ * both meshes with both phases (rd_meshes_usr_blocks), and a phase's
+ * scratch is within the room the bound leaves it or its one whole step
+ * (REDIST_SIM_FUSED) needs none (doc/meshes.md). */
+int rp_transfer_step(const redist_plan_t *plan)
+{
+    int n = redist_plan_num_steps(plan);
+    for (int k = 0; k < n; k++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, k, &v);
+        if (v.op == REDIST_OP_TRANSFER)
+            return k;
+    }
+    return -1;
+}
+
+static int sim_within(const redist_plan_t *plan, int64_t dev, int preserve)
+{
+    int n = redist_plan_num_steps(plan), kt = rp_transfer_step(plan);
+    const redist_spec_t *s = redist_plan_spec(plan);
+    return !preserve && kt >= 0 &&
+           (!rp_on_mesh(s, REDIST_SIDE_FROM, dev) || kt <= 1) &&
+           (!rp_on_mesh(s, REDIST_SIDE_TO, dev) || n - 1 - kt <= 1);
+}
+
 int rp_sim_check(rp_rng *rng, rp_tally *t, const char *what,
                  const redist_plan_t *plan, uint64_t need)
 {
@@ -553,12 +590,23 @@ int rp_sim_check(rp_rng *rng, rp_tally *t, const char *what,
                 (unsigned long long)info.scratch_bytes);
     /* two meshes: every device's measured scratch within the promise
      * (the run's report is the largest device's); those over
-     * max(src_d, dst_d) counted */
+     * max(src_d, dst_d) counted, and failed where the bound holds for
+     * certain (sim_within) */
     for (int64_t r = 0; two && r < D; r++) {
         uint64_t sb = redist_spec_device_bytes(s, REDIST_SIDE_FROM, r);
         uint64_t db = redist_spec_device_bytes(s, REDIST_SIDE_TO, r);
+        int over = per[r].scratch_high_water > (sb > db ? sb : db);
+        int sure = sim_within(plan, r, preserve);
         t->devices++;
-        t->over_bound += per[r].scratch_high_water > (sb > db ? sb : db);
+        t->over_bound += over;
+        t->sure += sure;
+        if (over && sure)
+            rp_fail(t, what, plan,
+                    "%sdevice %lld: scratch %llu over max(src_d, dst_d) = "
+                    "%llu, where the sim keeps it within",
+                    sim_flags ? "fused " : "", (long long)r,
+                    (unsigned long long)per[r].scratch_high_water,
+                    (unsigned long long)(sb > db ? sb : db));
         if (per[r].scratch_high_water > info.scratch_bytes ||
             per[r].scratch_bytes != info.scratch_bytes)
             rp_fail(t, what, plan,

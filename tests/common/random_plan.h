@@ -178,13 +178,19 @@ void rp_free_blocks(void **blocks, int64_t n);
  * plan's JSON when there is a plan. */
 typedef struct rp_tally {
     int runs, failures;
-    /* two-mesh runs: devices run, and those whose measured scratch is
-     * over the contract's max(src_d, dst_d) (counted, not failed) */
-    int devices, over_bound;
+    /* two-mesh runs: devices run, those whose measured scratch is over
+     * the contract's max(src_d, dst_d) (counted; failed where the sim
+     * keeps it within for certain), and those where it does (`sure`) */
+    int devices, over_bound, sure;
 } rp_tally;
 
 void rp_fail(rp_tally *t, const char *what, const redist_plan_t *plan,
              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Two meshes: is global device `dev` on the mesh of `side`?  The index
+ * of the plan's transfer step (-1: none). */
+int rp_on_mesh(const redist_spec_t *s, int side, int64_t dev);
+int rp_transfer_step(const redist_plan_t *plan);
 
 /* Run `plan` under the sim backend with random options (PRESERVE_SRC one
  * time in three, the fused path one time in two) on the exact pattern and

@@ -136,7 +136,7 @@ static void run(const redist_plan_t *plan, rp_rng *rng)
     redist_error_clear(&err);
     if (redist_plan_verify(plan, &res, &err) || !res.valid)
         failed("the plan does not verify", plan);
-    rp_tally tally = {0, 0, 0, 0};
+    rp_tally tally = {0};
     if (rp_sim_check(rng, &tally, "fuzz", plan, UINT64_MAX) ||
         tally.failures)
         failed("run under the sim backend (see above)", plan);

@@ -108,30 +108,14 @@ static int even(const redist_spec_t *s)
     return 1;
 }
 
-/* Is global device `dev` on the mesh of `side`? */
-static int on_mesh(const redist_spec_t *s, int side, int dev)
-{
-    const redist_mesh_t *m = redist_spec_side_mesh(s, side);
-    for (int64_t k = 0; k < redist_mesh_num_devices(m); k++)
-        if (redist_spec_mesh_device(s, side, k) == dev)
-            return 1;
-    return 0;
-}
-
 static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
                       uint64_t db, int preserve, int sums, uint64_t hw,
                       int *must_fail)
 {
-    int n = redist_plan_num_steps(plan), kt = -1;
-    for (int k = 0; k < n && kt < 0; k++) {
-        redist_step_view_t v;
-        redist_plan_step(plan, k, &v);
-        if (v.op == REDIST_OP_TRANSFER)
-            kt = k;
-    }
+    int n = redist_plan_num_steps(plan), kt = rp_transfer_step(plan);
     const redist_spec_t *s = redist_plan_spec(plan);
-    int in_a = on_mesh(s, REDIST_SIDE_FROM, dev);
-    int in_b = on_mesh(s, REDIST_SIDE_TO, dev);
+    int in_a = rp_on_mesh(s, REDIST_SIDE_FROM, dev);
+    int in_b = rp_on_mesh(s, REDIST_SIDE_TO, dev);
     int a = kt > 0, b = kt >= 0 && kt < n - 1;
     uint64_t bound = sb > db ? sb : db;
     int sure = !preserve && !sums && even(s) &&

@@ -12,7 +12,9 @@
  * The point-to-point exchange step works the same way: each device also
  * posts its list of sends (sorted by peer), and each receiver pulls its
  * pieces from the senders' ranges (fused: straight from the senders'
- * blocks into its own).
+ * blocks into its own).  Fused, an uneven reduce_scatter is one step too
+ * (uneven_rs): each row of the device's box after it reduced
+ * from the same row of the members' blocks, which hold one box.
  *
  * Failure: the barrier can be aborted.  `agree` combines the devices'
  * statuses before any data moves; a device that fails later calls
@@ -333,6 +335,31 @@ static redist_status_t sim_exchange(redist_backend_t *be, const void *send,
     return done(be, err);
 }
 
+/* An uneven reduce_scatter, whole (rd_xstep.boxed): each row of this
+ * device's box after the step reduced from the same row of the members'
+ * blocks, where that box sits at box_off (no memory of its own). */
+static void boxed_reduce(redist_backend_t *be, const rd_xstep *x, void *out)
+{
+    int nd = x->ndims;
+    int64_t idx[REDIST_MAX_DIMS] = {0};
+    uint64_t row = nd ? (uint64_t)x->out_shape[nd - 1] : 1, rows = 1;
+    for (int i = 0; i + 1 < nd; i++)
+        rows *= (uint64_t)x->out_shape[i];
+    if (row == 0)
+        return;
+    for (uint64_t k = 0; k < rows; k++) {
+        uint64_t e = 0; /* the row's first element in the box before */
+        for (int i = 0; i < nd; i++)
+            e = e * (uint64_t)x->in_shape[i] + (uint64_t)x->box_off[i] +
+                (uint64_t)(i + 1 < nd ? idx[i] : 0);
+        reduce_in ri = {be, &x->group, e * x->elem};
+        rd_reduce_n(x->dtype, x->reduce, (char *)out + k * row * x->elem,
+                    row, x->group.size, reduce_input, &ri);
+        for (int i = nd - 2; i >= 0 && ++idx[i] == x->out_shape[i]; i--)
+            idx[i] = 0;
+    }
+}
+
 /* Whole steps, reading the peers' blocks and writing the final places. */
 static redist_status_t sim_step(redist_backend_t *be, const rd_xstep *x,
                                 const void *in, void *out,
@@ -367,6 +394,10 @@ static redist_status_t sim_step(redist_backend_t *be, const rd_xstep *x,
         break;
     }
     case REDIST_OP_REDUCE_SCATTER: {
+        if (x->boxed) {
+            boxed_reduce(be, x, out);
+            break;
+        }
         int i = x->dim;
         uint64_t pre = 1, chunk = (uint64_t)(x->in_shape[i] / s);
         for (int d = 0; d < i; d++)
@@ -545,6 +576,7 @@ static const rd_backend_ops sim_fused_ops = {
     .sub = sim_sub,
     .sub_free = sim_sub_free,
     .step = sim_step,
+    .uneven_rs = 1,
     .abort = sim_abort,
     .threads = sim_threads,
 };
@@ -609,7 +641,7 @@ redist_status_t redist_sim_create(int64_t n, unsigned flags,
         w->ep[r].ctx = w;
         w->ep[r].rank = r;
         w->ep[r].size = n;
-        w->ep[r].build = RD_BUILD_MESH_USR;
+        w->ep[r].build = RD_BUILD_MESH_USR | RD_BUILD_MESH_FUSE;
     }
     *out = w;
     return REDIST_OK;
