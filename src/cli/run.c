@@ -455,20 +455,11 @@ static int devices(const run_args *a, run_state *st)
 
 /* ---------------------------------------------------------- agreement */
 
-/* Every option and what was loaded and planned (launch.h). */
-static void fingerprint(const run_args *a, const run_state *st,
-                        const cli_run *r, cli_fp *fp)
+/* The planning options into the fingerprint: objective, sums, links and
+ * the cost model c (NULL: none), whatever its source. */
+static void fingerprint_cost(const run_args *a, const redist_cost_model_t *c,
+                             cli_fp *fp)
 {
-    const redist_cost_model_t *c = &st->cost;
-    cli_fp_init(fp, "run", 0);
-    cli_fp_add(fp, "the backend", "%s", backends[a->which]);
-    cli_fp_plan(fp, st->plan, st->orig);
-    cli_fp_add(fp, "--shrink", "%s", a->shrink ? "on" : "off");
-    cli_fp_add(fp, "--max-bytes", "%llu", (unsigned long long)a->max_bytes);
-    cli_fp_add(fp, "--preserve-src", "%s", a->preserve ? "on" : "off");
-    cli_fp_add(fp, "--fused", "%s", a->fused ? "on" : "off");
-    cli_fp_add(fp, "--repeat", "%llu", (unsigned long long)a->repeat);
-    cli_fp_add(fp, "--corrupt-device", "%lld", (long long)r->corrupt);
     cli_fp_add(fp, "--objective", "%s",
                a->cost.objective == REDIST_OBJECTIVE_BYTES ? "bytes" : "time");
     cli_fp_add(fp, "--no-cross-sums", "%s",
@@ -481,7 +472,7 @@ static void fingerprint(const run_args *a, const run_state *st,
     for (int k = 0; k < 5; k++)
         cli_fp_add(fp, opt[k], "%s", val[k] ? val[k] : "-");
     uint64_t ch = 0;
-    if (cli_cost_given(&a->cost)) { /* the model, whatever its source */
+    if (c && cli_cost_given(&a->cost)) { /* the model, whatever its source */
         ch = cli_fp_hash(1, c->alpha, sizeof c->alpha);
         ch = cli_fp_hash(ch, c->beta, sizeof c->beta);
         ch = cli_fp_hash(ch, &c->gamma, sizeof c->gamma);
@@ -490,6 +481,22 @@ static void fingerprint(const run_args *a, const run_state *st,
     }
     cli_fp_add(fp, "--cost", "%s [%016llx]",
                a->cost.file ? a->cost.file : "-", (unsigned long long)ch);
+}
+
+/* Every option and what was loaded and planned (launch.h). */
+static void fingerprint(const run_args *a, const run_state *st,
+                        const cli_run *r, cli_fp *fp)
+{
+    cli_fp_init(fp, "run", 0);
+    cli_fp_add(fp, "the backend", "%s", backends[a->which]);
+    cli_fp_plan(fp, st->plan, st->orig);
+    cli_fp_add(fp, "--shrink", "%s", a->shrink ? "on" : "off");
+    cli_fp_add(fp, "--max-bytes", "%llu", (unsigned long long)a->max_bytes);
+    cli_fp_add(fp, "--preserve-src", "%s", a->preserve ? "on" : "off");
+    cli_fp_add(fp, "--fused", "%s", a->fused ? "on" : "off");
+    cli_fp_add(fp, "--repeat", "%llu", (unsigned long long)a->repeat);
+    cli_fp_add(fp, "--corrupt-device", "%lld", (long long)r->corrupt);
+    fingerprint_cost(a, &st->cost, fp);
 #ifdef REDIST_HAVE_MPI
     if (a->which == RUN_MPI)
         cli_mpi_fingerprint(&a->mpi, fp);
@@ -604,10 +611,7 @@ static int run_arrays_launched(const run_args *a, const char *path,
     cli_fp_add(&fp, "the plans", "%d arrays, %d rounds [%016llx]",
                redist_plan_set_num_arrays(set),
                redist_plan_set_num_rounds(set), (unsigned long long)h);
-    cli_fp_add(&fp, "--objective", "%s",
-               a->cost.objective == REDIST_OBJECTIVE_BYTES ? "bytes" : "time");
-    cli_fp_add(&fp, "--no-cross-sums", "%s",
-               a->cost.no_cross_sums ? "on" : "off");
+    fingerprint_cost(a, opts ? opts->cost : NULL, &fp);
     cli_fp_add(&fp, "--preserve-src", "%s", a->preserve ? "on" : "off");
     cli_fp_add(&fp, "--repeat", "%llu", (unsigned long long)a->repeat);
     cli_fp_add(&fp, "--shrink", "%s", a->shrink ? "on" : "off");

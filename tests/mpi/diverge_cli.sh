@@ -227,6 +227,13 @@ cat >"$tmp/a.json" <<'EOF'
 EOF
 sed 's/"shape": \[6, 12\]/"shape": [12, 12]/' "$tmp/a.json" >"$tmp/b.json"
 echo '{"name": "a", "mesh": [["x", 3]],' >"$tmp/broken.json"
+cat >"$tmp/set.json" <<'EOF'
+{"name": "s", "mesh": [["x", 2]], "arrays": [
+ {"name": "a", "shape": [4, 8], "from": {"dims": [["x"], []]},
+  "to": {"dims": [[], ["x"]]}},
+ {"name": "b", "shape": [4, 6], "from": {"dims": [[], []], "partial": ["x"]},
+  "to": {"dims": [["x"], []]}}]}
+EOF
 cat >"$tmp/cost.json" <<'EOF'
 {"links": {"node": {"alpha": 2e-6, "beta": 3e-10}}, "gamma": 1e-10}
 EOF
@@ -262,6 +269,13 @@ if [ "$mode" = mpi ]; then
         --no-cross-sums
     t --mesh-link fp "the plan|--mesh-link" -- "${I[@]}" -- \
         --mesh-link network
+    # a set: the planning options are agreed too
+    S=(run "$tmp/set.json" --backend mpi)
+    t --mesh-link fp "the plans|--mesh-link" -- "${S[@]}" -- \
+        --mesh-link network
+    t --objective fp "the plans|--objective" -- "${S[@]}" -- \
+        --objective bytes
+    t --cost fp "the plans|--cost" -- "${S[@]}" -- --cost "$tmp/cost.json"
     t --cost fp "the plan|--cost" -- "${I[@]}" -- --cost "$tmp/cost.json"
     t --axis-links fp "the plan|--cost|--axis-links" -- "${I[@]}" -- \
         --axis-links x=network
