@@ -10,6 +10,10 @@ Variants (--variant):
                   axis list ["dp","tp"] (device = dp*2+tp: tp rank order).
   checkpoint      weights saved FSDP over 8 ranks, loaded FSDP over 6
                   (devices 0-5; the `balanced` rule: 6 divides no dim).
+  grads           the gradients of an FSDP+TP step on dp=2,tp=2 (one
+                  mesh): each weight's gradient sharded as tp shards the
+                  weight, its sums pending over dp, reduce-scattered to
+                  the weight's FSDP+TP sharding.
   kv-cache        the K and V cache of every layer, [batch, kv_heads,
                   seq, head_dim], from prefill (dp=4,tp=2; devices 0-7)
                   to decode (tp=8; devices 8-15).
@@ -38,6 +42,7 @@ MIB = 1 << 20
 # The specs' names (and files, specs/arrays/NAME.json).
 NAMES = {"train-to-infer": "sync-train-to-infer", "reshaped": "sync-reshaped",
          "checkpoint": "checkpoint-8-to-6-ranks",
+         "grads": "grads-fsdp-dp2-tp2",
          "kv-cache": "kv-cache-dp4-tp2-to-tp8"}
 
 COLUMN = ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj")
@@ -75,6 +80,11 @@ INFER = {"column": [["tp"], []], "vocab": [["tp"], []],
          "row": [[], ["tp"]], "norm": [[]]}
 
 
+def without_dp(dims):
+    """The dims with dp taken out (a gradient before its reduce-scatter)."""
+    return [[x for x in d if x != "dp"] for d in dims]
+
+
 def infer_on_train_mesh(dims):
     """The tp=4 dims written on the dp=2,tp=2 mesh: tp rank = dp*2+tp."""
     return [["dp", "tp"] if d == ["tp"] else d for d in dims]
@@ -94,6 +104,9 @@ def weights_spec(variant, layers, k, budget):
         elif variant == "reshaped":
             a["from"] = {"dims": TRAIN[kind]}
             a["to"] = {"dims": infer_on_train_mesh(INFER[kind])}
+        elif variant == "grads":
+            a["from"] = {"dims": without_dp(TRAIN[kind]), "partial": ["dp"]}
+            a["to"] = {"dims": TRAIN[kind]}
         else:  # checkpoint: FSDP on dim 0 (the largest) for everything
             rest = [[] for _ in shape[1:]]
             a["from"] = {"mesh": "saved", "dims": [["fsdp"]] + rest}
@@ -105,7 +118,7 @@ def weights_spec(variant, layers, k, budget):
         spec["meshes"] = {
             "train": {"axes": [["dp", 2], ["tp", 2]], "devices": [0, 1, 2, 3]},
             "infer": {"axes": [["tp", 4]], "devices": [4, 5, 6, 7]}}
-    elif variant == "reshaped":
+    elif variant in ("reshaped", "grads"):
         spec["mesh"] = [["dp", 2], ["tp", 2]]
     else:
         spec["meshes"] = {
@@ -175,7 +188,7 @@ def main():
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variant", required=True,
                     choices=["train-to-infer", "reshaped", "checkpoint",
-                             "kv-cache"])
+                             "kv-cache", "grads"])
     ap.add_argument("--shrink", type=int, default=1, metavar="K",
                     help="divide every dim by K, rounding up (default 1)")
     ap.add_argument("--layers", type=int, default=LAYERS,

@@ -36,7 +36,10 @@
  * most any device d spends,
  *   max(sum over the peers d receives from, sum over those it sends to,
  *       of one alpha per peer) + max(beta x bytes received, beta x bytes
- *       sent, each part's bytes at its part's beta),
+ *       sent, each part's bytes at its part's beta) + gamma x the bytes
+ *       d receives of parts that reduce them (a lowered reduction's
+ *       contributions, a transfer's that sums: at least what it reduces,
+ *       so the reducing is never credited away),
  * the alpha of a peer being the slowest of the parts that message it.
  * Each part's alpha and beta are its plan's cost model's at the step's
  * link level: an exchange's moved axes' (rd_moved_link, as the planner
@@ -309,6 +312,7 @@ typedef struct rt_part {
     double t, alpha, beta;
     int mult; /* in a combined exchange: the parts it stands for (0: one
                  of another part's) */
+    double gamma; /* per byte received: it is reduced (contributions) */
 } rt_part;
 
 /* Do one-mesh exchange parts a and b move the same pieces between the
@@ -316,7 +320,8 @@ typedef struct rt_part {
  * are made once for both: a set often holds many arrays of one shape. */
 static int rt_same(const rt_part *a, const rt_part *b)
 {
-    if (!a->prog || !b->prog || a->alpha != b->alpha || a->beta != b->beta)
+    if (!a->prog || !b->prog || a->alpha != b->alpha || a->beta != b->beta ||
+        a->gamma != b->gamma)
         return 0;
     const rd_xchg *x = &a->prog->xchg[a->xi], *y = &b->prog->xchg[b->xi];
     size_t nd = (size_t)x->ndims * sizeof(int64_t),
@@ -340,6 +345,8 @@ static void rt_add(double *alpha, double *beta, int64_t N, int64_t d,
     if (p->alpha > *a)
         *a = p->alpha;
     beta[send] += p->beta * (double)bytes * (double)p->mult;
+    if (!send) /* the reducing of what it receives, after the exchange */
+        beta[2] += p->gamma * (double)bytes * (double)p->mult;
 }
 
 /* The modelled time of one combined exchange of parts[0..np): the parts'
@@ -372,7 +379,7 @@ static redist_status_t rt_combined(rt_part *parts, int np, int64_t N,
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     redist_status_t st = REDIST_OK;
     for (int64_t d = 0; d < N && !st; d++) {
-        double beta[2] = {0, 0}, al[2] = {0, 0};
+        double beta[3] = {0, 0, 0}, al[2] = {0, 0};
         for (int64_t q = 0; q < 2 * N; q++)
             alpha[q] = 0;
         for (int k = 0; k < np && !st; k++) {
@@ -410,7 +417,7 @@ static redist_status_t rt_combined(rt_part *parts, int np, int64_t N,
             al[1] += alpha[N + q];
         }
         double t = (al[0] > al[1] ? al[0] : al[1]) +
-                   (beta[0] > beta[1] ? beta[0] : beta[1]);
+                   (beta[0] > beta[1] ? beta[0] : beta[1]) + beta[2];
         if (t > most)
             most = t;
     }
@@ -439,7 +446,8 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
         if (!(*parts = calloc(1, sizeof **parts)))
             return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                             "out of memory");
-        **parts = (rt_part){plan, NULL, -1, 0, cm->alpha[far], cm->beta[far], 1};
+        **parts = (rt_part){plan, NULL, -1, 0, cm->alpha[far], cm->beta[far],
+                            1, rd_two_slabs(plan) > 1 ? cm->gamma : 0};
         for (int k = 0; k < redist_plan_num_steps(plan); k++)
             if (!redist_plan_step(plan, k, &v) && v.op == REDIST_OP_TRANSFER)
                 (*parts)->t += v.time_s;
@@ -457,11 +465,18 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
         const rd_pass *ps = &prog->pass[k];
         if (!rd_pass_is_exchange(ps) || redist_plan_step(plan, ps->first, &v))
             continue;
-        /* a lowered all_reduce is two exchanges: each half the step */
-        int halves = 0;
-        for (int j = 0; j < prog->npasses; j++)
+        /* a lowered all_reduce is two exchanges: each half the step; the
+         * first exchange of a lowered reduction brings the contributions
+         * its sum reduces (gamma per byte received) */
+        int halves = 0, first = 1;
+        for (int j = 0; j < prog->npasses; j++) {
             halves += rd_pass_is_exchange(&prog->pass[j]) &&
                       prog->pass[j].first == ps->first;
+            first &= !(j < k && rd_pass_is_exchange(&prog->pass[j]) &&
+                       prog->pass[j].first == ps->first);
+        }
+        int sums = first && (v.op == REDIST_OP_REDUCE_SCATTER ||
+                             v.op == REDIST_OP_ALL_REDUCE);
         redist_type_t before;
         rd_ctype a, b;
         rd_plan_type_before(plan, ps->first, &before);
@@ -470,7 +485,8 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
         int l = rd_moved_link(&cx, cm, &a, &b);
         (*parts)[(*np)++] = (rt_part){
             plan, prog, ps->xi >= 0 && ps->xi < prog->nxchg ? ps->xi : -1,
-            v.time_s / halves, cm->alpha[l], cm->beta[l], 1};
+            v.time_s / halves, cm->alpha[l], cm->beta[l], 1,
+            sums ? cm->gamma : 0};
     }
     return st;
 }

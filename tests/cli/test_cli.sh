@@ -141,7 +141,8 @@ grep -q "291 arrays in 1 round, scratch 0 bytes" "$T/out" && ok || bad "check se
 # The model specs of specs/arrays are what scripts/model_spec.py writes
 # (their expect blocks from this redistplan's plans).
 for v in train-to-infer:sync-train-to-infer reshaped:sync-reshaped \
-         checkpoint:checkpoint-8-to-6-ranks kv-cache:kv-cache-dp4-tp2-to-tp8; do
+         checkpoint:checkpoint-8-to-6-ranks kv-cache:kv-cache-dp4-tp2-to-tp8 \
+         grads:grads-fsdp-dp2-tp2; do
     [ -n "$QUICK" ] && continue
     expect_rc 0 "model_spec.py --variant ${v%%:*}" python3 "$ROOT/scripts/model_spec.py" \
         --variant "${v%%:*}" --expect "$RP" -o "$T/model.json"

@@ -138,7 +138,12 @@ trap 'rm -rf "$tmp"' EXIT
 src=$(cd "$(dirname "$0")/../.." && pwd)
 python3 "$src/scripts/model_spec.py" --variant reshaped --shrink 64 \
     --layers 2 -o "$tmp/llama8b-reshaped-small.json"
-for f in "$dir/arrays/mlp-block-resharded.json" "$tmp/llama8b-reshaped-small.json"; do
+# gradients: reduce-scatters combined, the largest kept as collectives
+# under the budget
+python3 "$src/scripts/model_spec.py" --variant grads --shrink 64 \
+    --layers 2 -o "$tmp/llama8b-grads-small.json"
+for f in "$dir/arrays/mlp-block-resharded.json" "$tmp/llama8b-reshaped-small.json" \
+         "$tmp/llama8b-grads-small.json"; do
     name=arrays/$(basename "$f" .json)
     expect 0 "$name" "$f" --max-bytes 2000000000
     expect_text "result    exact:" "$name report"
