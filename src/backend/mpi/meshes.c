@@ -34,8 +34,9 @@
  * others reduced in with the local kernels (rd_meshes_place), the own
  * one read from the S block.  So the floats match the sim backend's.
  * The work area holds at most rd_meshes_sum_cap bytes: the room
- * max(src_d, dst_d) leaves beside the S and R blocks this rank
- * allocates, at least one piece.  The receives (one persistent request
+ * max(src_d, dst_d) leaves beside what this rank holds throughout (the S
+ * and R blocks it allocates, the phases' objects' scratch), at least one
+ * piece.  The receives (one persistent request
  * per piece) are split into rounds of consecutive pieces that fit it;
  * a run starts every send, then per round starts its receives, waits
  * and reduces them, so a receiver of prod|P| contributions of its whole
@@ -46,10 +47,14 @@
  * COST.  Prepare: two communicator splits, two contexts, the phases'
  * preparation and the transfer lists (O(target devices x pieces) per
  * rank).  A run: the phases' runs, one allreduce, one message per
- * transfer peer.  MEMORY: rd_meshes_scratch (src/exec/meshes.c): the S
- * and R blocks, where the phases run, besides the phases' own scratch;
- * plus, for a transfer that sums, the work area: the bytes this rank
- * receives in the transfer (prod|P| x its R block at most).  A rank on
+ * transfer peer.  MEMORY: everything is allocated at prepare and held
+ * for the object's life (no allocation in a run), so at once: the S and
+ * R blocks where the phases run, each phase object's scratch (its
+ * promise), and, for a transfer that sums, the work area (the bytes this
+ * rank receives in the transfer, prod|P| x its R block at most, within
+ * the cap above); the report's scratch and high-water mark are that sum,
+ * not rd_meshes_scratch's sequence of the stages (src/exec/meshes.c: what
+ * an executor that allocates stage by stage, the sim, holds).  A rank on
  * both meshes, both phases non-empty, keeps S in its destination buffer
  * and R in its source buffer where they fit (rd_meshes_usr_blocks, as
  * sim: RD_BUILD_MESH_USR): the requests are bound to them at prepare,
@@ -236,9 +241,11 @@ void redist_mpi_meshes_free(redist_mpi_meshes_t *m)
 
 /* A transfer that sums: the rounds of its remote contributions and the
  * work area a round lands in (m->W bytes, each receive at m->woff[k]
- * within it), within rd_meshes_sum_cap of this rank's bound beside the
- * S and R blocks it allocates.  -1: out of memory. */
-static int work_area(redist_mpi_meshes_t *m, const redist_plan_t *plan)
+ * within it), within rd_meshes_sum_cap of this rank's bound beside what
+ * it holds throughout: the S and R blocks it allocates and the phases'
+ * objects' scratch (`phases`).  -1: out of memory. */
+static int work_area(redist_mpi_meshes_t *m, const redist_plan_t *plan,
+                     uint64_t phases)
 {
     const rd_tlists *t = &m->t;
     const redist_spec_t *s = plan->spec;
@@ -256,7 +263,8 @@ static int work_area(redist_mpi_meshes_t *m, const redist_plan_t *plan)
             maxp = t->recv[k].bytes;
     uint64_t b0 = redist_spec_device_bytes(s, 0, m->rank);
     uint64_t b1 = redist_spec_device_bytes(s, 1, m->rank);
-    uint64_t cap = rd_meshes_sum_cap(b0 > b1 ? b0 : b1, m->S + m->R, maxp);
+    uint64_t cap = rd_meshes_sum_cap(b0 > b1 ? b0 : b1,
+                                     m->S + m->R + phases, maxp);
     int q = 0;
     m->nround = 1; /* round 0 starts at piece 0, receive 0 */
     for (int64_t k = 0; k < t->nrecv; k++) {
@@ -389,8 +397,6 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
             m->own_r = 0;
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
-    if (!st && work_area(m, plan))
-        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     if ((rc = MPI_Comm_split(m->c, q >= 0 ? 0 : MPI_UNDEFINED, (int)q,
                              &m->ca)) != MPI_SUCCESS ||
         (rc = MPI_Comm_split(m->c, r >= 0 ? 0 : MPI_UNDEFINED, (int)r,
@@ -412,6 +418,9 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
             *err = e2;
         }
     }
+    if (!st && work_area(m, plan, rd_mpi_prepared_promise(m->ph[0]) +
+                                      rd_mpi_prepared_promise(m->ph[1])))
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     const char *call = "";
     if (!st && (rc = bind_transfer(m, &call)) != MPI_SUCCESS)
         st = rd_mpi_fail(err, rc, call);
@@ -506,12 +515,11 @@ static redist_status_t run_meshes(redist_mpi_meshes_t *m,
     if (!st && m->ph[1])
         st = redist_mpi_run(m->ph[1], &rp[1], err);
     if (report) {
-        /* the work area of a transfer that sums lives as long as m */
-        report->scratch_bytes = rd_meshes_scratch(
-            rp[0].scratch_bytes, m->S, m->R, rp[1].scratch_bytes) + m->W;
-        report->scratch_high_water = rd_meshes_scratch(
-            rp[0].scratch_high_water, m->S, m->R,
-            rp[1].scratch_high_water) + m->W;
+        /* every part lives as long as m (allocated at prepare) */
+        report->scratch_bytes = rp[0].scratch_bytes + m->S + m->R +
+                                rp[1].scratch_bytes + m->W;
+        report->scratch_high_water = rp[0].scratch_high_water + m->S +
+                                     m->R + rp[1].scratch_high_water + m->W;
         report->scratch_allocations = rp[0].scratch_allocations +
                                       rp[1].scratch_allocations +
                                       (m->S > 0) + (m->R > 0) + (m->W > 0);

@@ -221,6 +221,9 @@ redist_status_t rd_mpi_sub(redist_backend_t *be, const redist_mesh_t *mesh,
 void rd_mpi_sub_free(redist_backend_t *sub);
 /* rd_backend_ops.threads (prepared.c): MPI_THREAD_MULTIPLE. */
 int rd_mpi_threads(redist_backend_t *be, int **busy);
+/* prepared.c: the scratch a prepared object holds for its life (its
+ * promise: the executor's buffers and work space); NULL: 0. */
+uint64_t rd_mpi_prepared_promise(const redist_mpi_prepared_t *p);
 void rd_mpi_end_programs(redist_backend_t *be);
 redist_status_t rd_mpi_exchange_multi(redist_backend_t *be, int nparts,
                                       const rd_xpart *parts,

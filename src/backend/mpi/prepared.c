@@ -301,6 +301,11 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
     return st;
 }
 
+uint64_t rd_mpi_prepared_promise(const redist_mpi_prepared_t *p)
+{
+    return p ? p->promise : 0;
+}
+
 int rd_mpi_threads(redist_backend_t *be, int **busy)
 {
     int level = MPI_THREAD_SINGLE;
