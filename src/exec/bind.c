@@ -77,6 +77,14 @@ static redist_status_t bind_uneven(rd_pass *ps, const redist_plan_t *plan,
         ps->dev_out = elems_of(nd, x->out_shape) * elem;
         return REDIST_OK;
     }
+    case RD_U_RSUM: /* s slabs of this device's box after the step */
+        box_at(plan, ps->first, 1, rank, alo, ahi);
+        for (int i = 0; i < nd; i++)
+            x->out_shape[i] = ahi[i] - alo[i];
+        ps->chunk = elems_of(nd, x->out_shape) * elem;
+        ps->dev_in = ps->s * ps->chunk;
+        ps->dev_out = ps->chunk;
+        return REDIST_OK;
     case RD_U_COUNT:
         box_at(plan, ps->first, 1, rank, alo, ahi);
         for (int i = 0; i < nd; i++)

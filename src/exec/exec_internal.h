@@ -39,6 +39,7 @@ enum {
     RD_U_SUM,   /* XCHG all_reduce: the packed members' boxes */
     RD_U_VPACK, /* VPACK: the members' boxes after the step */
     RD_U_DST,   /* COPY: this device's target block */
+    RD_U_RSUM,  /* RSUM: this device's box after the step (the slabs) */
     RD_U_RS     /* FUSED reduce_scatter: this device's boxes (x.boxed) */
 };
 
@@ -82,6 +83,9 @@ typedef struct rd_program {
     int collectives;
     int nxchg;
     rd_xchg *xchg; /* one per exchange step (exchange.c) */
+    /* the layouts of a lowered uneven reduce_scatter's exchange (two per
+     * exchange, by index; program.c): the plan's, with a leading dim */
+    struct rd_layout *xlay;
     /* uneven dims: pass sizes are the most any device needs, the same
      * program on every device; src_min / dst_min the least any device
      * holds (the capacity the buffer assignment may count on) */
@@ -108,10 +112,11 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
                                   redist_error_t *err);
 rd_pass *rd_program_add_pass(rd_program *prog, int kind, int step,
                              uint64_t in, uint64_t out);
-/* The dim along which a program built with RD_PROG_LOWER lowers step k of
- * `plan`, a reduction, to an exchange of contributions and an ordered
- * sum (program.c), or -1 when it runs as the collective (any other step,
- * uneven dims, two meshes, no room for the extra dim). */
+/* The dim along which a program built with RD_PROG_LOWER_RED lowers step
+ * k of `plan`, a reduction, to an exchange of contributions and an
+ * ordered sum (program.c), or -1 when it runs as the collective (any
+ * other step, two meshes, no room for the extra dim, an all_reduce of
+ * uneven dims or without a dim the group divides). */
 int rd_reduction_lowered_dim(const redist_plan_t *plan, int k);
 void rd_plan_type_before(const redist_plan_t *plan, int k, redist_type_t *t);
 /* Uneven plans: the layout before step k (the source's for k == 0) and

@@ -19,7 +19,7 @@
  * uneven plan does below: the same pieces, from the same group members
  * (exchange.c picks each piece's holder within the group), but as point-
  * to-point passes that a round combines with other arrays' exchanges.
- * It lowers the reductions of an even plan too (rd_reduction_lowered_dim;
+ * With RD_PROG_LOWER_RED it lowers reductions too (rd_reduction_lowered_dim;
  * a group of s over mesh axis a, block of L bytes):
  *   reduce_scatter(i)  XCHG of the contributions: an exchange from the
  *                      type before with a new leading dim of s sharded
@@ -35,8 +35,12 @@
  * The bytes are the collectives': (s-1)/s L received for a
  * reduce_scatter, 2(s-1)/s L for an all_reduce (a ring's); no buffer
  * exceeds L; the sum is the sim backend's (rd_reduce_n, member order) to
- * the bit.  A dim count at REDIST_MAX_DIMS (no room for the leading dim)
- * or an all_reduce without such a dim i keeps the collective.
+ * the bit.  Uneven dims: a reduce_scatter is lowered the same way, on the
+ * plan's layouts with the leading dim added (p->xlay), into s slabs of
+ * the longest box after the step (bind.c sizes each device's slabs by
+ * its own box); an uneven all_reduce, a dim count at REDIST_MAX_DIMS (no
+ * room for the leading dim) or an all_reduce without such a dim i keeps
+ * the collective.
  *
  * UNEVEN DIMS (doc/spec-format.md section 7, doc/uneven.md): blocks differ
  * between devices, so every step is lowered from the layouts before and
@@ -66,6 +70,7 @@
 
 #include "exec_internal.h"
 #include "../core/internal.h"
+#include "../core/layout.h"
 #include "../plan/plan_internal.h"
 #include "../spec/spec_internal.h"
 
@@ -327,7 +332,7 @@ int rd_reduction_lowered_dim(const redist_plan_t *plan, int k)
 {
     const redist_spec_t *spec = redist_plan_spec(plan);
     redist_step_view_t v;
-    if (!spec || spec->uneven || redist_spec_num_meshes(spec) != 1 ||
+    if (!spec || redist_spec_num_meshes(spec) != 1 ||
         redist_spec_ndims(spec) >= REDIST_MAX_DIMS ||
         redist_plan_step(plan, k, &v) ||
         (v.op != REDIST_OP_REDUCE_SCATTER && v.op != REDIST_OP_ALL_REDUCE))
@@ -339,6 +344,8 @@ int rd_reduction_lowered_dim(const redist_plan_t *plan, int k)
         return -1;
     if (v.op == REDIST_OP_REDUCE_SCATTER)
         return v.dim;
+    if (spec->uneven) /* an all_reduce of uneven blocks: no middle layout */
+        return -1;
     redist_type_t before;
     int64_t cur[REDIST_MAX_DIMS];
     rd_plan_type_before(plan, k, &before);
@@ -368,16 +375,41 @@ static void lead_dim(const redist_type_t *t, int axis, redist_type_t *e)
     }
 }
 
+/* Layout l (or none) with a new leading dim of s blocks of one element
+ * (sharded: `sharded`) or of one block of s; dim 0's boundaries in
+ * e->mem, the others the plan's own (which outlive the program).  0, or
+ * -1 out of memory. */
+static int lead_layout(const rd_layout *l, int64_t s, int sharded,
+                       rd_layout *e)
+{
+    memset(e, 0, sizeof *e);
+    if (!l)
+        return 0;
+    int64_t k = sharded ? s : 1;
+    if (!(e->mem = malloc((size_t)(k + 1) * sizeof *e->mem)))
+        return -1;
+    for (int64_t j = 0; j <= k; j++)
+        e->mem[j] = sharded ? j : j * s;
+    e->ndims = l->ndims + 1;
+    e->k[0] = k;
+    e->b[0] = e->mem;
+    for (int i = 0; i < l->ndims; i++) {
+        e->k[i + 1] = l->k[i];
+        e->b[i + 1] = l->b[i];
+    }
+    return 0;
+}
+
 /* A set program's reduction over a group of s (see the top): the
  * contributions exchanged (exchange xi, from [1][cur] to [s][mid], slab g
  * from member g), then summed in member order (RSUM, in place).  An
  * all_reduce also gathers the sums back (exchange xi + 1, mid to after).
  * `mid` is the type after the sum: the step's own for a reduce_scatter,
  * the axis added to dim i for an all_reduce. */
-static void reduction_passes(rd_program *p, const redist_plan_t *plan,
-                             const rd_xstep *x, int xi, int i,
-                             unsigned fused_ops, const int64_t cur[],
-                             uint64_t L, const redist_step_view_t *v)
+static int reduction_passes(rd_program *p, const redist_plan_t *plan,
+                            const rd_xstep *x, int xi, int i,
+                            unsigned fused_ops, const int64_t cur[],
+                            uint64_t L, const redist_step_view_t *v)
 {
     const redist_mesh_t *mesh = redist_spec_mesh(redist_plan_spec(plan));
     int nd = x->ndims, k = x->index, ar = x->op == REDIST_OP_ALL_REDUCE;
@@ -401,22 +433,33 @@ static void reduction_passes(rd_program *p, const redist_plan_t *plan,
         xe.in_shape[d + 1] = cur[d];
         xe.out_shape[d + 1] = ar ? mid_shape[d] : v->local_shape[d];
     }
+    /* uneven: the slabs of the most any device holds after the step */
+    uint64_t out = v->local_bytes, slabs = (uint64_t)s * out;
+    const rd_layout *al = rd_plan_layout_before(plan, k),
+                    *bl = rd_plan_layout_after(plan, k);
+    rd_layout *ext = p->xlay ? &p->xlay[2 * xi] : NULL;
+    if (al && (!ext || lead_layout(al, s, 1, &ext[0]) ||
+               lead_layout(bl, s, 0, &ext[1])))
+        return -1;
     rd_xchg_init(&p->xchg[xi], mesh, &ea, &eb, xe.in_shape, xe.out_shape,
-                 nd + 1, x->elem, NULL, NULL);
-    as_exchange(p, &xe, xi, fused_ops, xe.in_shape, L, L);
-    rd_pass *ps = rd_program_add_pass(p, RD_PASS_RSUM, k, L, L / (uint64_t)s);
+                 nd + 1, x->elem, al ? &ext[0] : NULL, al ? &ext[1] : NULL);
+    as_exchange(p, &xe, xi, fused_ops, xe.in_shape, L, ar ? L : slabs);
+    rd_pass *ps = rd_program_add_pass(p, RD_PASS_RSUM, k, ar ? L : slabs,
+                                      ar ? L / (uint64_t)s : out);
     ps->x = *x;
     ps->s = (uint64_t)s;
-    ps->chunk = L / (uint64_t)s;
+    ps->chunk = ar ? L / (uint64_t)s : out;
     ps->inplace_ok = 1;
+    ps->umode = al ? RD_U_RSUM : RD_U_NONE;
     if (!ar)
-        return;
+        return 0;
     rd_xstep xg = *x;
     memcpy(xg.in_shape, mid_shape, sizeof xg.in_shape);
     memcpy(xg.out_shape, v->local_shape, sizeof xg.out_shape);
     rd_xchg_init(&p->xchg[xi + 1], mesh, &mid, &v->after, mid_shape,
                  v->local_shape, nd, x->elem, NULL, NULL);
     as_exchange(p, &xg, xi + 1, fused_ops, mid_shape, L / (uint64_t)s, L);
+    return 0;
 }
 
 redist_status_t rd_program_passes(const redist_plan_t *plan,
@@ -448,6 +491,9 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
     }
     if (nx && !(p->xchg = calloc((size_t)nx, sizeof *p->xchg)))
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    if (nx && uneven && p->lower_red &&
+        !(p->xlay = calloc(2 * (size_t)nx, sizeof *p->xlay)))
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     for (int k = 0; k < n; k++) {
         redist_plan_step(plan, k, &v);
         if (v.op == REDIST_OP_SLICE) {
@@ -466,7 +512,10 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
         if (rdim >= 0) {
             xi = p->nxchg;
             p->nxchg += v.op == REDIST_OP_ALL_REDUCE ? 2 : 1;
-            reduction_passes(p, plan, &x, xi, rdim, fused_ops, cur, L, &v);
+            if (reduction_passes(p, plan, &x, xi, rdim, fused_ops, cur, L,
+                                 &v))
+                return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                "out of memory");
         } else if (uneven) {
             if (v.op != REDIST_OP_REDUCE_SCATTER &&
                 v.op != REDIST_OP_ALL_REDUCE) {
@@ -518,9 +567,16 @@ void rd_program_free(rd_program *p)
             free(p->pass[k].vbox);
         free(p->pass);
         p->pass = NULL;
-        for (int i = 0; i < p->nxchg; i++)
+        for (int i = 0; i < p->nxchg; i++) {
             rd_xchg_unbind(&p->xchg[i]);
+            if (p->xlay) {
+                rd_layout_free(&p->xlay[2 * i]);
+                rd_layout_free(&p->xlay[2 * i + 1]);
+            }
+        }
         free(p->xchg);
+        free(p->xlay);
+        p->xlay = NULL;
         p->xchg = NULL;
         p->nxchg = 0;
     }

@@ -70,7 +70,7 @@
  * merge passes do), which is what the scratch figures and so the rounds
  * count.  The modelled time credits them as combined exchanges (above),
  * each part's own time its collective step's.  With RD_PROG_LOWER_RED the
- * reductions (reduce_scatter, all_reduce) of even one-mesh arrays are
+ * reductions (reduce_scatter, all_reduce) of one-mesh arrays are
  * lowered too (program.c): an exchange of the contributions and a sum of
  * them in member order (an all_reduce: then an exchange that gathers the
  * sums, each of its two exchanges credited half the step's time).  Their

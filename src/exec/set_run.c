@@ -23,7 +23,7 @@
  * COST.  The arrays' programs, with the exchanges of a round's arrays
  * combined: per combined exchange alpha * peers instead of alpha *
  * peers * arrays.  A set of two or more arrays runs its all_gather,
- * all_to_all and permute steps, and the reductions of even arrays, as
+ * all_to_all and permute steps, and most reductions (program.c), as
  * exchanges (set.c), so they combine too; other reductions run one
  * collective per array.
  * MEMORY.  The arena (the largest round's scratch) and O(arrays + passes)

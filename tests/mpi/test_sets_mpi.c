@@ -50,7 +50,10 @@ static int gathers(int k, int tight, int op)
     char mesh[32], shape[32], name[16];
     snprintf(mesh, sizeof mesh, "x=%d", size);
     for (int i = 0; i < k; i++) {
-        snprintf(shape, sizeof shape, "%dx%d", 2 * size, size * (4 + i % 3));
+        /* one array in four of 2 size - 1 rows: an uneven reduce_scatter
+         * (every block non-empty: a message to every other rank) */
+        snprintf(shape, sizeof shape, "%dx%d", 2 * size - (i % 4 == 3),
+                 size * (4 + i % 3));
         snprintf(name, sizeof name, "g%d", i);
         if (!redist_spec_from_strings(mesh, shape, "f32", from[op], part[op],
                                       to[op], NULL, NULL, name, 0,
