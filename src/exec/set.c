@@ -150,8 +150,7 @@ redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
          * transfer (set_two.c) */
         if (!redist_plan_num_steps(ph) && side && ops &&
             (ops->caps & RD_CAP_RECV_IN_SCRATCH))
-            l->part[RD_TWO_R] =
-                rd_set_align(redist_spec_src_bytes(redist_plan_spec(ph)));
+            l->bytes[RD_TWO_R] = redist_spec_src_bytes(redist_plan_spec(ph));
         if (!redist_plan_num_steps(ph))
             continue;
         redist_status_t st = rd_set_program(ph, ops, flags, &l->prog[side],
@@ -160,16 +159,18 @@ redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
             return st;
         const redist_spec_t *ps = redist_plan_spec(ph);
         int a = side ? RD_TWO_BSA : RD_TWO_ASA;
-        l->part[a] = rd_set_align(l->prog[side].scratch[0]);
-        l->part[a + 1] = rd_set_align(l->prog[side].scratch[1]);
-        l->part[side ? RD_TWO_R : RD_TWO_S] = rd_set_align(
-            side ? redist_spec_src_bytes(ps) : redist_spec_dst_bytes(ps));
+        l->bytes[a] = l->prog[side].scratch[0];
+        l->bytes[a + 1] = l->prog[side].scratch[1];
+        l->bytes[side ? RD_TWO_R : RD_TWO_S] =
+            side ? redist_spec_src_bytes(ps) : redist_spec_dst_bytes(ps);
     }
     int64_t k = rd_two_slabs(plan);
     if (k > 1) /* the landing slabs of a transfer that sums */
-        l->part[RD_TWO_C] = rd_set_align(
+        l->bytes[RD_TWO_C] =
             (uint64_t)k *
-            redist_spec_src_bytes(redist_plan_spec(plan->m->phase[1])));
+            redist_spec_src_bytes(redist_plan_spec(plan->m->phase[1]));
+    for (int p = 0; p < RD_TWO_NPARTS; p++)
+        l->part[p] = rd_set_align(l->bytes[p]);
     return REDIST_OK;
 }
 
@@ -806,8 +807,13 @@ redist_status_t rd_plan_set_of_plan(const redist_plan_t *plan,
         s->has_kind = 1;
         s->kind = *kind;
     }
+    uint64_t priv;
+    s->solo = redist_spec_num_meshes(redist_plan_spec(plan)) == 2;
     redist_status_t st =
-        rd_set_array_scratch(plan, kind, flags, &s->scratch[0], err);
+        s->solo ? rd_set_two_solo_sizes(plan, kind, flags, -1,
+                                        &s->scratch[0], &priv, err)
+                : rd_set_array_scratch(plan, kind, flags, &s->scratch[0],
+                                       err);
     if (st) {
         redist_plan_set_free(s);
         return st;

@@ -14,6 +14,9 @@ struct redist_plan_set {
     char *name;
     int n, nrounds, is_set, memory_efficient;
     int borrowed; /* the plans are the caller's (rd_plan_set_of_plan) */
+    /* a two-mesh plan run alone (rd_plan_set_of_plan): its scratch[0] is
+     * the symmetric part of rd_set_two_place_solo's layout */
+    int solo;
     uint64_t budget;
     uint64_t reserve;     /* of every round: the backend's least work */
     unsigned exec_flags;  /* the options the scratch figures are for */
@@ -77,9 +80,10 @@ redist_status_t rd_set_program(const redist_plan_t *plan,
                                rd_program *p, redist_error_t *err);
 /* A two-mesh array's part of the arena, in this order: phase A's two
  * scratch buffers, the S block, the R block, phase B's two buffers
- * (bytes, aligned; an empty phase has none of its buffers and its block
- * is the caller's source or destination); the programs of its phases
- * (npasses 0 for an empty one), which the caller frees. */
+ * (part: bytes aligned, bytes: exact; an empty phase has none of its
+ * buffers and its block is the caller's source or destination); the
+ * programs of its phases (npasses 0 for an empty one), which the caller
+ * frees. */
 enum { RD_TWO_ASA, RD_TWO_ASB, RD_TWO_S, RD_TWO_R, RD_TWO_BSA, RD_TWO_BSB,
        RD_TWO_C, RD_TWO_NPARTS };
 /* RD_TWO_C: a transfer that sums pending partial axes P lands each
@@ -88,6 +92,7 @@ enum { RD_TWO_ASA, RD_TWO_ASB, RD_TWO_S, RD_TWO_R, RD_TWO_BSA, RD_TWO_BSB,
 int64_t rd_two_slabs(const redist_plan_t *plan);
 typedef struct rd_set_two_layout {
     uint64_t part[RD_TWO_NPARTS];
+    uint64_t bytes[RD_TWO_NPARTS]; /* the same, not aligned */
     rd_program prog[2];
 } rd_set_two_layout;
 redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,

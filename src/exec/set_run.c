@@ -28,7 +28,9 @@
  * collective per array.
  * MEMORY.  The arena (the largest round's scratch) and O(arrays + passes)
  * bookkeeping; the programs' own buffers are the caller's blocks and
- * their parts of the arena.
+ * their parts of the arena.  A set of one two-mesh array (solo) has the
+ * layout of set_two.c, SOLO: its arena is the symmetric part, and its S
+ * block may take private memory of this device's own size besides.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,8 @@ struct redist_set_prepared {
     int *at;          /* in parts' allocation */
     void *arena;
     uint64_t arena_bytes; /* the largest round's parts, then the work */
+    void *priv;           /* a solo two-mesh array's private S block */
+    uint64_t priv_bytes;
     uint64_t work_bytes;  /* the backends' work space (size_work) */
     uint64_t union_work;  /* of which the union endpoint's */
     int began;
@@ -306,12 +310,28 @@ static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
         p->count = 1;
         memset(p->arena, 0, (size_t)most); /* no page fault in a run */
     }
+    uint64_t pb = set->solo ? p->arr[0].two.priv : 0;
+    if (pb) { /* this device's own: no collective */
+        if (!(p->priv = pb > SIZE_MAX ? NULL : malloc((size_t)pb)))
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "cannot allocate %llu bytes of scratch on "
+                            "device %lld",
+                            (unsigned long long)pb, (long long)p->be->rank);
+        memset(p->priv, 0, (size_t)pb);
+        p->priv_bytes = pb;
+        p->high += pb;
+        p->count++;
+    }
     for (int r = 0; r < set->nrounds; r++) {
         uint64_t off = 0;
         for (int k = p->start[r]; k < p->start[r + 1]; k++) {
             set_array *y = &p->arr[p->order[k]];
             rd_exec_prep *xp = &y->xp;
             char *a = p->arena;
+            if (y->is_two && set->solo) {
+                rd_set_two_place_solo(&y->two, most ? a : NULL, p->priv);
+                continue;
+            }
             if (y->is_two) {
                 rd_set_two_place(&y->two, a + off);
                 off += set->scratch[p->order[k]];
@@ -359,6 +379,7 @@ void redist_set_prepared_free(redist_set_prepared_t *p)
         else
             free(p->arena);
     }
+    free(p->priv);
     free(p->arr);
     free(p->order); /* start too */
     free(p->parts); /* at too */
@@ -559,7 +580,7 @@ static redist_status_t set_run(redist_set_prepared_t *p,
         if (!st)
             r.steps_done += b - a; /* arrays done */
     }
-    r.scratch_bytes = p->arena_bytes; /* within the budget */
+    r.scratch_bytes = p->arena_bytes + p->priv_bytes; /* within budget */
     r.scratch_high_water = p->high;
     r.scratch_allocations = p->count;
     r.writes_src = 0;

@@ -23,6 +23,26 @@
  * phases' scratch and its S and R blocks (rd_set_two_layout_of), at once
  * for the whole round: more than a two-mesh plan run alone holds at any
  * one time (rd_meshes_scratch), the price of combining the transfers.
+ *
+ * SOLO.  A set of one two-mesh array (rd_plan_set_of_plan: OpenSHMEM's
+ * one-array runs) lays its buffers out by lifetime instead
+ * (rd_set_two_place_solo).  Only what other devices write must be
+ * symmetric, at the same offsets everywhere: the R block, the slabs C
+ * and the phases' scratch; those share one symmetric part, R at its
+ * start, C and then phase B's scratch after R, phase A's scratch over R
+ * (a device signals its senders that R is free only after its phase A,
+ * and its first signal of phase B comes after the slabs are reduced),
+ * each part rounded to whole elements, not RD_SET_ALIGN:
+ *   max(|A scratch|, |R| + max(|C|, |B scratch|))   (most of any device).
+ * The S block is written and read by its own device only: it lies in the
+ * caller's destination where rd_meshes_usr_blocks places it (both
+ * phases, on both meshes, S fits), else in private memory of exactly
+ * its size (none off the source mesh or with an empty phase A).  So a
+ * device holds the symmetric part plus its own S at most; the symmetric
+ * part is the same on every device, so a device whose blocks are
+ * smaller than the largest device's (or that is off a mesh) may hold
+ * more than max(src_d, dst_d).  Cost: the same runs; one more walk of
+ * the transfer lists for the exec info.
  * COST.  Building: the transfer lists (O(target devices x pieces)) and
  * the phases' programs; the endpoints: one split of the union per
  * distinct mesh.
@@ -113,6 +133,29 @@ static int landing(const redist_plan_t *plan, rd_set_two *w, int64_t dev)
     return 0;
 }
 
+/* A solo array's parts: exact, rounded up to whole elements (each
+ * buffer's alignment: the symmetric part starts aligned for any type). */
+static void solo_parts(const rd_set_two_layout *l, uint64_t elem,
+                       uint64_t q[RD_TWO_NPARTS])
+{
+    for (int k = 0; k < RD_TWO_NPARTS; k++)
+        q[k] = (l->bytes[k] + elem - 1) / elem * elem;
+}
+
+/* A solo array's S block on device dev (lists t, heads at least): in
+ * the caller's destination (*in_dst) where rd_meshes_usr_blocks places
+ * it, else the private bytes it takes (0 off the source mesh or with an
+ * empty phase A, whose S is the source). */
+static uint64_t solo_private(const redist_plan_t *plan, const rd_tlists *t,
+                             int64_t dev, unsigned flags, int *in_dst)
+{
+    int r_in_src;
+    rd_meshes_usr_blocks(plan, t, dev, 1, flags, in_dst, &r_in_src);
+    if (*in_dst || !t->in_src || !plan->m->phase[0]->nsteps)
+        return 0;
+    return rd_tlists_bytes(t, 0);
+}
+
 redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
                                  const rd_backend_ops *kind, unsigned flags,
                                  int64_t dev, void *src, void *dst,
@@ -127,6 +170,7 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
         w->rank[side] = mesh_rank(s, side, dev);
     }
     memcpy(w->part, l.part, sizeof w->part);
+    solo_parts(&l, s->elem_size, w->solo);
     w->s = s;
     w->nslab = rd_two_slabs(plan);
     if (!st)
@@ -142,6 +186,8 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
                                  w->rank[side], err);
         w->ph[side].nsteps = redist_plan_num_steps(plan->m->phase[side]);
     }
+    if (!st) /* a solo array's S (rd_set_two_place_solo) */
+        w->priv = solo_private(plan, &w->t, dev, flags, &w->s_in_dst);
     /* the blocks the phases read and write, until place() */
     w->ph[0].buf[RD_BUF_SRC] = src;
     w->ph[1].buf[RD_BUF_DST] = dst;
@@ -150,14 +196,9 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
     return st;
 }
 
-void rd_set_two_place(rd_set_two *w, char *at)
+/* The buffers at p[part] (NULL: none of that part). */
+static void two_assign(rd_set_two *w, char *const p[RD_TWO_NPARTS])
 {
-    uint64_t off = 0;
-    char *p[RD_TWO_NPARTS];
-    for (int k = 0; k < RD_TWO_NPARTS; k++) {
-        p[k] = w->part[k] ? at + off : NULL;
-        off += w->part[k];
-    }
     w->ph[0].buf[RD_BUF_SA] = p[RD_TWO_ASA];
     w->ph[0].buf[RD_BUF_SB] = p[RD_TWO_ASB];
     w->ph[1].buf[RD_BUF_SA] = p[RD_TWO_BSA];
@@ -169,6 +210,77 @@ void rd_set_two_place(rd_set_two *w, char *at)
     w->C = p[RD_TWO_C];
     w->ph[0].buf[RD_BUF_DST] = w->S;
     w->ph[1].buf[RD_BUF_SRC] = w->R;
+}
+
+void rd_set_two_place(rd_set_two *w, char *at)
+{
+    uint64_t off = 0;
+    char *p[RD_TWO_NPARTS];
+    for (int k = 0; k < RD_TWO_NPARTS; k++) {
+        p[k] = w->part[k] ? at + off : NULL;
+        off += w->part[k];
+    }
+    two_assign(w, p);
+}
+
+uint64_t rd_set_two_solo_sym(const uint64_t part[RD_TWO_NPARTS])
+{
+    uint64_t a = part[RD_TWO_ASA] + part[RD_TWO_ASB];
+    uint64_t b = part[RD_TWO_BSA] + part[RD_TWO_BSB];
+    uint64_t r = part[RD_TWO_R] + (part[RD_TWO_C] > b ? part[RD_TWO_C] : b);
+    return a > r ? a : r;
+}
+
+redist_status_t rd_set_two_solo_sizes(const redist_plan_t *plan,
+                                      const rd_backend_ops *kind,
+                                      unsigned flags, int64_t dev,
+                                      uint64_t *sym, uint64_t *priv,
+                                      redist_error_t *err)
+{
+    rd_set_two_layout l;
+    rd_tlists t;
+    int in_dst;
+    uint64_t q[RD_TWO_NPARTS];
+    *sym = *priv = 0;
+    redist_status_t st = rd_set_two_layout_of(plan, kind, flags, &l, err);
+    rd_program_free(&l.prog[0]);
+    rd_program_free(&l.prog[1]);
+    if (st)
+        return st;
+    solo_parts(&l, plan->spec->elem_size, q);
+    *sym = rd_set_two_solo_sym(q);
+    if (dev < 0)
+        return REDIST_OK;
+    if (rd_transfer_lists(plan, dev, &t))
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    *priv = solo_private(plan, &t, dev, flags, &in_dst);
+    rd_tlists_free(&t);
+    return REDIST_OK;
+}
+
+void rd_set_two_place_solo(rd_set_two *w, char *sym, char *priv)
+{
+    const uint64_t *q = w->solo;
+    char *p[RD_TWO_NPARTS] = {NULL};
+    /* phase A's scratch where R will be: this PE signals the senders
+     * that R is free only once its phase A has ended */
+    p[RD_TWO_ASA] = sym;
+    p[RD_TWO_ASB] = sym ? sym + q[RD_TWO_ASA] : NULL;
+    p[RD_TWO_R] = sym;
+    /* the slabs, then phase B's scratch: the slabs are reduced into R
+     * before this PE's first signal of phase B */
+    p[RD_TWO_C] = p[RD_TWO_BSA] = sym ? sym + q[RD_TWO_R] : NULL;
+    p[RD_TWO_BSB] = sym ? sym + q[RD_TWO_R] + q[RD_TWO_BSA] : NULL;
+    /* S: written and read by this PE only (the phase's last pass copies
+     * into it, the transfer puts from it); an empty S block (uneven)
+     * points at memory never written */
+    p[RD_TWO_S] = w->s_in_dst ? w->ph[1].buf[RD_BUF_DST]
+                  : w->priv   ? priv
+                              : sym;
+    for (int k = 0; k < RD_TWO_NPARTS; k++)
+        if (!q[k])
+            p[k] = NULL;
+    two_assign(w, p);
 }
 
 rd_xpart rd_set_two_part(const rd_set_two *w)

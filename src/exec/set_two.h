@@ -28,6 +28,10 @@ typedef struct rd_set_two {
     const redist_spec_t *s;
     void *S, *R, *C;
     uint64_t part[RD_TWO_NPARTS];
+    /* run solo (rd_set_two_place_solo): S in the caller's destination,
+     * else the private bytes it needs */
+    int s_in_dst;
+    uint64_t priv, solo[RD_TWO_NPARTS]; /* its parts, element-aligned */
 } rd_set_two;
 
 /* Programs built and bound, transfer lists: before any collective. */
@@ -37,6 +41,20 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
                                  redist_error_t *err);
 /* Its buffers in its part of the arena, which starts at `at`. */
 void rd_set_two_place(rd_set_two *w, char *at);
+/* A set of one two-mesh array (redist_plan_set_t.solo): its buffers by
+ * lifetime (set_two.c, SOLO), the symmetric ones at `sym` (the same
+ * offsets on every device), S at `priv` (w->priv bytes, this device's
+ * own) unless it is in the caller's destination. */
+void rd_set_two_place_solo(rd_set_two *w, char *sym, char *priv);
+/* The symmetric part of a solo array (its parts rd_set_two_layout_of). */
+uint64_t rd_set_two_solo_sym(const uint64_t part[RD_TWO_NPARTS]);
+/* A solo array's symmetric bytes and, on device dev (-1: none), the
+ * private ones. */
+redist_status_t rd_set_two_solo_sizes(const redist_plan_t *plan,
+                                      const rd_backend_ops *kind,
+                                      unsigned flags, int64_t dev,
+                                      uint64_t *sym, uint64_t *priv,
+                                      redist_error_t *err);
 /* Its transfer as a part of a combined exchange. */
 rd_xpart rd_set_two_part(const rd_set_two *w);
 /* Run phase `side` on its endpoint (nothing off that mesh); a failure

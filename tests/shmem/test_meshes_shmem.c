@@ -7,8 +7,9 @@
  * REDIST_EXEC_PRESERVE_SRC one time in three.  Every PE checks its
  * target block exactly, its source intact under PRESERVE_SRC, its
  * scratch high-water mark within the promise and the promise equal to
- * redist_shmem_exec_info's; PEs outside a mesh pass NULL for its
- * buffer.  Then PE 0 passes another plan, and one PE a NULL plan: both
+ * redist_shmem_exec_info's, and within max(src_d, dst_d) where the
+ * layout makes that certain (bound_certain); PEs outside a mesh pass
+ * NULL for its buffer.  Then PE 0 passes another plan, and one PE a NULL plan: both
  * must fail on every PE, nothing hanging; last, PE 1 fails in the
  * middle of a prepared run (an injected failure at the transfer): it
  * fails, every PE returns (the others fail or are exact), and every PE's
@@ -29,10 +30,23 @@
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 static int rank, size, fails;
 static int over, devruns; /* this PE's runs over max(src_d, dst_d) */
+static int bounded;       /* ... and its runs checked against it */
 
-/* One run (prepared: twice) of `plan`; 0 when right on this PE. */
+/* Does a PE on the target mesh hold at most its target block?  It holds
+ * the symmetric part of the layout (src/backend/shmem/meshes.c) and its
+ * private S block: with no steps but the transfer, no sums crossing and
+ * even blocks, that is the R block alone, the size of every target
+ * block. */
+static int bound_certain(const redist_plan_t *plan, int no_cross_sums)
+{
+    return redist_plan_num_steps(plan) == 1 && no_cross_sums &&
+           !redist_spec_is_uneven(redist_plan_spec(plan));
+}
+
+/* One run (prepared: twice) of `plan`; 0 when right on this PE.
+ * `certain`: bound_certain. */
 static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
-                   unsigned flags, int prepared, int c)
+                   unsigned flags, int prepared, int c, int certain)
 {
     const redist_spec_t *spec = redist_plan_spec(plan);
     uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank);
@@ -46,7 +60,7 @@ static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
                                                 &info, &e);
     if (!st && prepared)
         st = redist_shmem_prepare_meshes(ctx, plan, src, dst, &xo, &m, &e);
-    int bad = 0;
+    int bad = 0, over_bound = 0; /* the latter: every PE runs on */
     for (int k = 0; k < (prepared ? 2 : 1) && !st && !bad; k++) {
         if (src)
             rd_pattern_fill(spec, rank, src);
@@ -74,6 +88,16 @@ static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
         }
         devruns++;
         over += rep.scratch_high_water > (sb > db ? sb : db);
+        if (certain && db) {
+            bounded++;
+            if (rep.scratch_high_water > (sb > db ? sb : db)) {
+                fprintf(stderr, "PE %d case %d: scratch %llu over "
+                                "max(src_d, dst_d) %llu\n",
+                        rank, c, (unsigned long long)rep.scratch_high_water,
+                        (unsigned long long)(sb > db ? sb : db));
+                over_bound = 1;
+            }
+        }
         if (rep.scratch_high_water > rep.scratch_bytes ||
             rep.scratch_bytes != info.scratch_bytes) {
             fprintf(stderr, "PE %d case %d: scratch %llu, promised %llu, "
@@ -91,7 +115,7 @@ static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
     redist_shmem_meshes_free(m);
     free(src);
     free(dst);
-    return bad;
+    return bad || over_bound;
 }
 
 /* A call that must fail on every PE: PE `who` passes `odd` instead of
@@ -200,7 +224,8 @@ int main(int argc, char **argv)
             if (redist_plan_create(spec, &po, &plan, NULL))
                 continue; /* no plan (the same on every PE) */
             int prepared = (c + obj) % 2;
-            fails += one_run(ctx, plan, flags, prepared, c);
+            fails += one_run(ctx, plan, flags, prepared, c,
+                             bound_certain(plan, po.no_cross_sums));
             runs++;
             preps += prepared;
             if (!keep)
@@ -223,7 +248,7 @@ int main(int argc, char **argv)
             fails += must_fail(ctx, keep, NULL, 0, "PE 0 a NULL plan");
         fails += must_fail(ctx, keep, NULL, size - 1, "a NULL plan");
         /* and the context still runs afterwards */
-        fails += one_run(ctx, keep, 0, 1, -1);
+        fails += one_run(ctx, keep, 0, 1, -1, 0);
         fails += fail_midway(ctx, keep);
         redist_plan_free(other);
         redist_spec_free(s2);
@@ -232,7 +257,7 @@ int main(int argc, char **argv)
     redist_shmem_free(ctx);
     redist_mesh_free(line);
     /* the runs over max(src_d, dst_d), summed over the PEs */
-    static int cnt[2], tot[2];
+    static int cnt[3], tot[3];
     static long psync[SHMEM_REDUCE_SYNC_SIZE];
     static int pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE > 2
                         ? SHMEM_REDUCE_MIN_WRKDATA_SIZE
@@ -241,13 +266,14 @@ int main(int argc, char **argv)
         psync[i] = SHMEM_SYNC_VALUE;
     cnt[0] = over;
     cnt[1] = devruns;
+    cnt[2] = bounded;
     shmem_barrier_all();
-    shmem_int_sum_to_all(tot, cnt, 2, 0, 0, size, pwrk, psync);
+    shmem_int_sum_to_all(tot, cnt, 3, 0, 0, size, pwrk, psync);
     if (rank == 0)
         printf("two-mesh plans over OpenSHMEM at %d PEs: %d runs (%d "
                "prepared, run twice); PE 0: %d failures; %d of %d device "
-               "runs over max(src_d, dst_d)\n",
-               size, runs, preps, fails, tot[0], tot[1]);
+               "runs over max(src_d, dst_d) (%d checked against it)\n",
+               size, runs, preps, fails, tot[0], tot[1], tot[2]);
     shmem_finalize();
     return fails ? 1 : 0;
 }

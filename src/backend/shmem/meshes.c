@@ -9,8 +9,8 @@
  * context's endpoint for any buffers, with the set's runner
  * (src/exec/set_run.c, set_two.c): prepare makes a sub context per mesh
  * (sub.c: the mesh's PEs, signal counters of its own), builds and binds
- * the phases' programs and the transfer's pieces, and allocates one
- * symmetric arena holding the phases' scratch and the S and R blocks;
+ * the phases' programs and the transfer's pieces, and allocates the
+ * phases' scratch and the S and R blocks (MEMORY below);
  * a run runs the source phase on the source mesh's PEs (source block ->
  * S block), the transfer as one-sided puts of each piece straight into
  * its place in the receiver's R block (each byte crosses once, as the
@@ -26,19 +26,26 @@
  * the receiver's arena, reduced there in sender order (set_two.c).
  *
  * COST.  Prepare: the set's (its agreements, one collective allocation
- * per mesh and one of the arena); a run: the phases' steps and one
- * combined transfer.  MEMORY: the arena holds the phases' scratch and
- * both blocks at once (rd_set_two_layout_of): more than
- * rd_meshes_scratch's sequence of them, the price of one symmetric
- * allocation made once; it is the promise (report.scratch_bytes,
- * redist_shmem_info_t.scratch_bytes) and what the high-water mark
- * measures.
+ * per mesh and one of the arena, one private allocation of the S block
+ * where it needs one); a run: the phases' steps and one combined
+ * transfer, no allocation.  MEMORY: the set's layout of one array
+ * (src/exec/set_two.c, SOLO): a symmetric part, the same on every PE,
+ * of the blocks and scratch that other PEs write, overlapped by
+ * lifetime, and this PE's S block in its destination buffer or in
+ * private memory of its own size.  That sum is this PE's promise
+ * (report.scratch_bytes, redist_shmem_info_t.scratch_bytes) and what
+ * its high-water mark measures; it exceeds max(src_d, dst_d) where the
+ * symmetric part (the most any PE needs) does, or a phase's scratch
+ * does beside S.  The context's work area, which the phases' pushed
+ * reductions may use, is not counted (it is the context's, allocated at
+ * creation).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "shmem_impl.h"
 #include "../../exec/set.h"
+#include "../../exec/set_two.h"
 #include "../../core/internal.h"
 
 struct redist_shmem_meshes {
@@ -215,7 +222,8 @@ redist_status_t rd_shm_meshes_execute(redist_shmem_t *c,
 }
 
 /* redist_shmem_exec_info of a two-mesh plan: the executor's figures of
- * its phases, and the set's arena as the promise. */
+ * its phases, and this PE's part of the set's arena and its private S
+ * block as the promise. */
 redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
                                    const redist_plan_t *plan,
                                    const redist_exec_options_t *opts,
@@ -224,17 +232,18 @@ redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
 {
     redist_status_t st = meshes_checks(c, plan, opts, err);
     redist_exec_info_t e;
-    uint64_t arena = 0;
+    uint64_t sym = 0, priv = 0;
     if (!st)
         st = redist_plan_exec_info(plan, &c->ep[0], opts, &e, err);
     if (!st)
-        st = rd_set_array_scratch(plan, c->ep[0].ops,
-                                  opts ? opts->flags : 0, &arena, err);
+        st = rd_set_two_solo_sizes(plan, c->ep[0].ops,
+                                   opts ? opts->flags : 0, c->me, &sym,
+                                   &priv, err);
     if (st)
         return st;
     memset(out, 0, sizeof *out);
     out->exec = e;
-    out->exec.scratch_bytes = arena;
-    out->scratch_bytes = arena;
+    out->exec.scratch_bytes = sym + priv;
+    out->scratch_bytes = sym + priv;
     return REDIST_OK;
 }
