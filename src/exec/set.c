@@ -564,6 +564,14 @@ static redist_status_t replay(const redist_plan_set_t *of, int i,
     return st;
 }
 
+/* The reserve of every round of a set with reductions run as collectives:
+ * the backend's least work space, for the union's endpoint and each two-
+ * mesh array's mesh (each has work space of its own). */
+static uint64_t reserve_of(const redist_plan_set_t *s)
+{
+    return RD_SET_WORK_LEAST * (uint64_t)(1 + rd_set_distinct_meshes(s));
+}
+
 /* The least budget a set needs with these scratch figures: the largest
  * and, when some array runs reductions as collectives, the reserve. */
 static uint64_t need_of(const redist_plan_set_t *s, const uint64_t *sc,
@@ -572,9 +580,7 @@ static uint64_t need_of(const redist_plan_set_t *s, const uint64_t *sc,
     uint64_t most = 0;
     for (int i = 0; i < s->n; i++)
         most = sc[i] > most ? sc[i] : most;
-    return most + (collectives ? RD_SET_WORK_LEAST *
-                                     (uint64_t)(1 + rd_set_distinct_meshes(s))
-                               : 0);
+    return most + (collectives ? reserve_of(s) : 0);
 }
 
 /* Lowered reductions (program.c) hold the contributions, a block, where
@@ -597,7 +603,7 @@ static void fit_budget(redist_plan_set_t *s, const uint64_t *alt)
     if (need_a <= s->budget)
         return;
     /* with collectives kept, every round holds the reserve */
-    uint64_t r = RD_SET_WORK_LEAST * (uint64_t)(1 + rd_set_distinct_meshes(s));
+    uint64_t r = reserve_of(s);
     uint64_t *b = malloc((size_t)s->n * sizeof *b);
     if (!b)
         return; /* the lowered figures stand: no budget is exceeded */
@@ -756,13 +762,10 @@ static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
                               redist_error_t *err)
 {
     redist_status_t st = REDIST_OK;
-    for (int i = 0; i < s->n; i++)
+    for (int i = 0; i < s->n && !s->reserve; i++)
         if (rd_set_collective_reductions(s->plan[i],
                                          s->lower && !s->keep[i]))
-            s->reserve = RD_SET_WORK_LEAST;
-    /* two-mesh arrays: each mesh's endpoint has work space of its own */
-    if (s->reserve)
-        s->reserve *= (uint64_t)(1 + rd_set_distinct_meshes(s));
+            s->reserve = reserve_of(s);
     st = group(s, err);
     if (!st && !(s->rounds = calloc((size_t)s->nrounds, sizeof *s->rounds)))
         st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
