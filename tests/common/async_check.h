@@ -36,7 +36,7 @@ int ac_misuse(const ac_env *e, const ac_obj *o);
 /* One started run: start, test until done, wait; its status (every
  * rank's outcome folded in: an error where any rank failed). */
 redist_status_t ac_started(const ac_env *e, const ac_obj *o);
-/* start; sleep as long as a run; wait, against run + sleep: at least
+/* start; sleep OV_COMPUTE runs; wait, against run + sleep: at least
  * half the run hidden, in one of three measurements of the least of 5
  * (interleaved timings).
  * Prints the figures on rank 0; returns this rank's failures. */

@@ -67,7 +67,7 @@ ov_result_t ov_measure(const ov_ops_t *o, int reps, int attempts, double bar)
     if (reps < 1 || reps > 64)
         return best;
     double t[5][64];
-    /* the compute phase lasts as long as a run: warm, then the median */
+    /* the compute phase lasts OV_COMPUTE runs: warm, then the median */
     o->run(o->ctx);
     for (int k = 0; k < reps; k++) {
         o->barrier(o->ctx);
@@ -75,7 +75,7 @@ ov_result_t ov_measure(const ov_ops_t *o, int reps, int attempts, double bar)
         o->run(o->ctx);
         t[0][k] = ov_now() - t0;
     }
-    double compute = ov_median(t[0], reps);
+    double compute = OV_COMPUTE * ov_median(t[0], reps);
     o->max(&compute, 1, o->ctx);
     for (int a = 0; a < attempts && best.hidden < bar; a++) {
         for (int k = 0; k < reps; k++) {
