@@ -110,6 +110,9 @@ static uint64_t run_prepared(bcase_t *c, impl_t *im)
                              : redist_mpi_run(s->pr, &rep, &err) != 0;
     if (bad)
         die_run(c, im, &err);
+    /* the run's own count: the object's program depends on its buffers
+     * (in windows: direct passes, reduce_scatters kept whole) */
+    im->exchanges = (long long)redist_mpi_prepared_stats(s->pr).exchanges;
     return rep.scratch_high_water;
 }
 

@@ -64,7 +64,17 @@
  * exchanged with MPI_Alltoall and reduced locally (reduce_scatter), followed
  * by an in-place MPI_Allgather (all_reduce); the traffic is that of
  * doc/spec-format.md section 2.  This runs in rounds through a bounded work
- * buffer (see MEMORY).  REDIST_MPI_NATIVE_REDUCE calls
+ * buffer (see MEMORY).  Where it fits, a reduce_scatter runs instead as
+ * one point-to-point exchange of the contributions into slabs (the block
+ * before the step, in scratch) and one ordered sum, and consecutive
+ * reduce_scatter steps along one dim (a sum pending over two axes
+ * scattered over both) as one exchange and one sum that adds in the
+ * steps' order, so the bits are the same: it is chosen when the whole
+ * scratch stays within the bound and within the larger of what the
+ * rounds take and REDIST_MPI_ROUND_BYTES (redist_mpi_info_t.exchanges
+ * counts its one exchange), and not for a prepared object whose every
+ * rank's src lies in a shared window (the direct path reduces from the
+ * members' inputs).  REDIST_MPI_NATIVE_REDUCE calls
  * MPI_Reduce_scatter_block and MPI_Allreduce instead, with the predefined MPI
  * ops where they compute the same function and user-defined MPI_Ops built on
  * the same kernels otherwise (f16, bf16, complex prod / max / min, floating

@@ -312,7 +312,13 @@ enum {
     /* a two-mesh phase whose program needs more scratch than the room the
      * bound leaves it (rd_meshes_phase_room) runs with the sim's whole
      * steps (REDIST_SIM_FUSED) when they need less (src/exec/meshes.c) */
-    RD_BUILD_MESH_FUSE = 1u << 2
+    RD_BUILD_MESH_FUSE = 1u << 2,
+    /* lower even and uneven reduce_scatter steps to an exchange of the
+     * contributions and an ordered sum, consecutive ones along one dim
+     * fused into one of each (program.c): fewer, larger messages for a
+     * point-to-point backend, at the cost of the slabs (the block before
+     * the steps) as scratch; the backend's choice (MPI: execute.c) */
+    RD_BUILD_LOWER_RS = 1u << 3
 };
 
 struct redist_backend {

@@ -71,6 +71,10 @@ typedef struct rd_pass {
     int final;       /* its output is the target block (uneven) */
     int64_t nvbox;   /* VPACK: boxes (member order), offset then shape */
     int64_t *vbox;   /* 2 * ndims per box (bind.c; freed with the program) */
+    /* RSUM of fused reduce_scatters: the groups' sizes in the steps'
+     * order (nlev > 1; their product is s), each reduced in turn */
+    int nlev;
+    uint64_t lev[REDIST_MAX_AXES];
 } rd_pass;
 
 typedef struct rd_program {
@@ -96,6 +100,11 @@ typedef struct rd_program {
      * with RD_PROG_LOWER_RED (lower_red) even reductions exchanges and an
      * ordered sum */
     int lower, lower_red;
+    /* built for one array with RD_BUILD_LOWER_RS (fuse_rs): reduce_scatter
+     * steps are exchanges of contributions and an ordered sum, and a run
+     * of consecutive ones along one dim is one exchange and one sum in
+     * the steps' order (program.c) */
+    int fuse_rs;
 } rd_program;
 
 /* An internal build flag beside REDIST_EXEC_* (rd_program_build): lower

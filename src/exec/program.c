@@ -35,7 +35,18 @@
  * The bytes are the collectives': (s-1)/s L received for a
  * reduce_scatter, 2(s-1)/s L for an all_reduce (a ring's); no buffer
  * exceeds L; the sum is the sim backend's (rd_reduce_n, member order) to
- * the bit.  Uneven dims: a reduce_scatter is lowered the same way, on the
+ * the bit.  A one-array program built for a backend with
+ * RD_BUILD_LOWER_RS (fuse_rs: MPI's choice, src/backend/mpi/execute.c)
+ * lowers its reduce_scatters alone, and a run of m consecutive ones along
+ * one dim i, over axes a1..am (even dims), as ONE exchange from the type
+ * before with a leading dim sharded over (a1..am) to the type after the
+ * last with that dim local (s = s1 .. sm slabs of the final block, slab
+ * g from the member whose coordinates on a1..am give g, a1 major) and ONE
+ * RSUM in levels: a1's groups first, in member order, into the leading
+ * slab of each, then a2's, and so on, the last into the output, so every
+ * sum adds what the steps add, in their order (the bits of the sim).
+ * Received: (1 - 1/s) L, what the m steps receive together; one exchange
+ * instead of m; the slabs, L, are the scratch.  Uneven dims: a reduce_scatter is lowered the same way, on the
  * plan's layouts with the leading dim added (p->xlay), into s slabs of
  * the longest box after the step (bind.c sizes each device's slabs by
  * its own box); an uneven all_reduce, a dim count at REDIST_MAX_DIMS (no
@@ -357,17 +368,18 @@ int rd_reduction_lowered_dim(const redist_plan_t *plan, int k)
     return -1;
 }
 
-/* Type t with a new leading dim: sharded over `axis` (no longer partial
- * there), or local (axis -1). */
-static void lead_dim(const redist_type_t *t, int axis, redist_type_t *e)
+/* Type t with a new leading dim: sharded over the n axes of `axes` in
+ * that order (no longer partial there), or local (n 0). */
+static void lead_dim(const redist_type_t *t, const int *axes, int n,
+                     redist_type_t *e)
 {
     memset(e, 0, sizeof *e);
     e->ndims = t->ndims + 1;
     e->partial = t->partial;
-    if (axis >= 0) {
-        e->dim_naxes[0] = 1;
-        e->dims[0][0] = (uint8_t)axis;
-        e->partial &= ~(1u << axis);
+    e->dim_naxes[0] = (uint8_t)n;
+    for (int j = 0; j < n; j++) {
+        e->dims[0][j] = (uint8_t)axes[j];
+        e->partial &= ~(1u << axes[j]);
     }
     for (int i = 0; i < t->ndims; i++) {
         e->dim_naxes[i + 1] = t->dim_naxes[i];
@@ -400,20 +412,49 @@ static int lead_layout(const rd_layout *l, int64_t s, int sharded,
     return 0;
 }
 
-/* A set program's reduction over a group of s (see the top): the
- * contributions exchanged (exchange xi, from [1][cur] to [s][mid], slab g
- * from member g), then summed in member order (RSUM, in place).  An
- * all_reduce also gathers the sums back (exchange xi + 1, mid to after).
- * `mid` is the type after the sum: the step's own for a reduce_scatter,
- * the axis added to dim i for an all_reduce. */
+/* Is step k the first of a run of reduce_scatters that a program with
+ * fuse_rs lowers as one (see the top)?  Their number (0: not lowered;
+ * uneven plans one at a time), their axes in `axes` and the view of the
+ * last in *last. */
+static int rs_run(const rd_program *p, const redist_plan_t *plan, int k,
+                  int axes[], redist_step_view_t *last)
+{
+    int n = redist_plan_num_steps(plan), m = 0;
+    redist_step_view_t v;
+    if (!p->fuse_rs || redist_plan_step(plan, k, &v) ||
+        v.op != REDIST_OP_REDUCE_SCATTER ||
+        rd_reduction_lowered_dim(plan, k) < 0)
+        return 0;
+    int dim = v.dim, uneven = redist_spec_is_uneven(redist_plan_spec(plan));
+    do {
+        axes[m++] = v.axis;
+        *last = v;
+    } while (!uneven && m < REDIST_MAX_AXES && k + m < n &&
+             !redist_plan_step(plan, k + m, &v) &&
+             v.op == REDIST_OP_REDUCE_SCATTER && v.dim == dim &&
+             rd_reduction_lowered_dim(plan, k + m) >= 0);
+    return m;
+}
+
+/* A reduction over a group of s (see the top): the contributions
+ * exchanged (exchange xi, from [1][cur] to [s][mid], slab g from member
+ * g), then summed in member order (RSUM, in place).  An all_reduce also
+ * gathers the sums back (exchange xi + 1, mid to after).  `mid` is the
+ * type after the sum: the step's own for a reduce_scatter (v: the last of
+ * the m fused ones, over axes[0..m)), the axis added to dim i for an
+ * all_reduce. */
 static int reduction_passes(rd_program *p, const redist_plan_t *plan,
                             const rd_xstep *x, int xi, int i,
                             unsigned fused_ops, const int64_t cur[],
-                            uint64_t L, const redist_step_view_t *v)
+                            uint64_t L, const redist_step_view_t *v,
+                            const int *axes, int m)
 {
-    const redist_mesh_t *mesh = redist_spec_mesh(redist_plan_spec(plan));
+    const redist_spec_t *spec = redist_plan_spec(plan);
+    const redist_mesh_t *mesh = redist_spec_mesh(spec);
     int nd = x->ndims, k = x->index, ar = x->op == REDIST_OP_ALL_REDUCE;
-    int64_t s = x->group.size, mid_shape[REDIST_MAX_DIMS];
+    int64_t s = 1, mid_shape[REDIST_MAX_DIMS];
+    for (int j = 0; j < m; j++)
+        s *= redist_mesh_axis_size(mesh, axes[j]);
     redist_type_t before, mid = v->after, ea, eb;
     rd_plan_type_before(plan, k, &before);
     memcpy(mid_shape, cur, sizeof mid_shape);
@@ -421,8 +462,8 @@ static int reduction_passes(rd_program *p, const redist_plan_t *plan,
         mid.dims[i][mid.dim_naxes[i]++] = (uint8_t)x->group.axis;
         mid_shape[i] /= s;
     }
-    lead_dim(&before, x->group.axis, &ea);
-    lead_dim(&mid, -1, &eb);
+    lead_dim(&before, axes, m, &ea);
+    lead_dim(&mid, NULL, 0, &eb);
     rd_xstep xe = *x;
     memset(xe.in_shape, 0, sizeof xe.in_shape);
     memset(xe.out_shape, 0, sizeof xe.out_shape);
@@ -444,6 +485,7 @@ static int reduction_passes(rd_program *p, const redist_plan_t *plan,
     rd_xchg_init(&p->xchg[xi], mesh, &ea, &eb, xe.in_shape, xe.out_shape,
                  nd + 1, x->elem, al ? &ext[0] : NULL, al ? &ext[1] : NULL);
     as_exchange(p, &xe, xi, fused_ops, xe.in_shape, L, ar ? L : slabs);
+    p->pass[p->npasses - 1].last = k + m - 1;
     rd_pass *ps = rd_program_add_pass(p, RD_PASS_RSUM, k, ar ? L : slabs,
                                       ar ? L / (uint64_t)s : out);
     ps->x = *x;
@@ -451,6 +493,12 @@ static int reduction_passes(rd_program *p, const redist_plan_t *plan,
     ps->chunk = ar ? L / (uint64_t)s : out;
     ps->inplace_ok = 1;
     ps->umode = al ? RD_U_RSUM : RD_U_NONE;
+    ps->last = k + m - 1;
+    if (m > 1) {
+        ps->nlev = m;
+        for (int j = 0; j < m; j++)
+            ps->lev[j] = (uint64_t)redist_mesh_axis_size(mesh, axes[j]);
+    }
     if (!ar)
         return 0;
     rd_xstep xg = *x;
@@ -486,12 +534,14 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
     for (int k = 0; k < n; k++) {
         redist_plan_step(plan, k, &v);
         nx += v.op == REDIST_OP_EXCHANGE || lowered(p, uneven, v.op);
-        if (p->lower_red && rd_reduction_lowered_dim(plan, k) >= 0)
+        if ((p->lower_red || (p->fuse_rs &&
+                              v.op == REDIST_OP_REDUCE_SCATTER)) &&
+            rd_reduction_lowered_dim(plan, k) >= 0)
             nx += v.op == REDIST_OP_ALL_REDUCE ? 2 : 1;
     }
     if (nx && !(p->xchg = calloc((size_t)nx, sizeof *p->xchg)))
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    if (nx && uneven && p->lower_red &&
+    if (nx && uneven && (p->lower_red || p->fuse_rs) &&
         !(p->xlay = calloc(2 * (size_t)nx, sizeof *p->xlay)))
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     for (int k = 0; k < n; k++) {
@@ -509,11 +559,22 @@ redist_status_t rd_program_passes(const redist_plan_t *plan,
         p->collectives++;
         int xi = -1, rdim = p->lower_red ? rd_reduction_lowered_dim(plan, k)
                                      : -1;
+        int axes[REDIST_MAX_AXES] = {v.axis}, m = 1;
+        redist_step_view_t lastv;
+        int run = rs_run(p, plan, k, axes, &lastv);
+        if (run) { /* v becomes the last step of the run */
+            rdim = v.dim;
+            m = run;
+            p->collectives += m - 1;
+            v = lastv;
+            k += m - 1;
+            out = v.local_bytes;
+        }
         if (rdim >= 0) {
             xi = p->nxchg;
             p->nxchg += v.op == REDIST_OP_ALL_REDUCE ? 2 : 1;
             if (reduction_passes(p, plan, &x, xi, rdim, fused_ops, cur, L,
-                                 &v))
+                                 &v, axes, m))
                 return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                                 "out of memory");
         } else if (uneven) {

@@ -204,14 +204,29 @@ static redist_status_t run_pass(redist_backend_t *be, const rd_pass *ps,
     }
     case RD_PASS_RSUM: {
         /* in blocks that rd_reduce_n reads whole before writing (out may
-         * be the first slab) */
-        uint64_t count = ps->chunk / x->elem;
-        for (uint64_t e = 0; e < count; e += RD_REDUCE_BLOCK) {
-            slabs_in si = {(const char *)in + e * x->elem, ps->chunk};
-            uint64_t c = count - e < RD_REDUCE_BLOCK ? count - e
-                                                      : RD_REDUCE_BLOCK;
-            rd_reduce_n(x->dtype, x->reduce, (char *)out + e * x->elem, c,
-                        (int64_t)ps->s, slab_input, &si);
+         * be the first slab).  Fused reduce_scatters (nlev > 1): level j
+         * reduces, for each r < n / lev[j], the lev[j] slabs r + i n /
+         * lev[j] (i ascending: the member order of that step's group,
+         * the leading index of the slabs left) into slab r, in place; the
+         * last level into out.  So each sum is the steps' own, in their
+         * order, to the bit. */
+        uint64_t count = ps->chunk / x->elem, n = ps->s;
+        int nlev = ps->nlev > 1 ? ps->nlev : 1;
+        for (int j = 0; j < nlev; j++) {
+            uint64_t g = nlev > 1 ? ps->lev[j] : n, rest = n / g;
+            for (uint64_t r = 0; r < rest; r++) {
+                char *base = (char *)in + r * ps->chunk;
+                char *to = j == nlev - 1 ? (char *)out : base;
+                for (uint64_t e = 0; e < count; e += RD_REDUCE_BLOCK) {
+                    slabs_in si = {base + e * x->elem, rest * ps->chunk};
+                    uint64_t c = count - e < RD_REDUCE_BLOCK
+                                     ? count - e
+                                     : RD_REDUCE_BLOCK;
+                    rd_reduce_n(x->dtype, x->reduce, to + e * x->elem, c,
+                                (int64_t)g, slab_input, &si);
+                }
+            }
+            n = rest;
         }
         return REDIST_OK;
     }

@@ -153,11 +153,19 @@ expect 0 "--max-scratch with a unit" 2 - --mesh x=2 --shape 64x64 --from '|' \
     --from-partial x --to 'x|' --max-scratch 1K
 expect_text "bound 1024 B" "--max-scratch 1K: the bound"
 expect_text "exact: 2 ranks" "--max-scratch 1K: exact"
-# a plan whose executor needs a buffer of its own (32 KiB per rank here)
-# runs in place under a bound below it: no scratch at all, exact
+# two reduce_scatters along one dim run as one exchange of the
+# contributions into slabs (the source block, 64 KiB per rank here, within
+# the bound) and one ordered sum; under a bound below that, the
+# collectives with the executor's buffer between them (32 KiB), and in
+# place under a bound below that: no scratch at all, exact
 if [ -z "$quick" ]; then
     expect 0 "default bound, two reduce_scatters" 8 \
         "$dir/partial-two-axes-reduce-scatter.json" --shape 256x64 --backend mpi
+    expect_text "promised 65536 B" "two reduce_scatters: their slabs"
+    expect_text "1 exchange per rank" "two reduce_scatters: one exchange"
+    expect 0 "two reduce_scatters under a bound of 48K" 8 \
+        "$dir/partial-two-axes-reduce-scatter.json" --shape 256x64 --backend mpi \
+        --max-scratch 48K
     expect_text "promised 32768 B" "two reduce_scatters: executor buffer"
 fi
 for m in "" "--mpi-packed" "--mpi-native-reduce"; do

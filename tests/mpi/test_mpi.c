@@ -994,6 +994,64 @@ static void directed_cases(void)
     redist_mesh_free(m);
 }
 
+/* Sums pending over every axis of a mesh of two or three axes (x=2,
+ * y=2, z=n/4 at 8 ranks; x=2, y=n/2 otherwise), reduce-scattered along
+ * dim 0 one axis after the other: the executor runs the steps as one
+ * exchange of the contributions and one sum in the steps' order
+ * (RD_BUILD_LOWER_RS, src/backend/mpi/execute.c).  One-shot on random
+ * bits, compared with the sim byte for byte; prepared on the pattern
+ * (run_prepared checks it); exactly one exchange predicted. */
+static void fused_rs_case(void)
+{
+    if (nranks < 4 || nranks % 2)
+        return;
+    int na = nranks == 8 ? 3 : 2;
+    const char *nm[3] = {"x", "y", "z"};
+    int64_t sz[3] = {2, na == 3 ? 2 : nranks / 2, 2};
+    redist_mesh_t *m = NULL;
+    redist_spec_t *spec = NULL;
+    redist_plan_t *plan = NULL;
+    if (redist_mesh_create(na, nm, sz, &m, NULL))
+        fail("fused reduce_scatter mesh");
+    redist_mpi_t *mx = m ? world_ctx_for(m, MPI_COMM_WORLD) : NULL;
+    redist_type_t part, rows;
+    redist_type_init(&part, 2);
+    redist_type_init(&rows, 2);
+    redist_step_view_t st[3];
+    memset(st, 0, sizeof st);
+    for (int a = 0; a < na; a++) {
+        redist_type_add_partial(&part, a);
+        redist_type_push_axis(&rows, 0, a);
+        st[a].op = REDIST_OP_REDUCE_SCATTER;
+        st[a].dim = 0;
+        st[a].from_dim = st[a].to_dim = -1;
+        st[a].axis = a;
+    }
+    int64_t shape[2] = {3 * (int64_t)nranks, 5};
+    if (m && (redist_spec_create(m, 2, shape, REDIST_F32, &part, &rows,
+                                 REDIST_REDUCE_SUM, NULL, &spec, NULL) ||
+              redist_plan_from_steps(spec, na, st, &plan, NULL)))
+        fail("fused reduce_scatter plan");
+    redist_mpi_info_t info;
+    if (mx && plan && !redist_mpi_exec_info(mx, plan, NULL, &info, NULL))
+        CHECK(info.exchanges == 1,
+              "%d reduce_scatters along one dim: %lld exchanges predicted, "
+              "expected 1 (lowered and fused)",
+              na, (long long)info.exchanges);
+    for (int prep = 0; prep < 2 && mx && plan; prep++) {
+        run_cfg cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.prepared = prep;
+        cfg.pattern = prep;
+        cases++;
+        run_plan(plan, &cfg, mx);
+    }
+    redist_plan_free(plan);
+    redist_spec_free(spec);
+    redist_mpi_free(mx);
+    redist_mesh_free(m);
+}
+
 /* ---------------------------------------------------------------- main */
 
 /* Keep Open MPI's and PMIx's plugins mapped after MPI_Finalize closes
@@ -1031,6 +1089,7 @@ int main(int argc, char **argv)
             dtype_op_cases(argc > 3 && strcmp(argv[3], "quick") == 0);
         }
         directed_cases();
+        fused_rs_case();
         for (int i = 0; nranks > 1 && i < ncases; i++)
             uneven_reduce_case(i % 3);
         for (int i = 0; i < ncases; i++) {

@@ -175,8 +175,9 @@ static redist_status_t check_mesh(const redist_mpi_t *x,
                     mm);
 }
 
-/* The executor's program on this context (in place or not). */
-static redist_status_t build_on(const redist_mpi_t *x, int inplace,
+/* The executor's program on this context (build: RD_BUILD_INPLACE,
+ * RD_BUILD_LOWER_RS). */
+static redist_status_t build_on(const redist_mpi_t *x, unsigned build,
                                 const redist_plan_t *plan,
                                 const redist_exec_options_t *opts,
                                 redist_exec_info_t *info, rd_program *p,
@@ -184,7 +185,7 @@ static redist_status_t build_on(const redist_mpi_t *x, int inplace,
 {
     redist_backend_t be = x->be;
     memset(p, 0, sizeof *p);
-    be.build = inplace ? RD_BUILD_INPLACE : 0;
+    be.build = build;
     redist_status_t st = redist_plan_exec_info(plan, &be, opts, info, err);
     if (!st)
         st = rd_program_build_for(plan, &be, opts ? opts->flags : 0, p, err);
@@ -202,15 +203,51 @@ static uint64_t least_total(const redist_mpi_t *x, const rd_program *p,
     return E + wp.min;
 }
 
+/* The work buffer of program p with executor scratch E under the bound
+ * B: what its passes can use, at most REDIST_MPI_ROUND_BYTES unless
+ * max_scratch is set, within B - E, at least their least need. */
+static uint64_t work_for(const redist_mpi_t *x, const rd_program *p,
+                         uint64_t E, uint64_t B)
+{
+    work_plan wp;
+    plan_work(x, p, 0, &wp);
+    if (!wp.min && !wp.want)
+        return 0;
+    uint64_t room = B > E ? B - E : 0, W = wp.want;
+    if (!x->opts.max_scratch && W > REDIST_MPI_ROUND_BYTES)
+        W = REDIST_MPI_ROUND_BYTES;
+    if (W > room)
+        W = room;
+    return W < wp.min ? wp.min : W;
+}
+
+/* Does the plan have a reduce_scatter the program can lower (ordered
+ * reductions only: native ones stay MPI's)? */
+static int lowers_rs(const redist_mpi_t *x, const redist_plan_t *plan)
+{
+    redist_step_view_t v;
+    if ((x->opts.flags & REDIST_MPI_NATIVE_REDUCE) || x->keep_rs)
+        return 0;
+    for (int k = 0; k < redist_plan_num_steps(plan); k++)
+        if (!redist_plan_step(plan, k, &v) &&
+            v.op == REDIST_OP_REDUCE_SCATTER &&
+            rd_reduction_lowered_dim(plan, k) >= 0)
+            return 1;
+    return 0;
+}
+
+/* *build: the build flags the program is made with (RD_BUILD_INPLACE
+ * under a tight max_scratch; RD_BUILD_LOWER_RS where it fits, see
+ * redist/mpi.h, REDUCTIONS). */
 static redist_status_t mpi_info(const redist_mpi_t *x,
                                 const redist_plan_t *plan,
                                 const redist_exec_options_t *opts,
-                                redist_mpi_info_t *out, int *inplace,
+                                redist_mpi_info_t *out, unsigned *build,
                                 redist_error_t *err)
 {
     rd_program p;
     memset(out, 0, sizeof *out);
-    *inplace = 0;
+    *build = 0;
     redist_status_t st = check_mesh(x, plan, err);
     if (st)
         return st;
@@ -228,7 +265,7 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
      * planned */
     redist_exec_info_t e2;
     rd_program p2;
-    if (!build_on(x, 1, plan, opts, &e2, &p2, NULL))
+    if (!build_on(x, RD_BUILD_INPLACE, plan, opts, &e2, &p2, NULL))
         least2 = least_total(x, &p2, e2.scratch_bytes);
     if (B && least > B && least2 < least) {
         rd_program_free(&p);
@@ -236,26 +273,34 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
         out->exec = e2;
         E = e2.scratch_bytes;
         least = least2;
-        *inplace = 1;
+        *build = RD_BUILD_INPLACE;
     } else
         rd_program_free(&p2);
     out->min_scratch_bytes = least < least2 ? least : least2;
     if (!B)
         B = M > least ? M : least;
     out->bound_bytes = B;
-    work_plan wp;
-    plan_work(x, &p, 0, &wp);
-    uint64_t W = 0;
-    if (wp.min || wp.want) {
-        uint64_t room = B > E ? B - E : 0;
-        W = wp.want;
-        if (!x->opts.max_scratch && W > REDIST_MPI_ROUND_BYTES)
-            W = REDIST_MPI_ROUND_BYTES;
-        if (W > room)
-            W = room;
-        if (W < wp.min)
-            W = wp.min;
+    uint64_t W = work_for(x, &p, E, B);
+    /* reduce_scatters lowered (one exchange of the contributions and an
+     * ordered sum per run of them along one dim, program.c) where the
+     * whole scratch stays within the bound and within what the
+     * collectives take or one round's worth, whichever is more */
+    if (!*build && lowers_rs(x, plan) &&
+        !build_on(x, RD_BUILD_LOWER_RS, plan, opts, &e2, &p2, NULL)) {
+        uint64_t E2 = e2.scratch_bytes, W2 = work_for(x, &p2, E2, B);
+        uint64_t cap = E + W > REDIST_MPI_ROUND_BYTES ? E + W
+                                                       : REDIST_MPI_ROUND_BYTES;
+        if (E2 + W2 <= B && E2 + W2 <= cap) {
+            rd_program_free(&p);
+            p = p2;
+            out->exec = e2;
+            E = E2;
+            W = W2;
+            *build = RD_BUILD_LOWER_RS;
+        } else
+            rd_program_free(&p2);
     }
+    work_plan wp;
     plan_work(x, &p, W, &wp);
     rd_program_free(&p);
     out->work_bytes = W;
@@ -282,8 +327,8 @@ redist_status_t redist_mpi_exec_info(const redist_mpi_t *x,
     if (!x || !plan || !out)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL context, plan or output");
-    int inplace;
-    return mpi_info(x, plan, opts, out, &inplace, err);
+    unsigned build;
+    return mpi_info(x, plan, opts, out, &build, err);
 }
 
 /* The start of a call on context x (redist_mpi_execute, and
@@ -295,7 +340,7 @@ uint64_t rd_mpi_begin(redist_mpi_t *x, const redist_plan_t *plan,
                       const redist_exec_options_t *opts)
 {
     uint64_t promise = 0;
-    int inplace = 0;
+    unsigned build = 0;
     x->in_call = 1;
     x->pre_status = REDIST_OK;
     redist_error_clear(&x->pre_err);
@@ -310,14 +355,14 @@ uint64_t rd_mpi_begin(redist_mpi_t *x, const redist_plan_t *plan,
         redist_status_t st = check_mesh(x, plan, &x->pre_err);
         if (st)
             x->pre_status = st;
-        else if ((st = mpi_info(x, plan, opts, &info, &inplace,
+        else if ((st = mpi_info(x, plan, opts, &info, &build,
                                 &x->pre_err)) == REDIST_ERR_LIMIT)
             x->pre_status = st;
         else if (!st) {
             x->work_want = info.work_bytes;
             x->planned = 1;
             promise = info.scratch_bytes;
-            x->be.build = inplace ? RD_BUILD_INPLACE : 0;
+            x->be.build = build;
         }
     }
     return promise;

@@ -89,6 +89,10 @@ struct redist_mpi {
     redist_error_t pre_err;
     uint64_t work_want;
     int planned; /* redist_mpi_execute sized the work: never allocate */
+    /* a prepared object whose every rank's src lies in a shared window
+     * (one node): reduce_scatters stay whole steps, which the direct
+     * path reduces straight from the members' inputs (execute.c) */
+    int keep_rs;
     char *work;
     uint64_t work_bytes;
     int work_borrowed; /* work is a plan set's arena (not ours to free) */
@@ -188,6 +192,9 @@ void rd_mpi_end(redist_mpi_t *x);
 /* shared.c */
 void rd_mpi_windows_free(redist_mpi_t *x);
 int rd_mpi_owns_window(const redist_mpi_t *x, const void *p);
+/* Does this rank's `src` lie in a shared window of ctx, every rank of
+ * ctx on one node (the direct path's condition for its first pass)? */
+int rd_mpi_src_in_window(const redist_mpi_t *ctx, const void *src);
 redist_status_t rd_mpi_direct_scratch(redist_mpi_t *ctx, redist_mpi_t *x,
                                       rd_exec_prep *xp, redist_error_t *err);
 redist_status_t rd_mpi_direct_setup(const redist_mpi_t *ctx, redist_mpi_t *x,

@@ -280,6 +280,14 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
     st = rd_mpi_agree_comm(ctx->comm, ctx->rank, st, 0, "", err);
     redist_mpi_t *x = &p->x;
     redist_exec_report_t r;
+    if (!st) { /* every rank's src in a window: keep reduce_scatters whole
+                  for the direct path (execute.c) */
+        int mine = rd_mpi_src_in_window(ctx, src), all = 0;
+        rc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, ctx->comm);
+        if (rc != MPI_SUCCESS)
+            st = rd_mpi_fail(err, rc, "MPI_Allreduce (shared windows)");
+        x->keep_rs = all;
+    }
     if (!st) {
         p->promise = rd_mpi_begin(x, plan, opts);
         st = rd_exec_prepare(plan, &x->be, src, dst, opts ? opts->flags : 0,

@@ -286,6 +286,12 @@ int rd_mpi_owns_window(const redist_mpi_t *x, const void *p)
     return 0;
 }
 
+int rd_mpi_src_in_window(const redist_mpi_t *ctx, const void *src)
+{
+    return ctx->node != MPI_COMM_NULL && ctx->node_size == ctx->size &&
+           win_holding(ctx, ctx, src, 1) != NULL;
+}
+
 /* May pass ps run direct (its kind; where its input lies is checked by
  * the caller)? */
 static int direct_kind(const rd_program *p, const rd_pass *ps)
