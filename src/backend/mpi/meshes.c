@@ -82,6 +82,7 @@ struct redist_mpi_meshes {
     char *arena;                     /* this rank's scratch (layout above) */
     uint64_t T, need[2];             /* its size; each phase's part */
     int s_in_dst, r_in_src; /* S kept in dst, R in src (no allocation) */
+    int s_is_r;             /* ... S in dst is the R block (no copy) */
     rd_tlists t;
     MPI_Request *req;
     int nreq;
@@ -175,6 +176,25 @@ static int bind_transfer(redist_mpi_meshes_t *m, const char **call)
         }
     }
     return rc;
+}
+
+/* An empty target phase on a rank whose R block is its S block (the
+ * same origin and shape) and whose receives are all its own pieces, in
+ * a transfer that does not sum: its destination buffer is its S block,
+ * written by phase A, sent from by the transfer, never received into,
+ * and its local copy is the identity (skipped). */
+static int s_is_r(const redist_plan_t *plan, const rd_tlists *t, int rank)
+{
+    if (plan->m->phase[0]->nsteps == 0 || plan->m->phase[1]->nsteps > 0 ||
+        !t->in_src || !t->in_dst || plan->m->sent.t.partial)
+        return 0;
+    for (int i = 0; i < t->ndims; i++)
+        if (t->s_lo[i] != t->r_lo[i] || t->s_shape[i] != t->r_shape[i])
+            return 0;
+    for (int64_t k = 0; k < t->nrecv; k++)
+        if (t->recv[k].peer != rank)
+            return 0;
+    return 1;
 }
 
 /* A context for `phase` on `comm` (a mesh's ranks; MPI_COMM_NULL or an
@@ -422,6 +442,8 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
      * done, and its receives are posted only after its phase A read src */
     rd_meshes_usr_blocks(plan, &m->t, m->rank, 1,
                          opts ? opts->flags : 0, &m->s_in_dst, &m->r_in_src);
+    m->s_is_r = s_is_r(plan, &m->t, m->rank);
+    m->s_in_dst |= m->s_is_r;
     m->own_s = pa->nsteps > 0 && m->t.in_src && !m->s_in_dst;
     m->own_r = pb->nsteps > 0 && m->t.in_dst && !m->r_in_src;
     m->S = m->own_s ? rd_tlists_bytes(&m->t, 0) : 0;
@@ -503,7 +525,8 @@ static int plain_transfer(redist_mpi_meshes_t *m)
 {
     const rd_tlists *t = &m->t;
     int rc = m->nreq ? MPI_Startall(m->nreq, m->req) : MPI_SUCCESS;
-    for (int64_t i = 0; rc == MPI_SUCCESS && i < t->nsend; i++) {
+    for (int64_t i = 0; rc == MPI_SUCCESS && !m->s_is_r && i < t->nsend;
+         i++) {
         if (t->send[i].peer != m->rank)
             continue;
         for (int64_t j = 0; j < t->nrecv; j++)
