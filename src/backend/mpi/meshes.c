@@ -6,7 +6,8 @@
  * Prepare duplicates it, splits the duplicate into the source mesh's
  * ranks and the target mesh's (ordered by mesh rank), makes a context and
  * a prepared object (redist_mpi_prepare) for each non-empty phase on its
- * mesh's ranks, allocates the S and R blocks, and binds the transfer as
+ * mesh's ranks, lays out the rank's scratch (MEMORY below: the S and R
+ * blocks, the phases' scratch, a work area), and binds the transfer as
  * persistent requests: one MPI_Recv_init per peer this rank receives
  * from and one MPI_Send_init per peer it sends to, every piece an
  * (h)vector datatype over its box in the S block (send) or the R block
@@ -34,9 +35,10 @@
  * others reduced in with the local kernels (rd_meshes_place), the own
  * one read from the S block.  So the floats match the sim backend's.
  * The work area holds at most rd_meshes_sum_cap bytes: the room
- * max(src_d, dst_d) leaves beside what this rank holds throughout (the S
- * and R blocks it allocates, the phases' objects' scratch), at least one
- * piece.  The receives (one persistent request
+ * max(src_d, dst_d) leaves beside the S and R blocks this rank holds (or
+ * the room a phase's part beside its block takes anyway, when larger:
+ * the work area shares that memory, MEMORY below), at least one piece.
+ * The receives (one persistent request
  * per piece) are split into rounds of consecutive pieces that fit it;
  * a run starts every send, then per round starts its receives, waits
  * and reduces them, so a receiver of prod|P| contributions of its whole
@@ -47,21 +49,55 @@
  * COST.  Prepare: two communicator splits, two contexts, the phases'
  * preparation and the transfer lists (O(target devices x pieces) per
  * rank).  A run: the phases' runs, one allreduce, one message per
- * transfer peer.  MEMORY: everything is allocated at prepare and held
- * for the object's life (no allocation in a run), so at once: the S and
- * R blocks where the phases run, each phase object's scratch (its
- * promise), and, for a transfer that sums, the work area (the bytes this
- * rank receives in the transfer, prod|P| x its R block at most, within
- * the cap above); the report's scratch and high-water mark are that sum,
- * not rd_meshes_scratch's sequence of the stages (src/exec/meshes.c: what
- * an executor that allocates stage by stage, the sim, holds).  A rank on
- * both meshes, both phases non-empty, keeps S in its destination buffer
- * and R in its source buffer where they fit (rd_meshes_usr_blocks, as
- * sim: RD_BUILD_MESH_USR): the requests are bound to them at prepare,
- * and each rank runs phase A, the transfer and phase B in that order, so
- * src is dead when the receives are posted and dst is not written
- * before the sends complete.  Such a rank holds max(phase A's scratch,
- * phase B's) only, within max(src_d, dst_d).
+ * transfer peer.
+ *
+ * MEMORY: everything is allocated at prepare and held for the object's
+ * life (no allocation in a run), in one arena per rank laid out by
+ * lifetime.  A rank runs phase A, the transfer and phase B in that
+ * order, whatever the other ranks do, and the transfer's receives are
+ * posted only in step 3, so: phase A's scratch (its executor's buffers
+ * and its reductions' work buffer) is dead once S is written; the work
+ * area of a transfer that sums is dead once R is built; phase B's
+ * scratch is used only after the transfer.  With A and B the phases'
+ * parts (rd_mpi_arena_need: the prepared object's parts, each rounded up
+ * to the alignment) and W the work area:
+ *
+ *     [0, R)            the R block          transfer, phase B
+ *     [R, R + W)        the work area        transfer
+ *     [R, R + B)        phase B's part       phase B
+ *     [0, A)            phase A's part       phase A
+ *     [T - S, T)        the S block          phase A, transfer
+ *
+ * T = max(A + S, S + R + W, R + B): the parts alive together never
+ * overlap, and the rank holds what the stages need at most, not their
+ * sum.  The phases' objects carve their parts from the arena (the
+ * context's arena fields, copied by the object's clone: work.c, agree.c)
+ * in the order they allocate, each part at a multiple of the element's
+ * largest power-of-two divisor (at most 16: aligned for the kernels; S,
+ * R and the pieces are whole elements, so they keep it).  The report's
+ * scratch and high-water mark are T, plus what a phase allocated beyond
+ * its part (none when rd_mpi_arena_need matches the program).
+ *
+ * PLACEMENT.  A rank on both meshes, both phases non-empty, keeps S in
+ * its destination buffer and R in its source buffer where they fit
+ * (rd_meshes_usr_blocks, as sim: RD_BUILD_MESH_USR): the requests are
+ * bound to them at prepare, and each rank runs phase A, the transfer and
+ * phase B in that order, so src is dead when the receives are posted and
+ * dst is not written before the sends complete.  Such a rank holds
+ * max(A, W, B) only.  A rank on both meshes with an empty phase B, whose
+ * R block is its S block (same origin and shape) and which receives from
+ * itself only, in a transfer that does not sum, keeps S in its
+ * destination buffer too (s_is_r): phase A writes it, the transfer sends
+ * from it, nothing is received into it, and the identity copy is
+ * skipped.  Such a rank holds A only.
+ *
+ * Measured (meson test -C build mpi-meshes-np3 mpi-meshes-np8, device
+ * runs over max(src_d, dst_d)): 15 of 240 and 62 of 640 with every part
+ * held at once, the same with the arena alone, 11 and 52 with s_is_r.
+ * What remains is phase A's own program (doc/meshes.md, "Memory"): an
+ * uneven reduce-scatter sized by the largest device, runs with
+ * REDIST_EXEC_PRESERVE_SRC, or an all-reduce whose output S is as large
+ * as the source on a rank with nowhere else to keep it.
  */
 #include <stdlib.h>
 #include <string.h>
