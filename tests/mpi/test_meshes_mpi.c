@@ -11,7 +11,10 @@
  * intact under REDIST_EXEC_PRESERVE_SRC, and its scratch high-water mark
  * within the promise; ranks outside both meshes pass NULL buffers.  It
  * counts the runs over the contract's max(src_d, dst_d) on each device
- * (printed) and fails those the placement of the blocks bounds (over_bound).  Then
+ * (printed) and fails those the layout of the rank's scratch bounds
+ * (over_bound); at 8 ranks two directed specs must stay within it where
+ * the layout by lifetime brings them (and directed specs check uneven
+ * reductions and a transfer that sums in rounds).  Then
  * a call with a rank that passes another plan must fail on every rank,
  * and so must one where a rank's plan chose its transfer's senders under
  * other axis links (even rank counts from 4).
