@@ -310,21 +310,26 @@ REDIST_API redist_status_t redist_mpi_execute(redist_mpi_t *ctx,
  * mesh's phase.  Collective, failing together on every rank of comm as
  * redist_mpi_execute does.  opts: REDIST_EXEC_PRESERVE_SRC only (or
  * NULL).  `report` (may be NULL): this rank's figures; scratch_bytes is
- * the promise, scratch_high_water the measure (the S and R blocks and the
- * phases' scratch, src/exec/meshes.c).  It is prepare, one run and free
- * of the prepared form below.
+ * the promise, scratch_high_water the measure (one region per rank laid
+ * out by lifetime: the S and R blocks, the phases' scratch and a summing
+ * transfer's work area, src/backend/mpi/meshes.c).  It is prepare, one
+ * run and free of the prepared form below.  (redist_mpi_exec_info
+ * refuses a two-mesh plan: the promise is the report's.)
  *
  * MEMORY.  The contract bounds rank d by max(src_d, dst_d) (0 on a mesh
- * it is not in).  A rank on both meshes, both phases non-empty, keeps its
- * S block in dst and its R block in src where they fit (R only without
- * REDIST_EXEC_PRESERVE_SRC; the report then says writes_src): it then
- * holds one phase's scratch at a time, within the bound.  A phase whose
- * scratch would exceed the room the bound leaves beside the block held
- * with it runs under max_scratch = that room (the least over its mesh),
- * when every rank of the mesh can.  The bound may still be exceeded,
- * and the promise says by how much: by a rank on one mesh only whose
- * phase's fixed executor buffers exceed that room, by a transfer that
- * sums (its work area), and under REDIST_EXEC_PRESERVE_SRC.
+ * it is not in).  A rank holds at most max(phase A's scratch + S, S + R +
+ * work area, R + phase B's scratch): the parts whose lifetimes do not
+ * overlap share memory.  A rank on both meshes, both phases non-empty,
+ * keeps its S block in dst and its R block in src where they fit (R only
+ * without REDIST_EXEC_PRESERVE_SRC; the report then says writes_src), and
+ * one whose target phase is empty and whose R block is its own S block
+ * keeps S in dst.  A phase whose scratch would exceed the room the bound
+ * leaves beside the block held with it runs under max_scratch = that
+ * room (the least over its mesh), when every rank of the mesh can.  The
+ * bound may still be exceeded, and the promise says by how much: by a
+ * source phase whose own program needs more (fixed executor buffers,
+ * an all-reduce whose output is as large as the source held beside its
+ * work space), and under REDIST_EXEC_PRESERVE_SRC.
  */
 REDIST_API redist_status_t redist_mpi_execute_meshes(
     MPI_Comm comm, const redist_plan_t *plan, void *src, void *dst,

@@ -11,7 +11,10 @@
  * intact under REDIST_EXEC_PRESERVE_SRC, and its scratch high-water mark
  * within the promise; ranks outside both meshes pass NULL buffers.  It
  * counts the runs over the contract's max(src_d, dst_d) on each device
- * (printed) and fails those the placement of the blocks bounds (over_bound).  Then
+ * (printed) and fails those the layout of the rank's scratch bounds
+ * (over_bound); at 8 ranks two directed specs must stay within it where
+ * the layout by lifetime brings them (and directed specs check uneven
+ * reductions and a transfer that sums in rounds).  Then
  * a call with a rank that passes another plan must fail on every rank,
  * and so must one where a rank's plan chose its transfer's senders under
  * other axis links (even rank counts from 4).
@@ -81,15 +84,6 @@ static int bad_run(const redist_spec_t *spec, int rank, const char *what,
     return 1;
 }
 
-/* The contract's bound on a device, max(src_d, dst_d): 1 when the
- * high-water mark exceeds it (counted, printed), and *must_fail set when
- * the placement of the S and R blocks (S in dst, R in src) makes the
- * bound hold for certain and it did not: no REDIST_EXEC_PRESERVE_SRC, a
- * transfer that does not sum, and either the rank holds no block (a phase
- * on its side is empty, the transfer reads src / writes dst) or it is on
- * both meshes with both phases non-empty and sb == db (S <= src_d and R
- * <= dst_d, so both blocks fit the other buffer; each phase's scratch is
- * within its one-mesh bound). */
 /* Is every dim divisible by the product of both meshes' axis sizes, so
  * that every type a plan passes through is even?  Uneven one-mesh
  * programs are sized by the largest device (doc/uneven.md), so a phase
@@ -108,9 +102,22 @@ static int even(const redist_spec_t *s)
     return 1;
 }
 
+/* The contract's bound on a device, max(src_d, dst_d): 1 when the
+ * high-water mark exceeds it (counted, printed), and *must_fail set when
+ * the layout of the rank's scratch (src/backend/mpi/meshes.c: one arena
+ * of max(A + S, S + R + W, R + B), S in dst and R in src where they fit)
+ * makes the bound hold for certain and it did not (*sure: counted):
+ *  - the rank holds no block (no phase runs on it: the transfer reads
+ *    src, writes dst): at most the work area of a transfer that sums,
+ *    within max(bound, its largest piece), a piece of its R block;
+ *  - or, even plans without REDIST_EXEC_PRESERVE_SRC, it is on both
+ *    meshes with both phases non-empty and sb == db: S <= src_d and R <=
+ *    dst_d fit the other buffer, so it holds max(A, W, B), each phase's
+ *    scratch within its one-mesh bound and the work area within the
+ *    room beside S and R, which sums or not. */
 static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
-                      uint64_t db, int preserve, int sums, uint64_t hw,
-                      int *must_fail)
+                      uint64_t db, int preserve, uint64_t hw,
+                      int *must_fail, int *sure_out)
 {
     int n = redist_plan_num_steps(plan), kt = rp_transfer_step(plan);
     const redist_spec_t *s = redist_plan_spec(plan);
@@ -118,10 +125,10 @@ static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
     int in_b = rp_on_mesh(s, REDIST_SIDE_TO, dev);
     int a = kt > 0, b = kt >= 0 && kt < n - 1;
     uint64_t bound = sb > db ? sb : db;
-    int sure = !preserve && !sums && even(s) &&
-               ((!(in_a && a) && !(in_b && b)) ||
-                (in_a && in_b && a && b && sb == db));
+    int sure = (!(in_a && a) && !(in_b && b)) ||
+               (!preserve && even(s) && in_a && in_b && a && b && sb == db);
     *must_fail = sure && hw > bound;
+    *sure_out = sure;
 
     return hw > bound;
 }
@@ -136,6 +143,7 @@ int main(int argc, char **argv)
     int fails = 0, runs = 0, outside = 0, prepared = 0, same_order = 0;
     int summing = 0; /* plans whose transfer sums pending contributions */
     int over = 0;    /* runs on this rank over max(src_d, dst_d) */
+    int sure = 0;    /* ... of which it holds for certain (over_bound) */
     for (int i = 0; i < cases; i++) {
         redist_spec_t *spec = NULL;
         int kind;
@@ -222,10 +230,11 @@ int main(int argc, char **argv)
             }
             runs++;
             int bad = bad_run(spec, rank, "case", i, st, &err, src,
-                              xo.flags != 0, dst, &rep), must = 0;
+                              xo.flags != 0, dst, &rep), must = 0, certain = 0;
             if (!bad)
-                over += over_bound(plan, rank, sb, db, xo.flags != 0, sums,
-                                   rep.scratch_high_water, &must);
+                over += over_bound(plan, rank, sb, db, xo.flags != 0,
+                                   rep.scratch_high_water, &must, &certain);
+            sure += certain;
             if (must)
                 fprintf(stderr, "rank %d case %d: scratch %llu over "
                         "max(src_d, dst_d) = %llu\n", rank, i,
@@ -304,6 +313,106 @@ int main(int argc, char **argv)
         redist_spec_free(sp);
         redist_mesh_free(ma);
         redist_mesh_free(mb);
+    }
+    /* directed, at 8 ranks: two uneven specs whose parts, held at once,
+     * exceeded the bound where their lifetimes do not overlap
+     * (src/backend/mpi/meshes.c, the arena).  "sum-after-phase": c64[4]
+     * pending over a=2,b=4, to ["b","a"] on the same devices in another
+     * mesh: a reduce_scatter over b, then a transfer that sums over a;
+     * every rank held phase A's scratch, S and the work area (40 or 48
+     * bytes on a 32-byte bound), and holds max(A + S, S + W) = 32.
+     * "both-phases": i32[1,4,2] pending over a=3 to replicated on 4 of
+     * the 6 source devices, planned with a over node links and b over
+     * the network: a reduce_scatter, a transfer, two all_gathers; the ranks on both meshes (S in dst, R in src) held both
+     * phases' scratch (36 bytes on 32), and hold the larger (20).  The
+     * runs must stay within max(src_d, dst_d) on those ranks, one-shot
+     * and prepared (run twice), exact. */
+    int layout_directed = 0;
+    if (size == 8) {
+        static const char *const texts[] = {
+            "{\"name\": \"sum-after-phase\", \"meshes\": {"
+            "\"src\": {\"axes\": [[\"a\", 2], [\"b\", 4]]},"
+            "\"dst\": {\"axes\": [[\"a\", 1], [\"b\", 4], [\"c\", 1], "
+            "[\"d\", 2]]}},"
+            "\"shape\": [4], \"dtype\": \"c64\", \"reduce\": \"max\","
+            "\"from\": {\"mesh\": \"src\", \"dims\": [[]], "
+            "\"partial\": [\"a\", \"b\"]},"
+            "\"to\": {\"mesh\": \"dst\", \"dims\": [[\"b\", \"a\"]], "
+            "\"split\": \"balanced\"}}",
+            "{\"name\": \"both-phases\", \"meshes\": {"
+            "\"src\": {\"axes\": [[\"a\", 3], [\"b\", 2], [\"c\", 1], "
+            "[\"d\", 1]], \"devices\": [1, 3, 2, 5, 4, 7]},"
+            "\"dst\": {\"axes\": [[\"a\", 2], [\"b\", 2]], "
+            "\"devices\": [7, 1, 6, 4]}},"
+            "\"shape\": [1, 4, 2], \"dtype\": \"i32\", \"reduce\": \"prod\","
+            "\"from\": {\"mesh\": \"src\", \"dims\": [[], [\"b\"], [\"d\"]], "
+            "\"partial\": [\"a\"], \"split\": \"balanced\"},"
+            "\"to\": {\"mesh\": \"dst\", \"dims\": [[], [], []]}}"};
+        for (int c = 0; c < 2; c++) {
+            redist_spec_t *sp = NULL;
+            redist_plan_t *pl = NULL;
+            redist_error_t err;
+            redist_error_clear(&err);
+            /* both-phases: its source mesh's a over node links, b over
+             * the network (reduce_scatter, transfer, two all_gathers) */
+            redist_plan_options_t po = {0};
+            redist_cost_model_t cm;
+            redist_cost_model_default(&cm);
+            cm.axis_link[0] = REDIST_LINK_NODE;
+            cm.axis_link[1] = REDIST_LINK_NETWORK;
+            po.cost = c ? &cm : NULL;
+            if (redist_spec_load_buffer(texts[c], strlen(texts[c]), "layout",
+                                        0, &sp, &err) ||
+                redist_plan_create(sp, &po, &pl, &err)) {
+                fprintf(stderr, "rank %d: layout spec %d: %s\n", rank, c,
+                        err.text);
+                fails++;
+                redist_spec_free(sp);
+                continue;
+            }
+            uint64_t sb = redist_spec_device_bytes(sp, REDIST_SIDE_FROM, rank);
+            uint64_t db = redist_spec_device_bytes(sp, REDIST_SIDE_TO, rank);
+            int check = c == 0 || (rp_on_mesh(sp, REDIST_SIDE_FROM, rank) &&
+                                   rp_on_mesh(sp, REDIST_SIDE_TO, rank));
+            for (int k = 0; k < 2; k++) {
+                void *src = sb ? malloc(sb) : NULL;
+                void *dst = db ? malloc(db) : NULL;
+                redist_exec_report_t rep;
+                redist_status_t st = REDIST_OK;
+                redist_mpi_meshes_t *pm = NULL;
+                if (k)
+                    st = redist_mpi_prepare_meshes(MPI_COMM_WORLD, pl, src,
+                                                   dst, NULL, &pm, &err);
+                for (int run = 0; run < 1 + k; run++) {
+                    if (src)
+                        rd_pattern_fill(sp, rank, src);
+                    if (dst)
+                        memset(dst, 0xEE, db);
+                    if (!k)
+                        st = redist_mpi_execute_meshes(MPI_COMM_WORLD, pl, src,
+                                                       dst, NULL, &rep, &err);
+                    else if (!st)
+                        st = redist_mpi_run_meshes(pm, &rep, &err);
+                    if (bad_run(sp, rank, "layout run", c, st, &err, src, 0,
+                                dst, &rep))
+                        fails++;
+                    else if (check &&
+                             rep.scratch_high_water > (sb > db ? sb : db)) {
+                        fprintf(stderr, "rank %d layout %d: scratch %llu over "
+                                "max(src_d, dst_d) = %llu\n", rank, c,
+                                (unsigned long long)rep.scratch_high_water,
+                                (unsigned long long)(sb > db ? sb : db));
+                        fails++;
+                    } else
+                        layout_directed += check;
+                }
+                redist_mpi_meshes_free(pm);
+                free(src);
+                free(dst);
+            }
+            redist_plan_free(pl);
+            redist_spec_free(sp);
+        }
     }
     /* directed, at 3 ranks or more: f32[64,32] pending over dp=2 on
      * ranks 0-1, rows over t=2 on ranks 1-2.  The default plan is one
@@ -432,22 +541,24 @@ int main(int argc, char **argv)
         redist_mesh_free(ma);
         redist_mesh_free(mb);
     }
-    int all = 0, all_over = 0, all_runs = 0;
+    int all = 0, all_over = 0, all_runs = 0, all_sure = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&over, &all_over, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&runs, &all_runs, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&sure, &all_sure, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("mpi meshes, %d ranks: %d of %d device runs over "
-               "max(src_d, dst_d)\n", size, all_over, all_runs);
+               "max(src_d, dst_d); within it for certain: %d (checked)\n",
+               size, all_over, all_runs, all_sure);
     if (rank == 0)
         printf("mpi meshes, %d ranks: %d runs on rank 0 (%d prepared and "
                "run twice, %d outside both meshes; %d specs on the same "
                "devices in order, %d directed runs, %d within the bound "
-               "summing in rounds; %d plans whose "
+               "summing in rounds, %d within it by lifetime; %d plans whose "
                "transfer sums), diverging plans %s, "
                "plans under other axis links %s; %d failures\n",
                size, runs, prepared, outside, same_order, same_directed,
-               cross_directed, summing,
+               cross_directed, layout_directed, summing,
                size >= 2 ? (diverged ? "caught" : "MISSED") : "not tried",
                size >= 4 && size % 2 == 0
                    ? (links_caught ? "caught" : "MISSED")

@@ -118,7 +118,11 @@ redist_status_t rd_mpi_agree(redist_backend_t *be, redist_status_t local,
         x->pre_status = REDIST_OK;
     }
     if (!local && x->in_call && x->work_want && !x->work) {
-        x->work = rd_mpi_malloc((size_t)x->work_want);
+        /* from the arena (not ours to free: borrowed), else our own */
+        x->work = rd_mpi_arena_take(x, x->work_want);
+        x->work_borrowed = x->work != NULL;
+        if (!x->work && x->work_want <= SIZE_MAX)
+            x->work = rd_mpi_malloc((size_t)x->work_want);
         if (!x->work || x->work_want > SIZE_MAX)
             local = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                              "cannot allocate %llu bytes of reduction work "
@@ -127,7 +131,7 @@ redist_status_t rd_mpi_agree(redist_backend_t *be, redist_status_t local,
         else {
             x->work_bytes = x->work_want;
             x->cur += x->work_bytes;
-            x->allocs++;
+            x->allocs += !x->work_borrowed;
             if (x->cur > x->high)
                 x->high = x->cur;
         }

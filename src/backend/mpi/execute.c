@@ -243,11 +243,13 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
                                 const redist_plan_t *plan,
                                 const redist_exec_options_t *opts,
                                 redist_mpi_info_t *out, unsigned *build,
-                                redist_error_t *err)
+                                uint64_t scratch[2], redist_error_t *err)
 {
     rd_program p;
     memset(out, 0, sizeof *out);
     *build = 0;
+    if (scratch)
+        scratch[0] = scratch[1] = 0;
     redist_status_t st = check_mesh(x, plan, err);
     if (st)
         return st;
@@ -302,6 +304,10 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
     }
     work_plan wp;
     plan_work(x, &p, W, &wp);
+    if (scratch) { /* the executor's two buffers (runtime.c) */
+        scratch[0] = p.scratch[0];
+        scratch[1] = p.scratch[1];
+    }
     rd_program_free(&p);
     out->work_bytes = W;
     out->scratch_bytes = E + W;
@@ -328,7 +334,23 @@ redist_status_t redist_mpi_exec_info(const redist_mpi_t *x,
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL context, plan or output");
     unsigned build;
-    return mpi_info(x, plan, opts, out, &build, err);
+    return mpi_info(x, plan, opts, out, &build, NULL, err);
+}
+
+uint64_t rd_mpi_arena_need(const redist_mpi_t *x, const redist_plan_t *plan,
+                           const redist_exec_options_t *opts, uint64_t align)
+{
+    redist_mpi_info_t info;
+    uint64_t sc[2], a = align ? align : 1, need = 0;
+    unsigned build;
+    if (!x || !plan || mpi_info(x, plan, opts, &info, &build, sc, NULL))
+        return 0;
+    /* rd_exec_prepare's parts: the work buffer (at its first agree),
+     * then the executor's two buffers */
+    uint64_t part[3] = {info.work_bytes, sc[0], sc[1]};
+    for (int k = 0; k < 3; k++)
+        need += (part[k] + a - 1) / a * a;
+    return need;
 }
 
 /* The start of a call on context x (redist_mpi_execute, and
@@ -356,7 +378,7 @@ uint64_t rd_mpi_begin(redist_mpi_t *x, const redist_plan_t *plan,
         if (st)
             x->pre_status = st;
         else if ((st = mpi_info(x, plan, opts, &info, &build,
-                                &x->pre_err)) == REDIST_ERR_LIMIT)
+                                NULL, &x->pre_err)) == REDIST_ERR_LIMIT)
             x->pre_status = st;
         else if (!st) {
             x->work_want = info.work_bytes;
@@ -417,7 +439,9 @@ void rd_mpi_end_programs(redist_backend_t *be)
 void rd_mpi_end(redist_mpi_t *x)
 {
     if (x->work) {
-        free(x->work);
+        if (!x->work_borrowed) /* else an arena's (meshes.c) */
+            free(x->work);
+        x->work_borrowed = 0;
         x->cur -= x->work_bytes;
         x->work = NULL;
         x->work_bytes = 0;

@@ -6,7 +6,8 @@
  * Prepare duplicates it, splits the duplicate into the source mesh's
  * ranks and the target mesh's (ordered by mesh rank), makes a context and
  * a prepared object (redist_mpi_prepare) for each non-empty phase on its
- * mesh's ranks, allocates the S and R blocks, and binds the transfer as
+ * mesh's ranks, lays out the rank's scratch (MEMORY below: the S and R
+ * blocks, the phases' scratch, a work area), and binds the transfer as
  * persistent requests: one MPI_Recv_init per peer this rank receives
  * from and one MPI_Send_init per peer it sends to, every piece an
  * (h)vector datatype over its box in the S block (send) or the R block
@@ -34,9 +35,10 @@
  * others reduced in with the local kernels (rd_meshes_place), the own
  * one read from the S block.  So the floats match the sim backend's.
  * The work area holds at most rd_meshes_sum_cap bytes: the room
- * max(src_d, dst_d) leaves beside what this rank holds throughout (the S
- * and R blocks it allocates, the phases' objects' scratch), at least one
- * piece.  The receives (one persistent request
+ * max(src_d, dst_d) leaves beside the S and R blocks this rank holds (or
+ * the room a phase's part beside its block takes anyway, when larger:
+ * the work area shares that memory, MEMORY below), at least one piece.
+ * The receives (one persistent request
  * per piece) are split into rounds of consecutive pieces that fit it;
  * a run starts every send, then per round starts its receives, waits
  * and reduces them, so a receiver of prod|P| contributions of its whole
@@ -47,21 +49,55 @@
  * COST.  Prepare: two communicator splits, two contexts, the phases'
  * preparation and the transfer lists (O(target devices x pieces) per
  * rank).  A run: the phases' runs, one allreduce, one message per
- * transfer peer.  MEMORY: everything is allocated at prepare and held
- * for the object's life (no allocation in a run), so at once: the S and
- * R blocks where the phases run, each phase object's scratch (its
- * promise), and, for a transfer that sums, the work area (the bytes this
- * rank receives in the transfer, prod|P| x its R block at most, within
- * the cap above); the report's scratch and high-water mark are that sum,
- * not rd_meshes_scratch's sequence of the stages (src/exec/meshes.c: what
- * an executor that allocates stage by stage, the sim, holds).  A rank on
- * both meshes, both phases non-empty, keeps S in its destination buffer
- * and R in its source buffer where they fit (rd_meshes_usr_blocks, as
- * sim: RD_BUILD_MESH_USR): the requests are bound to them at prepare,
- * and each rank runs phase A, the transfer and phase B in that order, so
- * src is dead when the receives are posted and dst is not written
- * before the sends complete.  Such a rank holds max(phase A's scratch,
- * phase B's) only, within max(src_d, dst_d).
+ * transfer peer.
+ *
+ * MEMORY: everything is allocated at prepare and held for the object's
+ * life (no allocation in a run), in one arena per rank laid out by
+ * lifetime.  A rank runs phase A, the transfer and phase B in that
+ * order, whatever the other ranks do, and the transfer's receives are
+ * posted only in step 3, so: phase A's scratch (its executor's buffers
+ * and its reductions' work buffer) is dead once S is written; the work
+ * area of a transfer that sums is dead once R is built; phase B's
+ * scratch is used only after the transfer.  With A and B the phases'
+ * parts (rd_mpi_arena_need: the prepared object's parts, each rounded up
+ * to the alignment) and W the work area:
+ *
+ *     [0, R)            the R block          transfer, phase B
+ *     [R, R + W)        the work area        transfer
+ *     [R, R + B)        phase B's part       phase B
+ *     [0, A)            phase A's part       phase A
+ *     [T - S, T)        the S block          phase A, transfer
+ *
+ * T = max(A + S, S + R + W, R + B): the parts alive together never
+ * overlap, and the rank holds what the stages need at most, not their
+ * sum.  The phases' objects carve their parts from the arena (the
+ * context's arena fields, copied by the object's clone: work.c, agree.c)
+ * in the order they allocate, each part at a multiple of the element's
+ * largest power-of-two divisor (at most 16: aligned for the kernels; S,
+ * R and the pieces are whole elements, so they keep it).  The report's
+ * scratch and high-water mark are T, plus what a phase allocated beyond
+ * its part (none when rd_mpi_arena_need matches the program).
+ *
+ * PLACEMENT.  A rank on both meshes, both phases non-empty, keeps S in
+ * its destination buffer and R in its source buffer where they fit
+ * (rd_meshes_usr_blocks, as sim: RD_BUILD_MESH_USR): the requests are
+ * bound to them at prepare, and each rank runs phase A, the transfer and
+ * phase B in that order, so src is dead when the receives are posted and
+ * dst is not written before the sends complete.  Such a rank holds
+ * max(A, W, B) only.  A rank on both meshes with an empty phase B, whose
+ * R block is its S block (same origin and shape) and which receives from
+ * itself only, in a transfer that does not sum, keeps S in its
+ * destination buffer too (s_is_r): phase A writes it, the transfer sends
+ * from it, nothing is received into it, and the identity copy is
+ * skipped.  Such a rank holds A only.
+ *
+ * Measured (meson test -C build mpi-meshes-np3 mpi-meshes-np8, device
+ * runs over max(src_d, dst_d)): 15 of 240 and 62 of 640 with every part
+ * held at once, the same with the arena alone, 11 and 52 with s_is_r.
+ * What remains is phase A's own program (doc/meshes.md, "Memory"): an
+ * uneven reduce-scatter sized by the largest device, runs with
+ * REDIST_EXEC_PRESERVE_SRC, or an all-reduce whose output S is as large
+ * as the source on a rank with nowhere else to keep it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +114,11 @@ struct redist_mpi_meshes {
     redist_mpi_t *x[2];
     redist_mpi_prepared_t *ph[2];
     char *sbuf, *rbuf;
-    int own_s, own_r;
+    int own_s, own_r;                /* S, R in the arena */
+    char *arena;                     /* this rank's scratch (layout above) */
+    uint64_t T, need[2];             /* its size; each phase's part */
     int s_in_dst, r_in_src; /* S kept in dst, R in src (no allocation) */
+    int s_is_r;             /* ... S in dst is the R block (no copy) */
     rd_tlists t;
     MPI_Request *req;
     int nreq;
@@ -175,17 +214,35 @@ static int bind_transfer(redist_mpi_meshes_t *m, const char **call)
     return rc;
 }
 
-/* A context and a prepared object of `phase` on `comm` (a mesh's ranks;
- * MPI_COMM_NULL or an empty phase: none).  `room`: the phase's room under
- * the two-mesh bound (rd_meshes_phase_room, the same on every rank of
- * the mesh); when the phase's default scratch exceeds it on some rank
- * and every rank can run within it, the context gets max_scratch = room
- * (reductions in more rounds, exchanges in place), agreed over `comm`. */
-static redist_status_t phase_prepare(MPI_Comm comm, const redist_mesh_t *mesh,
-                                     const redist_plan_t *phase, void *in,
-                                     void *out, const redist_exec_options_t *o,
+/* An empty target phase on a rank whose R block is its S block (the
+ * same origin and shape) and whose receives are all its own pieces, in
+ * a transfer that does not sum: its destination buffer is its S block,
+ * written by phase A, sent from by the transfer, never received into,
+ * and its local copy is the identity (skipped). */
+static int s_is_r(const redist_plan_t *plan, const rd_tlists *t, int rank)
+{
+    if (plan->m->phase[0]->nsteps == 0 || plan->m->phase[1]->nsteps > 0 ||
+        !t->in_src || !t->in_dst || plan->m->sent.t.partial)
+        return 0;
+    for (int i = 0; i < t->ndims; i++)
+        if (t->s_lo[i] != t->r_lo[i] || t->s_shape[i] != t->r_shape[i])
+            return 0;
+    for (int64_t k = 0; k < t->nrecv; k++)
+        if (t->recv[k].peer != rank)
+            return 0;
+    return 1;
+}
+
+/* A context for `phase` on `comm` (a mesh's ranks; MPI_COMM_NULL or an
+ * empty phase: none).  `room`: the phase's room under the two-mesh bound
+ * (rd_meshes_phase_room, the same on every rank of the mesh); when the
+ * phase's default scratch exceeds it on some rank and every rank can run
+ * within it, the context gets max_scratch = room (reductions in more
+ * rounds, exchanges in place), agreed over `comm`. */
+static redist_status_t phase_context(MPI_Comm comm, const redist_mesh_t *mesh,
+                                     const redist_plan_t *phase,
+                                     const redist_exec_options_t *o,
                                      uint64_t room, redist_mpi_t **x,
-                                     redist_mpi_prepared_t **p,
                                      redist_error_t *err)
 {
     if (comm == MPI_COMM_NULL || phase->nsteps == 0)
@@ -206,7 +263,7 @@ static redist_status_t phase_prepare(MPI_Comm comm, const redist_mesh_t *mesh,
         *x = NULL;
         st = redist_mpi_create(comm, mesh, &mo, x, err);
     }
-    return st ? st : redist_mpi_prepare(*x, phase, in, out, o, p, err);
+    return st;
 }
 
 void redist_mpi_meshes_free(redist_mpi_meshes_t *m)
@@ -227,11 +284,7 @@ void redist_mpi_meshes_free(redist_mpi_meshes_t *m)
         MPI_Comm_free(&m->cb);
     if (m->c != MPI_COMM_NULL)
         MPI_Comm_free(&m->c);
-    if (m->own_s)
-        free(m->sbuf);
-    if (m->own_r)
-        free(m->rbuf);
-    free(m->wbuf);
+    free(m->arena); /* S, R, the work area and the phases' scratch */
     free(m->woff);
     free(m->round_k);
     free(m->round_q);
@@ -241,11 +294,12 @@ void redist_mpi_meshes_free(redist_mpi_meshes_t *m)
 
 /* A transfer that sums: the rounds of its remote contributions and the
  * work area a round lands in (m->W bytes, each receive at m->woff[k]
- * within it), within rd_meshes_sum_cap of this rank's bound beside what
- * it holds throughout: the S and R blocks it allocates and the phases'
- * objects' scratch (`phases`).  -1: out of memory. */
-static int work_area(redist_mpi_meshes_t *m, const redist_plan_t *plan,
-                     uint64_t phases)
+ * within it), within rd_meshes_sum_cap of the room beside the S and R
+ * blocks the rank holds: its bound max(src_d, dst_d), or more when a
+ * phase's part of the arena beside its block takes more anyway (the
+ * work area lives beside S and R only, layout above).  -1: out of
+ * memory. */
+static int work_area(redist_mpi_meshes_t *m, const redist_plan_t *plan)
 {
     const rd_tlists *t = &m->t;
     const redist_spec_t *s = plan->spec;
@@ -263,8 +317,12 @@ static int work_area(redist_mpi_meshes_t *m, const redist_plan_t *plan,
             maxp = t->recv[k].bytes;
     uint64_t b0 = redist_spec_device_bytes(s, 0, m->rank);
     uint64_t b1 = redist_spec_device_bytes(s, 1, m->rank);
-    uint64_t cap = rd_meshes_sum_cap(b0 > b1 ? b0 : b1,
-                                     m->S + m->R + phases, maxp);
+    uint64_t room = b0 > b1 ? b0 : b1;
+    if (m->need[0] + m->S > room)
+        room = m->need[0] + m->S;
+    if (m->R + m->need[1] > room)
+        room = m->R + m->need[1];
+    uint64_t cap = rd_meshes_sum_cap(room, m->S + m->R, maxp);
     int q = 0;
     m->nround = 1; /* round 0 starts at piece 0, receive 0 */
     for (int64_t k = 0; k < t->nrecv; k++) {
@@ -283,7 +341,38 @@ static int work_area(redist_mpi_meshes_t *m, const redist_plan_t *plan,
     }
     m->round_k[m->nround] = t->nrecv;
     m->round_q[m->nround] = q;
-    return (m->wbuf = rd_mpi_malloc(m->W + 1)) ? 0 : -1;
+    return 0;
+}
+
+/* The arena's size and this rank's parts in it (layout above): R at 0,
+ * the work area and phase B's part after it, phase A's part at 0, S at
+ * the end; each offset a multiple of `a` (it divides the element size,
+ * so S, R and the work area's pieces keep it).  -1: out of memory. */
+static int lay_out(redist_mpi_meshes_t *m, void *src, void *dst, uint64_t a)
+{
+    uint64_t x = m->need[0] + m->S, y = m->S + m->R + m->W;
+    uint64_t z = m->R + m->need[1];
+    uint64_t T = x > y ? (x > z ? x : z) : (y > z ? y : z);
+    m->T = (T + a - 1) / a * a;
+    if (m->T && !(m->arena = rd_mpi_malloc(m->T))) {
+        m->T = 0;
+        m->sbuf = m->own_s ? NULL : m->s_in_dst ? dst : src;
+        m->rbuf = m->own_r ? NULL : m->r_in_src ? src : dst;
+        return -1;
+    }
+    char *at = m->arena; /* NULL when T is 0: every part is empty */
+    m->sbuf = !m->own_s ? (m->s_in_dst ? dst : src)
+                        : at ? at + (m->T - m->S) : NULL;
+    m->rbuf = m->own_r ? at : m->r_in_src ? src : dst;
+    m->wbuf = m->W && at ? at + m->R : NULL;
+    for (int side = 0; side < 2; side++)
+        if (m->x[side] && m->need[side] && at) {
+            m->x[side]->arena = at + (side ? m->R : 0);
+            m->x[side]->arena_bytes = m->need[side];
+            m->x[side]->arena_used = 0;
+            m->x[side]->arena_align = a;
+        }
+    return 0;
 }
 
 /* A transfer that sums, after the receives of pieces k0..k1-1: each
@@ -379,24 +468,22 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     int64_t r = rd_spec_mesh_rank(s, 1, m->rank);
     m->nsteps = plan->nsteps;
     m->spec = s;
+    /* the arena's parts start at multiples of the element's largest
+     * power-of-two divisor (at most 16): aligned for its kernels */
+    uint64_t align = 1;
+    while (align < 16 && s->elem_size % (2 * align) == 0)
+        align *= 2;
     /* S in dst, R in src where they fit (rd_meshes_usr_blocks): this
      * rank's phase B writes dst only after its transfer's sends are
      * done, and its receives are posted only after its phase A read src */
     rd_meshes_usr_blocks(plan, &m->t, m->rank, 1,
                          opts ? opts->flags : 0, &m->s_in_dst, &m->r_in_src);
+    m->s_is_r = s_is_r(plan, &m->t, m->rank);
+    m->s_in_dst |= m->s_is_r;
     m->own_s = pa->nsteps > 0 && m->t.in_src && !m->s_in_dst;
     m->own_r = pb->nsteps > 0 && m->t.in_dst && !m->r_in_src;
     m->S = m->own_s ? rd_tlists_bytes(&m->t, 0) : 0;
     m->R = m->own_r ? rd_tlists_bytes(&m->t, 1) : 0;
-    m->sbuf = m->own_s ? rd_mpi_malloc(m->S + 1) : m->s_in_dst ? dst : src;
-    m->rbuf = m->own_r ? rd_mpi_malloc(m->R + 1) : m->r_in_src ? src : dst;
-    if ((m->own_s && !m->sbuf) || (m->own_r && !m->rbuf)) {
-        if (m->own_s && !m->sbuf)
-            m->own_s = 0;
-        if (m->own_r && !m->rbuf)
-            m->own_r = 0;
-        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    }
     if ((rc = MPI_Comm_split(m->c, q >= 0 ? 0 : MPI_UNDEFINED, (int)q,
                              &m->ca)) != MPI_SUCCESS ||
         (rc = MPI_Comm_split(m->c, r >= 0 ? 0 : MPI_UNDEFINED, (int)r,
@@ -405,22 +492,35 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     /* the phases' objects are collective over their mesh's ranks: every
      * rank of a mesh makes them, whatever failed locally before */
     redist_exec_options_t po = opts ? *opts : (redist_exec_options_t){0};
+    redist_status_t sx[2] = {REDIST_OK, REDIST_OK};
+    redist_error_t e2[2];
     for (int side = 0; side < 2; side++) {
-        redist_error_t e2;
-        redist_error_clear(&e2);
-        redist_status_t sx = phase_prepare(
-            side ? m->cb : m->ca, &s->two->mesh[side], side ? pb : pa,
-            side ? m->rbuf : src, side ? dst : m->sbuf, &po,
-            rd_meshes_phase_room(plan, side, po.flags), &m->x[side],
-            &m->ph[side], &e2);
-        if (sx && !st) {
-            st = sx;
-            *err = e2;
+        redist_error_clear(&e2[side]);
+        sx[side] = phase_context(side ? m->cb : m->ca, &s->two->mesh[side],
+                                 side ? pb : pa, &po,
+                                 rd_meshes_phase_room(plan, side, po.flags),
+                                 &m->x[side], &e2[side]);
+        if (!sx[side] && m->x[side])
+            m->need[side] = rd_mpi_arena_need(m->x[side], side ? pb : pa,
+                                              &po, align);
+    }
+    /* the arena, then the phases' objects carved from it */
+    if (work_area(m, plan) || lay_out(m, src, dst, align))
+        st = st ? st
+                : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int side = 0; side < 2; side++) {
+        if (!sx[side] && m->x[side])
+            sx[side] = redist_mpi_prepare(m->x[side], side ? pb : pa,
+                                          side ? m->rbuf : src,
+                                          side ? dst : m->sbuf, &po,
+                                          &m->ph[side], &e2[side]);
+        if (m->x[side]) /* the context keeps no pointer into it */
+            m->x[side]->arena = NULL;
+        if (sx[side] && !st) {
+            st = sx[side];
+            *err = e2[side];
         }
     }
-    if (!st && work_area(m, plan, rd_mpi_prepared_promise(m->ph[0]) +
-                                      rd_mpi_prepared_promise(m->ph[1])))
-        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     const char *call = "";
     if (!st && (rc = bind_transfer(m, &call)) != MPI_SUCCESS)
         st = rd_mpi_fail(err, rc, call);
@@ -461,7 +561,8 @@ static int plain_transfer(redist_mpi_meshes_t *m)
 {
     const rd_tlists *t = &m->t;
     int rc = m->nreq ? MPI_Startall(m->nreq, m->req) : MPI_SUCCESS;
-    for (int64_t i = 0; rc == MPI_SUCCESS && i < t->nsend; i++) {
+    for (int64_t i = 0; rc == MPI_SUCCESS && !m->s_is_r && i < t->nsend;
+         i++) {
         if (t->send[i].peer != m->rank)
             continue;
         for (int64_t j = 0; j < t->nrecv; j++)
@@ -515,14 +616,17 @@ static redist_status_t run_meshes(redist_mpi_meshes_t *m,
     if (!st && m->ph[1])
         st = redist_mpi_run(m->ph[1], &rp[1], err);
     if (report) {
-        /* every part lives as long as m (allocated at prepare) */
-        report->scratch_bytes = rp[0].scratch_bytes + m->S + m->R +
-                                rp[1].scratch_bytes + m->W;
-        report->scratch_high_water = rp[0].scratch_high_water + m->S +
-                                     m->R + rp[1].scratch_high_water + m->W;
+        /* the arena lives as long as m (allocated at prepare); a phase
+         * that used more than its part there allocated the rest */
+        uint64_t more = 0;
+        for (int side = 0; side < 2; side++)
+            if (rp[side].scratch_high_water > m->need[side])
+                more += rp[side].scratch_high_water - m->need[side];
+        report->scratch_bytes = m->T;
+        report->scratch_high_water = m->T + more;
         report->scratch_allocations = rp[0].scratch_allocations +
                                       rp[1].scratch_allocations +
-                                      (m->S > 0) + (m->R > 0) + (m->W > 0);
+                                      (m->arena != NULL);
         report->sent_bytes = m->sent + rp[0].sent_bytes + rp[1].sent_bytes;
         report->recv_bytes = m->recvd + rp[0].recv_bytes + rp[1].recv_bytes;
         report->writes_src = rp[0].writes_src || m->r_in_src;

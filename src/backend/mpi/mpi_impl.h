@@ -96,6 +96,12 @@ struct redist_mpi {
     char *work;
     uint64_t work_bytes;
     int work_borrowed; /* work is a plan set's arena (not ours to free) */
+    /* a two-mesh object's phase (meshes.c): the executor's scratch and
+     * the work buffer are carved, in allocation order, each at a multiple
+     * of arena_align, from [arena, arena + arena_bytes), a region of the
+     * object's (not ours to free); what does not fit is allocated */
+    char *arena;
+    uint64_t arena_bytes, arena_used, arena_align;
     /* accounting of this rank's scratch (executor + work) */
     uint64_t cur, high, allocs, exec_cur;
     int64_t exchanges, streamed, swaps, rings;
@@ -172,6 +178,10 @@ typedef struct work_ref {
 } work_ref;
 
 void *rd_mpi_scratch_alloc(redist_backend_t *be, size_t bytes);
+/* `bytes` from x's arena (NULL: none, or it does not fit); in_arena:
+ * does p lie in it? */
+void *rd_mpi_arena_take(redist_mpi_t *x, uint64_t bytes);
+int rd_mpi_in_arena(const redist_mpi_t *x, const void *p);
 void rd_mpi_scratch_free(redist_backend_t *be, void *p, size_t bytes);
 redist_status_t rd_mpi_work_get(redist_mpi_t *x, uint64_t good,
                                 uint64_t least, uint64_t want, work_ref *w,
@@ -187,6 +197,12 @@ int rd_mpi_step_types(const redist_mpi_t *x, const rd_xstep *xs,
 /* execute.c */
 uint64_t rd_mpi_begin(redist_mpi_t *x, const redist_plan_t *plan,
                       const redist_exec_options_t *opts);
+/* The arena a prepared object of `plan` on x carves its executor's
+ * scratch and work buffer from, each part rounded up to `align` bytes
+ * (0: the plan does not run on x; its prepare then fails). */
+uint64_t rd_mpi_arena_need(const redist_mpi_t *x, const redist_plan_t *plan,
+                           const redist_exec_options_t *opts,
+                           uint64_t align);
 void rd_mpi_end(redist_mpi_t *x);
 
 /* shared.c */

@@ -384,7 +384,8 @@ redist_status_t rd_mpi_direct_scratch(redist_mpi_t *ctx, redist_mpi_t *x,
     /* the program (its passes, its scratch sizes) is every rank's */
     if (!any || (!xp->p.scratch[0] && !xp->p.scratch[1]))
         return REDIST_OK;
-    int mine = ctx->node != MPI_COMM_NULL && ctx->node_size == ctx->size &&
+    int mine = !x->arena && /* an arena's parts stay there */
+               ctx->node != MPI_COMM_NULL && ctx->node_size == ctx->size &&
                win_holding(ctx, x, xp->buf[RD_BUF_SRC], 1) != NULL,
         all = 0;
     int rc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, ctx->comm);

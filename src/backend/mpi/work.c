@@ -21,14 +21,34 @@
 #include "mpi_impl.h"
 #include "../../core/internal.h"
 
+void *rd_mpi_arena_take(redist_mpi_t *x, uint64_t bytes)
+{
+    uint64_t a = x->arena_align ? x->arena_align : 1;
+    uint64_t off = (x->arena_used + a - 1) / a * a;
+    if (!x->arena || bytes == 0 || off > x->arena_bytes ||
+        bytes > x->arena_bytes - off)
+        return NULL;
+    x->arena_used = off + bytes;
+    return x->arena + off;
+}
+
+int rd_mpi_in_arena(const redist_mpi_t *x, const void *p)
+{
+    const char *c = p;
+    return x->arena && c >= x->arena && c < x->arena + x->arena_bytes;
+}
+
 void *rd_mpi_scratch_alloc(redist_backend_t *be, size_t bytes)
 {
     redist_mpi_t *x = be->ctx;
-    void *p = rd_mpi_malloc(bytes);
+    void *p = rd_mpi_arena_take(x, bytes);
+    int carved = p != NULL;
+    if (!p)
+        p = rd_mpi_malloc(bytes);
     if (p) {
         x->cur += bytes;
         x->exec_cur += bytes;
-        x->allocs++;
+        x->allocs += !carved; /* allocations of its own */
         if (x->cur > x->high)
             x->high = x->cur;
     }
@@ -40,8 +60,10 @@ void rd_mpi_scratch_free(redist_backend_t *be, void *p, size_t bytes)
     redist_mpi_t *x = be->ctx;
     if (!p)
         return;
-    if (!rd_mpi_owns_window(x, p)) /* a prepared object's scratch window
-                                      is freed with the object (shared.c) */
+    if (!rd_mpi_owns_window(x, p) && /* a prepared object's scratch
+                                        window is freed with the object
+                                        (shared.c) */
+        !rd_mpi_in_arena(x, p))      /* an arena is its owner's */
         free(p);
     x->cur -= bytes;
     x->exec_cur -= bytes;
