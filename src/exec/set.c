@@ -786,7 +786,8 @@ static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
 
 redist_status_t rd_plan_set_of_plan(const redist_plan_t *plan,
                                     const rd_backend_ops *kind,
-                                    unsigned flags, redist_plan_set_t **out,
+                                    unsigned flags, int usr,
+                                    redist_plan_set_t **out,
                                     redist_error_t *err)
 {
     redist_plan_set_t *s = calloc(1, sizeof *s);
@@ -812,8 +813,9 @@ redist_status_t rd_plan_set_of_plan(const redist_plan_t *plan,
     }
     uint64_t priv;
     s->solo = redist_spec_num_meshes(redist_plan_spec(plan)) == 2;
+    s->solo_r = s->solo ? usr : RD_SOLO_R_ARENA;
     redist_status_t st =
-        s->solo ? rd_set_two_solo_sizes(plan, kind, flags, -1,
+        s->solo ? rd_set_two_solo_sizes(plan, kind, flags, usr, -1,
                                         &s->scratch[0], &priv, err)
                 : rd_set_array_scratch(plan, kind, flags, &s->scratch[0],
                                        err);
