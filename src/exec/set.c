@@ -140,6 +140,15 @@ redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
                                      unsigned flags, rd_set_two_layout *l,
                                      redist_error_t *err)
 {
+    return rd_set_two_layout_ab(plan, ops, ops, flags, l, err);
+}
+
+redist_status_t rd_set_two_layout_ab(const redist_plan_t *plan,
+                                     const rd_backend_ops *ops_a,
+                                     const rd_backend_ops *ops,
+                                     unsigned flags, rd_set_two_layout *l,
+                                     redist_error_t *err)
+{
     memset(l, 0, sizeof *l);
     for (int side = 0; side < 2; side++) {
         const redist_plan_t *ph = plan->m->phase[side];
@@ -153,8 +162,8 @@ redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
             l->bytes[RD_TWO_R] = redist_spec_src_bytes(redist_plan_spec(ph));
         if (!redist_plan_num_steps(ph))
             continue;
-        redist_status_t st = rd_set_program(ph, ops, flags, &l->prog[side],
-                                            err);
+        redist_status_t st = rd_set_program(ph, side ? ops : ops_a, flags,
+                                            &l->prog[side], err);
         if (st)
             return st;
         const redist_spec_t *ps = redist_plan_spec(ph);

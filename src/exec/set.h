@@ -102,6 +102,12 @@ redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
                                      const rd_backend_ops *ops,
                                      unsigned flags, rd_set_two_layout *l,
                                      redist_error_t *err);
+/* The same with phase A's program for backends of kind ops_a. */
+redist_status_t rd_set_two_layout_ab(const redist_plan_t *plan,
+                                     const rd_backend_ops *ops_a,
+                                     const rd_backend_ops *ops,
+                                     unsigned flags, rd_set_two_layout *l,
+                                     redist_error_t *err);
 /* Does `plan` run reductions as collectives in a set (lowered: whether
  * the set lowers, RD_PROG_LOWER)?  Those need the backend's work space
  * (RD_SET_WORK_LEAST); lowered ones (program.c) and a two-mesh array's

@@ -217,6 +217,13 @@ static redist_status_t endpoints(redist_set_prepared_t *p,
             st = rd_set_eps_get(&p->eps, p->be, s, side, &w->ep[side], err);
             if (!st)
                 w->ph[side].be = p->eps.e[w->ep[side]].be;
+            /* a solo array's phase A on symmetric buffers: the
+             * endpoint's symmetric kind (set_two.c, SOLO) */
+            if (!st && !side && rd_set_two_a_sym(w) && w->ph[0].be)
+                w->ph[0].be = w->ph[0].be->ops->sym_endpoint
+                                  ? w->ph[0].be->ops->sym_endpoint(
+                                        w->ph[0].be)
+                                  : NULL;
             if (!st && w->has[side] && !w->ph[side].be)
                 st = rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
                               "no endpoint on a mesh of array \"%s\"",
@@ -590,7 +597,8 @@ static redist_status_t set_run(redist_set_prepared_t *p,
     for (int i = 0; i < p->set->n; i++)
         r.writes_src |= p->arr[i].is_two
                             ? p->arr[i].two.ph[0].p.writes_src ||
-                                  p->arr[i].two.r_at == RD_SOLO_R_SRC
+                                  RD_SOLO_R(p->arr[i].two.r_at) ==
+                                      RD_SOLO_R_SRC
                             : p->arr[i].xp.p.writes_src;
     r.seconds = rd_exec_seconds() - t0;
     if (report)

@@ -45,11 +45,20 @@
  *     which has read the source by then; an empty phase B then copies R
  *     to the destination);
  * the symmetric part then holds max(|A scratch|, |C|, |B scratch|), all
- * at its start.  Of the places the plan allows, the one with the fewest
- * devices over max(src_d, dst_d), then the least excess, computed over
- * every device from the plan alone (one layout, O(devices) each), so
- * every device makes the same choice.
- * The S block is written and read by its own device only: it lies in
+ * at its start.  With such buffers phase A may also run on the
+ * backend's symmetric kind (RD_SOLO_A_SYM, rd_backend_ops.sym_kind and
+ * sym_endpoint): its reductions read the source in place (no copy of a
+ * private source into scratch) and its exchanges put straight into S,
+ * which must then lie at the same address on every device: the
+ * caller's destination when R is not there and every S_d fits dst_d,
+ * else the symmetric part at one offset past phase A's scratch, R and
+ * C.  Of the placements the plan allows (R's place x phase A's kind),
+ * the one with the fewest devices over max(src_d, dst_d), then the
+ * least excess, computed over every device from the plan alone (two
+ * layouts, O(devices) per placement), so every device makes the same
+ * choice.
+ * Otherwise the S block is written and read by its own device only: it
+ * lies in
  *   1. the caller's destination where rd_meshes_usr_blocks places it
  *      (both phases, on both meshes, S fits);
  *   2. the symmetric part past what is live beside it there: phase A's
@@ -174,8 +183,67 @@ static void solo_layout(const rd_set_two_layout *l, uint64_t elem, int usr,
                         uint64_t q[RD_TWO_NPARTS])
 {
     solo_parts(l, elem, q);
-    if (usr != RD_SOLO_R_ARENA)
+    if (RD_SOLO_R(usr) != RD_SOLO_R_ARENA)
         q[RD_TWO_R] = 0;
+}
+
+/* A solo array's layout at usr: its phases' programs (phase A's for the
+ * symmetric kind with RD_SOLO_A_SYM; the caller frees them) and parts
+ * (solo_layout). */
+static redist_status_t solo_layout_of(const redist_plan_t *plan,
+                                      const rd_backend_ops *kind,
+                                      unsigned flags, int usr,
+                                      rd_set_two_layout *l,
+                                      uint64_t q[RD_TWO_NPARTS],
+                                      redist_error_t *err)
+{
+    const rd_backend_ops *ka =
+        (usr & RD_SOLO_A_SYM) && kind && kind->sym_kind ? kind->sym_kind
+                                                        : kind;
+    redist_status_t st = rd_set_two_layout_ab(plan, ka, kind, flags, l, err);
+    solo_layout(l, plan->spec->elem_size, usr, q);
+    return st;
+}
+
+/* With phase A on the symmetric kind, S is its destination, at the
+ * same address on every device: the caller's destination when R is
+ * not there and every device's S block fits its destination block
+ * (phase B or the copy of R writes it only after the transfer), else
+ * the symmetric part at one offset past phase A's scratch, R and the
+ * slabs (*off), all live beside S on some device. */
+static int a_sym_s(const redist_plan_t *plan, int usr,
+                   const uint64_t q[RD_TWO_NPARTS], uint64_t *off)
+{
+    const redist_spec_t *s = plan->spec;
+    *off = 0;
+    int fits = RD_SOLO_R(usr) != RD_SOLO_R_DST;
+    for (int64_t r = 0; fits && r < s->two->mesh[0].ndevices; r++) {
+        int64_t d = s->two->dev[0][r];
+        rd_tlists t;
+        rd_tlists_head(plan, d, &t);
+        fits = rd_tlists_bytes(&t, 0) <=
+               redist_spec_device_bytes(s, REDIST_SIDE_TO, d);
+    }
+    if (fits)
+        return RD_SOLO_S_DST;
+    uint64_t lo = q[RD_TWO_ASA] + q[RD_TWO_ASB];
+    if (q[RD_TWO_R] + q[RD_TWO_C] > lo)
+        lo = q[RD_TWO_R] + q[RD_TWO_C];
+    *off = lo;
+    return RD_SOLO_S_SYM;
+}
+
+/* A solo array's symmetric part at usr (parts q): rd_set_two_solo_sym,
+ * and S's common place with RD_SOLO_A_SYM. */
+static uint64_t solo_sym_of(const redist_plan_t *plan, int usr,
+                            const uint64_t q[RD_TWO_NPARTS])
+{
+    uint64_t sym = rd_set_two_solo_sym(q), off;
+    if ((usr & RD_SOLO_A_SYM) &&
+        a_sym_s(plan, usr, q, &off) == RD_SOLO_S_SYM &&
+        off + q[RD_TWO_S] > sym)
+        sym = off + q[RD_TWO_S];
+    return sym;
 }
 
 /* Where a solo array's S block lies on device dev (lists t, heads at
@@ -198,6 +266,8 @@ static int solo_s(const redist_plan_t *plan, const rd_tlists *t, int64_t dev,
     int s_in_dst, r_in_src;
     uint64_t S = rd_tlists_bytes(t, 0), R = rd_tlists_bytes(t, 1);
     *off = 0;
+    if (usr & RD_SOLO_A_SYM)
+        return a_sym_s(plan, usr, q, off);
     rd_meshes_usr_blocks(plan, t, dev, 1, flags, &s_in_dst, &r_in_src);
     if (s_in_dst)
         return RD_SOLO_S_DST;
@@ -210,7 +280,8 @@ static int solo_s(const redist_plan_t *plan, const rd_tlists *t, int64_t dev,
         *off = lo;
         return RD_SOLO_S_SYM;
     }
-    if (t->in_dst && !plan->m->phase[1]->nsteps && usr != RD_SOLO_R_DST &&
+    if (t->in_dst && !plan->m->phase[1]->nsteps &&
+        RD_SOLO_R(usr) != RD_SOLO_R_DST &&
         S <= redist_spec_device_bytes(plan->spec, REDIST_SIDE_TO, dev))
         return RD_SOLO_S_DST;
     return RD_SOLO_S_PRIV;
@@ -253,7 +324,7 @@ static void r_score(const redist_plan_t *plan, const rd_set_two_layout *l,
     const redist_spec_t *s = plan->spec;
     uint64_t q[RD_TWO_NPARTS], off;
     solo_layout(l, s->elem_size, usr, q);
-    uint64_t sym = rd_set_two_solo_sym(q);
+    uint64_t sym = solo_sym_of(plan, usr, q);
     *over = 0;
     *excess = 0;
     for (int64_t d = 0; d < redist_spec_num_devices(s); d++) {
@@ -275,32 +346,39 @@ static void r_score(const redist_plan_t *plan, const rd_set_two_layout *l,
 int rd_set_two_r_usr(const redist_plan_t *plan, const rd_backend_ops *kind,
                      unsigned flags)
 {
-    rd_set_two_layout l;
-    if (rd_set_two_layout_of(plan, kind, flags, &l, NULL)) {
-        rd_program_free(&l.prog[0]);
-        rd_program_free(&l.prog[1]);
-        return RD_SOLO_R_ARENA;
+    /* l[0]: phase A for any buffers, l[1]: on the symmetric kind */
+    rd_set_two_layout l[2];
+    int nl = plan->m->phase[0]->nsteps && kind && kind->sym_kind ? 2 : 1;
+    for (int a = 0; a < nl; a++) {
+        uint64_t q[RD_TWO_NPARTS];
+        redist_status_t st = solo_layout_of(
+            plan, kind, flags, a ? RD_SOLO_A_SYM : 0, &l[a], q, NULL);
+        rd_program_free(&l[a].prog[0]);
+        rd_program_free(&l[a].prog[1]);
+        if (st)
+            nl = a;
     }
-    rd_program_free(&l.prog[0]);
-    rd_program_free(&l.prog[1]);
     static const int order[] = {RD_SOLO_R_DST, RD_SOLO_R_SRC,
                                 RD_SOLO_R_ARENA};
     unsigned allowed = r_allowed(plan, flags);
     int best = RD_SOLO_R_ARENA;
     int64_t best_over = INT64_MAX;
     uint64_t best_excess = UINT64_MAX;
-    for (int k = 0; k < 3; k++) {
-        if (!(allowed >> order[k] & 1u))
-            continue;
-        int64_t over;
-        uint64_t excess;
-        r_score(plan, &l, flags, order[k], &over, &excess);
-        if (over < best_over || (over == best_over && excess < best_excess)) {
-            best = order[k];
-            best_over = over;
-            best_excess = excess;
+    for (int a = 0; a < nl; a++)
+        for (int k = 0; k < 3; k++) {
+            if (!(allowed >> order[k] & 1u))
+                continue;
+            int usr = order[k] | (a ? RD_SOLO_A_SYM : 0);
+            int64_t over;
+            uint64_t excess;
+            r_score(plan, &l[a], flags, usr, &over, &excess);
+            if (over < best_over ||
+                (over == best_over && excess < best_excess)) {
+                best = usr;
+                best_over = over;
+                best_excess = excess;
+            }
         }
-    }
     return best;
 }
 
@@ -312,13 +390,13 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
     memset(w, 0, sizeof *w);
     const redist_spec_t *s = redist_plan_spec(plan);
     rd_set_two_layout l;
-    redist_status_t st = rd_set_two_layout_of(plan, kind, flags, &l, err);
+    redist_status_t st =
+        solo_layout_of(plan, kind, flags, usr, &l, w->solo, err);
     for (int side = 0; side < 2; side++) {
         w->ph[side].p = l.prog[side];
         w->rank[side] = mesh_rank(s, side, dev);
     }
     memcpy(w->part, l.part, sizeof w->part);
-    solo_layout(&l, s->elem_size, usr, w->solo);
     w->s = s;
     w->nslab = rd_two_slabs(plan);
     if (!st)
@@ -345,8 +423,8 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
     w->ph[0].buf[RD_BUF_SRC] = src;
     w->ph[1].buf[RD_BUF_DST] = dst;
     w->S = redist_plan_num_steps(plan->m->phase[0]) ? NULL : src;
-    w->R = usr == RD_SOLO_R_DST                         ? dst
-           : usr == RD_SOLO_R_SRC                       ? src
+    w->R = RD_SOLO_R(usr) == RD_SOLO_R_DST              ? dst
+           : RD_SOLO_R(usr) == RD_SOLO_R_SRC            ? src
            : redist_plan_num_steps(plan->m->phase[1]) ? NULL
                                                         : dst;
     return st;
@@ -397,13 +475,12 @@ redist_status_t rd_set_two_solo_sizes(const redist_plan_t *plan,
     rd_tlists t;
     uint64_t q[RD_TWO_NPARTS], off;
     *sym = *priv = 0;
-    redist_status_t st = rd_set_two_layout_of(plan, kind, flags, &l, err);
+    redist_status_t st = solo_layout_of(plan, kind, flags, usr, &l, q, err);
     rd_program_free(&l.prog[0]);
     rd_program_free(&l.prog[1]);
     if (st)
         return st;
-    solo_layout(&l, plan->spec->elem_size, usr, q);
-    *sym = rd_set_two_solo_sym(q);
+    *sym = solo_sym_of(plan, usr, q);
     if (dev < 0)
         return REDIST_OK;
     if (rd_transfer_lists(plan, dev, &t))

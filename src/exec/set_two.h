@@ -41,6 +41,12 @@ typedef struct rd_set_two {
  * device passes as the same symmetric object (the backend agrees on it:
  * rd_set_two_r_usr says which buffer a plan allows). */
 enum { RD_SOLO_R_ARENA, RD_SOLO_R_DST, RD_SOLO_R_SRC };
+/* A solo array's placement: RD_SOLO_R_* | RD_SOLO_A_SYM (phase A runs
+ * on the backend's symmetric kind, rd_backend_ops.sym_kind: it reads
+ * the caller's symmetric source in place and writes S at the same
+ * address on every device). */
+enum { RD_SOLO_A_SYM = 4 };
+#define RD_SOLO_R(u) ((u) & 3)
 /* Where a solo array's S block lies: nowhere (empty, or the source
  * itself), the caller's destination, the spare end of the symmetric
  * part, private memory of its own size. */
@@ -56,6 +62,11 @@ enum { RD_SOLO_S_NONE, RD_SOLO_S_DST, RD_SOLO_S_SYM, RD_SOLO_S_PRIV };
  * programs) and O(devices) per place. */
 int rd_set_two_r_usr(const redist_plan_t *plan, const rd_backend_ops *kind,
                      unsigned flags);
+/* Does the array run phase A on the symmetric kind (RD_SOLO_A_SYM)? */
+static inline int rd_set_two_a_sym(const rd_set_two *w)
+{
+    return (w->r_at & RD_SOLO_A_SYM) != 0;
+}
 
 /* Programs built and bound, transfer lists: before any collective. */
 redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,

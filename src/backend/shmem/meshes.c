@@ -118,7 +118,7 @@ static int r_usr_agreed(redist_shmem_t *c, const redist_plan_t *plan,
     shm_sym *y = c->sym;
     int k = plan ? r_usr_local(c, plan, src, dst, flags) : RD_SOLO_R_ARENA;
     memset(y->red_src, 0, sizeof y->red_src);
-    y->red_src[0] = k == RD_SOLO_R_ARENA;
+    /* [0]: unused (the choices must match, whatever they are) */
     y->red_src[1] = k;
     y->red_src[2] = ~(long)k;
     y->red_src[3] = (long)(uintptr_t)src;
@@ -126,7 +126,7 @@ static int r_usr_agreed(redist_shmem_t *c, const redist_plan_t *plan,
     y->red_src[5] = (long)(uintptr_t)dst;
     y->red_src[6] = ~(long)(uintptr_t)dst;
     rd_shm_reduce_max(c);
-    return !y->red_dst[0] && y->red_dst[1] == ~y->red_dst[2] &&
+    return y->red_dst[1] == ~y->red_dst[2] &&
                    y->red_dst[3] == ~y->red_dst[4] &&
                    y->red_dst[5] == ~y->red_dst[6]
                ? (int)y->red_dst[1]
@@ -294,7 +294,7 @@ redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
         return st;
     memset(out, 0, sizeof *out);
     out->exec = e;
-    out->exec.writes_src |= usr == RD_SOLO_R_SRC;
+    out->exec.writes_src |= RD_SOLO_R(usr) == RD_SOLO_R_SRC;
     out->symmetric = usr != RD_SOLO_R_ARENA;
     out->exec.scratch_bytes = sym + priv;
     out->scratch_bytes = sym + priv;
