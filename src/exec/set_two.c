@@ -75,8 +75,9 @@
  * largest device's (or that is off a mesh) may hold more than
  * max(src_d, dst_d), and so may a device of case 4 whose phase A keeps
  * scratch beside S.  Cost: the same runs; one more walk of the transfer
- * lists for the exec info, one more layout and O(devices) walks of the
- * blocks' heads to choose R's place.
+ * lists for the exec info; to choose the placement, two more layouts
+ * (the phases' programs) and up to six O(devices) walks of the blocks'
+ * heads.
  * COST.  Building: the transfer lists (O(target devices x pieces)) and
  * the phases' programs; the endpoints: one split of the union per
  * distinct mesh.
