@@ -91,21 +91,29 @@ static redist_status_t meshes_checks(const redist_shmem_t *c,
     return REDIST_OK;
 }
 
-/* Where this PE would land the R block (set_two.h, RD_SOLO_R_*): the
- * plan's choice (rd_set_two_r_usr) when this PE's src and dst are
- * symmetric over its blocks (non-NULL even for an empty block: every PE
- * passes the same objects); judged on this PE only. */
+/* Are this PE's src and dst symmetric over its blocks (non-NULL even
+ * for an empty block: every PE passes the same objects)? */
+static int sym_buffers(const redist_shmem_t *c, const redist_plan_t *plan,
+                       const void *src, const void *dst)
+{
+    const redist_spec_t *s = redist_plan_spec(plan);
+    return rd_shm_sym_range(c, src,
+                            redist_spec_device_bytes(s, REDIST_SIDE_FROM,
+                                                     c->me)) &&
+           rd_shm_sym_range(c, dst,
+                            redist_spec_device_bytes(s, REDIST_SIDE_TO,
+                                                     c->me));
+}
+
+/* Where this PE would place the R block and run phase A (set_two.h,
+ * RD_SOLO_*): the plan's choice (rd_set_two_r_usr) when its buffers are
+ * symmetric; judged on this PE only. */
 static int r_usr_local(const redist_shmem_t *c, const redist_plan_t *plan,
                        const void *src, const void *dst, unsigned flags)
 {
-    const redist_spec_t *s = redist_plan_spec(plan);
-    if (!rd_shm_sym_range(c, src,
-                          redist_spec_device_bytes(s, REDIST_SIDE_FROM,
-                                                   c->me)) ||
-        !rd_shm_sym_range(c, dst,
-                          redist_spec_device_bytes(s, REDIST_SIDE_TO, c->me)))
-        return RD_SOLO_R_ARENA;
-    return rd_set_two_r_usr(plan, c->ep[0].ops, flags);
+    return sym_buffers(c, plan, src, dst)
+               ? rd_set_two_r_usr(plan, c->ep[0].ops, flags)
+               : RD_SOLO_R_ARENA;
 }
 
 /* The same, agreed over every PE (one reduction, collective; plan NULL
@@ -295,7 +303,7 @@ redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
     memset(out, 0, sizeof *out);
     out->exec = e;
     out->exec.writes_src |= RD_SOLO_R(usr) == RD_SOLO_R_SRC;
-    out->symmetric = usr != RD_SOLO_R_ARENA;
+    out->symmetric = sym_buffers(c, plan, src, dst);
     out->exec.scratch_bytes = sym + priv;
     out->scratch_bytes = sym + priv;
     return REDIST_OK;
