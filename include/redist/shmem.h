@@ -381,14 +381,23 @@ REDIST_API void redist_shmem_prepared_free(redist_shmem_prepared_t *prep);
  * source mesh's PEs, the transfer as one-sided puts of each piece
  * straight into its place in the receiving PE's block (each byte
  * crosses once), the target phase on the target mesh's PEs; there is no
- * barrier over the job inside a run.  Scratch: one symmetric arena per
- * prepared object, holding the phases' scratch and the blocks that
- * cross at once; report.scratch_bytes and redist_shmem_info_t's
- * scratch_bytes promise it, scratch_high_water measures it (the
- * context's work area of pushed reductions is not counted here).  So
- * this backend does not yet meet the contract's bound of
- * max(src_d, dst_d) on PE d: the promise says by how much it exceeds it
- * (doc/meshes.md, "Not yet").
+ * barrier over the job inside a run.  Scratch, allocated once per
+ * prepared object and laid out by lifetime (doc/meshes.md): one
+ * symmetric part, the same size on every PE, of what other PEs write
+ * (the R block, the slabs of a transfer that sums, the phases'
+ * scratch); the S block in the destination or the symmetric part's
+ * spare end where it fits, else private memory of this PE's size.  When
+ * every PE passes the same symmetric src and dst objects (as for one
+ * mesh: shmem_malloc'ed, non-NULL even off a mesh), the R block is the
+ * destination itself (an empty target phase) or the consumed source
+ * (then report.writes_src) where that keeps more PEs within
+ * max(src_d, dst_d).  report.scratch_bytes and redist_shmem_info_t's
+ * scratch_bytes promise this PE's sum (exec_info judges the buffers on
+ * this PE only), scratch_high_water measures it (the context's work
+ * area of pushed reductions is not counted here).  The symmetric part
+ * is sized for the PE that needs most, so this backend does not always
+ * meet the contract's bound of max(src_d, dst_d) on PE d: the promise
+ * says by how much it exceeds it (doc/meshes.md, "Not yet").
  * Failure is collective as for one-mesh plans.  A plan whose transfer
  * sums pending partial contributions runs too: they land in prod|P|
  * slabs of the R block in the arena (counted in the scratch figures)

@@ -297,6 +297,14 @@ typedef struct rd_backend_ops {
      * (OpenSHMEM's: one run in flight per context), set while the set's
      * non-blocking run is in flight.  NULL op: no (start refused). */
     int (*threads)(redist_backend_t *be, int **busy);
+
+    /* Optional (OpenSHMEM): the kind of this backend's endpoints for
+     * buffers that every rank passes as the same symmetric objects, and
+     * the endpoint of that kind on be's context.  A set of one two-mesh
+     * array runs its phase A there when the caller's buffers are such
+     * (src/exec/set_two.c, SOLO).  NULL: none. */
+    const struct rd_backend_ops *sym_kind;
+    redist_backend_t *(*sym_endpoint)(redist_backend_t *be);
 } rd_backend_ops;
 
 /* Build flags of an endpoint (struct redist_backend.build). */

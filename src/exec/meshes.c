@@ -135,7 +135,7 @@ void rd_tlists_free(rd_tlists *t)
 }
 
 /* Device dev's S and R blocks (no pieces yet). */
-static void lists_head(const redist_plan_t *plan, int64_t dev, rd_tlists *t)
+void rd_tlists_head(const redist_plan_t *plan, int64_t dev, rd_tlists *t)
 {
     const redist_spec_t *s = plan->spec;
     const rd_mplan *m = plan->m;
@@ -236,7 +236,7 @@ static void lists_sort(rd_tlists *t, int sums)
 redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
                                   rd_tlists *t)
 {
-    lists_head(plan, dev, t);
+    rd_tlists_head(plan, dev, t);
     if (!t->in_src && !t->in_dst)
         return REDIST_OK;
     lists_ctx c = {plan, plan->spec, dev, t, 0};
@@ -257,7 +257,7 @@ static redist_status_t transfer_lists_all(const redist_plan_t *plan,
 {
     int64_t N = plan->spec->two->ndevices;
     for (int64_t d = 0; d < N; d++)
-        lists_head(plan, d, &t[d]);
+        rd_tlists_head(plan, d, &t[d]);
     lists_ctx c = {plan, plan->spec, -1, t, 0};
     if (rd_transfer_walk(plan->spec, &plan->m->sent, &plan->m->recvd,
                          plan->has_cost ? &plan->cost : NULL, keep_piece,
@@ -309,7 +309,7 @@ uint64_t rd_meshes_phase_room(const redist_plan_t *plan, int side,
         int64_t d = s->two->dev[side][k];
         rd_tlists t;
         int in_usr[2]; /* S in dst, R in src */
-        lists_head(plan, d, &t);
+        rd_tlists_head(plan, d, &t);
         rd_meshes_usr_blocks(plan, &t, d, 1, flags, &in_usr[0], &in_usr[1]);
         uint64_t sb = redist_spec_device_bytes(s, 0, d);
         uint64_t db = redist_spec_device_bytes(s, 1, d);
@@ -424,7 +424,7 @@ static redist_status_t meshes_info(const redist_plan_t *plan,
     for (int64_t d = 0; d < s->two->ndevices; d++) {
         rd_tlists t; /* its blocks only: no pieces needed */
         int s_in_dst, r_in_src;
-        lists_head(plan, d, &t);
+        rd_tlists_head(plan, d, &t);
         rd_meshes_usr_blocks(plan, &t, d, usr, opts ? opts->flags : 0,
                              &s_in_dst, &r_in_src);
         r_writes |= r_in_src;

@@ -41,6 +41,8 @@ typedef struct rd_tlists {
 redist_status_t rd_transfer_lists(const redist_plan_t *plan, int64_t dev,
                                   rd_tlists *t);
 void rd_tlists_free(rd_tlists *t);
+/* The lists' heads only (the blocks, no pieces: nothing to free). */
+void rd_tlists_head(const redist_plan_t *plan, int64_t dev, rd_tlists *t);
 /* A transfer that sums (the plan's S keeps pending axes): the receives
  * come by place in the R block, then by sender; piece k is the first
  * contribution to its place (1: copy it) or not (0: reduce it in). */

@@ -140,6 +140,15 @@ redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
                                      unsigned flags, rd_set_two_layout *l,
                                      redist_error_t *err)
 {
+    return rd_set_two_layout_ab(plan, ops, ops, flags, l, err);
+}
+
+redist_status_t rd_set_two_layout_ab(const redist_plan_t *plan,
+                                     const rd_backend_ops *ops_a,
+                                     const rd_backend_ops *ops,
+                                     unsigned flags, rd_set_two_layout *l,
+                                     redist_error_t *err)
+{
     memset(l, 0, sizeof *l);
     for (int side = 0; side < 2; side++) {
         const redist_plan_t *ph = plan->m->phase[side];
@@ -153,8 +162,8 @@ redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
             l->bytes[RD_TWO_R] = redist_spec_src_bytes(redist_plan_spec(ph));
         if (!redist_plan_num_steps(ph))
             continue;
-        redist_status_t st = rd_set_program(ph, ops, flags, &l->prog[side],
-                                            err);
+        redist_status_t st = rd_set_program(ph, side ? ops : ops_a, flags,
+                                            &l->prog[side], err);
         if (st)
             return st;
         const redist_spec_t *ps = redist_plan_spec(ph);
@@ -786,7 +795,8 @@ static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
 
 redist_status_t rd_plan_set_of_plan(const redist_plan_t *plan,
                                     const rd_backend_ops *kind,
-                                    unsigned flags, redist_plan_set_t **out,
+                                    unsigned flags, int usr,
+                                    redist_plan_set_t **out,
                                     redist_error_t *err)
 {
     redist_plan_set_t *s = calloc(1, sizeof *s);
@@ -812,8 +822,9 @@ redist_status_t rd_plan_set_of_plan(const redist_plan_t *plan,
     }
     uint64_t priv;
     s->solo = redist_spec_num_meshes(redist_plan_spec(plan)) == 2;
+    s->solo_r = s->solo ? usr : RD_SOLO_R_ARENA;
     redist_status_t st =
-        s->solo ? rd_set_two_solo_sizes(plan, kind, flags, -1,
+        s->solo ? rd_set_two_solo_sizes(plan, kind, flags, usr, -1,
                                         &s->scratch[0], &priv, err)
                 : rd_set_array_scratch(plan, kind, flags, &s->scratch[0],
                                        err);

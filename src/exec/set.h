@@ -17,6 +17,7 @@ struct redist_plan_set {
     /* a two-mesh plan run alone (rd_plan_set_of_plan): its scratch[0] is
      * the symmetric part of rd_set_two_place_solo's layout */
     int solo;
+    int solo_r; /* where its R block lies (RD_SOLO_R_*, set_two.h) */
     uint64_t budget;
     uint64_t reserve;     /* of every round: the backend's least work */
     unsigned exec_flags;  /* the options the scratch figures are for */
@@ -41,10 +42,12 @@ struct redist_plan_set {
 /* A set of one array, `plan` (borrowed: it must outlive the set), with
  * no budget, for backends of kind `kind` (NULL: the generic programs)
  * and execution flags `flags`: how a backend runs a two-mesh plan alone
- * with the set's runner (OpenSHMEM). */
+ * with the set's runner (OpenSHMEM), its R block where `usr` says
+ * (RD_SOLO_R_*, agreed by the backend). */
 redist_status_t rd_plan_set_of_plan(const redist_plan_t *plan,
                                     const rd_backend_ops *kind,
-                                    unsigned flags, redist_plan_set_t **out,
+                                    unsigned flags, int usr,
+                                    redist_plan_set_t **out,
                                     redist_error_t *err);
 
 /* redist_plan_set_prepare with `pre`, a failure of the caller on this
@@ -96,6 +99,12 @@ typedef struct rd_set_two_layout {
     rd_program prog[2];
 } rd_set_two_layout;
 redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,
+                                     const rd_backend_ops *ops,
+                                     unsigned flags, rd_set_two_layout *l,
+                                     redist_error_t *err);
+/* The same with phase A's program for backends of kind ops_a. */
+redist_status_t rd_set_two_layout_ab(const redist_plan_t *plan,
+                                     const rd_backend_ops *ops_a,
                                      const rd_backend_ops *ops,
                                      unsigned flags, rd_set_two_layout *l,
                                      redist_error_t *err);

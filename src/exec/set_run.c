@@ -147,6 +147,7 @@ static redist_status_t build(redist_set_prepared_t *p, void *const src[],
     const redist_plan_set_t *set = p->set;
     redist_status_t st = REDIST_OK;
     *hash = rd_fnv_u64(RD_FNV_BASIS, (uint64_t)set->n);
+    *hash = rd_fnv_u64(*hash, (uint64_t)set->solo_r);
     for (int i = 0; i < set->n && !st; i++) {
         set_array *a = &p->arr[i];
         rd_exec_prep *xp = &a->xp;
@@ -158,7 +159,9 @@ static redist_status_t build(redist_set_prepared_t *p, void *const src[],
                  redist_spec_num_meshes(redist_plan_spec(set->plan[i])) == 2)) {
             st = rd_set_two_build(&a->two, set->plan[i],
                                   set->has_kind ? &set->kind : NULL,
-                                  set->exec_flags, p->be->rank, src[i],
+                                  set->exec_flags,
+                                  set->solo ? set->solo_r : RD_SOLO_R_ARENA,
+                                  p->be->rank, src[i],
                                   dst[i], err);
             continue;
         }
@@ -214,6 +217,13 @@ static redist_status_t endpoints(redist_set_prepared_t *p,
             st = rd_set_eps_get(&p->eps, p->be, s, side, &w->ep[side], err);
             if (!st)
                 w->ph[side].be = p->eps.e[w->ep[side]].be;
+            /* a solo array's phase A on symmetric buffers: the
+             * endpoint's symmetric kind (set_two.c, SOLO) */
+            if (!st && !side && rd_set_two_a_sym(w) && w->ph[0].be)
+                w->ph[0].be = w->ph[0].be->ops->sym_endpoint
+                                  ? w->ph[0].be->ops->sym_endpoint(
+                                        w->ph[0].be)
+                                  : NULL;
             if (!st && w->has[side] && !w->ph[side].be)
                 st = rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
                               "no endpoint on a mesh of array \"%s\"",
@@ -585,8 +595,11 @@ static redist_status_t set_run(redist_set_prepared_t *p,
     r.scratch_allocations = p->count;
     r.writes_src = 0;
     for (int i = 0; i < p->set->n; i++)
-        r.writes_src |= p->arr[i].is_two ? p->arr[i].two.ph[0].p.writes_src
-                                         : p->arr[i].xp.p.writes_src;
+        r.writes_src |= p->arr[i].is_two
+                            ? p->arr[i].two.ph[0].p.writes_src ||
+                                  RD_SOLO_R(p->arr[i].two.r_at) ==
+                                      RD_SOLO_R_SRC
+                            : p->arr[i].xp.p.writes_src;
     r.seconds = rd_exec_seconds() - t0;
     if (report)
         *report = r;

@@ -34,19 +34,55 @@
  * and its first signal of phase B comes after the slabs are reduced),
  * each part rounded to whole elements, not RD_SET_ALIGN:
  *   max(|A scratch|, |R| + max(|C|, |B scratch|))   (most of any device).
- * The S block is written and read by its own device only: it lies in the
- * caller's destination where rd_meshes_usr_blocks places it (both
- * phases, on both meshes, S fits), else in private memory of exactly
- * its size (none off the source mesh or with an empty phase A).  So a
- * device holds the symmetric part plus its own S at most; the symmetric
- * part is the same on every device, so a device whose blocks are
- * smaller than the largest device's (or that is off a mesh) may hold
- * more than max(src_d, dst_d).  Cost: the same runs; one more walk of
- * the transfer lists for the exec info.
+ * R need not be in it when every device passes the same symmetric src
+ * and dst objects (the backend agrees on that, the plan alone says
+ * where, rd_set_two_r_usr): R is then
+ *   - the destination itself when phase B is empty (the transfer puts
+ *     straight into the final places; no copy);
+ *   - the source when phase A has steps, REDIST_EXEC_PRESERVE_SRC is
+ *     not set and every receiver is on the source mesh with R_d <= its
+ *     source block (a device signals that R is free after its phase A,
+ *     which has read the source by then; an empty phase B then copies R
+ *     to the destination);
+ * the symmetric part then holds max(|A scratch|, |C|, |B scratch|), all
+ * at its start.  With such buffers phase A may also run on the
+ * backend's symmetric kind (RD_SOLO_A_SYM, rd_backend_ops.sym_kind and
+ * sym_endpoint): its reductions read the source in place (no copy of a
+ * private source into scratch) and its exchanges put straight into S,
+ * which must then lie at the same address on every device: the
+ * caller's destination when R is not there and every S_d fits dst_d,
+ * else the symmetric part at one offset past phase A's scratch, R and
+ * C.  Of the placements the plan allows (R's place x phase A's kind),
+ * the one with the fewest devices over max(src_d, dst_d), then the
+ * least excess, computed over every device from the plan alone (two
+ * layouts, O(devices) per placement), so every device makes the same
+ * choice.
+ * Otherwise the S block is written and read by its own device only: it
+ * lies in
+ *   1. the caller's destination where rd_meshes_usr_blocks places it
+ *      (both phases, on both meshes, S fits);
+ *   2. the symmetric part past what is live beside it there: phase A's
+ *      scratch, and on a device that receives, R and C (phase B's
+ *      scratch, written after the transfer, may lie over it): its own
+ *      offset, as nobody else touches it;
+ *   3. the caller's destination when phase B is empty and R is not
+ *      there (it is written only by the copy of R after the transfer);
+ *   4. else private memory of exactly its size (none off the source
+ *      mesh or with an empty phase A, whose S is the source).
+ * So a device holds the symmetric part plus, in case 4, its own S.  The
+ * symmetric part is the same on every device (shmem_malloc takes the
+ * same size everywhere), so a device whose blocks are smaller than the
+ * largest device's (or that is off a mesh) may hold more than
+ * max(src_d, dst_d), and so may a device of case 4 whose phase A keeps
+ * scratch beside S.  Cost: the same runs; one more walk of the transfer
+ * lists for the exec info; to choose the placement, two more layouts
+ * (the phases' programs) and up to six O(devices) walks of the blocks'
+ * heads.
  * COST.  Building: the transfer lists (O(target devices x pieces)) and
  * the phases' programs; the endpoints: one split of the union per
  * distinct mesh.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,35 +178,226 @@ static void solo_parts(const rd_set_two_layout *l, uint64_t elem,
         q[k] = (l->bytes[k] + elem - 1) / elem * elem;
 }
 
-/* A solo array's S block on device dev (lists t, heads at least): in
- * the caller's destination (*in_dst) where rd_meshes_usr_blocks places
- * it, else the private bytes it takes (0 off the source mesh or with an
- * empty phase A, whose S is the source). */
-static uint64_t solo_private(const redist_plan_t *plan, const rd_tlists *t,
-                             int64_t dev, unsigned flags, int *in_dst)
+/* A solo array's parts (rd_set_two_layout_of, element-rounded), R none
+ * when it lies in the caller's buffer (usr). */
+static void solo_layout(const rd_set_two_layout *l, uint64_t elem, int usr,
+                        uint64_t q[RD_TWO_NPARTS])
 {
-    int r_in_src;
-    rd_meshes_usr_blocks(plan, t, dev, 1, flags, in_dst, &r_in_src);
-    if (*in_dst || !t->in_src || !plan->m->phase[0]->nsteps)
-        return 0;
-    return rd_tlists_bytes(t, 0);
+    solo_parts(l, elem, q);
+    if (RD_SOLO_R(usr) != RD_SOLO_R_ARENA)
+        q[RD_TWO_R] = 0;
+}
+
+/* A solo array's layout at usr: its phases' programs (phase A's for the
+ * symmetric kind with RD_SOLO_A_SYM; the caller frees them) and parts
+ * (solo_layout). */
+static redist_status_t solo_layout_of(const redist_plan_t *plan,
+                                      const rd_backend_ops *kind,
+                                      unsigned flags, int usr,
+                                      rd_set_two_layout *l,
+                                      uint64_t q[RD_TWO_NPARTS],
+                                      redist_error_t *err)
+{
+    const rd_backend_ops *ka =
+        (usr & RD_SOLO_A_SYM) && kind && kind->sym_kind ? kind->sym_kind
+                                                        : kind;
+    redist_status_t st = rd_set_two_layout_ab(plan, ka, kind, flags, l, err);
+    solo_layout(l, plan->spec->elem_size, usr, q);
+    return st;
+}
+
+/* With phase A on the symmetric kind, S is its destination, at the
+ * same address on every device: the caller's destination when R is
+ * not there and every device's S block fits its destination block
+ * (phase B or the copy of R writes it only after the transfer), else
+ * the symmetric part at one offset past phase A's scratch, R and the
+ * slabs (*off), all live beside S on some device. */
+static int a_sym_s(const redist_plan_t *plan, int usr,
+                   const uint64_t q[RD_TWO_NPARTS], uint64_t *off)
+{
+    const redist_spec_t *s = plan->spec;
+    *off = 0;
+    int fits = RD_SOLO_R(usr) != RD_SOLO_R_DST;
+    for (int64_t r = 0; fits && r < s->two->mesh[0].ndevices; r++) {
+        int64_t d = s->two->dev[0][r];
+        rd_tlists t;
+        rd_tlists_head(plan, d, &t);
+        fits = rd_tlists_bytes(&t, 0) <=
+               redist_spec_device_bytes(s, REDIST_SIDE_TO, d);
+    }
+    if (fits)
+        return RD_SOLO_S_DST;
+    uint64_t lo = q[RD_TWO_ASA] + q[RD_TWO_ASB];
+    if (q[RD_TWO_R] + q[RD_TWO_C] > lo)
+        lo = q[RD_TWO_R] + q[RD_TWO_C];
+    *off = lo;
+    return RD_SOLO_S_SYM;
+}
+
+/* A solo array's symmetric part at usr (parts q): rd_set_two_solo_sym,
+ * and S's common place with RD_SOLO_A_SYM. */
+static uint64_t solo_sym_of(const redist_plan_t *plan, int usr,
+                            const uint64_t q[RD_TWO_NPARTS])
+{
+    uint64_t sym = rd_set_two_solo_sym(q), off;
+    if ((usr & RD_SOLO_A_SYM) &&
+        a_sym_s(plan, usr, q, &off) == RD_SOLO_S_SYM &&
+        off + q[RD_TWO_S] > sym)
+        sym = off + q[RD_TWO_S];
+    return sym;
+}
+
+/* Where a solo array's S block lies on device dev (lists t, heads at
+ * least; q: the parts), *off its offset in the symmetric part:
+ *  - nowhere off the source mesh, with an empty phase A (S is the
+ *    source) or an empty block;
+ *  - the caller's destination where rd_meshes_usr_blocks places it;
+ *  - the symmetric part past everything that is live beside it there:
+ *    phase A's scratch (the phase's last pass writes S), and on a device
+ *    that receives, R and the slabs (the transfer reads S while they
+ *    land); phase B's scratch, written only after the transfer, may lie
+ *    over it;
+ *  - the caller's destination when the target phase is empty and R is
+ *    not there: it is written only by the copy of R after the transfer;
+ *  - else private memory of its own size. */
+static int solo_s(const redist_plan_t *plan, const rd_tlists *t, int64_t dev,
+                  unsigned flags, int usr, const uint64_t q[RD_TWO_NPARTS],
+                  uint64_t *off)
+{
+    int s_in_dst, r_in_src;
+    uint64_t S = rd_tlists_bytes(t, 0), R = rd_tlists_bytes(t, 1);
+    *off = 0;
+    if (usr & RD_SOLO_A_SYM)
+        return a_sym_s(plan, usr, q, off);
+    rd_meshes_usr_blocks(plan, t, dev, 1, flags, &s_in_dst, &r_in_src);
+    if (s_in_dst)
+        return RD_SOLO_S_DST;
+    if (!t->in_src || !plan->m->phase[0]->nsteps || !S)
+        return RD_SOLO_S_NONE;
+    uint64_t lo = q[RD_TWO_ASA] + q[RD_TWO_ASB];
+    if (R && q[RD_TWO_R] + q[RD_TWO_C] > lo)
+        lo = q[RD_TWO_R] + q[RD_TWO_C];
+    if (lo + S <= rd_set_two_solo_sym(q)) {
+        *off = lo;
+        return RD_SOLO_S_SYM;
+    }
+    if (t->in_dst && !plan->m->phase[1]->nsteps &&
+        RD_SOLO_R(usr) != RD_SOLO_R_DST &&
+        S <= redist_spec_device_bytes(plan->spec, REDIST_SIDE_TO, dev))
+        return RD_SOLO_S_DST;
+    return RD_SOLO_S_PRIV;
+}
+
+/* The places of R a plan allows when the caller's buffers are
+ * symmetric (a mask of 1 << RD_SOLO_R_*): the arena; the destination
+ * when the target phase is empty (R is the target block); the source
+ * when phase A has steps (it has read the source before this device
+ * signals that R is free), REDIST_EXEC_PRESERVE_SRC is not set, and
+ * every device that receives is on the source mesh with its R block
+ * within its source block. */
+static unsigned r_allowed(const redist_plan_t *plan, unsigned flags)
+{
+    const redist_plan_t *a = plan->m->phase[0], *b = plan->m->phase[1];
+    unsigned m = 1u << RD_SOLO_R_ARENA;
+    if (!b->nsteps)
+        m |= 1u << RD_SOLO_R_DST;
+    if (!a->nsteps || (flags & REDIST_EXEC_PRESERVE_SRC))
+        return m;
+    const redist_spec_t *s = plan->spec;
+    for (int64_t r = 0; r < s->two->mesh[1].ndevices; r++) {
+        int64_t d = s->two->dev[1][r];
+        rd_tlists t;
+        rd_tlists_head(plan, d, &t);
+        uint64_t R = rd_tlists_bytes(&t, 1);
+        if (R && (!t.in_src ||
+                  R > redist_spec_device_bytes(s, REDIST_SIDE_FROM, d)))
+            return m;
+    }
+    return m | 1u << RD_SOLO_R_SRC;
+}
+
+/* Over every device, with R at `usr`: how many hold more than
+ * max(src_d, dst_d) (the symmetric part and a private S), and the
+ * excess in all. */
+static void r_score(const redist_plan_t *plan, const rd_set_two_layout *l,
+                    unsigned flags, int usr, int64_t *over, uint64_t *excess)
+{
+    const redist_spec_t *s = plan->spec;
+    uint64_t q[RD_TWO_NPARTS], off;
+    solo_layout(l, s->elem_size, usr, q);
+    uint64_t sym = solo_sym_of(plan, usr, q);
+    *over = 0;
+    *excess = 0;
+    for (int64_t d = 0; d < redist_spec_num_devices(s); d++) {
+        rd_tlists t;
+        rd_tlists_head(plan, d, &t);
+        uint64_t held = sym;
+        if (solo_s(plan, &t, d, flags, usr, q, &off) == RD_SOLO_S_PRIV)
+            held += rd_tlists_bytes(&t, 0);
+        uint64_t sb = redist_spec_device_bytes(s, REDIST_SIDE_FROM, d);
+        uint64_t db = redist_spec_device_bytes(s, REDIST_SIDE_TO, d);
+        uint64_t bound = sb > db ? sb : db;
+        if (held > bound) {
+            ++*over;
+            *excess += held - bound;
+        }
+    }
+}
+
+int rd_set_two_r_usr(const redist_plan_t *plan, const rd_backend_ops *kind,
+                     unsigned flags)
+{
+    /* l[0]: phase A for any buffers, l[1]: on the symmetric kind */
+    rd_set_two_layout l[2];
+    int nl = plan->m->phase[0]->nsteps && kind && kind->sym_kind ? 2 : 1;
+    for (int a = 0; a < nl; a++) {
+        uint64_t q[RD_TWO_NPARTS];
+        redist_status_t st = solo_layout_of(
+            plan, kind, flags, a ? RD_SOLO_A_SYM : 0, &l[a], q, NULL);
+        rd_program_free(&l[a].prog[0]);
+        rd_program_free(&l[a].prog[1]);
+        if (st)
+            nl = a;
+    }
+    static const int order[] = {RD_SOLO_R_DST, RD_SOLO_R_SRC,
+                                RD_SOLO_R_ARENA};
+    unsigned allowed = r_allowed(plan, flags);
+    int best = RD_SOLO_R_ARENA;
+    int64_t best_over = INT64_MAX;
+    uint64_t best_excess = UINT64_MAX;
+    for (int a = 0; a < nl; a++)
+        for (int k = 0; k < 3; k++) {
+            if (!(allowed >> order[k] & 1u))
+                continue;
+            int usr = order[k] | (a ? RD_SOLO_A_SYM : 0);
+            int64_t over;
+            uint64_t excess;
+            r_score(plan, &l[a], flags, usr, &over, &excess);
+            if (over < best_over ||
+                (over == best_over && excess < best_excess)) {
+                best = usr;
+                best_over = over;
+                best_excess = excess;
+            }
+        }
+    return best;
 }
 
 redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
                                  const rd_backend_ops *kind, unsigned flags,
-                                 int64_t dev, void *src, void *dst,
+                                 int usr, int64_t dev, void *src, void *dst,
                                  redist_error_t *err)
 {
     memset(w, 0, sizeof *w);
     const redist_spec_t *s = redist_plan_spec(plan);
     rd_set_two_layout l;
-    redist_status_t st = rd_set_two_layout_of(plan, kind, flags, &l, err);
+    redist_status_t st =
+        solo_layout_of(plan, kind, flags, usr, &l, w->solo, err);
     for (int side = 0; side < 2; side++) {
         w->ph[side].p = l.prog[side];
         w->rank[side] = mesh_rank(s, side, dev);
     }
     memcpy(w->part, l.part, sizeof w->part);
-    solo_parts(&l, s->elem_size, w->solo);
     w->s = s;
     w->nslab = rd_two_slabs(plan);
     if (!st)
@@ -186,13 +413,21 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
                                  w->rank[side], err);
         w->ph[side].nsteps = redist_plan_num_steps(plan->m->phase[side]);
     }
-    if (!st) /* a solo array's S (rd_set_two_place_solo) */
-        w->priv = solo_private(plan, &w->t, dev, flags, &w->s_in_dst);
-    /* the blocks the phases read and write, until place() */
+    if (!st) { /* a solo array's S (rd_set_two_place_solo) */
+        w->s_at = solo_s(plan, &w->t, dev, flags, usr, w->solo, &w->s_off);
+        w->priv = w->s_at == RD_SOLO_S_PRIV ? rd_tlists_bytes(&w->t, 0) : 0;
+    }
+    /* the blocks the phases read and write, until place(); R in the
+     * caller's buffer (usr) is the same symmetric object on every
+     * device, the senders' address of it on the receivers */
+    w->r_at = usr;
     w->ph[0].buf[RD_BUF_SRC] = src;
     w->ph[1].buf[RD_BUF_DST] = dst;
     w->S = redist_plan_num_steps(plan->m->phase[0]) ? NULL : src;
-    w->R = redist_plan_num_steps(plan->m->phase[1]) ? NULL : dst;
+    w->R = RD_SOLO_R(usr) == RD_SOLO_R_DST              ? dst
+           : RD_SOLO_R(usr) == RD_SOLO_R_SRC            ? src
+           : redist_plan_num_steps(plan->m->phase[1]) ? NULL
+                                                        : dst;
     return st;
 }
 
@@ -233,37 +468,36 @@ uint64_t rd_set_two_solo_sym(const uint64_t part[RD_TWO_NPARTS])
 
 redist_status_t rd_set_two_solo_sizes(const redist_plan_t *plan,
                                       const rd_backend_ops *kind,
-                                      unsigned flags, int64_t dev,
+                                      unsigned flags, int usr, int64_t dev,
                                       uint64_t *sym, uint64_t *priv,
                                       redist_error_t *err)
 {
     rd_set_two_layout l;
     rd_tlists t;
-    int in_dst;
-    uint64_t q[RD_TWO_NPARTS];
+    uint64_t q[RD_TWO_NPARTS], off;
     *sym = *priv = 0;
-    redist_status_t st = rd_set_two_layout_of(plan, kind, flags, &l, err);
+    redist_status_t st = solo_layout_of(plan, kind, flags, usr, &l, q, err);
     rd_program_free(&l.prog[0]);
     rd_program_free(&l.prog[1]);
     if (st)
         return st;
-    solo_parts(&l, plan->spec->elem_size, q);
-    *sym = rd_set_two_solo_sym(q);
+    *sym = solo_sym_of(plan, usr, q);
     if (dev < 0)
         return REDIST_OK;
     if (rd_transfer_lists(plan, dev, &t))
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    *priv = solo_private(plan, &t, dev, flags, &in_dst);
+    if (solo_s(plan, &t, dev, flags, usr, q, &off) == RD_SOLO_S_PRIV)
+        *priv = rd_tlists_bytes(&t, 0);
     rd_tlists_free(&t);
     return REDIST_OK;
 }
 
 void rd_set_two_place_solo(rd_set_two *w, char *sym, char *priv)
 {
-    const uint64_t *q = w->solo;
+    const uint64_t *q = w->solo; /* R 0: in the caller's buffer */
     char *p[RD_TWO_NPARTS] = {NULL};
-    /* phase A's scratch where R will be: this PE signals the senders
-     * that R is free only once its phase A has ended */
+    /* phase A's scratch where R (or the slabs) will be: this PE signals
+     * the senders that they are free only once its phase A has ended */
     p[RD_TWO_ASA] = sym;
     p[RD_TWO_ASB] = sym ? sym + q[RD_TWO_ASA] : NULL;
     p[RD_TWO_R] = sym;
@@ -274,9 +508,10 @@ void rd_set_two_place_solo(rd_set_two *w, char *sym, char *priv)
     /* S: written and read by this PE only (the phase's last pass copies
      * into it, the transfer puts from it); an empty S block (uneven)
      * points at memory never written */
-    p[RD_TWO_S] = w->s_in_dst ? w->ph[1].buf[RD_BUF_DST]
-                  : w->priv   ? priv
-                              : sym;
+    p[RD_TWO_S] = w->s_at == RD_SOLO_S_DST    ? w->ph[1].buf[RD_BUF_DST]
+                  : w->s_at == RD_SOLO_S_SYM  ? sym + w->s_off
+                  : w->s_at == RD_SOLO_S_PRIV ? priv
+                                              : sym;
     for (int k = 0; k < RD_TWO_NPARTS; k++)
         if (!q[k])
             p[k] = NULL;

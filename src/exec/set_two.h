@@ -28,31 +28,65 @@ typedef struct rd_set_two {
     const redist_spec_t *s;
     void *S, *R, *C;
     uint64_t part[RD_TWO_NPARTS];
-    /* run solo (rd_set_two_place_solo): S in the caller's destination,
-     * else the private bytes it needs */
-    int s_in_dst;
-    uint64_t priv, solo[RD_TWO_NPARTS]; /* its parts, element-aligned */
+    /* run solo (rd_set_two_place_solo): where S lies (RD_SOLO_S_*, at
+     * s_off of the symmetric part for RD_SOLO_S_SYM), the private bytes
+     * it needs (RD_SOLO_S_PRIV), the parts (element-aligned; R 0 when
+     * the R block is in the caller's buffer) */
+    int s_at, r_at; /* r_at: RD_SOLO_R_* */
+    uint64_t s_off, priv, solo[RD_TWO_NPARTS];
 } rd_set_two;
+
+/* Where a solo array's R block lies (set_two.c, SOLO): in the symmetric
+ * part, or in the caller's destination or source buffer, which every
+ * device passes as the same symmetric object (the backend agrees on it:
+ * rd_set_two_r_usr says which buffer a plan allows). */
+enum { RD_SOLO_R_ARENA, RD_SOLO_R_DST, RD_SOLO_R_SRC };
+/* A solo array's placement: RD_SOLO_R_* | RD_SOLO_A_SYM (phase A runs
+ * on the backend's symmetric kind, rd_backend_ops.sym_kind: it reads
+ * the caller's symmetric source in place and writes S at the same
+ * address on every device). */
+enum { RD_SOLO_A_SYM = 4 };
+#define RD_SOLO_R(u) ((u) & 3)
+/* Where a solo array's S block lies: nowhere (empty, or the source
+ * itself), the caller's destination, the spare end of the symmetric
+ * part, private memory of its own size. */
+enum { RD_SOLO_S_NONE, RD_SOLO_S_DST, RD_SOLO_S_SYM, RD_SOLO_S_PRIV };
+/* Where a solo array's R block lies when every device passes the same
+ * symmetric src and dst objects: of the places the plan allows (the
+ * arena; the destination when the target phase is empty; the source
+ * when phase A has steps, REDIST_EXEC_PRESERVE_SRC is not set and every
+ * device that receives is on the source mesh with R_d <= src_d), the
+ * one with the fewest devices over max(src_d, dst_d), then the least
+ * excess (destination, source, arena on ties).  The same on every
+ * device (the plan's and kind's alone).  Cost: one layout (the phases'
+ * programs) and O(devices) per place. */
+int rd_set_two_r_usr(const redist_plan_t *plan, const rd_backend_ops *kind,
+                     unsigned flags);
+/* Does the array run phase A on the symmetric kind (RD_SOLO_A_SYM)? */
+static inline int rd_set_two_a_sym(const rd_set_two *w)
+{
+    return (w->r_at & RD_SOLO_A_SYM) != 0;
+}
 
 /* Programs built and bound, transfer lists: before any collective. */
 redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
                                  const rd_backend_ops *kind, unsigned flags,
-                                 int64_t dev, void *src, void *dst,
+                                 int usr, int64_t dev, void *src, void *dst,
                                  redist_error_t *err);
 /* Its buffers in its part of the arena, which starts at `at`. */
 void rd_set_two_place(rd_set_two *w, char *at);
-/* A set of one two-mesh array (redist_plan_set_t.solo): its buffers by
- * lifetime (set_two.c, SOLO), the symmetric ones at `sym` (the same
- * offsets on every device), S at `priv` (w->priv bytes, this device's
- * own) unless it is in the caller's destination. */
+/* A set of one two-mesh array (redist_plan_set_t.solo, R where
+ * solo_r says): its buffers by lifetime (set_two.c, SOLO), the symmetric
+ * ones at `sym` (the same offsets on every device), S where w->s_at
+ * says (at `priv`: w->priv bytes, this device's own). */
 void rd_set_two_place_solo(rd_set_two *w, char *sym, char *priv);
 /* The symmetric part of a solo array (its parts rd_set_two_layout_of). */
 uint64_t rd_set_two_solo_sym(const uint64_t part[RD_TWO_NPARTS]);
 /* A solo array's symmetric bytes and, on device dev (-1: none), the
- * private ones. */
+ * private ones, its R block where `usr` says (RD_SOLO_R_*). */
 redist_status_t rd_set_two_solo_sizes(const redist_plan_t *plan,
                                       const rd_backend_ops *kind,
-                                      unsigned flags, int64_t dev,
+                                      unsigned flags, int usr, int64_t dev,
                                       uint64_t *sym, uint64_t *priv,
                                       redist_error_t *err);
 /* Its transfer as a part of a combined exchange. */

@@ -8,8 +8,11 @@
  * target block exactly, its source intact under PRESERVE_SRC, its
  * scratch high-water mark within the promise and the promise equal to
  * redist_shmem_exec_info's, and within max(src_d, dst_d) where the
- * layout makes that certain (bound_certain); PEs outside a mesh pass
- * NULL for its buffer.  Then PE 0 passes another plan, and one PE a NULL plan: both
+ * layout makes that certain (bound_certain).  Every other pair of cases
+ * runs on private buffers (malloc'ed blocks, NULL outside a mesh), the
+ * others on symmetric ones (every PE the same shmem_malloc'ed objects,
+ * as `redistplan run` passes them); the counts of runs over the bound
+ * are printed for each.  Then PE 0 passes another plan, and one PE a NULL plan: both
  * must fail on every PE, nothing hanging; last, PE 1 fails in the
  * middle of a prepared run (an injected failure at the transfer): it
  * fails, every PE returns (the others fail or are exact), and every PE's
@@ -29,29 +32,70 @@
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
 static int rank, size, fails;
-static int over, devruns; /* this PE's runs over max(src_d, dst_d) */
-static int bounded;       /* ... and its runs checked against it */
+/* this PE's runs over max(src_d, dst_d), its runs, and those checked
+ * against it: [0] private buffers, [1] symmetric ones */
+static int over[2], devruns[2], bounded[2];
 
-/* Does a PE on the target mesh hold at most its target block?  It holds
- * the symmetric part of the layout (src/backend/shmem/meshes.c) and its
- * private S block: with no steps but the transfer, no sums crossing and
- * even blocks, that is the R block alone, the size of every target
- * block. */
-static int bound_certain(const redist_plan_t *plan, int no_cross_sums)
+/* Where does every PE hold at most max(src_d, dst_d)?  A PE holds the
+ * symmetric part of the layout (src/exec/set_two.c, SOLO) and its
+ * private S block.  With no steps but the transfer and no sums
+ * crossing:
+ *  - on symmetric buffers (every PE the same objects) the R block is
+ *    the destination itself: the symmetric part is empty and no S block
+ *    is allocated (S is the source), so every PE holds nothing, even
+ *    blocks or not (2: every PE);
+ *  - on private buffers the symmetric part is the R block of the
+ *    largest PE: with even blocks that is every target block, so a PE
+ *    on the target mesh holds its own (1: the PEs with a target
+ *    block). */
+static int bound_certain(const redist_plan_t *plan, int no_cross_sums,
+                         int sym)
 {
-    return redist_plan_num_steps(plan) == 1 && no_cross_sums &&
-           !redist_spec_is_uneven(redist_plan_spec(plan));
+    if (redist_plan_num_steps(plan) != 1 || !no_cross_sums)
+        return 0;
+    if (sym)
+        return 2;
+    return !redist_spec_is_uneven(redist_plan_spec(plan));
+}
+
+/* The most bytes of a side's block on any device. */
+static uint64_t most_bytes(const redist_spec_t *spec, int side)
+{
+    uint64_t most = 0;
+    for (int64_t d = 0; d < redist_spec_num_devices(spec); d++) {
+        uint64_t b = redist_spec_device_bytes(spec, side, d);
+        most = b > most ? b : most;
+    }
+    return most;
 }
 
 /* One run (prepared: twice) of `plan`; 0 when right on this PE.
- * `certain`: bound_certain. */
+ * `certain`: bound_certain.  `sym`: every PE passes the same symmetric
+ * src and dst objects (as `redistplan run` does), else malloc'ed blocks
+ * (NULL for an empty one). */
 static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
-                   unsigned flags, int prepared, int c, int certain)
+                   unsigned flags, int prepared, int c, int certain, int sym)
 {
     const redist_spec_t *spec = redist_plan_spec(plan);
     uint64_t sb = redist_spec_device_bytes(spec, REDIST_SIDE_FROM, rank);
     uint64_t db = redist_spec_device_bytes(spec, REDIST_SIDE_TO, rank);
-    void *src = sb ? malloc(sb) : NULL, *dst = db ? malloc(db) : NULL;
+    void *src, *dst;
+    if (sym) { /* collective; at least one byte: a non-NULL object */
+        uint64_t ms = most_bytes(spec, REDIST_SIDE_FROM);
+        uint64_t md = most_bytes(spec, REDIST_SIDE_TO);
+        src = redist_shmem_malloc_all(ctx, ms ? ms : 1, NULL);
+        dst = redist_shmem_malloc_all(ctx, md ? md : 1, NULL);
+        if (!src || !dst) {
+            fprintf(stderr, "PE %d case %d: no symmetric buffers\n", rank,
+                    c);
+            shmem_free(src);
+            shmem_free(dst);
+            return 1;
+        }
+    } else {
+        src = sb ? malloc(sb) : NULL;
+        dst = db ? malloc(db) : NULL;
+    }
     redist_exec_options_t xo = {flags};
     redist_error_t e = REDIST_ERROR_INIT;
     redist_shmem_info_t info;
@@ -64,7 +108,7 @@ static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
     for (int k = 0; k < (prepared ? 2 : 1) && !st && !bad; k++) {
         if (src)
             rd_pattern_fill(spec, rank, src);
-        if (dst)
+        if (db)
             memset(dst, 0xEE, db);
         redist_exec_report_t rep;
         st = prepared ? redist_shmem_run_meshes(m, &rep, &e)
@@ -73,23 +117,23 @@ static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
         if (st)
             break;
         rd_mismatch mm;
-        if (dst && rd_pattern_check(spec, rank, dst, &mm)) {
+        if (db && rd_pattern_check(spec, rank, dst, &mm)) {
             fprintf(stderr, "PE %d case %d run %d: element %llu: expected "
                             "%s, got %s\n",
                     rank, c, k, (unsigned long long)mm.local_index,
                     mm.expected, mm.got);
             bad = 1;
         }
-        if (src && (flags & REDIST_EXEC_PRESERVE_SRC) &&
+        if (sb && (flags & REDIST_EXEC_PRESERVE_SRC) &&
             rd_pattern_check_src(spec, rank, src, &mm)) {
             fprintf(stderr, "PE %d case %d: the source was written\n", rank,
                     c);
             bad = 1;
         }
-        devruns++;
-        over += rep.scratch_high_water > (sb > db ? sb : db);
-        if (certain && db) {
-            bounded++;
+        devruns[sym]++;
+        over[sym] += rep.scratch_high_water > (sb > db ? sb : db);
+        if (certain == 2 || (certain && db)) {
+            bounded[sym]++;
             if (rep.scratch_high_water > (sb > db ? sb : db)) {
                 fprintf(stderr, "PE %d case %d: scratch %llu over "
                                 "max(src_d, dst_d) %llu\n",
@@ -113,8 +157,13 @@ static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
         bad = 1;
     }
     redist_shmem_meshes_free(m);
-    free(src);
-    free(dst);
+    if (sym) { /* collective, in the order of their allocation */
+        shmem_free(dst);
+        shmem_free(src);
+    } else {
+        free(src);
+        free(dst);
+    }
     return bad || over_bound;
 }
 
@@ -224,8 +273,10 @@ int main(int argc, char **argv)
             if (redist_plan_create(spec, &po, &plan, NULL))
                 continue; /* no plan (the same on every PE) */
             int prepared = (c + obj) % 2;
+            int sym = c / 2 % 2; /* both with and without sums */
             fails += one_run(ctx, plan, flags, prepared, c,
-                             bound_certain(plan, po.no_cross_sums));
+                             bound_certain(plan, po.no_cross_sums, sym),
+                             sym);
             runs++;
             preps += prepared;
             if (!keep)
@@ -248,7 +299,7 @@ int main(int argc, char **argv)
             fails += must_fail(ctx, keep, NULL, 0, "PE 0 a NULL plan");
         fails += must_fail(ctx, keep, NULL, size - 1, "a NULL plan");
         /* and the context still runs afterwards */
-        fails += one_run(ctx, keep, 0, 1, -1, 0);
+        fails += one_run(ctx, keep, 0, 1, -1, 0, 0);
         fails += fail_midway(ctx, keep);
         redist_plan_free(other);
         redist_spec_free(s2);
@@ -257,23 +308,29 @@ int main(int argc, char **argv)
     redist_shmem_free(ctx);
     redist_mesh_free(line);
     /* the runs over max(src_d, dst_d), summed over the PEs */
-    static int cnt[3], tot[3];
+    static int cnt[6], tot[6];
     static long psync[SHMEM_REDUCE_SYNC_SIZE];
-    static int pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE > 2
+    static int pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE > 6
                         ? SHMEM_REDUCE_MIN_WRKDATA_SIZE
-                        : 2];
+                        : 6];
     for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
         psync[i] = SHMEM_SYNC_VALUE;
-    cnt[0] = over;
-    cnt[1] = devruns;
-    cnt[2] = bounded;
+    for (int k = 0; k < 2; k++) {
+        cnt[3 * k] = over[k];
+        cnt[3 * k + 1] = devruns[k];
+        cnt[3 * k + 2] = bounded[k];
+    }
     shmem_barrier_all();
-    shmem_int_sum_to_all(tot, cnt, 3, 0, 0, size, pwrk, psync);
+    shmem_int_sum_to_all(tot, cnt, 6, 0, 0, size, pwrk, psync);
     if (rank == 0)
         printf("two-mesh plans over OpenSHMEM at %d PEs: %d runs (%d "
                "prepared, run twice); PE 0: %d failures; %d of %d device "
-               "runs over max(src_d, dst_d) (%d checked against it)\n",
-               size, runs, preps, fails, tot[0], tot[1], tot[2]);
+               "runs over max(src_d, dst_d) (%d checked against it): "
+               "private buffers %d of %d (%d checked), symmetric %d of %d "
+               "(%d checked)\n",
+               size, runs, preps, fails, tot[0] + tot[3], tot[1] + tot[4],
+               tot[2] + tot[5], tot[0], tot[1], tot[2], tot[3], tot[4],
+               tot[5]);
     shmem_finalize();
     return fails ? 1 : 0;
 }

@@ -12,7 +12,7 @@
 #include "../../core/internal.h"
 
 /* Whether [p, p + n) lies in the symmetric heap (locally). */
-static int sym_range(const redist_shmem_t *c, const void *p, uint64_t n)
+int rd_shm_sym_range(const redist_shmem_t *c, const void *p, uint64_t n)
 {
     int pe = (c->me + 1) % c->npes;
     if (!p)
@@ -123,13 +123,13 @@ redist_status_t redist_shmem_exec_info(const redist_shmem_t *c,
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "NULL context, plan or output");
     if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2)
-        return rd_shm_meshes_info(c, plan, opts, out, err);
+        return rd_shm_meshes_info(c, plan, src, dst, opts, out, err);
     redist_status_t st = check_plan(c, plan, err);
     if (st)
         return st;
     const redist_spec_t *s = redist_plan_spec(plan);
-    int sym = sym_range(c, src, redist_spec_src_bytes(s)) &&
-              sym_range(c, dst, redist_spec_dst_bytes(s));
+    int sym = rd_shm_sym_range(c, src, redist_spec_src_bytes(s)) &&
+              rd_shm_sym_range(c, dst, redist_spec_dst_bytes(s));
     redist_exec_info_t e;
     st = redist_plan_exec_info(plan, &c->ep[sym], opts, &e, err);
     if (st)
@@ -152,8 +152,8 @@ int rd_shm_symmetric(redist_shmem_t *c, const redist_plan_t *plan,
     int sym = 0;
     if (plan && src && dst) {
         const redist_spec_t *s = redist_plan_spec(plan);
-        sym = sym_range(c, src, redist_spec_src_bytes(s)) &&
-              sym_range(c, dst, redist_spec_dst_bytes(s));
+        sym = rd_shm_sym_range(c, src, redist_spec_src_bytes(s)) &&
+              rd_shm_sym_range(c, dst, redist_spec_dst_bytes(s));
     }
     memset(y->red_src, 0, sizeof y->red_src);
     y->red_src[0] = !sym;

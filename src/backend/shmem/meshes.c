@@ -27,19 +27,24 @@
  *
  * COST.  Prepare: the set's (its agreements, one collective allocation
  * per mesh and one of the arena, one private allocation of the S block
- * where it needs one); a run: the phases' steps and one combined
- * transfer, no allocation.  MEMORY: the set's layout of one array
- * (src/exec/set_two.c, SOLO): a symmetric part, the same on every PE,
- * of the blocks and scratch that other PEs write, overlapped by
- * lifetime, and this PE's S block in its destination buffer or in
- * private memory of its own size.  That sum is this PE's promise
- * (report.scratch_bytes, redist_shmem_info_t.scratch_bytes) and what
- * its high-water mark measures; it exceeds max(src_d, dst_d) where the
- * symmetric part (the most any PE needs) does, or a phase's scratch
- * does beside S.  The context's work area, which the phases' pushed
- * reductions may use, is not counted (it is the context's, allocated at
- * creation).
+ * where it needs one) and one more reduction (r_usr_agreed: whether
+ * every PE passes the same symmetric src and dst); a run: the phases'
+ * steps and one combined transfer, no allocation.  MEMORY: the set's
+ * layout of one array (src/exec/set_two.c, SOLO): a symmetric part, the
+ * same on every PE, of the blocks and scratch that other PEs write,
+ * overlapped by lifetime; the R block in the caller's destination or
+ * source instead when every PE passes the same symmetric objects and
+ * the plan allows it (rd_set_two_r_usr); this PE's S block in its
+ * destination, in the symmetric part's spare end, or in private memory
+ * of its own size.  That sum is this PE's promise (report.scratch_bytes,
+ * redist_shmem_info_t.scratch_bytes, judged on this PE's buffers there)
+ * and what its high-water mark measures; it exceeds max(src_d, dst_d)
+ * where the symmetric part (the most any PE needs) does, or a phase's
+ * scratch does beside a private S.  The context's work area, which the
+ * phases' pushed reductions may use, is not counted (it is the
+ * context's, allocated at creation).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +91,56 @@ static redist_status_t meshes_checks(const redist_shmem_t *c,
     return REDIST_OK;
 }
 
+/* Are this PE's src and dst symmetric over its blocks (non-NULL even
+ * for an empty block: every PE passes the same objects)? */
+static int sym_buffers(const redist_shmem_t *c, const redist_plan_t *plan,
+                       const void *src, const void *dst)
+{
+    const redist_spec_t *s = redist_plan_spec(plan);
+    return rd_shm_sym_range(c, src,
+                            redist_spec_device_bytes(s, REDIST_SIDE_FROM,
+                                                     c->me)) &&
+           rd_shm_sym_range(c, dst,
+                            redist_spec_device_bytes(s, REDIST_SIDE_TO,
+                                                     c->me));
+}
+
+/* Where this PE would place the R block and run phase A (set_two.h,
+ * RD_SOLO_*): the plan's choice (rd_set_two_r_usr) when its buffers are
+ * symmetric; judged on this PE only. */
+static int r_usr_local(const redist_shmem_t *c, const redist_plan_t *plan,
+                       const void *src, const void *dst, unsigned flags)
+{
+    return sym_buffers(c, plan, src, dst)
+               ? rd_set_two_r_usr(plan, c->ep[0].ops, flags)
+               : RD_SOLO_R_ARENA;
+}
+
+/* The same, agreed over every PE (one reduction, collective; plan NULL
+ * on a PE whose checks failed): the caller's buffer only when every PE
+ * chose it and passes the same object, so that a sender's own address
+ * of it is the receivers'. */
+static int r_usr_agreed(redist_shmem_t *c, const redist_plan_t *plan,
+                        const void *src, const void *dst, unsigned flags)
+{
+    shm_sym *y = c->sym;
+    int k = plan ? r_usr_local(c, plan, src, dst, flags) : RD_SOLO_R_ARENA;
+    memset(y->red_src, 0, sizeof y->red_src);
+    /* [0]: unused (the choices must match, whatever they are) */
+    y->red_src[1] = k;
+    y->red_src[2] = ~(long)k;
+    y->red_src[3] = (long)(uintptr_t)src;
+    y->red_src[4] = ~(long)(uintptr_t)src;
+    y->red_src[5] = (long)(uintptr_t)dst;
+    y->red_src[6] = ~(long)(uintptr_t)dst;
+    rd_shm_reduce_max(c);
+    return y->red_dst[1] == ~y->red_dst[2] &&
+                   y->red_dst[3] == ~y->red_dst[4] &&
+                   y->red_dst[5] == ~y->red_dst[6]
+               ? (int)y->red_dst[1]
+               : RD_SOLO_R_ARENA;
+}
+
 void redist_shmem_meshes_free(redist_shmem_meshes_t *m)
 {
     if (!m)
@@ -114,9 +169,11 @@ redist_status_t redist_shmem_prepare_meshes(redist_shmem_t *c,
     redist_status_t st =
         m ? meshes_checks(c, plan, opts, err)
           : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    /* every PE (a failed one too): where the R block lands */
+    unsigned fl = opts ? opts->flags : 0;
+    int usr = r_usr_agreed(c, st ? NULL : plan, src, dst, fl);
     if (!st)
-        st = rd_plan_set_of_plan(plan, be->ops, opts ? opts->flags : 0,
-                                 &m->set, err);
+        st = rd_plan_set_of_plan(plan, be->ops, fl, usr, &m->set, err);
     if (m)
         m->c = c;
     void *s1[1] = {src}, *d1[1] = {dst};
@@ -226,6 +283,7 @@ redist_status_t rd_shm_meshes_execute(redist_shmem_t *c,
  * block as the promise. */
 redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
                                    const redist_plan_t *plan,
+                                   const void *src, const void *dst,
                                    const redist_exec_options_t *opts,
                                    redist_shmem_info_t *out,
                                    redist_error_t *err)
@@ -233,16 +291,19 @@ redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
     redist_status_t st = meshes_checks(c, plan, opts, err);
     redist_exec_info_t e;
     uint64_t sym = 0, priv = 0;
+    unsigned fl = opts ? opts->flags : 0;
+    int usr = st ? RD_SOLO_R_ARENA : r_usr_local(c, plan, src, dst, fl);
     if (!st)
         st = redist_plan_exec_info(plan, &c->ep[0], opts, &e, err);
     if (!st)
-        st = rd_set_two_solo_sizes(plan, c->ep[0].ops,
-                                   opts ? opts->flags : 0, c->me, &sym,
-                                   &priv, err);
+        st = rd_set_two_solo_sizes(plan, c->ep[0].ops, fl, usr, c->me,
+                                   &sym, &priv, err);
     if (st)
         return st;
     memset(out, 0, sizeof *out);
     out->exec = e;
+    out->exec.writes_src |= RD_SOLO_R(usr) == RD_SOLO_R_SRC;
+    out->symmetric = sym_buffers(c, plan, src, dst);
     out->exec.scratch_bytes = sym + priv;
     out->scratch_bytes = sym + priv;
     return REDIST_OK;

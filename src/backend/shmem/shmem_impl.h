@@ -228,6 +228,9 @@ redist_status_t rd_shm_exchange_multi(redist_backend_t *be, int nparts,
                                       const struct rd_xpart *parts,
                                       redist_error_t *err);
 
+/* execute.c: whether [p, p + n) lies in the symmetric heap (locally;
+ * NULL: no) */
+int rd_shm_sym_range(const redist_shmem_t *c, const void *p, uint64_t n);
 /* meshes.c: redist_shmem_execute and _exec_info of a two-mesh plan */
 redist_status_t rd_shm_meshes_execute(redist_shmem_t *c,
                                       const redist_plan_t *plan, void *src,
@@ -237,6 +240,7 @@ redist_status_t rd_shm_meshes_execute(redist_shmem_t *c,
                                       redist_error_t *err);
 redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
                                    const redist_plan_t *plan,
+                                   const void *src, const void *dst,
                                    const redist_exec_options_t *opts,
                                    redist_shmem_info_t *out,
                                    redist_error_t *err);

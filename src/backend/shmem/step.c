@@ -339,7 +339,13 @@ static uint64_t shm_inplace_need(const redist_backend_t *be,
      1u << REDIST_OP_REDUCE_SCATTER | 1u << REDIST_OP_ALL_REDUCE |         \
      1u << REDIST_OP_PERMUTE | 1u << REDIST_OP_EXCHANGE)
 
-#define RD_SHM_OPS(fused, caps_)                                              \
+/* The symmetric endpoint of be's context (a sub context's too). */
+static redist_backend_t *shm_sym_endpoint(redist_backend_t *be)
+{
+    return &ctx_of(be)->ep[1];
+}
+
+#define RD_SHM_OPS(fused, caps_, sym_)                                        \
     {                                                                         \
         .name = "shmem", .caps = (caps_), .fused_ops = (fused),               \
         .agree = rd_shm_agree, .blocks = shm_blocks, .reduce = shm_reduce,    \
@@ -349,15 +355,16 @@ static uint64_t shm_inplace_need(const redist_backend_t *be,
         .inplace_need = shm_inplace_need, .sub = rd_shm_sub,                  \
         .sub_free = rd_shm_sub_free, .run_begins = rd_shm_run_begins,         \
         .exchange_multi = rd_shm_exchange_multi,                              \
-        .threads = rd_shm_threads                                             \
+        .threads = rd_shm_threads, .sym_kind = (sym_),                        \
+        .sym_endpoint = shm_sym_endpoint                                      \
     }
 
 /* [packed][symmetric]; exchange steps always run whole (a sender cannot
  * know where the receiver's contiguous piece goes) */
 #define RD_SHM_XCHG (1u << REDIST_OP_EXCHANGE)
 const rd_backend_ops rd_shm_ops[2][2] = {
-    {RD_SHM_OPS(RD_SHM_FUSED, RD_CAP_RECV_IN_SCRATCH),
-     RD_SHM_OPS(RD_SHM_FUSED, 0)},
-    {RD_SHM_OPS(RD_SHM_XCHG, RD_CAP_RECV_IN_SCRATCH),
-     RD_SHM_OPS(RD_SHM_XCHG, 0)},
+    {RD_SHM_OPS(RD_SHM_FUSED, RD_CAP_RECV_IN_SCRATCH, &rd_shm_ops[0][1]),
+     RD_SHM_OPS(RD_SHM_FUSED, 0, &rd_shm_ops[0][1])},
+    {RD_SHM_OPS(RD_SHM_XCHG, RD_CAP_RECV_IN_SCRATCH, &rd_shm_ops[1][1]),
+     RD_SHM_OPS(RD_SHM_XCHG, 0, &rd_shm_ops[1][1])},
 };
