@@ -247,6 +247,60 @@ int main(void)
     works(cx, pg, 1);
     dv_end();
 
+    /* a two-mesh plan (x over every PE to y over them in reverse order)
+     * on every PE but PE 1, whose call has no plan, or a one-array one:
+     * the two-mesh path's leading reduction and the one-array path's
+     * differ, and no PE may wait for a collective another never makes */
+    {
+        char fm[32], tm[32 + 12 * 64], sh[32];
+        int at = snprintf(tm, sizeof tm, "y=%d@", npes);
+        for (int r = npes - 1; r >= 0 && at < (int)sizeof tm - 12; r--)
+            at += snprintf(tm + at, sizeof tm - (size_t)at, "%d%s", r,
+                           r ? "," : "");
+        snprintf(fm, sizeof fm, "x=%d", npes);
+        snprintf(sh, sizeof sh, "%dx3", 4 * npes);
+        redist_spec_t *s2 = NULL;
+        redist_plan_t *p2 = NULL;
+        if (redist_spec_from_strings_meshes(fm, tm, sh, "f32", "x|", NULL,
+                                            "|y", NULL, NULL, NULL, 0, &s2,
+                                            &err) ||
+            redist_plan_create(s2, &bytes_opts, &p2, &err))
+            dv_fail("two-mesh plan: %s", err.text);
+        size_t S2 = redist_spec_device_bytes(s2, REDIST_SIDE_FROM, me);
+        size_t T2 = redist_spec_device_bytes(s2, REDIST_SIDE_TO, me);
+        char *s2s = shmem_malloc(S2), *s2d = shmem_malloc(T2);
+
+        dv_begin("execute of a two-mesh plan: no plan on PE 1", barrier);
+        redist_error_clear(&err);
+        st = redist_shmem_execute(cx, odd ? NULL : p2, s2s, s2d, NULL, NULL,
+                                  &err);
+        dv_expect(st, &err, REDIST_ERR_INVALID, "NULL plan", NULL);
+        works(cx, pg, 1);
+        dv_end();
+
+        dv_begin("execute: a one-array plan on PE 1, a two-mesh plan on the "
+                 "others", barrier);
+        redist_error_clear(&err);
+        st = redist_shmem_execute(cx, odd ? pg : p2, odd ? src : s2s,
+                                  odd ? dst : s2d, NULL, NULL, &err);
+        dv_expect(st, &err, REDIST_ERR_MISMATCH, NULL, NULL);
+        works(cx, pg, 1);
+        if (p2) {
+            rd_mismatch mm;
+            rd_pattern_fill(s2, me, s2s);
+            redist_error_clear(&err);
+            st = redist_shmem_execute(cx, p2, s2s, s2d, NULL, NULL, &err);
+            if (st || rd_pattern_check(s2, me, s2d, &mm))
+                dv_fail("the two-mesh run after the case failed: %s %s",
+                        redist_status_string(st), err.text);
+        }
+        dv_end();
+        shmem_free(s2d);
+        shmem_free(s2s);
+        redist_plan_free(p2);
+        redist_spec_free(s2);
+    }
+
     dv_begin("redist_shmem_malloc_all: more than PE 1's heap", barrier);
     {
         int mine = -1;

@@ -119,14 +119,20 @@ static int r_usr_local(const redist_shmem_t *c, const redist_plan_t *plan,
 /* The same, agreed over every PE (one reduction, collective; plan NULL
  * on a PE whose checks failed): the caller's buffer only when every PE
  * chose it and passes the same object, so that a sender's own address
- * of it is the receivers'. */
+ * of it is the receivers'.  *all_ok: every PE passed its checks and
+ * makes this same reduction ([0]: a failed PE's 1; [7]: -1 here, 0 in
+ * every other reduction of the context, rd_shm_symmetric's and the
+ * agreements', so a PE in redist_shmem_execute of a one-array plan, or
+ * of none, shows). */
 static int r_usr_agreed(redist_shmem_t *c, const redist_plan_t *plan,
-                        const void *src, const void *dst, unsigned flags)
+                        const void *src, const void *dst, unsigned flags,
+                        int failed, int *all_ok)
 {
     shm_sym *y = c->sym;
     int k = plan ? r_usr_local(c, plan, src, dst, flags) : RD_SOLO_R_ARENA;
     memset(y->red_src, 0, sizeof y->red_src);
-    /* [0]: unused (the choices must match, whatever they are) */
+    y->red_src[0] = failed != 0;
+    y->red_src[7] = -1;
     y->red_src[1] = k;
     y->red_src[2] = ~(long)k;
     y->red_src[3] = (long)(uintptr_t)src;
@@ -134,6 +140,7 @@ static int r_usr_agreed(redist_shmem_t *c, const redist_plan_t *plan,
     y->red_src[5] = (long)(uintptr_t)dst;
     y->red_src[6] = ~(long)(uintptr_t)dst;
     rd_shm_reduce_max(c);
+    *all_ok = y->red_dst[0] == 0 && y->red_dst[7] == -1;
     return y->red_dst[1] == ~y->red_dst[2] &&
                    y->red_dst[3] == ~y->red_dst[4] &&
                    y->red_dst[5] == ~y->red_dst[6]
@@ -171,7 +178,21 @@ redist_status_t redist_shmem_prepare_meshes(redist_shmem_t *c,
           : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     /* every PE (a failed one too): where the R block lands */
     unsigned fl = opts ? opts->flags : 0;
-    int usr = r_usr_agreed(c, st ? NULL : plan, src, dst, fl);
+    int all_ok = 0;
+    int usr = r_usr_agreed(c, st ? NULL : plan, src, dst, fl, st != 0,
+                           &all_ok);
+    if (!all_ok) {
+        /* a PE failed its checks, or runs redist_shmem_execute of a
+         * one-array plan or of none (its leading reduction, then one
+         * agreement): one agreement says which, on every PE, and no PE
+         * waits for a collective another never makes */
+        st = be->ops->agree(be, st, 0, err);
+        if (!st)
+            st = rd_error(err, REDIST_ERR_MISMATCH, NULL, "plan",
+                          "the PEs do not all prepare a two-mesh plan");
+        redist_shmem_meshes_free(m);
+        return st;
+    }
     if (!st)
         st = rd_plan_set_of_plan(plan, be->ops, fl, usr, &m->set, err);
     if (m)
