@@ -48,7 +48,11 @@
  * any plan on a mesh with the same axis sizes.
  *
  * COLLECTIVES.  all_gather -> MPI_Allgather, all_to_all -> MPI_Alltoall,
- * permute -> MPI_Sendrecv.  By default a step is one call with MPI derived
+ * permute -> MPI_Sendrecv; a prepared object (redist_mpi_prepare) runs an
+ * even all_gather as a point-to-point exchange instead (one message per
+ * peer, straight into the final places: no scratch), unless every
+ * rank's src lies in a shared window (the direct path then reads the
+ * peers' blocks).  By default a step is one call with MPI derived
  * datatypes that read the blocks from where they lie in the input and
  * write them straight to their final places (no pack, no unpack, no
  * scratch); REDIST_MPI_PACKED uses the executor's pack/unpack kernels and

@@ -326,7 +326,11 @@ enum {
      * fused into one of each (program.c): fewer, larger messages for a
      * point-to-point backend, at the cost of the slabs (the block before
      * the steps) as scratch; the backend's choice (MPI: execute.c) */
-    RD_BUILD_LOWER_RS = 1u << 3
+    RD_BUILD_LOWER_RS = 1u << 3,
+    /* lower even all_gather steps to an exchange (one point-to-point
+     * message per peer, straight into the final places, no scratch):
+     * the backend's choice (MPI prepared objects: execute.c) */
+    RD_BUILD_LOWER_AG = 1u << 4
 };
 
 struct redist_backend {

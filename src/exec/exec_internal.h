@@ -105,6 +105,8 @@ typedef struct rd_program {
      * of consecutive ones along one dim is one exchange and one sum in
      * the steps' order (program.c) */
     int fuse_rs;
+    /* built with RD_BUILD_LOWER_AG: even all_gathers are exchanges */
+    int lower_ag;
 } rd_program;
 
 /* An internal build flag beside REDIST_EXEC_* (rd_program_build): lower

@@ -336,7 +336,8 @@ static int lowered(const rd_program *p, int uneven, int op)
 {
     int moves = op == REDIST_OP_ALL_GATHER || op == REDIST_OP_ALL_TO_ALL ||
                 op == REDIST_OP_PERMUTE;
-    return moves && (uneven || p->lower);
+    return moves && (uneven || p->lower ||
+                     (p->lower_ag && op == REDIST_OP_ALL_GATHER));
 }
 
 int rd_reduction_lowered_dim(const redist_plan_t *plan, int k)

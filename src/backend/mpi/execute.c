@@ -247,13 +247,19 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
 {
     rd_program p;
     memset(out, 0, sizeof *out);
-    *build = 0;
+    /* a prepared object's all_gathers as point-to-point exchanges into
+     * the final places (no scratch; one Allgather of datatypes measured
+     * 1.10-1.15x a hand-written Alltoallw, the exchange 0.94-0.99x,
+     * doc/bench.md), unless its sources lie in windows (the direct
+     * path's whole step) */
+    unsigned base = x->prepared && !x->keep_rs ? RD_BUILD_LOWER_AG : 0;
+    *build = base;
     if (scratch)
         scratch[0] = scratch[1] = 0;
     redist_status_t st = check_mesh(x, plan, err);
     if (st)
         return st;
-    st = build_on(x, 0, plan, opts, &out->exec, &p, err);
+    st = build_on(x, base, plan, opts, &out->exec, &p, err);
     if (st) {
         rd_program_free(&p);
         return st;
@@ -287,8 +293,8 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
      * ordered sum per run of them along one dim, program.c) where the
      * whole scratch stays within the bound and within what the
      * collectives take or one round's worth, whichever is more */
-    if (!*build && lowers_rs(x, plan) &&
-        !build_on(x, RD_BUILD_LOWER_RS, plan, opts, &e2, &p2, NULL)) {
+    if (*build == base && lowers_rs(x, plan) &&
+        !build_on(x, base | RD_BUILD_LOWER_RS, plan, opts, &e2, &p2, NULL)) {
         uint64_t E2 = e2.scratch_bytes, W2 = work_for(x, &p2, E2, B);
         uint64_t cap = E + W > REDIST_MPI_ROUND_BYTES ? E + W
                                                        : REDIST_MPI_ROUND_BYTES;
@@ -298,7 +304,7 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
             out->exec = e2;
             E = E2;
             W = W2;
-            *build = RD_BUILD_LOWER_RS;
+            *build = base | RD_BUILD_LOWER_RS;
         } else
             rd_program_free(&p2);
     }

@@ -93,6 +93,9 @@ struct redist_mpi {
      * (one node): reduce_scatters stay whole steps, which the direct
      * path reduces straight from the members' inputs (execute.c) */
     int keep_rs;
+    /* a prepared object's clone: even all_gathers run as point-to-point
+     * exchanges unless keep_rs (execute.c) */
+    int prepared;
     char *work;
     uint64_t work_bytes;
     int work_borrowed; /* work is a plan set's arena (not ours to free) */

@@ -287,6 +287,7 @@ redist_status_t redist_mpi_prepare(redist_mpi_t *ctx, const redist_plan_t *plan,
         if (rc != MPI_SUCCESS)
             st = rd_mpi_fail(err, rc, "MPI_Allreduce (shared windows)");
         x->keep_rs = all;
+        x->prepared = 1;
     }
     if (!st) {
         p->promise = rd_mpi_begin(x, plan, opts);
