@@ -106,20 +106,19 @@ static int sym_buffers(const redist_shmem_t *c, const redist_plan_t *plan,
 }
 
 /* Where this PE would place the R block and run phase A (set_two.h,
- * RD_SOLO_*): the plan's choice (rd_set_two_r_usr) when its buffers are
- * symmetric; judged on this PE only. */
+ * RD_SOLO_*): the plan's choice (rd_set_two_r_usr) for symmetric buffers
+ * or for any; judged on this PE only. */
 static int r_usr_local(const redist_shmem_t *c, const redist_plan_t *plan,
                        const void *src, const void *dst, unsigned flags)
 {
-    return sym_buffers(c, plan, src, dst)
-               ? rd_set_two_r_usr(plan, c->ep[0].ops, flags)
-               : RD_SOLO_R_ARENA;
+    return rd_set_two_r_usr(plan, c->ep[0].ops, flags,
+                            sym_buffers(c, plan, src, dst));
 }
 
 /* The same, agreed over every PE (one reduction, collective; plan NULL
  * on a PE whose checks failed): the caller's buffer only when every PE
  * chose it and passes the same object, so that a sender's own address
- * of it is the receivers'.  *all_ok: every PE passed its checks and
+ * of it is the receivers'; else the choice for any buffers.  *all_ok: every PE passed its checks and
  * makes this same reduction ([0]: a failed PE's 1; [7]: -1 here, 0 in
  * every other reduction of the context, rd_shm_symmetric's and the
  * agreements', so a PE in redist_shmem_execute of a one-array plan, or
@@ -141,11 +140,11 @@ static int r_usr_agreed(redist_shmem_t *c, const redist_plan_t *plan,
     y->red_src[6] = ~(long)(uintptr_t)dst;
     rd_shm_reduce_max(c);
     *all_ok = y->red_dst[0] == 0 && y->red_dst[7] == -1;
-    return y->red_dst[1] == ~y->red_dst[2] &&
-                   y->red_dst[3] == ~y->red_dst[4] &&
-                   y->red_dst[5] == ~y->red_dst[6]
-               ? (int)y->red_dst[1]
-               : RD_SOLO_R_ARENA;
+    if (y->red_dst[1] == ~y->red_dst[2] && y->red_dst[3] == ~y->red_dst[4] &&
+        y->red_dst[5] == ~y->red_dst[6])
+        return (int)y->red_dst[1];
+    return plan && *all_ok ? rd_set_two_r_usr(plan, c->ep[0].ops, flags, 0)
+                           : RD_SOLO_R_ARENA;
 }
 
 void redist_shmem_meshes_free(redist_shmem_meshes_t *m)
@@ -323,7 +322,7 @@ redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
         return st;
     memset(out, 0, sizeof *out);
     out->exec = e;
-    out->exec.writes_src |= RD_SOLO_R(usr) == RD_SOLO_R_SRC;
+    out->exec.writes_src |= rd_set_two_solo_r_src(plan, fl, usr, c->me);
     out->symmetric = sym_buffers(c, plan, src, dst);
     out->exec.scratch_bytes = sym + priv;
     out->scratch_bytes = sym + priv;
