@@ -67,7 +67,8 @@ redist_status_t rd_stream_window(const redist_plan_t *plan,
                                  const uint64_t room[], uint64_t base,
                                  uint64_t *win, redist_error_t *err);
 /* Tests: the most bytes a window may have (0: no cap; at least one
- * element), the same on every device. */
+ * element), the same on every device; when set, the streamed layout
+ * also wins ties (rd_set_two_r_usr). */
 extern uint64_t rd_stream_cap;
 
 /* Device dev's stream from its lists t (sorted as rd_transfer_lists

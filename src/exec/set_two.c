@@ -441,8 +441,11 @@ int rd_set_two_r_usr(const redist_plan_t *plan, const rd_backend_ops *kind,
         if (st)
             nl = a;
     }
-    static const int order[] = {RD_SOLO_R_DST, RD_SOLO_R_SRC, RD_SOLO_R_ARENA,
-                                RD_SOLO_R_STREAM};
+    /* tests (rd_stream_cap): streamed first, so it wins ties */
+    static const int order[2][4] = {
+        {RD_SOLO_R_DST, RD_SOLO_R_SRC, RD_SOLO_R_ARENA, RD_SOLO_R_STREAM},
+        {RD_SOLO_R_STREAM, RD_SOLO_R_DST, RD_SOLO_R_SRC, RD_SOLO_R_ARENA}};
+    const int *ord = order[rd_stream_cap != 0];
     /* streamed: with phase A for any buffers only */
     unsigned allowed = (sym ? r_allowed(plan, flags) : 1u << RD_SOLO_R_ARENA) |
                        1u << RD_SOLO_R_STREAM;
@@ -451,10 +454,10 @@ int rd_set_two_r_usr(const redist_plan_t *plan, const rd_backend_ops *kind,
     uint64_t best_excess = UINT64_MAX;
     for (int a = 0; a < nl; a++)
         for (int k = 0; k < 4; k++) {
-            if (!(allowed >> order[k] & 1u) ||
-                (a && order[k] == RD_SOLO_R_STREAM))
+            if (!(allowed >> ord[k] & 1u) ||
+                (a && ord[k] == RD_SOLO_R_STREAM))
                 continue;
-            int usr = order[k] | (a ? RD_SOLO_A_SYM : 0);
+            int usr = ord[k] | (a ? RD_SOLO_A_SYM : 0);
             int64_t over;
             uint64_t excess;
             r_score(plan, &l[a], flags, usr, &over, &excess);

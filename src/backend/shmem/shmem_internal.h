@@ -33,7 +33,9 @@ void rd_shmem_mode_counts(const redist_shmem_t *ctx,
 void rd_shmem_inject_failure(redist_shmem_t *ctx, int64_t op_index);
 
 /* Stream two-mesh transfers through windows of at most `bytes` (at
- * least one element; 0: the layout's window), on every PE alike. */
+ * least one element; 0: the layout's window, and the streamed layout
+ * only where it keeps more PEs within the bound), preferring the
+ * streamed layout on ties, on every PE alike. */
 void rd_shmem_stream_cap(uint64_t bytes);
 
 /* 1 if the context failed (a plan was aborted). */
