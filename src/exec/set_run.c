@@ -30,7 +30,9 @@
  * bookkeeping; the programs' own buffers are the caller's blocks and
  * their parts of the arena.  A set of one two-mesh array (solo) has the
  * layout of set_two.c, SOLO: its arena is the symmetric part, and its S
- * block may take private memory of this device's own size besides.
+ * block (and, streamed, its R block) may take private memory of this
+ * device's own size besides; a streamed transfer's counters (npes + 1
+ * longs, symmetric) are allocated with the arena.
  */
 #include <stdlib.h>
 #include <string.h>

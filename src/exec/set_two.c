@@ -57,6 +57,16 @@
  * least excess, computed over every device from the plan alone (two
  * layouts, O(devices) per placement), so every device makes the same
  * choice.
+ * STREAMED (RD_SOLO_R_STREAM, with any buffers; set_stream.c): the
+ * transfer goes through a window of the plan's size at the start of the
+ * symmetric part, in place of R and C (part C holds its size; phase A's
+ * and B's scratch overlap it, as they overlap R and C above), and each
+ * device's R lies where it alone writes it: the destination when phase
+ * B is empty, the source where rd_meshes_usr_blocks puts it, else
+ * private memory of its own size past S's (stream_r):
+ *   max(|A scratch|, window, |B scratch|) symmetric, plus private S, R.
+ * It is one more placement of the choice above (streamed on ties last:
+ * it copies every remote byte once more).
  * Otherwise the S block is written and read by its own device only: it
  * lies in
  *   1. the caller's destination where rd_meshes_usr_blocks places it
@@ -228,12 +238,11 @@ static redist_status_t stream_window(const redist_plan_t *plan,
         rd_tlists t;
         rd_tlists_head(plan, d, &t);
         int sp = solo_s(plan, &t, d, flags, usr, q, &off);
-        uint64_t priv =
-            (sp == RD_SOLO_S_PRIV || sp == RD_SOLO_S_SYM ? rd_tlists_bytes(&t, 0)
-                                                         : 0) +
-            (stream_r(plan, &t, d, flags) == STREAM_R_PRIV
-                 ? rd_tlists_bytes(&t, 1)
-                 : 0);
+        uint64_t priv = 0;
+        if (sp == RD_SOLO_S_PRIV || sp == RD_SOLO_S_SYM)
+            priv += rd_tlists_bytes(&t, 0);
+        if (stream_r(plan, &t, d, flags) == STREAM_R_PRIV)
+            priv += rd_tlists_bytes(&t, 1);
         uint64_t sb = redist_spec_device_bytes(s, REDIST_SIDE_FROM, d);
         uint64_t db = redist_spec_device_bytes(s, REDIST_SIDE_TO, d);
         uint64_t bound = sb > db ? sb : db;
