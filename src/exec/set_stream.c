@@ -311,20 +311,25 @@ static uint64_t stream_len(const rd_stream *st, int64_t i)
     return st->recv[i].peer == st->self ? 0 : st->recv[i].bytes;
 }
 
-void rd_stream_unpack(const rd_stream *st, int64_t k, const void *S, void *R)
+int64_t rd_stream_first(const rd_stream *st, int64_t k)
 {
     uint64_t lo = k < 0 ? 0 : (uint64_t)k * st->win;
-    uint64_t hi = k < 0 ? 0 : lo + st->win;
-    /* the first piece that ends at the fill or later (the ends do not
-     * decrease in stream order) */
     int64_t i = 0, j = st->nrecv;
-    while (k > 0 && i < j) {
+    while (i < j) { /* the ends do not decrease in stream order */
         int64_t m = i + (j - i) / 2;
         if (st->rpos[m] + stream_len(st, m) < lo)
             i = m + 1;
         else
             j = m;
     }
+    return i;
+}
+
+void rd_stream_unpack(const rd_stream *st, int64_t k, const void *S, void *R)
+{
+    uint64_t lo = k < 0 ? 0 : (uint64_t)k * st->win;
+    uint64_t hi = k < 0 ? 0 : lo + st->win;
+    int64_t i = rd_stream_first(st, k);
     for (; i < st->nrecv && (k < 0 || st->rpos[i] <= hi); i++) {
         const rd_tpiece *p = &st->recv[i];
         uint64_t pos = st->rpos[i];

@@ -89,6 +89,9 @@ typedef void (*rd_run_fn)(void *user, uint64_t at, uint64_t packed,
 void rd_stream_runs(int nd, const int64_t shape[], const int64_t off[],
                     const int64_t box[], uint64_t elem, uint64_t a,
                     uint64_t b, rd_run_fn fn, void *user);
+/* The first receive (in stream order) that ends in fill k or later
+ * (k -1: the first); the pieces of fill k follow it.  O(log pieces). */
+int64_t rd_stream_first(const rd_stream *st, int64_t k);
 /* Fill k landed in the window: its bytes into R (copied or reduced),
  * and the local pieces whose place in the stream falls in it (all of
  * them with k -1, for a stream of no fills).  S: this device's S block. */

@@ -80,11 +80,12 @@ static long ask_fill(const rd_stream *st, int64_t k)
     uint64_t lo = (uint64_t)k * st->win, hi = lo + st->win;
     long n = 0;
     int64_t last = -1;
-    for (int64_t i = 0; i < st->nrecv; i++) {
+    for (int64_t i = rd_stream_first(st, k);
+         i < st->nrecv && st->rpos[i] < hi; i++) {
         const rd_tpiece *p = &st->recv[i];
         uint64_t pos = st->rpos[i];
         if (p->peer == st->self || p->peer == last || !p->bytes ||
-            pos + p->bytes <= lo || pos >= hi)
+            pos + p->bytes <= lo)
             continue;
         shmem_long_atomic_inc(&st->sig[st->self], (int)p->peer);
         last = p->peer;
