@@ -391,7 +391,11 @@ REDIST_API void redist_shmem_prepared_free(redist_shmem_prepared_t *prep);
  * mesh: shmem_malloc'ed, non-NULL even off a mesh), the R block is the
  * destination itself (an empty target phase) or the consumed source
  * (then report.writes_src) where that keeps more PEs within
- * max(src_d, dst_d).  report.scratch_bytes and redist_shmem_info_t's
+ * max(src_d, dst_d).  With any buffers, where that keeps more PEs
+ * within it, the transfer instead streams through a symmetric window
+ * (one fill of the received bytes at a time, each copied or reduced out
+ * before the next lands) and R lies in the destination, the consumed
+ * source or private memory of this PE's size.  report.scratch_bytes and redist_shmem_info_t's
  * scratch_bytes promise this PE's sum (exec_info judges the buffers on
  * this PE only), scratch_high_water measures it (the context's work
  * area of pushed reductions is not counted here).  The symmetric part
@@ -400,8 +404,9 @@ REDIST_API void redist_shmem_prepared_free(redist_shmem_prepared_t *prep);
  * says by how much it exceeds it (doc/meshes.md, "Not yet").
  * Failure is collective as for one-mesh plans.  A plan whose transfer
  * sums pending partial contributions runs too: they land in prod|P|
- * slabs of the R block in the arena (counted in the scratch figures)
- * and are reduced in ascending order of sender, as sim does.
+ * slabs of the R block in the arena (counted in the scratch figures),
+ * or stream through the window, and are reduced in ascending order of
+ * sender, as sim does.
  * REDIST_EXEC_PRESERVE_SRC is the only execution
  * flag.  start / test / wait: redist_shmem_start_meshes below.
  */

@@ -149,6 +149,7 @@ struct rd_program;
 #define RD_SET_WORK_LEAST 64
 
 struct rd_tlists;
+struct rd_stream;
 
 /* One part of a combined exchange (exchange_multi): byte ranges as
  * `exchange` takes them; or, with `tl`, the pieces of a two-mesh
@@ -167,6 +168,9 @@ typedef struct rd_xpart {
     const rd_xfer *from;
     const struct rd_tlists *tl;
     const rd_xstep *x;
+    /* a solo two-mesh array's transfer streamed through a window
+     * (exec/set_stream.h): a backend with exchange_multi may run it */
+    struct rd_stream *stream;
 } rd_xpart;
 
 typedef struct rd_backend_ops {

@@ -30,7 +30,9 @@
  * bookkeeping; the programs' own buffers are the caller's blocks and
  * their parts of the arena.  A set of one two-mesh array (solo) has the
  * layout of set_two.c, SOLO: its arena is the symmetric part, and its S
- * block may take private memory of this device's own size besides.
+ * block (and, streamed, its R block) may take private memory of this
+ * device's own size besides; a streamed transfer's counters (npes + 1
+ * longs, symmetric) are allocated with the arena.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +65,8 @@ struct redist_set_prepared {
     uint64_t arena_bytes; /* the largest round's parts, then the work */
     void *priv;           /* a solo two-mesh array's private S block */
     uint64_t priv_bytes;
+    long *sig;            /* its streamed transfer's counters */
+    size_t sig_bytes;
     uint64_t work_bytes;  /* the backends' work space (size_work) */
     uint64_t union_work;  /* of which the union endpoint's */
     int began;
@@ -300,6 +304,12 @@ static redist_status_t size_work(redist_set_prepared_t *p,
     return REDIST_OK;
 }
 
+/* Collective where the backend allocates (symmetric memory). */
+static void *be_alloc(redist_backend_t *be, size_t bytes)
+{
+    return be->ops->alloc ? be->ops->alloc(be, bytes) : malloc(bytes);
+}
+
 /* The arena: every array's part of it, then the backend's work space. */
 static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
 {
@@ -309,9 +319,7 @@ static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
     p->high = most;
     if (most) {
         redist_backend_t *be = p->be;
-        p->arena = most > SIZE_MAX ? NULL
-                   : be->ops->alloc ? be->ops->alloc(be, (size_t)most)
-                                    : malloc((size_t)most);
+        p->arena = most > SIZE_MAX ? NULL : be_alloc(be, (size_t)most);
         if (!p->arena)
             return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                             "cannot allocate %llu bytes of scratch on "
@@ -319,6 +327,31 @@ static redist_status_t place(redist_set_prepared_t *p, redist_error_t *err)
                             (unsigned long long)most, (long long)be->rank);
         p->count = 1;
         memset(p->arena, 0, (size_t)most); /* no page fault in a run */
+    }
+    rd_stream *sm = set->solo ? p->arr[0].two.stream : NULL;
+    if (set->solo && RD_SOLO_R(set->solo_r) == RD_SOLO_R_STREAM) {
+        /* a streamed transfer's counters (set_stream.h), collective on
+         * every device (the placement is agreed): bookkeeping like the
+         * backend's signal counters, not scratch */
+        size_t n = (size_t)p->be->size + 1;
+        p->sig_bytes = n * sizeof(long);
+        p->sig = be_alloc(p->be, p->sig_bytes);
+        long *seen = calloc(n, sizeof *seen);
+        if (!p->sig || !seen) {
+            free(seen);
+            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                            "cannot allocate a streamed transfer's %zu "
+                            "counters on device %lld",
+                            n, (long long)p->be->rank);
+        }
+        memset(p->sig, 0, p->sig_bytes);
+        if (sm) {
+            sm->sig = p->sig;
+            sm->seen = seen;
+            sm->npes = p->be->size;
+        } else {
+            free(seen);
+        }
     }
     uint64_t pb = set->solo ? p->arr[0].two.priv : 0;
     if (pb) { /* this device's own: no collective */
@@ -383,6 +416,12 @@ void redist_set_prepared_free(redist_set_prepared_t *p)
     rd_set_eps_free(&p->eps);
     if (p->began && p->be->ops->end_programs)
         p->be->ops->end_programs(p->be);
+    if (p->sig) { /* collective, as its allocation */
+        if (p->be->ops->free)
+            p->be->ops->free(p->be, p->sig, p->sig_bytes);
+        else
+            free(p->sig);
+    }
     if (p->arena) {
         if (p->be->ops->free)
             p->be->ops->free(p->be, p->arena, (size_t)p->arena_bytes);
@@ -503,7 +542,8 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
         p->parts[np] = (rd_xpart){xp->buf[ps->in_buf], x->nsend, x->send,
                                   xp->buf[ps->out_buf], x->nrecv, x->recv,
                                   NULL,
-                                  ps->kind == RD_PASS_FUSED ? &ps->x : NULL};
+                                  ps->kind == RD_PASS_FUSED ? &ps->x : NULL,
+                                  NULL};
         p->at[np++] = i;
     }
     *any = np > 0;
@@ -598,7 +638,8 @@ static redist_status_t set_run(redist_set_prepared_t *p,
         r.writes_src |= p->arr[i].is_two
                             ? p->arr[i].two.ph[0].p.writes_src ||
                                   RD_SOLO_R(p->arr[i].two.r_at) ==
-                                      RD_SOLO_R_SRC
+                                      RD_SOLO_R_SRC ||
+                                  p->arr[i].two.r_src
                             : p->arr[i].xp.p.writes_src;
     r.seconds = rd_exec_seconds() - t0;
     if (report)

@@ -57,6 +57,16 @@
  * least excess, computed over every device from the plan alone (two
  * layouts, O(devices) per placement), so every device makes the same
  * choice.
+ * STREAMED (RD_SOLO_R_STREAM, with any buffers; set_stream.c): the
+ * transfer goes through a window of the plan's size at the start of the
+ * symmetric part, in place of R and C (part C holds its size; phase A's
+ * and B's scratch overlap it, as they overlap R and C above), and each
+ * device's R lies where it alone writes it: the destination when phase
+ * B is empty, the source where rd_meshes_usr_blocks puts it, else
+ * private memory of its own size past S's (stream_r):
+ *   max(|A scratch|, window, |B scratch|) symmetric, plus private S, R.
+ * It is one more placement of the choice above (streamed on ties last:
+ * it copies every remote byte once more).
  * Otherwise the S block is written and read by its own device only: it
  * lies in
  *   1. the caller's destination where rd_meshes_usr_blocks places it
@@ -186,6 +196,78 @@ static void solo_layout(const rd_set_two_layout *l, uint64_t elem, int usr,
     solo_parts(l, elem, q);
     if (RD_SOLO_R(usr) != RD_SOLO_R_ARENA)
         q[RD_TWO_R] = 0;
+    if (RD_SOLO_R(usr) == RD_SOLO_R_STREAM)
+        q[RD_TWO_C] = 0; /* the window, rd_stream_window */
+}
+
+static int solo_s(const redist_plan_t *plan, const rd_tlists *t,
+                    int64_t dev, unsigned flags, int usr,
+                    const uint64_t q[RD_TWO_NPARTS], uint64_t *off);
+
+/* Where device dev's R block lies in a streamed transfer: nowhere (no
+ * block), the destination (an empty target phase), the source
+ * (rd_meshes_usr_blocks), else private memory of its own size. */
+enum { STREAM_R_NONE, STREAM_R_DST, STREAM_R_SRC, STREAM_R_PRIV };
+static int stream_r(const redist_plan_t *plan, const rd_tlists *t,
+                    int64_t dev, unsigned flags)
+{
+    int s_in_dst, r_in_src;
+    if (!rd_tlists_bytes(t, 1))
+        return STREAM_R_NONE;
+    if (!plan->m->phase[1]->nsteps)
+        return STREAM_R_DST;
+    rd_meshes_usr_blocks(plan, t, dev, 1, flags, &s_in_dst, &r_in_src);
+    return r_in_src ? STREAM_R_SRC : STREAM_R_PRIV;
+}
+
+/* The streamed transfer's window (q[RD_TWO_C]): the room of each device
+ * beside its private blocks (S judged private unless it lies in the
+ * destination or nowhere: the window decides whether it fits the
+ * symmetric part's spare end), beside phase A's and B's scratch. */
+static redist_status_t stream_window(const redist_plan_t *plan,
+                                     unsigned flags, int usr,
+                                     uint64_t q[RD_TWO_NPARTS],
+                                     redist_error_t *err)
+{
+    const redist_spec_t *s = plan->spec;
+    int64_t n = redist_spec_num_devices(s);
+    uint64_t *room = malloc((size_t)n * sizeof *room), off, win = 0;
+    if (!room)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int64_t d = 0; d < n; d++) {
+        rd_tlists t;
+        rd_tlists_head(plan, d, &t);
+        int sp = solo_s(plan, &t, d, flags, usr, q, &off);
+        uint64_t priv = 0;
+        if (sp == RD_SOLO_S_PRIV || sp == RD_SOLO_S_SYM)
+            priv += rd_tlists_bytes(&t, 0);
+        if (stream_r(plan, &t, d, flags) == STREAM_R_PRIV)
+            priv += rd_tlists_bytes(&t, 1);
+        uint64_t sb = redist_spec_device_bytes(s, REDIST_SIDE_FROM, d);
+        uint64_t db = redist_spec_device_bytes(s, REDIST_SIDE_TO, d);
+        uint64_t bound = sb > db ? sb : db;
+        room[d] = bound >= priv ? bound - priv : 0;
+    }
+    uint64_t a = q[RD_TWO_ASA] + q[RD_TWO_ASB];
+    uint64_t b = q[RD_TWO_BSA] + q[RD_TWO_BSB];
+    redist_status_t st = rd_stream_window(plan, room, a > b ? a : b, &win,
+                                          err);
+    free(room);
+    q[RD_TWO_C] = win;
+    return st;
+}
+
+/* A solo array's parts at usr (solo_layout), with the window of a
+ * streamed transfer. */
+static redist_status_t solo_q(const redist_plan_t *plan,
+                              const rd_set_two_layout *l, unsigned flags,
+                              int usr, uint64_t q[RD_TWO_NPARTS],
+                              redist_error_t *err)
+{
+    solo_layout(l, plan->spec->elem_size, usr, q);
+    return RD_SOLO_R(usr) == RD_SOLO_R_STREAM
+               ? stream_window(plan, flags, usr, q, err)
+               : REDIST_OK;
 }
 
 /* A solo array's layout at usr: its phases' programs (phase A's for the
@@ -202,7 +284,8 @@ static redist_status_t solo_layout_of(const redist_plan_t *plan,
         (usr & RD_SOLO_A_SYM) && kind && kind->sym_kind ? kind->sym_kind
                                                         : kind;
     redist_status_t st = rd_set_two_layout_ab(plan, ka, kind, flags, l, err);
-    solo_layout(l, plan->spec->elem_size, usr, q);
+    if (!st)
+        st = solo_q(plan, l, flags, usr, q, err);
     return st;
 }
 
@@ -283,6 +366,7 @@ static int solo_s(const redist_plan_t *plan, const rd_tlists *t, int64_t dev,
     }
     if (t->in_dst && !plan->m->phase[1]->nsteps &&
         RD_SOLO_R(usr) != RD_SOLO_R_DST &&
+        RD_SOLO_R(usr) != RD_SOLO_R_STREAM &&
         S <= redist_spec_device_bytes(plan->spec, REDIST_SIDE_TO, dev))
         return RD_SOLO_S_DST;
     return RD_SOLO_S_PRIV;
@@ -324,7 +408,10 @@ static void r_score(const redist_plan_t *plan, const rd_set_two_layout *l,
 {
     const redist_spec_t *s = plan->spec;
     uint64_t q[RD_TWO_NPARTS], off;
-    solo_layout(l, s->elem_size, usr, q);
+    *over = INT64_MAX;
+    *excess = UINT64_MAX;
+    if (solo_q(plan, l, flags, usr, q, NULL))
+        return;
     uint64_t sym = solo_sym_of(plan, usr, q);
     *over = 0;
     *excess = 0;
@@ -334,6 +421,9 @@ static void r_score(const redist_plan_t *plan, const rd_set_two_layout *l,
         uint64_t held = sym;
         if (solo_s(plan, &t, d, flags, usr, q, &off) == RD_SOLO_S_PRIV)
             held += rd_tlists_bytes(&t, 0);
+        if (RD_SOLO_R(usr) == RD_SOLO_R_STREAM &&
+            stream_r(plan, &t, d, flags) == STREAM_R_PRIV)
+            held += rd_tlists_bytes(&t, 1);
         uint64_t sb = redist_spec_device_bytes(s, REDIST_SIDE_FROM, d);
         uint64_t db = redist_spec_device_bytes(s, REDIST_SIDE_TO, d);
         uint64_t bound = sb > db ? sb : db;
@@ -345,31 +435,38 @@ static void r_score(const redist_plan_t *plan, const rd_set_two_layout *l,
 }
 
 int rd_set_two_r_usr(const redist_plan_t *plan, const rd_backend_ops *kind,
-                     unsigned flags)
+                     unsigned flags, int sym)
 {
     /* l[0]: phase A for any buffers, l[1]: on the symmetric kind */
     rd_set_two_layout l[2];
-    int nl = plan->m->phase[0]->nsteps && kind && kind->sym_kind ? 2 : 1;
+    int nl = sym && plan->m->phase[0]->nsteps && kind && kind->sym_kind ? 2
+                                                                        : 1;
     for (int a = 0; a < nl; a++) {
-        uint64_t q[RD_TWO_NPARTS];
-        redist_status_t st = solo_layout_of(
-            plan, kind, flags, a ? RD_SOLO_A_SYM : 0, &l[a], q, NULL);
+        redist_status_t st = rd_set_two_layout_ab(
+            plan, a && kind ? kind->sym_kind : kind, kind, flags, &l[a],
+            NULL);
         rd_program_free(&l[a].prog[0]);
         rd_program_free(&l[a].prog[1]);
         if (st)
             nl = a;
     }
-    static const int order[] = {RD_SOLO_R_DST, RD_SOLO_R_SRC,
-                                RD_SOLO_R_ARENA};
-    unsigned allowed = r_allowed(plan, flags);
+    /* tests (rd_stream_cap): streamed first, so it wins ties */
+    static const int order[2][4] = {
+        {RD_SOLO_R_DST, RD_SOLO_R_SRC, RD_SOLO_R_ARENA, RD_SOLO_R_STREAM},
+        {RD_SOLO_R_STREAM, RD_SOLO_R_DST, RD_SOLO_R_SRC, RD_SOLO_R_ARENA}};
+    const int *ord = order[rd_stream_cap != 0];
+    /* streamed: with phase A for any buffers only */
+    unsigned allowed = (sym ? r_allowed(plan, flags) : 1u << RD_SOLO_R_ARENA) |
+                       1u << RD_SOLO_R_STREAM;
     int best = RD_SOLO_R_ARENA;
     int64_t best_over = INT64_MAX;
     uint64_t best_excess = UINT64_MAX;
     for (int a = 0; a < nl; a++)
-        for (int k = 0; k < 3; k++) {
-            if (!(allowed >> order[k] & 1u))
+        for (int k = 0; k < 4; k++) {
+            if (!(allowed >> ord[k] & 1u) ||
+                (a && ord[k] == RD_SOLO_R_STREAM))
                 continue;
-            int usr = order[k] | (a ? RD_SOLO_A_SYM : 0);
+            int usr = ord[k] | (a ? RD_SOLO_A_SYM : 0);
             int64_t over;
             uint64_t excess;
             r_score(plan, &l[a], flags, usr, &over, &excess);
@@ -400,12 +497,16 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
     memcpy(w->part, l.part, sizeof w->part);
     w->s = s;
     w->nslab = rd_two_slabs(plan);
+    int stream = RD_SOLO_R(usr) == RD_SOLO_R_STREAM;
     if (!st)
         st = rd_transfer_lists(plan, dev, &w->t) == REDIST_OK &&
-                     (w->nslab < 2 || !landing(plan, w, dev))
+                     (w->nslab < 2 || stream || !landing(plan, w, dev))
                  ? REDIST_OK
                  : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                             "out of memory");
+    if (!st && stream) /* the window is C */
+        st = rd_stream_build(plan, &w->t, dev, w->solo[RD_TWO_C], &w->stream,
+                             err);
     for (int side = 0; side < 2 && !st; side++) {
         w->has[side] = w->rank[side] >= 0 && w->ph[side].p.npasses > 0;
         if (w->has[side])
@@ -416,6 +517,10 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
     if (!st) { /* a solo array's S (rd_set_two_place_solo) */
         w->s_at = solo_s(plan, &w->t, dev, flags, usr, w->solo, &w->s_off);
         w->priv = w->s_at == RD_SOLO_S_PRIV ? rd_tlists_bytes(&w->t, 0) : 0;
+        int r = stream ? stream_r(plan, &w->t, dev, flags) : STREAM_R_NONE;
+        w->r_src = r == STREAM_R_SRC;
+        w->r_priv = r == STREAM_R_PRIV ? rd_tlists_bytes(&w->t, 1) : 0;
+        w->priv += w->r_priv;
     }
     /* the blocks the phases read and write, until place(); R in the
      * caller's buffer (usr) is the same symmetric object on every
@@ -425,7 +530,7 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
     w->ph[1].buf[RD_BUF_DST] = dst;
     w->S = redist_plan_num_steps(plan->m->phase[0]) ? NULL : src;
     w->R = RD_SOLO_R(usr) == RD_SOLO_R_DST              ? dst
-           : RD_SOLO_R(usr) == RD_SOLO_R_SRC            ? src
+           : RD_SOLO_R(usr) == RD_SOLO_R_SRC || w->r_src ? src
            : redist_plan_num_steps(plan->m->phase[1]) ? NULL
                                                         : dst;
     return st;
@@ -488,8 +593,23 @@ redist_status_t rd_set_two_solo_sizes(const redist_plan_t *plan,
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     if (solo_s(plan, &t, dev, flags, usr, q, &off) == RD_SOLO_S_PRIV)
         *priv = rd_tlists_bytes(&t, 0);
+    if (RD_SOLO_R(usr) == RD_SOLO_R_STREAM &&
+        stream_r(plan, &t, dev, flags) == STREAM_R_PRIV)
+        *priv += rd_tlists_bytes(&t, 1);
     rd_tlists_free(&t);
     return REDIST_OK;
+}
+
+int rd_set_two_solo_r_src(const redist_plan_t *plan, unsigned flags, int usr,
+                          int64_t dev)
+{
+    rd_tlists t;
+    if (RD_SOLO_R(usr) == RD_SOLO_R_SRC)
+        return 1;
+    if (RD_SOLO_R(usr) != RD_SOLO_R_STREAM)
+        return 0;
+    rd_tlists_head(plan, dev, &t);
+    return stream_r(plan, &t, dev, flags) == STREAM_R_SRC;
 }
 
 void rd_set_two_place_solo(rd_set_two *w, char *sym, char *priv)
@@ -515,13 +635,18 @@ void rd_set_two_place_solo(rd_set_two *w, char *sym, char *priv)
     for (int k = 0; k < RD_TWO_NPARTS; k++)
         if (!q[k])
             p[k] = NULL;
+    /* streamed: R past S in the private memory, the window is C */
+    if (w->r_priv)
+        p[RD_TWO_R] = priv + (w->priv - w->r_priv);
     two_assign(w, p);
+    if (w->stream)
+        w->stream->window = w->C;
 }
 
 rd_xpart rd_set_two_part(const rd_set_two *w)
 {
-    rd_xpart x = {w->S, 0, NULL, w->R, 0, NULL, &w->t, NULL};
-    if (w->nslab > 1) {
+    rd_xpart x = {w->S, 0, NULL, w->R, 0, NULL, &w->t, NULL, w->stream};
+    if (w->nslab > 1 && !w->stream) {
         x.recv = w->C;
         x.tl = &w->land;
     }
@@ -535,7 +660,7 @@ static void reduce_landed(rd_set_two *w)
 {
     const rd_tlists *t = &w->t;
     uint64_t slab = rd_tlists_bytes(t, 1);
-    for (int64_t k = 0; w->nslab > 1 && k < t->nrecv; k++)
+    for (int64_t k = 0; w->nslab > 1 && !w->stream && k < t->nrecv; k++)
         rd_meshes_place(w->s, rd_tpiece_first(t, k), w->R, t->r_shape,
                         t->recv[k].off, (char *)w->C + w->slab[k] * slab,
                         t->r_shape, t->recv[k].off, t->recv[k].box);
@@ -571,9 +696,10 @@ void rd_set_two_free(rd_set_two *w)
     rd_program_free(&w->ph[0].p);
     rd_program_free(&w->ph[1].p);
     rd_tlists_free(&w->t);
-    if (w->nslab > 1)
+    if (w->nslab > 1 && !w->stream)
         rd_tlists_free(&w->land);
     free(w->slab);
+    rd_stream_free(w->stream);
 }
 
 /* ------------------------------------------------------------ endpoints */

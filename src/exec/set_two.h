@@ -8,6 +8,7 @@
 #include "exec_internal.h"
 #include "meshes.h"
 #include "set.h"
+#include "set_stream.h"
 #include "../core/internal.h"
 #include "../spec/spec_internal.h"
 
@@ -34,13 +35,21 @@ typedef struct rd_set_two {
      * the R block is in the caller's buffer) */
     int s_at, r_at; /* r_at: RD_SOLO_R_* */
     uint64_t s_off, priv, solo[RD_TWO_NPARTS];
+    /* RD_SOLO_R_STREAM: the streamed transfer (its window is C), R in
+     * this device's source buffer (r_src) or in its private memory past
+     * S (r_priv bytes) */
+    rd_stream *stream;
+    int r_src;
+    uint64_t r_priv;
 } rd_set_two;
 
 /* Where a solo array's R block lies (set_two.c, SOLO): in the symmetric
  * part, or in the caller's destination or source buffer, which every
  * device passes as the same symmetric object (the backend agrees on it:
- * rd_set_two_r_usr says which buffer a plan allows). */
-enum { RD_SOLO_R_ARENA, RD_SOLO_R_DST, RD_SOLO_R_SRC };
+ * rd_set_two_r_usr says which buffer a plan allows); or the transfer
+ * streams through a symmetric window and each device's R lies where it
+ * alone writes it (set_stream.c), with any buffers. */
+enum { RD_SOLO_R_ARENA, RD_SOLO_R_DST, RD_SOLO_R_SRC, RD_SOLO_R_STREAM };
 /* A solo array's placement: RD_SOLO_R_* | RD_SOLO_A_SYM (phase A runs
  * on the backend's symmetric kind, rd_backend_ops.sym_kind: it reads
  * the caller's symmetric source in place and writes S at the same
@@ -51,17 +60,22 @@ enum { RD_SOLO_A_SYM = 4 };
  * itself), the caller's destination, the spare end of the symmetric
  * part, private memory of its own size. */
 enum { RD_SOLO_S_NONE, RD_SOLO_S_DST, RD_SOLO_S_SYM, RD_SOLO_S_PRIV };
-/* Where a solo array's R block lies when every device passes the same
- * symmetric src and dst objects: of the places the plan allows (the
- * arena; the destination when the target phase is empty; the source
- * when phase A has steps, REDIST_EXEC_PRESERVE_SRC is not set and every
- * device that receives is on the source mesh with R_d <= src_d), the
- * one with the fewest devices over max(src_d, dst_d), then the least
- * excess (destination, source, arena on ties).  The same on every
- * device (the plan's and kind's alone).  Cost: one layout (the phases'
- * programs) and O(devices) per place. */
+/* Where a solo array's R block lies: of the places the plan allows (the
+ * arena; streamed; and when every device passes the same symmetric src
+ * and dst objects, `sym`, the destination when the target phase is
+ * empty, the source when phase A has steps, REDIST_EXEC_PRESERVE_SRC is
+ * not set and every device that receives is on the source mesh with
+ * R_d <= src_d), the one with the fewest devices over max(src_d, dst_d),
+ * then the least excess (destination, source, arena, streamed on ties).
+ * The same on every device (the plan's and kind's alone).  Cost: one
+ * layout (the phases' programs) and O(devices) per place, one walk of
+ * the transfer's pieces for the streamed one. */
 int rd_set_two_r_usr(const redist_plan_t *plan, const rd_backend_ops *kind,
-                     unsigned flags);
+                     unsigned flags, int sym);
+/* Does device dev's R block lie in its source buffer at usr (and so the
+ * run writes the source)? */
+int rd_set_two_solo_r_src(const redist_plan_t *plan, unsigned flags, int usr,
+                          int64_t dev);
 /* Does the array run phase A on the symmetric kind (RD_SOLO_A_SYM)? */
 static inline int rd_set_two_a_sym(const rd_set_two *w)
 {

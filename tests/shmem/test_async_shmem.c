@@ -7,7 +7,8 @@
  * on PEs: a two-mesh plan (x=2 on PEs 0, 1 to y=2 on PEs 1, 0; PEs from
  * 2 on are in neither mesh, so the job must have 2 PEs: PE d is device
  * d) and a set of two all_to_all arrays on every PE, planned for the
- * context's endpoint.  `single`: shmem_init only.
+ * context's endpoint; the two-mesh plan once more with its transfer
+ * streamed through a small window.  `single`: shmem_init only.
  */
 #include <shmem.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "redist/shmem.h"
 #include "../common/async_check.h"
 #include "../common/overlap.h"
+#include "../../src/backend/shmem/shmem_internal.h"
 #include "../../src/testing/pattern.h"
 
 static int rank, nranks, failures, checks;
@@ -224,8 +226,14 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 77;
     }
-    if (nranks == 2)
+    if (nranks == 2) {
         two_mesh(single, overlap);
+        /* again, its transfer streamed through a window of 1 KiB
+         * (src/exec/set_stream.c), without the overlap's timing */
+        rd_shmem_stream_cap(1024);
+        two_mesh(single, 0);
+        rd_shmem_stream_cap(0);
+    }
     set_case(single, overlap);
     int total = sum_of(failures);
     if (rank == 0)

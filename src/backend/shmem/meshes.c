@@ -14,7 +14,10 @@
  * a run runs the source phase on the source mesh's PEs (source block ->
  * S block), the transfer as one-sided puts of each piece straight into
  * its place in the receiver's R block (each byte crosses once, as the
- * plan's transfer says; one signalled series of puts per peer), then
+ * plan's transfer says; one signalled series of puts per peer), or
+ * streamed through a symmetric window, fill by fill, each copied (or
+ * reduced) out into R before the next (stream.c, src/exec/set_stream.c),
+ * then
  * the target phase on the target mesh's PEs (R block -> destination; an
  * empty target phase: a local copy, since the caller's destination may
  * not be symmetric).  PEs outside a mesh pass NULL for its buffer.
@@ -23,25 +26,32 @@
  * before anything is allocated (the set's agreements); a PE that fails
  * in a run aborts every PE of the job, as for one-mesh plans.  A plan
  * whose transfer sums pending contributions puts each into its slab of
- * the receiver's arena, reduced there in sender order (set_two.c).
+ * the receiver's arena, reduced there in sender order (set_two.c), or
+ * streamed, reduces each fill in as it lands, in the same order.
  *
  * COST.  Prepare: the set's (its agreements, one collective allocation
- * per mesh and one of the arena, one private allocation of the S block
- * where it needs one) and one more reduction (r_usr_agreed: whether
- * every PE passes the same symmetric src and dst); a run: the phases'
- * steps and one combined transfer, no allocation.  MEMORY: the set's
+ * per mesh and one of the arena, one private allocation of the S (and,
+ * streamed, R) block where it needs one; streamed, one more collective
+ * allocation of npes + 1 counters) and one more reduction (r_usr_agreed:
+ * whether every PE passes the same symmetric src and dst); a run: the
+ * phases' steps and one combined transfer, no allocation.  MEMORY: the set's
  * layout of one array (src/exec/set_two.c, SOLO): a symmetric part, the
  * same on every PE, of the blocks and scratch that other PEs write,
  * overlapped by lifetime; the R block in the caller's destination or
  * source instead when every PE passes the same symmetric objects and
  * the plan allows it (rd_set_two_r_usr); this PE's S block in its
  * destination, in the symmetric part's spare end, or in private memory
- * of its own size.  That sum is this PE's promise (report.scratch_bytes,
- * redist_shmem_info_t.scratch_bytes, judged on this PE's buffers there)
+ * of its own size.  Streamed (with any buffers, where that keeps more
+ * PEs within max(src_d, dst_d): rd_set_two_r_usr), the symmetric part
+ * is the window over the phases' scratch, no R block or slabs in it,
+ * and R lies in the destination, the consumed source or private memory
+ * of this PE's own size.  That sum is this PE's promise
+ * (report.scratch_bytes, redist_shmem_info_t.scratch_bytes, judged on
+ * this PE's buffers there)
  * and what its high-water mark measures; it exceeds max(src_d, dst_d)
  * where the symmetric part (the most any PE needs) does, or a phase's
- * scratch does beside a private S.  The context's work area, which the
- * phases' pushed reductions may use, is not counted (it is the
+ * scratch does beside a private S or R.  The context's work area, which
+ * the phases' pushed reductions may use, is not counted (it is the
  * context's, allocated at creation).
  */
 #include <stdint.h>
@@ -106,24 +116,23 @@ static int sym_buffers(const redist_shmem_t *c, const redist_plan_t *plan,
 }
 
 /* Where this PE would place the R block and run phase A (set_two.h,
- * RD_SOLO_*): the plan's choice (rd_set_two_r_usr) when its buffers are
- * symmetric; judged on this PE only. */
+ * RD_SOLO_*): the plan's choice (rd_set_two_r_usr) for symmetric buffers
+ * or for any; judged on this PE only. */
 static int r_usr_local(const redist_shmem_t *c, const redist_plan_t *plan,
                        const void *src, const void *dst, unsigned flags)
 {
-    return sym_buffers(c, plan, src, dst)
-               ? rd_set_two_r_usr(plan, c->ep[0].ops, flags)
-               : RD_SOLO_R_ARENA;
+    return rd_set_two_r_usr(plan, c->ep[0].ops, flags,
+                            sym_buffers(c, plan, src, dst));
 }
 
 /* The same, agreed over every PE (one reduction, collective; plan NULL
  * on a PE whose checks failed): the caller's buffer only when every PE
  * chose it and passes the same object, so that a sender's own address
- * of it is the receivers'.  *all_ok: every PE passed its checks and
- * makes this same reduction ([0]: a failed PE's 1; [7]: -1 here, 0 in
- * every other reduction of the context, rd_shm_symmetric's and the
- * agreements', so a PE in redist_shmem_execute of a one-array plan, or
- * of none, shows). */
+ * of it is the receivers'; else the choice for any buffers.  *all_ok:
+ * every PE passed its checks and makes this same reduction ([0]: a
+ * failed PE's 1; [7]: -1 here, 0 in every other reduction of the
+ * context, rd_shm_symmetric's and the agreements', so a PE in
+ * redist_shmem_execute of a one-array plan, or of none, shows). */
 static int r_usr_agreed(redist_shmem_t *c, const redist_plan_t *plan,
                         const void *src, const void *dst, unsigned flags,
                         int failed, int *all_ok)
@@ -141,11 +150,11 @@ static int r_usr_agreed(redist_shmem_t *c, const redist_plan_t *plan,
     y->red_src[6] = ~(long)(uintptr_t)dst;
     rd_shm_reduce_max(c);
     *all_ok = y->red_dst[0] == 0 && y->red_dst[7] == -1;
-    return y->red_dst[1] == ~y->red_dst[2] &&
-                   y->red_dst[3] == ~y->red_dst[4] &&
-                   y->red_dst[5] == ~y->red_dst[6]
-               ? (int)y->red_dst[1]
-               : RD_SOLO_R_ARENA;
+    if (y->red_dst[1] == ~y->red_dst[2] && y->red_dst[3] == ~y->red_dst[4] &&
+        y->red_dst[5] == ~y->red_dst[6])
+        return (int)y->red_dst[1];
+    return plan && *all_ok ? rd_set_two_r_usr(plan, c->ep[0].ops, flags, 0)
+                           : RD_SOLO_R_ARENA;
 }
 
 void redist_shmem_meshes_free(redist_shmem_meshes_t *m)
@@ -323,7 +332,7 @@ redist_status_t rd_shm_meshes_info(const redist_shmem_t *c,
         return st;
     memset(out, 0, sizeof *out);
     out->exec = e;
-    out->exec.writes_src |= RD_SOLO_R(usr) == RD_SOLO_R_SRC;
+    out->exec.writes_src |= rd_set_two_solo_r_src(plan, fl, usr, c->me);
     out->symmetric = sym_buffers(c, plan, src, dst);
     out->exec.scratch_bytes = sym + priv;
     out->scratch_bytes = sym + priv;

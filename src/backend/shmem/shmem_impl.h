@@ -108,6 +108,8 @@ static inline int rd_shm_pe(const redist_shmem_t *c, int64_t r)
 /* signal.c */
 void rd_shm_reduce_max(redist_shmem_t *c);
 int rd_shm_aborted(redist_shmem_t *c);
+/* After rd_shm_aborted: the failed PE's error (the context is dead). */
+redist_status_t rd_shm_aborted_error(redist_shmem_t *c, redist_error_t *err);
 void rd_shm_signal_pe(redist_shmem_t *c, int slot, int j, int pe);
 void rd_shm_signal_group(redist_shmem_t *c, int slot, int j,
                          const rd_group *g);
@@ -227,6 +229,9 @@ int rd_shm_threads(redist_backend_t *be, int **busy);
 redist_status_t rd_shm_exchange_multi(redist_backend_t *be, int nparts,
                                       const struct rd_xpart *parts,
                                       redist_error_t *err);
+/* stream.c: a solo two-mesh array's transfer through its window */
+redist_status_t rd_shm_stream(redist_shmem_t *c, const struct rd_xpart *q,
+                              redist_error_t *err);
 
 /* execute.c: whether [p, p + n) lies in the symmetric heap (locally;
  * NULL: no) */

@@ -2,6 +2,8 @@
 #ifndef REDIST_EXEC_SHMEM_INTERNAL_H
 #define REDIST_EXEC_SHMEM_INTERNAL_H
 
+#include <stdint.h>
+
 #include "redist/shmem.h"
 
 /* The protocols of a reduction over more than one PE (shmem.c). */
@@ -29,6 +31,12 @@ void rd_shmem_mode_counts(const redist_shmem_t *ctx,
  * this call on) with REDIST_ERR_BACKEND, after sending the step's READY
  * signals (its peers are then waiting for it).  -1: never. */
 void rd_shmem_inject_failure(redist_shmem_t *ctx, int64_t op_index);
+
+/* Stream two-mesh transfers through windows of at most `bytes` (at
+ * least one element; 0: the layout's window, and the streamed layout
+ * only where it keeps more PEs within the bound), preferring the
+ * streamed layout on ties, on every PE alike. */
+void rd_shmem_stream_cap(uint64_t bytes);
 
 /* 1 if the context failed (a plan was aborted). */
 int rd_shmem_dead(const redist_shmem_t *ctx);

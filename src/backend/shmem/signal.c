@@ -49,6 +49,11 @@ static redist_status_t aborted_error(redist_shmem_t *c, redist_error_t *err)
                     "aborted: PE %ld failed: %s", who, text);
 }
 
+redist_status_t rd_shm_aborted_error(redist_shmem_t *c, redist_error_t *err)
+{
+    return aborted_error(c, err);
+}
+
 int rd_shm_aborted(redist_shmem_t *c)
 {
     return shmem_long_test(&c->sym->abort_word, SHMEM_CMP_NE, 0);

@@ -187,8 +187,10 @@ redist_status_t rd_shm_exchange_multi(redist_backend_t *be, int nparts,
                                       redist_error_t *err)
 {
     redist_shmem_t *c = ctx_of(be);
+    if (nparts == 1 && parts[0].stream) /* the same on every PE */
+        return rd_shm_stream(c, &parts[0], err);
     for (int j = 0; j < nparts; j++)
-        if ((!parts[j].tl && !parts[j].x) ||
+        if ((!parts[j].tl && !parts[j].x) || parts[j].stream ||
             (parts[j].x && parts[j].send == parts[j].recv))
             /* the same parts on every PE: all fail here, nobody waits */
             return rd_error(err, REDIST_ERR_PLAN, NULL, NULL,
