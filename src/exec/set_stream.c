@@ -189,7 +189,8 @@ static int build_send(rd_stream *st, const rd_tlists *t, int64_t dev,
     st->send = malloc((size_t)(n ? n : 1) * sizeof *st->send);
     st->spos = malloc((size_t)(n ? n : 1) * sizeof *st->spos);
     st->to = malloc((size_t)(n ? n : 1) * sizeof *st->to);
-    if (!st->send || !st->spos || !st->to)
+    st->sent = malloc((size_t)(n ? n : 1) * sizeof *st->sent);
+    if (!st->send || !st->spos || !st->to || !st->sent)
         return -1;
     if (n)
         memcpy(st->send, t->send, (size_t)n * sizeof *st->send);
@@ -259,6 +260,7 @@ void rd_stream_free(rd_stream *st)
     free(st->send);
     free(st->spos);
     free(st->to);
+    free(st->sent);
     free(st->seen);
     free(st);
 }

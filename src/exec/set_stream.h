@@ -53,6 +53,7 @@ typedef struct rd_stream {
     void *window;
     long *sig, *seen;
     int64_t npes;
+    int64_t *sent; /* during a run: fills put to each receiver of `to` */
 } rd_stream;
 
 /* The window of a plan's streamed transfer: the same on every device

@@ -34,6 +34,7 @@
  */
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shmem_impl.h"
 #include "../../exec/set_stream.h"
@@ -111,9 +112,9 @@ redist_status_t rd_shm_stream(redist_shmem_t *c, const rd_xpart *q,
                         "injected failure on PE %d", c->me);
     int64_t np = st->npes, k = 0;
     int asked = 0;
-    int64_t *sent = calloc((size_t)(st->nto ? st->nto : 1), sizeof *sent);
-    if (!sent)
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    int64_t *sent = st->sent; /* built with the stream: no allocation */
+    if (st->nto)
+        memset(sent, 0, (size_t)st->nto * sizeof *sent);
     redist_status_t r = REDIST_OK;
     for (unsigned spins = 1;; spins++) {
         int busy = 0, moved = 0;
@@ -155,7 +156,6 @@ redist_status_t rd_shm_stream(redist_shmem_t *c, const rd_xpart *q,
         if (spins % 16 == 0)
             sched_yield(); /* oversubscribed PEs */
     }
-    free(sent);
     if (!r && !st->nfills)
         rd_stream_unpack(st, -1, q->send, q->recv); /* local pieces */
     return r;
