@@ -334,7 +334,13 @@ enum {
     /* lower even all_gather steps to an exchange (one point-to-point
      * message per peer, straight into the final places, no scratch):
      * the backend's choice (MPI prepared objects: execute.c) */
-    RD_BUILD_LOWER_AG = 1u << 4
+    RD_BUILD_LOWER_AG = 1u << 4,
+    /* uneven dims: this device's own buffers' sizes count in the buffer
+     * assignment, not the least any device has (assign.c), so devices
+     * may differ in buffers and scratch: a backend whose ops take each
+     * device's pointers as they come (a two-mesh phase on the sim,
+     * meshes.c; build with be->rank the device's rank) */
+    RD_BUILD_OWN_CAPS = 1u << 5
 };
 
 struct redist_backend {
@@ -360,6 +366,14 @@ struct redist_backend {
     /* The index of the program pass running (rd_exec_run; -1 between
      * passes), for backends that prepared something per pass. */
     int pass;
+    /* Optional, set by the caller of a run on this device: a region of
+     * lend_bytes that holds no live data for the whole run (a two-mesh
+     * phase on the sim: the caller's other buffer, meshes.c).  The
+     * program takes it as one of its scratch buffers where that lowers
+     * what it allocates (assign.c); it is not counted as scratch.  A
+     * program built for exec info needs lend_bytes only. */
+    void *lend;
+    uint64_t lend_bytes;
 };
 
 #endif

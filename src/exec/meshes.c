@@ -46,6 +46,32 @@
  * step at most holds its blocks only: within max(src_d, dst_d), as
  * S_d <= src_d, R_d <= dst_d and, on both meshes with both phases, one
  * of them sits in the caller's other buffer.
+ *
+ * PHASES OF SEVERAL STEPS (sim).  Whole steps alternate between buffers,
+ * so a phase of two or more needs a buffer besides its input and output
+ * unless it finds one free.  The sim gives each phase's devices room at
+ * no cost (phase_need, sim_phase):
+ *   - phase A on a device of both meshes whose S block is not in its
+ *     destination buffer is lent that buffer (be->lend, phase_a_lend):
+ *     nothing lands there before phase B, or the transfer when phase B
+ *     is empty; the program uses it as a scratch buffer that is not
+ *     counted (assign.c), e.g. two all-gathers source -> destination
+ *     buffer -> S block, within the S block alone;
+ *   - every device's program counts its own buffers' sizes
+ *     (RD_BUILD_OWN_CAPS), not the least of its mesh: an uneven phase
+ *     whose smallest S block is empty can still go source -> S block ->
+ *     source and copy back (a reduce_scatter then a permute on a
+ *     device whose S block is its whole bound);
+ *   - phase B never preserves its source: it is the R block, the run's,
+ *     or the caller's source where that may be written.
+ * Cost: the promise builds each phase's program once per distinct
+ * (source size, target size, lent size) over its mesh (one for an even
+ * phase without lending), O(devices x passes^3) at most; memory: none
+ * beyond the blocks.  What stays over the bound: a phase A under
+ * PRESERVE_SRC whose S block is the device's whole bound (its first
+ * step's output has no buffer but S, so the next step would have to run
+ * in place), and a phase B whose intermediate does not fit the R block
+ * beside the destination (the R block is not enlarged to take it).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +82,7 @@
 #include "../core/internal.h"
 #include "../plan/plan_internal.h"
 #include "../spec/spec_internal.h"
+#include "../backend/sim/sim_internal.h"
 
 /* The walk's consumer: the pieces of device `dev` into *t, or with dev
  * -1 every device's into t[device]. */
@@ -300,6 +327,19 @@ void rd_meshes_usr_blocks(const redist_plan_t *plan, const rd_tlists *t,
                 R <= redist_spec_device_bytes(s, 0, dev);
 }
 
+/* The bytes of device d's destination buffer lent to phase A (be->lend),
+ * on a backend that runs each stage on every device before the next:
+ * all of them when d is on both meshes and its S block is not there.
+ * Nothing lands there before phase B (or, without one, the transfer). */
+static uint64_t phase_a_lend(const redist_plan_t *plan, const rd_tlists *t,
+                             int64_t d, int s_in_dst)
+{
+    return t->in_src && t->in_dst && !s_in_dst &&
+                   plan->m->phase[0]->nsteps > 0
+               ? redist_spec_device_bytes(plan->spec, 1, d)
+               : 0;
+}
+
 uint64_t rd_meshes_phase_room(const redist_plan_t *plan, int side,
                               unsigned flags)
 {
@@ -322,38 +362,97 @@ uint64_t rd_meshes_phase_room(const redist_plan_t *plan, int side,
     return room == UINT64_MAX ? 0 : room;
 }
 
-/* Phase `side`'s exec info on `be`; with RD_BUILD_MESH_FUSE (sim) and
- * unfused steps, that of its whole steps instead when the phase needs
- * more than its room and they need less (*fused then 1: the run gives
- * the phase REDIST_SIM_FUSED). */
+/* Phase `side`'s exec info on endpoints of be's kind: on a backend that
+ * runs each stage on every device before the next (RD_BUILD_MESH_USR,
+ * sim), each device's program with its own buffers' sizes
+ * (RD_BUILD_OWN_CAPS) and, on phase A, lent its destination buffer
+ * (phase_a_lend); per[k] the scratch of the mesh's rank k, info the most
+ * and whether any writes its source.  `flags` are the run's. */
+static redist_status_t phase_need(const redist_plan_t *plan, int side,
+                                  const redist_backend_t *be,
+                                  const redist_exec_options_t *opts,
+                                  unsigned flags, redist_exec_info_t *info,
+                                  uint64_t *per, redist_error_t *err)
+{
+    const redist_plan_t *ph = plan->m->phase[side];
+    const redist_spec_t *s = plan->spec;
+    int64_t n = s->two->mesh[side].ndevices;
+    redist_status_t st = redist_plan_exec_info(ph, be, opts, info, err);
+    if (st || !be || !(be->build & RD_BUILD_MESH_USR) || ph->nsteps == 0) {
+        for (int64_t k = 0; k < n; k++)
+            per[k] = st ? 0 : info->scratch_bytes;
+        return st;
+    }
+    redist_backend_t b = *be;
+    redist_exec_info_t x = *info;
+    uint64_t key[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    b.build |= RD_BUILD_OWN_CAPS;
+    b.lend = NULL;
+    info->scratch_bytes = 0;
+    info->writes_src = 0;
+    for (int64_t k = 0; k < n && !st; k++) {
+        int64_t d = s->two->dev[side][k];
+        uint64_t lend = 0;
+        if (!side) {
+            rd_tlists t;
+            int s_in_dst, r_in_src;
+            rd_tlists_head(plan, d, &t);
+            rd_meshes_usr_blocks(plan, &t, d, 1, flags, &s_in_dst,
+                                 &r_in_src);
+            lend = phase_a_lend(plan, &t, d, s_in_dst);
+        }
+        uint64_t k3[3] = {redist_spec_device_bytes(ph->spec, 0, k),
+                          redist_spec_device_bytes(ph->spec, 1, k), lend};
+        if (memcmp(k3, key, sizeof key)) { /* else as the last device */
+            memcpy(key, k3, sizeof key);
+            b.rank = k;
+            b.lend_bytes = lend;
+            st = redist_plan_exec_info(ph, &b, opts, &x, err);
+        }
+        per[k] = x.scratch_bytes;
+        if (x.scratch_bytes > info->scratch_bytes)
+            info->scratch_bytes = x.scratch_bytes;
+        info->writes_src |= x.writes_src;
+    }
+    return st;
+}
+
+/* phase_need on `be`; with RD_BUILD_MESH_FUSE (sim) and unfused steps,
+ * that of its whole steps instead when the phase needs more than its
+ * room and they need less (*fused then 1: the run gives the phase
+ * REDIST_SIM_FUSED).  per: by rank on the phase's mesh. */
 static redist_status_t phase_info(const redist_plan_t *plan, int side,
                                   const redist_backend_t *be,
                                   const redist_exec_options_t *opts,
-                                  redist_exec_info_t *info, int *fused,
+                                  unsigned flags, redist_exec_info_t *info,
+                                  int *fused, uint64_t *per,
                                   redist_error_t *err)
 {
     const redist_plan_t *ph = plan->m->phase[side];
-    redist_status_t st = redist_plan_exec_info(ph, be, opts, info, err);
+    int64_t n = plan->spec->two->mesh[side].ndevices;
+    redist_status_t st = phase_need(plan, side, be, opts, flags, info, per,
+                                    err);
     *fused = 0;
     if (st || !be || !(be->build & RD_BUILD_MESH_FUSE) || be->ops->step ||
         ph->nsteps == 0 ||
-        info->scratch_bytes <=
-            rd_meshes_phase_room(plan, side, opts ? opts->flags : 0))
+        info->scratch_bytes <= rd_meshes_phase_room(plan, side, flags))
         return st;
     redist_sim_t *w = NULL;
     redist_exec_info_t f;
-    if ((st = redist_sim_create(1, REDIST_SIM_FUSED, &w, err)) ||
-        (st = redist_plan_exec_info(ph, redist_sim_backend(w, 0), opts, &f,
-                                    err))) {
-        redist_sim_free(w);
-        return st;
-    }
+    uint64_t *fper = calloc((size_t)n, sizeof *fper);
+    if (!fper)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    if (!(st = redist_sim_create(1, REDIST_SIM_FUSED, &w, err)))
+        st = phase_need(plan, side, redist_sim_backend(w, 0), opts, flags,
+                        &f, fper, err);
     redist_sim_free(w);
-    if (f.scratch_bytes < info->scratch_bytes) {
+    if (!st && f.scratch_bytes < info->scratch_bytes) {
         *info = f;
+        memcpy(per, fper, (size_t)n * sizeof *per);
         *fused = 1;
     }
-    return REDIST_OK;
+    free(fper);
+    return st;
 }
 
 uint64_t rd_meshes_sum_cap(uint64_t bound, uint64_t held, uint64_t maxp)
@@ -396,10 +495,25 @@ static redist_status_t meshes_info(const redist_plan_t *plan,
     const rd_mplan *m = plan->m;
     redist_exec_info_t ia, ib;
     redist_status_t st;
+    unsigned flags = opts ? opts->flags : 0;
+    /* phase B's source is the R block, the run's own (or the caller's
+     * source where that may be written): never preserved */
+    redist_exec_options_t ob = {flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC};
+    uint64_t *per[2] = {
+        calloc((size_t)s->two->mesh[0].ndevices, sizeof *per[0]),
+        calloc((size_t)s->two->mesh[1].ndevices, sizeof *per[1])};
     memset(out, 0, sizeof *out);
-    if ((st = phase_info(plan, 0, be, opts, &ia, &fused[0], err)) ||
-        (st = phase_info(plan, 1, be, opts, &ib, &fused[1], err)))
+    if (!per[0] || !per[1])
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    else if (!(st = phase_info(plan, 0, be, opts, flags, &ia, &fused[0],
+                               per[0], err)))
+        st = phase_info(plan, 1, be, &ob, flags, &ib, &fused[1], per[1],
+                        err);
+    if (st) {
+        free(per[0]);
+        free(per[1]);
         return st;
+    }
     int own_s = m->phase[0]->nsteps > 0, own_r = m->phase[1]->nsteps > 0;
     /* a transfer that sums: an executor may receive the remote
      * contributions into a work area (MPI does, in rounds within
@@ -414,6 +528,8 @@ static redist_status_t meshes_info(const redist_plan_t *plan,
                              &w)) {
             free(w.bytes);
             free(w.maxp);
+            free(per[0]);
+            free(per[1]);
             return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                             "out of memory");
         }
@@ -425,9 +541,10 @@ static redist_status_t meshes_info(const redist_plan_t *plan,
         rd_tlists t; /* its blocks only: no pieces needed */
         int s_in_dst, r_in_src;
         rd_tlists_head(plan, d, &t);
-        rd_meshes_usr_blocks(plan, &t, d, usr, opts ? opts->flags : 0,
-                             &s_in_dst, &r_in_src);
+        rd_meshes_usr_blocks(plan, &t, d, usr, flags, &s_in_dst, &r_in_src);
         r_writes |= r_in_src;
+        int64_t q = rd_spec_mesh_rank(s, 0, d), r = rd_spec_mesh_rank(s, 1, d);
+        uint64_t ha = q >= 0 ? per[0][q] : 0, hb = r >= 0 ? per[1][r] : 0;
         uint64_t sb = own_s && !s_in_dst ? rd_tlists_bytes(&t, 0) : 0;
         uint64_t rb = own_r && !r_in_src ? rd_tlists_bytes(&t, 1) : 0;
         uint64_t wd = 0;
@@ -438,14 +555,14 @@ static redist_status_t meshes_info(const redist_plan_t *plan,
                                              maxp[d]);
             wd = work[d] < cap ? work[d] : cap;
         }
-        uint64_t x = rd_meshes_scratch(t.in_src ? ia.scratch_bytes : 0, sb,
-                                       rb, t.in_dst ? ib.scratch_bytes : 0) +
-                     wd;
+        uint64_t x = rd_meshes_scratch(ha, sb, rb, hb) + wd;
         if (x > out->scratch_bytes)
             out->scratch_bytes = x;
     }
     free(work);
     free(maxp);
+    free(per[0]);
+    free(per[1]);
     out->src_bytes = s->src_bytes;
     out->dst_bytes = s->dst_bytes;
     out->bound_bytes = s->src_bytes > s->dst_bytes ? s->src_bytes
@@ -484,6 +601,7 @@ typedef struct sim_mesh {
     void **usr, **blk;
     unsigned char *mine; /* blk[k] was allocated by the run */
     redist_exec_report_t *rep;
+    uint64_t *lend; /* the source mesh: phase_a_lend (of usr's other) */
 } sim_mesh;
 
 /* A two-mesh run on the sim backend: its meshes, and every global
@@ -506,7 +624,8 @@ static int sim_arrays(sim_run *u)
         m->blk = calloc((size_t)m->n, sizeof *m->blk);
         m->rep = calloc((size_t)m->n, sizeof *m->rep);
         m->mine = calloc((size_t)m->n, 1);
-        ok = ok && m->usr && m->blk && m->rep && m->mine;
+        m->lend = calloc((size_t)m->n, sizeof *m->lend);
+        ok = ok && m->usr && m->blk && m->rep && m->mine && m->lend;
     }
     return ok;
 }
@@ -532,6 +651,8 @@ static redist_status_t sim_own_blocks(sim_run *u, redist_error_t *err)
                                  &in_usr[0], &in_usr[1]);
             m->usr[k] = usr[d];
             m->mine[k] = m->own && !in_usr[side];
+            if (!side)
+                m->lend[k] = phase_a_lend(u->a->plan, &u->tl[d], d, in_usr[0]);
             m->blk[k] = !m->own    ? usr[d]
                         : in_usr[side] ? (side ? u->a->src : u->a->dst)[d]
                         : alloc_block(rd_tlists_bytes(&u->tl[d], side));
@@ -573,20 +694,40 @@ static void sim_transfer(sim_run *u)
     }
 }
 
-/* Phase B; its reports keep the bytes the transfer received. */
-static redist_status_t sim_phase_b(sim_run *u, const redist_plan_t *pb,
-                                   unsigned flags, redist_error_t *err)
+/* Phase `side` on the devices of its mesh, each with its own buffers'
+ * sizes (phase_need) and, on phase A, lent its destination buffer where
+ * phase_a_lend says; phase B from the R blocks, never preserved.  Phase
+ * B's reports keep the bytes the transfer received. */
+static redist_status_t sim_phase(sim_run *u, int side, unsigned flags,
+                                 redist_exec_report_t *whole,
+                                 redist_error_t *err)
 {
-    sim_mesh *mb = &u->m[1];
-    redist_exec_report_t *tmp = calloc((size_t)mb->n, sizeof *tmp);
-    if (!tmp)
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    redist_status_t st = redist_exec_sim_run(pb, mb->blk, mb->usr, flags,
-                                             u->a->opts, NULL, tmp, err);
-    for (int64_t r = 0; r < mb->n; r++) {
-        uint64_t rv = mb->rep[r].recv_bytes;
-        mb->rep[r] = tmp[r];
-        mb->rep[r].recv_bytes += rv;
+    sim_mesh *m = &u->m[side];
+    redist_exec_options_t o = {0};
+    if (u->a->opts)
+        o = *u->a->opts;
+    if (side)
+        o.flags &= ~(unsigned)REDIST_EXEC_PRESERVE_SRC;
+    redist_exec_report_t *tmp = calloc((size_t)m->n, sizeof *tmp);
+    redist_sim_t *w = NULL;
+    redist_status_t st =
+        tmp ? redist_sim_create(m->n, flags, &w, err)
+            : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int64_t k = 0; !st && k < m->n; k++) {
+        redist_backend_t *be = redist_sim_backend(w, k);
+        be->build |= RD_BUILD_OWN_CAPS;
+        be->lend_bytes = side ? 0 : m->lend[k];
+        be->lend = be->lend_bytes ? u->a->dst[u->s->two->dev[0][k]] : NULL;
+    }
+    if (!st)
+        st = rd_sim_run_world(w, u->a->plan->m->phase[side],
+                              side ? m->blk : m->usr, side ? m->usr : m->blk,
+                              &o, whole, tmp, err);
+    redist_sim_free(w);
+    for (int64_t k = 0; tmp && k < m->n; k++) {
+        uint64_t rv = m->rep[k].recv_bytes;
+        m->rep[k] = tmp[k];
+        m->rep[k].recv_bytes += rv;
     }
     free(tmp);
     return st;
@@ -654,6 +795,7 @@ static void sim_close(sim_run *u)
             if (m->mine[k])
                 free(m->blk[k]);
         free(m->mine);
+        free(m->lend);
         free(m->usr);
         free(m->blk);
         free(m->rep);
@@ -687,14 +829,13 @@ redist_status_t rd_meshes_sim_run(const rd_sim_args *a, redist_error_t *err)
                          &promise, fused, err);
     redist_sim_free(probe);
     if (!st && u.m[0].own)
-        st = redist_exec_sim_run(pa, u.m[0].usr, u.m[0].blk,
-                                 a->flags | (fused[0] ? REDIST_SIM_FUSED : 0),
-                                 a->opts, &whole_a, u.m[0].rep, err);
+        st = sim_phase(&u, 0, a->flags | (fused[0] ? REDIST_SIM_FUSED : 0),
+                       &whole_a, err);
     if (!st)
         sim_transfer(&u);
     if (!st && u.m[1].own)
-        st = sim_phase_b(&u, pb, a->flags | (fused[1] ? REDIST_SIM_FUSED : 0),
-                         err);
+        st = sim_phase(&u, 1, a->flags | (fused[1] ? REDIST_SIM_FUSED : 0),
+                       NULL, err);
     sim_reports(&u, st, promise.scratch_bytes, whole_a.writes_src);
     sim_close(&u);
     return st;
