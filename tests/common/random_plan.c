@@ -676,18 +676,23 @@ int rp_sim_check(rp_rng *rng, rp_tally *t, const char *what,
                 (unsigned long long)rep.scratch_high_water,
                 (unsigned long long)rep.scratch_bytes,
                 (unsigned long long)info.scratch_bytes);
-    /* two meshes: every device's measured scratch within the promise
-     * (the run's report is the largest device's); those over
-     * max(src_d, dst_d) counted, and failed where the bound holds for
-     * certain (sim_within) */
-    for (int64_t r = 0; two && r < D; r++) {
+    /* every device's measured scratch against max(src_d, dst_d), failed
+     * where it holds for certain: one mesh, even, memory-efficient and
+     * without PRESERVE_SRC (a + b <= M, assign.c); two meshes where
+     * sim_within says so (those over it counted).  Two meshes: every
+     * device's within the promise (the run's report is the largest
+     * device's). */
+    for (int64_t r = 0; r < D; r++) {
         uint64_t sb = redist_spec_device_bytes(s, REDIST_SIDE_FROM, r);
         uint64_t db = redist_spec_device_bytes(s, REDIST_SIDE_TO, r);
         int over = per[r].scratch_high_water > (sb > db ? sb : db);
-        int sure = sim_within(plan, r, preserve, sim_flags != 0);
-        t->devices++;
-        t->over_bound += over;
-        t->sure += sure;
+        int sure = two ? sim_within(plan, r, preserve, sim_flags != 0)
+                       : !uneven && stats.memory_efficient && !preserve;
+        if (two) {
+            t->devices++;
+            t->over_bound += over;
+            t->sure += sure;
+        }
         if (over && sure)
             rp_fail(t, what, plan,
                     "%sdevice %lld: scratch %llu over max(src_d, dst_d) = "
@@ -695,8 +700,8 @@ int rp_sim_check(rp_rng *rng, rp_tally *t, const char *what,
                     sim_flags ? "fused " : "", (long long)r,
                     (unsigned long long)per[r].scratch_high_water,
                     (unsigned long long)(sb > db ? sb : db));
-        if (per[r].scratch_high_water > info.scratch_bytes ||
-            per[r].scratch_bytes != info.scratch_bytes)
+        if (two && (per[r].scratch_high_water > info.scratch_bytes ||
+                    per[r].scratch_bytes != info.scratch_bytes))
             rp_fail(t, what, plan,
                     "device %lld: scratch %llu, reported promise %llu, "
                     "promise %llu",
