@@ -409,6 +409,8 @@ static redist_status_t program_build(const redist_plan_t *plan,
         if (p->npasses)
             p->pass[p->npasses - 1].final = 1;
     }
+    if (be && (be->build & RD_BUILD_OWN_CAPS) && be->src_room > p->src_min)
+        p->src_min = be->src_room;
     if (inplace)
         for (int k = 0; k < p->npasses; k++) {
             rd_pass *ps = &p->pass[k];

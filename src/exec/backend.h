@@ -374,6 +374,10 @@ struct redist_backend {
      * program built for exec info needs lend_bytes only. */
     void *lend;
     uint64_t lend_bytes;
+    /* Optional, with RD_BUILD_OWN_CAPS: the source buffer's size when
+     * larger than this device's block (the run's own buffer for the
+     * block, which the program may also use; 0: the block's size). */
+    uint64_t src_room;
 };
 
 #endif
