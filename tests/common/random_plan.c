@@ -506,10 +506,13 @@ static int zero_scratch(int k, const uint64_t out[], uint64_t cs, int wsrc,
  * phase A from the source block (written only without PRESERVE_SRC) to
  * the S block, lent the destination buffer on a device of both meshes
  * whose S block is not placed there; phase B from the R block (never
- * preserved) to the destination.  On a fused world (`fused`) on `dev`
- * alone: it runs whole steps.  Else on every device of the mesh: the sim
- * runs its default program when it fits the room everywhere, else whole
- * steps when they need less (none). */
+ * preserved, and allocated at its own size or at a step's output size
+ * where that fits beside the S block held: the sim picks the size that
+ * leaves the device the least) to the destination.  On a fused world
+ * (`fused`) on `dev` alone: it runs whole steps.  Else on every device
+ * of the mesh: the sim runs its default program when it leaves no
+ * device over the bound, else whole steps when they leave fewer over
+ * (none). */
 static int phase_sure(const redist_plan_t *plan, int side, int k0, int k1,
                       int preserve, int fused, int64_t dev)
 {
@@ -542,8 +545,16 @@ static int phase_sure(const redist_plan_t *plan, int side, int k0, int k1,
         uint64_t S = rd_tlists_bytes(&t, 0), R = rd_tlists_bytes(&t, 1);
         int s_in_dst = both_own && t.in_dst && S > 0 && S <= db;
         uint64_t lend = t.in_dst && !s_in_dst ? db : 0;
-        if (side ? !zero_scratch(k1 - k0, out, R, 1, db, 0)
-                 : !zero_scratch(k1 - k0, out, sb, !preserve, S, lend))
+        int ok = side ? zero_scratch(k1 - k0, out, R, 1, db, 0)
+                      : zero_scratch(k1 - k0, out, sb, !preserve, S, lend);
+        /* phase B: or an R block as large as a step's output, beside the
+         * S block held (not in the destination) */
+        uint64_t held = k0 > 0 && kt > 0 && t.in_src && !s_in_dst ? S : 0;
+        uint64_t bound = sb > db ? sb : db;
+        for (int j = 0; side && !ok && j < k1 - k0; j++)
+            ok = out[j] > R && out[j] + held <= bound &&
+                 zero_scratch(k1 - k0, out, out[j], 1, db, 0);
+        if (!ok)
             return 0;
     }
     return 1;
