@@ -321,9 +321,9 @@ enum {
      * buffer and its R block in its source buffer (rd_meshes_usr_blocks):
      * the backend runs each stage on every device before the next (sim) */
     RD_BUILD_MESH_USR = 1u << 1,
-    /* a two-mesh phase whose program needs more scratch than the room the
-     * bound leaves it (rd_meshes_phase_room) runs with the sim's whole
-     * steps (REDIST_SIM_FUSED) when they need less (src/exec/meshes.c) */
+    /* a two-mesh phase whose program leaves a device over the bound runs
+     * with the sim's whole steps (REDIST_SIM_FUSED) when they leave
+     * fewer devices over (src/exec/meshes.c, phase_info) */
     RD_BUILD_MESH_FUSE = 1u << 2,
     /* lower even and uneven reduce_scatter steps to an exchange of the
      * contributions and an ordered sum, consecutive ones along one dim

@@ -33,15 +33,17 @@
  * a work area for an executor that receives the contributions first
  * (MPI): all it receives, at most rd_meshes_sum_cap.
  *
- * PHASE CAP (sim: RD_BUILD_MESH_FUSE).  A phase whose program needs more
- * scratch than rd_meshes_phase_room (the least over its mesh of
- * max(src_d, dst_d) less the block held beside it) runs with the sim's
- * whole steps (REDIST_SIM_FUSED) when their program needs less: they
- * read the peers' blocks in place, so no pack buffers, and an uneven
- * reduce_scatter needs none either (sim.c).  phase_info makes the choice
- * for the promise and the run alike.  Cost: per phase one walk of its
- * mesh's blocks (the room), and one more program build (O(passes^3))
- * when the default is over the room.  Without REDIST_EXEC_PRESERVE_SRC
+ * PHASE CAP (sim: RD_BUILD_MESH_FUSE).  A phase whose program leaves a
+ * device of its mesh over max(src_d, dst_d) (its scratch beside the
+ * block held, phase_need) runs with the sim's whole steps
+ * (REDIST_SIM_FUSED) when they leave fewer devices over, or as many by
+ * less in all: they read the peers' blocks in place, so no pack
+ * buffers, and an uneven reduce_scatter needs none either (sim.c).
+ * phase_info makes the choice for the promise and the run alike.  Cost:
+ * the programs of phase_need (below) once more when the default leaves
+ * a device over.  (MPI caps each phase by rd_meshes_phase_room: the
+ * least over its mesh of max(src_d, dst_d) less the block held beside
+ * it.)  Without REDIST_EXEC_PRESERVE_SRC
  * one whole step needs no scratch, so a device whose phases have one
  * step at most holds its blocks only: within max(src_d, dst_d), as
  * S_d <= src_d, R_d <= dst_d and, on both meshes with both phases, one
