@@ -62,7 +62,10 @@
  * counts this device's (be->rank) SRC and DST sizes instead of the least
  * any device has, so devices may differ in buffers and scratch (a
  * two-mesh phase on the sim, whose ops take each device's pointers as
- * they come).  The pass sizes stay the most any device needs.
+ * they come).  The pass sizes stay the most any device needs.  There
+ * be->src_room also says that SRC is that large (a buffer of the
+ * caller's run holding the block at its start, which the program may
+ * then use whole, even or uneven).
  */
 #include <stdlib.h>
 #include <string.h>
