@@ -48,6 +48,24 @@
  * where they lower a + b.  The MPI backend asks for them when max_scratch
  * is below the executor's default; the OpenSHMEM backend always on
  * private buffers (one symmetric scratch buffer instead of two).
+ *
+ * LENT REGIONS.  A caller may lend the program a region that holds no
+ * live data during the whole run (be->lend, lend_bytes: on the sim, a
+ * two-mesh phase A gets the device's destination buffer, meshes.c).
+ * The search then orders the candidates by what they allocate: a + b
+ * less the larger of the two that fits the lent region (else the
+ * smaller), then a + b, then a; that buffer is the lent region
+ * (rd_program.lent), which the executor neither allocates nor counts as
+ * scratch.  Without one the order is the one above.
+ *
+ * OWN SIZES.  With be->build & RD_BUILD_OWN_CAPS an uneven program
+ * counts this device's (be->rank) SRC and DST sizes instead of the least
+ * any device has, so devices may differ in buffers and scratch (a
+ * two-mesh phase on the sim, whose ops take each device's pointers as
+ * they come).  The pass sizes stay the most any device needs.  There
+ * be->src_room also says that SRC is that large (a buffer of the
+ * caller's run holding the block at its start, which the program may
+ * then use whole, even or uneven).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -189,26 +207,40 @@ static int assign(rd_program *p, const uint64_t cap[RD_NBUF], int allow_src,
     return 1;
 }
 
+/* The scratch a pair (a, b) leaves to allocate when a region of `lend`
+ * bytes is lent (be->lend): the larger buffer in it if it fits, else the
+ * smaller one. */
+static uint64_t lent_cover(uint64_t a, uint64_t b, uint64_t lend)
+{
+    return a && a <= lend ? a : b && b <= lend ? b : 0;
+}
+
+/* (counted, a, b) triples: by the bytes to allocate, then a + b, then a. */
 static int cmp_u64_pair(const void *x, const void *y)
 {
     const uint64_t *a = x, *b = y;
-    uint64_t sa = a[0] + a[1], sb = b[0] + b[1];
-    if (sa != sb)
-        return sa < sb ? -1 : 1;
+    uint64_t sa = a[1] + a[2], sb = b[1] + b[2];
     if (a[0] != b[0])
         return a[0] < b[0] ? -1 : 1;
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    if (a[1] != b[1])
+        return a[1] < b[1] ? -1 : 1;
     return 0;
 }
 
 /* The candidate sizes (a, b) of the scratch buffers SA and SB, a >= b,
- * from the passes' output sizes, in increasing order of a + b, then a:
- * 2 * (n + 1)^2 values in *pairs (malloc'd), *np pairs. */
-static redist_status_t candidate_sizes(const rd_program *p, uint64_t **pairs,
-                                       int *np, redist_error_t *err)
+ * from the passes' output sizes, in increasing order of the bytes to
+ * allocate (a + b less what a lent region of `lend` bytes covers), then
+ * a + b, then a: 3 * (n + 1)^2 values in *pairs (malloc'd: counted, a,
+ * b), *np triples. */
+static redist_status_t candidate_sizes(const rd_program *p, uint64_t lend,
+                                       uint64_t **pairs, int *np,
+                                       redist_error_t *err)
 {
     int n = p->npasses;
     uint64_t *vals = malloc(sizeof *vals * (size_t)(n + 1));
-    *pairs = malloc(sizeof **pairs * 2 * (size_t)(n + 1) * (size_t)(n + 1));
+    *pairs = malloc(sizeof **pairs * 3 * (size_t)(n + 1) * (size_t)(n + 1));
     if (!vals || !*pairs) {
         free(vals);
         free(*pairs);
@@ -228,11 +260,13 @@ static redist_status_t candidate_sizes(const rd_program *p, uint64_t **pairs,
     for (int i = 0; i < nv; i++)
         for (int j = 0; j < nv; j++)
             if (vals[j] <= vals[i]) {
-                (*pairs)[2 * *np] = vals[i];
-                (*pairs)[2 * *np + 1] = vals[j];
+                uint64_t *t = *pairs + 3 * *np;
+                t[0] = vals[i] + vals[j] - lent_cover(vals[i], vals[j], lend);
+                t[1] = vals[i];
+                t[2] = vals[j];
                 (*np)++;
             }
-    qsort(*pairs, (size_t)*np, 2 * sizeof **pairs, cmp_u64_pair);
+    qsort(*pairs, (size_t)*np, 3 * sizeof **pairs, cmp_u64_pair);
     free(vals);
     return REDIST_OK;
 }
@@ -242,12 +276,13 @@ static redist_status_t candidate_sizes(const rd_program *p, uint64_t **pairs,
  * without them first).  On success cap[] holds the buffer sizes and
  * *copy whether a final copy is needed. */
 static redist_status_t search(rd_program *p, unsigned caps, int inplace,
-                              int preserve, uint64_t cap[RD_NBUF],
-                              int *copy, redist_error_t *err)
+                              int preserve, uint64_t lend,
+                              uint64_t cap[RD_NBUF], int *copy,
+                              redist_error_t *err)
 {
     uint64_t *pairs;
     int np, found = 0;
-    redist_status_t st = candidate_sizes(p, &pairs, &np, err);
+    redist_status_t st = candidate_sizes(p, lend, &pairs, &np, err);
     if (st)
         return st;
     signed char *reach = malloc((size_t)(p->npasses + 1) * RD_NBUF);
@@ -259,8 +294,8 @@ static redist_status_t search(rd_program *p, unsigned caps, int inplace,
     for (int q = 0; q < np && !found; q++) {
         cap[RD_BUF_SRC] = p->src_min;
         cap[RD_BUF_DST] = p->dst_min;
-        cap[RD_BUF_SA] = pairs[2 * q];
-        cap[RD_BUF_SB] = pairs[2 * q + 1];
+        cap[RD_BUF_SA] = pairs[3 * q + 1];
+        cap[RD_BUF_SB] = pairs[3 * q + 2];
         for (int ip = 0; ip <= (inplace != 0) && !found; ip++)
             for (int mode = 0; mode < 4 && !found; mode++) {
                 int allow_src = mode >= 2, allow_copy = mode & 1;
@@ -269,8 +304,8 @@ static redist_status_t search(rd_program *p, unsigned caps, int inplace,
                 if (assign(p, cap, allow_src, allow_copy, recv_scratch,
                            !preserve, ip, reach, copy)) {
                     found = 1;
-                    p->scratch[0] = pairs[2 * q];
-                    p->scratch[1] = pairs[2 * q + 1];
+                    p->scratch[0] = pairs[3 * q + 1];
+                    p->scratch[1] = pairs[3 * q + 2];
                 }
             }
     }
@@ -370,9 +405,15 @@ static redist_status_t program_build(const redist_plan_t *plan,
         p->src_min = least_bytes(rd_plan_layout_before(plan, 0), elem);
         p->dst_min = n ? least_bytes(rd_plan_layout_after(plan, n - 1), elem)
                        : p->src_min;
+        if (be && (be->build & RD_BUILD_OWN_CAPS)) {
+            p->src_min = redist_spec_device_bytes(spec, 0, be->rank);
+            p->dst_min = redist_spec_device_bytes(spec, 1, be->rank);
+        }
         if (p->npasses)
             p->pass[p->npasses - 1].final = 1;
     }
+    if (be && (be->build & RD_BUILD_OWN_CAPS) && be->src_room > p->src_min)
+        p->src_min = be->src_room;
     if (inplace)
         for (int k = 0; k < p->npasses; k++) {
             rd_pass *ps = &p->pass[k];
@@ -383,7 +424,8 @@ static redist_status_t program_build(const redist_plan_t *plan,
     int n = p->npasses, copy = 0;
     int preserve = (flags & REDIST_EXEC_PRESERVE_SRC) != 0;
     uint64_t cap[RD_NBUF];
-    st = search(p, caps, inplace, preserve, cap, &copy, err);
+    uint64_t lend = be ? be->lend_bytes : 0;
+    st = search(p, caps, inplace, preserve, lend, cap, &copy, err);
     if (st)
         return st;
     if (copy) {
@@ -395,7 +437,15 @@ static redist_status_t program_build(const redist_plan_t *plan,
         ps->out_buf = RD_BUF_DST;
     }
     assign_spares(p, cap, preserve);
+    uint64_t c = lent_cover(p->scratch[0], p->scratch[1], lend);
+    p->lent = !c ? 0 : c == p->scratch[0] ? RD_BUF_SA : RD_BUF_SB;
     return REDIST_OK;
+}
+
+uint64_t rd_program_scratch(const rd_program *p)
+{
+    uint64_t b = p->scratch[0] + p->scratch[1];
+    return p->lent ? b - p->scratch[p->lent - RD_BUF_SA] : b;
 }
 
 redist_status_t rd_program_build(const redist_plan_t *plan, unsigned caps,

@@ -321,9 +321,9 @@ enum {
      * buffer and its R block in its source buffer (rd_meshes_usr_blocks):
      * the backend runs each stage on every device before the next (sim) */
     RD_BUILD_MESH_USR = 1u << 1,
-    /* a two-mesh phase whose program needs more scratch than the room the
-     * bound leaves it (rd_meshes_phase_room) runs with the sim's whole
-     * steps (REDIST_SIM_FUSED) when they need less (src/exec/meshes.c) */
+    /* a two-mesh phase whose program leaves a device over the bound runs
+     * with the sim's whole steps (REDIST_SIM_FUSED) when they leave
+     * fewer devices over (src/exec/meshes.c, phase_info) */
     RD_BUILD_MESH_FUSE = 1u << 2,
     /* lower even and uneven reduce_scatter steps to an exchange of the
      * contributions and an ordered sum, consecutive ones along one dim
@@ -334,7 +334,13 @@ enum {
     /* lower even all_gather steps to an exchange (one point-to-point
      * message per peer, straight into the final places, no scratch):
      * the backend's choice (MPI prepared objects: execute.c) */
-    RD_BUILD_LOWER_AG = 1u << 4
+    RD_BUILD_LOWER_AG = 1u << 4,
+    /* uneven dims: this device's own buffers' sizes count in the buffer
+     * assignment, not the least any device has (assign.c), so devices
+     * may differ in buffers and scratch: a backend whose ops take each
+     * device's pointers as they come (a two-mesh phase on the sim,
+     * meshes.c; build with be->rank the device's rank) */
+    RD_BUILD_OWN_CAPS = 1u << 5
 };
 
 struct redist_backend {
@@ -360,6 +366,18 @@ struct redist_backend {
     /* The index of the program pass running (rd_exec_run; -1 between
      * passes), for backends that prepared something per pass. */
     int pass;
+    /* Optional, set by the caller of a run on this device: a region of
+     * lend_bytes that holds no live data for the whole run (a two-mesh
+     * phase on the sim: the caller's other buffer, meshes.c).  The
+     * program takes it as one of its scratch buffers where that lowers
+     * what it allocates (assign.c); it is not counted as scratch.  A
+     * program built for exec info needs lend_bytes only. */
+    void *lend;
+    uint64_t lend_bytes;
+    /* Optional, with RD_BUILD_OWN_CAPS: the source buffer's size when
+     * larger than this device's block (the run's own buffer for the
+     * block, which the program may also use; 0: the block's size). */
+    uint64_t src_room;
 };
 
 #endif

@@ -81,6 +81,9 @@ typedef struct rd_program {
     int npasses;
     rd_pass *pass;
     uint64_t scratch[2]; /* bytes of SA and SB */
+    /* RD_BUF_SA or RD_BUF_SB: that buffer is the region the endpoint
+     * lends (be->lend), not allocated; 0: none */
+    int lent;
     uint64_t src_bytes, dst_bytes;
     int writes_src;
     int inplace_passes; /* backend passes planned in place */
@@ -150,6 +153,8 @@ redist_status_t rd_program_build_for(const redist_plan_t *plan,
                                      const redist_backend_t *be,
                                      unsigned flags, rd_program *prog,
                                      redist_error_t *err);
+/* The scratch the program allocates: SA + SB less a lent buffer. */
+uint64_t rd_program_scratch(const rd_program *prog);
 /* bind.c: fill the device-dependent parts (slice offsets, groups, permute
  * peers, exchange transfers) for device `rank`. */
 redist_status_t rd_program_bind(rd_program *prog, const redist_plan_t *plan,

@@ -33,19 +33,55 @@
  * a work area for an executor that receives the contributions first
  * (MPI): all it receives, at most rd_meshes_sum_cap.
  *
- * PHASE CAP (sim: RD_BUILD_MESH_FUSE).  A phase whose program needs more
- * scratch than rd_meshes_phase_room (the least over its mesh of
- * max(src_d, dst_d) less the block held beside it) runs with the sim's
- * whole steps (REDIST_SIM_FUSED) when their program needs less: they
- * read the peers' blocks in place, so no pack buffers, and an uneven
- * reduce_scatter needs none either (sim.c).  phase_info makes the choice
- * for the promise and the run alike.  Cost: per phase one walk of its
- * mesh's blocks (the room), and one more program build (O(passes^3))
- * when the default is over the room.  Without REDIST_EXEC_PRESERVE_SRC
+ * PHASE CAP (sim: RD_BUILD_MESH_FUSE).  A phase whose program leaves a
+ * device of its mesh over max(src_d, dst_d) (its scratch beside the
+ * block held, phase_need) runs with the sim's whole steps
+ * (REDIST_SIM_FUSED) when they leave fewer devices over, or as many by
+ * less in all: they read the peers' blocks in place, so no pack
+ * buffers, and an uneven reduce_scatter needs none either (sim.c).
+ * phase_info makes the choice for the promise and the run alike.  Cost:
+ * the programs of phase_need (below) once more when the default leaves
+ * a device over.  (MPI caps each phase by rd_meshes_phase_room: the
+ * least over its mesh of max(src_d, dst_d) less the block held beside
+ * it.)  Without REDIST_EXEC_PRESERVE_SRC
  * one whole step needs no scratch, so a device whose phases have one
  * step at most holds its blocks only: within max(src_d, dst_d), as
  * S_d <= src_d, R_d <= dst_d and, on both meshes with both phases, one
  * of them sits in the caller's other buffer.
+ *
+ * PHASES OF SEVERAL STEPS (sim).  Whole steps alternate between buffers,
+ * so a phase of two or more needs a buffer besides its input and output
+ * unless it finds one free.  The sim gives each phase's devices room at
+ * no cost (phase_need, sim_phase):
+ *   - phase A on a device of both meshes whose S block is not in its
+ *     destination buffer is lent that buffer (be->lend, phase_a_lend):
+ *     nothing lands there before phase B, or the transfer when phase B
+ *     is empty; the program uses it as a scratch buffer that is not
+ *     counted (assign.c), e.g. two all-gathers source -> destination
+ *     buffer -> S block, within the S block alone;
+ *   - every device's program counts its own buffers' sizes
+ *     (RD_BUILD_OWN_CAPS), not the least of its mesh: an uneven phase
+ *     whose smallest S block is empty can still go source -> S block ->
+ *     source and copy back (a reduce_scatter then a permute on a
+ *     device whose S block is its whole bound);
+ *   - phase B never preserves its source: it is the R block, the run's,
+ *     or the caller's source where that may be written (then the whole
+ *     of that buffer is its source's room, be->src_room);
+ *   - phase B's R block, where the run allocates it, is allocated at the
+ *     size, of the block's and the phase's step outputs', that leaves
+ *     the device the least: the S and R blocks, or R beside phase B's
+ *     scratch (be->src_room: the program may write its source that far),
+ *     e.g. an 8-byte R block, an all-gather to 16 then an exchange: a
+ *     16-byte R block, R -> destination -> R and copied back, 16 bytes
+ *     where the 8-byte block beside a 16-byte buffer took 24.
+ * Cost: the promise builds each phase's program once per distinct
+ * (source size, target size, lent size, source room) over its mesh,
+ * O(devices x steps x passes^3) at most (a few builds for an even
+ * phase); memory: the blocks only.  What stays over the bound: a phase A
+ * under PRESERVE_SRC with no free buffer for its first step's output
+ * beside the S block (the next step would have to run in place), and an
+ * uneven phase whose pass sizes, the most any device needs, do not fit
+ * a device's own buffers though its own blocks would.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +92,7 @@
 #include "../core/internal.h"
 #include "../plan/plan_internal.h"
 #include "../spec/spec_internal.h"
+#include "../backend/sim/sim_internal.h"
 
 /* The walk's consumer: the pieces of device `dev` into *t, or with dev
  * -1 every device's into t[device]. */
@@ -300,6 +337,19 @@ void rd_meshes_usr_blocks(const redist_plan_t *plan, const rd_tlists *t,
                 R <= redist_spec_device_bytes(s, 0, dev);
 }
 
+/* The bytes of device d's destination buffer lent to phase A (be->lend),
+ * on a backend that runs each stage on every device before the next:
+ * all of them when d is on both meshes and its S block is not there.
+ * Nothing lands there before phase B (or, without one, the transfer). */
+static uint64_t phase_a_lend(const redist_plan_t *plan, const rd_tlists *t,
+                             int64_t d, int s_in_dst)
+{
+    return t->in_src && t->in_dst && !s_in_dst &&
+                   plan->m->phase[0]->nsteps > 0
+               ? redist_spec_device_bytes(plan->spec, 1, d)
+               : 0;
+}
+
 uint64_t rd_meshes_phase_room(const redist_plan_t *plan, int side,
                               unsigned flags)
 {
@@ -322,38 +372,194 @@ uint64_t rd_meshes_phase_room(const redist_plan_t *plan, int side,
     return room == UINT64_MAX ? 0 : room;
 }
 
-/* Phase `side`'s exec info on `be`; with RD_BUILD_MESH_FUSE (sim) and
- * unfused steps, that of its whole steps instead when the phase needs
- * more than its room and they need less (*fused then 1: the run gives
- * the phase REDIST_SIM_FUSED). */
+/* A device's figures for its phase (phase_need): the scratch its program
+ * allocates and, on phase B, its source's size (src_room: the R block's
+ * allocation, at least the block; the caller's source where R is
+ * placed there; 0 on an executor that allocates the block alone). */
+typedef struct phase_dev {
+    uint64_t scratch, src_room;
+    uint64_t excess; /* what the device then holds past max(src_d, dst_d) */
+} phase_dev;
+
+/* The last programs built by phase_need, by (source and target block,
+ * lent bytes, source room). */
+enum { NEED_MEMO = 8 };
+typedef struct need_memo {
+    uint64_t key[4];
+    redist_exec_info_t x;
+} need_memo;
+
+/* The exec info of phase plan ph on device k of its mesh (b: the
+ * endpoint, its lend_bytes and src_room set). */
+static redist_status_t dev_need(const redist_plan_t *ph, redist_backend_t *b,
+                                const redist_exec_options_t *opts, int64_t k,
+                                need_memo memo[], int *nmemo,
+                                redist_exec_info_t *x, redist_error_t *err)
+{
+    uint64_t key[4] = {redist_spec_device_bytes(ph->spec, 0, k),
+                       redist_spec_device_bytes(ph->spec, 1, k),
+                       b->lend_bytes, b->src_room};
+    for (int i = 0; i < *nmemo && i < NEED_MEMO; i++)
+        if (!memcmp(memo[i].key, key, sizeof key)) {
+            *x = memo[i].x;
+            return REDIST_OK;
+        }
+    b->rank = k;
+    redist_status_t st = redist_plan_exec_info(ph, b, opts, x, err);
+    if (!st) {
+        need_memo *m = &memo[(*nmemo)++ % NEED_MEMO];
+        memcpy(m->key, key, sizeof key);
+        m->x = *x;
+    }
+    return st;
+}
+
+/* Phase `side`'s exec info on endpoints of be's kind: on a backend that
+ * runs each stage on every device before the next (RD_BUILD_MESH_USR,
+ * sim), each device's program with its own buffers' sizes
+ * (RD_BUILD_OWN_CAPS); on phase A lent its destination buffer
+ * (phase_a_lend); on phase B its source room: the caller's source where
+ * the R block is placed there, else the R block allocated at the size,
+ * of the block's and the steps' outputs', that leaves the device the
+ * least (the S and R blocks, or R beside phase B's scratch, whichever is
+ * more; ties: the smaller).  per[k]: the mesh's rank k; info the most
+ * scratch and whether any writes its source.  `flags` are the run's. */
+static redist_status_t phase_need(const redist_plan_t *plan, int side,
+                                  const redist_backend_t *be,
+                                  const redist_exec_options_t *opts,
+                                  unsigned flags, redist_exec_info_t *info,
+                                  phase_dev *per, redist_error_t *err)
+{
+    const redist_plan_t *ph = plan->m->phase[side];
+    const redist_spec_t *s = plan->spec;
+    int64_t n = s->two->mesh[side].ndevices;
+    redist_status_t st = redist_plan_exec_info(ph, be, opts, info, err);
+    memset(per, 0, (size_t)n * sizeof *per);
+    if (st || !be || !(be->build & RD_BUILD_MESH_USR) || ph->nsteps == 0) {
+        for (int64_t k = 0; k < n; k++)
+            per[k].scratch = st ? 0 : info->scratch_bytes;
+        return st;
+    }
+    redist_backend_t b = *be;
+    redist_exec_info_t x;
+    need_memo memo[NEED_MEMO];
+    int nmemo = 0, own_s = plan->m->phase[0]->nsteps > 0;
+    b.build |= RD_BUILD_OWN_CAPS;
+    b.lend = NULL;
+    info->scratch_bytes = 0;
+    info->writes_src = 0;
+    for (int64_t k = 0; k < n && !st; k++) {
+        int64_t d = s->two->dev[side][k];
+        rd_tlists t;
+        int s_in_dst, r_in_src;
+        rd_tlists_head(plan, d, &t);
+        rd_meshes_usr_blocks(plan, &t, d, 1, flags, &s_in_dst, &r_in_src);
+        b.lend_bytes = side ? 0 : phase_a_lend(plan, &t, d, s_in_dst);
+        b.src_room = !side      ? 0
+                     : r_in_src ? redist_spec_device_bytes(s, 0, d)
+                                : rd_tlists_bytes(&t, 1);
+        st = dev_need(ph, &b, opts, k, memo, &nmemo, &x, err);
+        per[k].scratch = x.scratch_bytes;
+        per[k].src_room = b.src_room;
+        if (side && !r_in_src) {
+            uint64_t held = own_s && !s_in_dst ? rd_tlists_bytes(&t, 0) : 0;
+            uint64_t R = b.src_room, best = 0;
+            for (int j = -1; j < ph->nsteps && !st; j++) {
+                redist_step_view_t v;
+                if (j >= 0)
+                    redist_plan_step(ph, j, &v);
+                uint64_t c = j < 0 ? R : v.local_bytes;
+                if (c < R || (j >= 0 && c == R))
+                    continue;
+                b.src_room = c;
+                redist_exec_info_t y;
+                if ((st = dev_need(ph, &b, opts, k, memo, &nmemo, &y, err)))
+                    break;
+                uint64_t tot = c + (held > y.scratch_bytes ? held
+                                                           : y.scratch_bytes);
+                if (j < 0 || tot < best || (tot == best &&
+                                            c < per[k].src_room)) {
+                    best = tot;
+                    per[k].scratch = y.scratch_bytes;
+                    per[k].src_room = c;
+                    x = y;
+                }
+            }
+        }
+        /* the most the device holds during the phase: its scratch beside
+         * the block held (phase A: S unless in the destination), or on
+         * phase B the R block's allocation beside the S block or its
+         * scratch (phase_info's choice) */
+        uint64_t most = per[k].scratch +
+                        (side || s_in_dst ? 0 : rd_tlists_bytes(&t, 0));
+        if (side && !r_in_src) {
+            uint64_t held = own_s && !s_in_dst ? rd_tlists_bytes(&t, 0) : 0;
+            most = per[k].src_room +
+                   (held > per[k].scratch ? held : per[k].scratch);
+        }
+        uint64_t b0 = redist_spec_device_bytes(s, 0, d);
+        uint64_t b1 = redist_spec_device_bytes(s, 1, d);
+        uint64_t bound = b0 > b1 ? b0 : b1;
+        per[k].excess = most > bound ? most - bound : 0;
+        if (per[k].scratch > info->scratch_bytes)
+            info->scratch_bytes = per[k].scratch;
+        info->writes_src |= x.writes_src;
+    }
+    return st;
+}
+
+/* The devices of a phase over max(src_d, dst_d), and by how much in all
+ * (phase_need). */
+static void phase_over(const phase_dev *per, int64_t n, int64_t *count,
+                       uint64_t *excess)
+{
+    *count = 0;
+    *excess = 0;
+    for (int64_t k = 0; k < n; k++) {
+        *count += per[k].excess > 0;
+        *excess += per[k].excess;
+    }
+}
+
+/* phase_need on `be`; with RD_BUILD_MESH_FUSE (sim) and unfused steps,
+ * that of its whole steps instead when some device is over
+ * max(src_d, dst_d) and they leave fewer devices over, or as many by
+ * less in all (*fused then 1: the run gives the phase
+ * REDIST_SIM_FUSED).  per: by rank on the phase's mesh. */
 static redist_status_t phase_info(const redist_plan_t *plan, int side,
                                   const redist_backend_t *be,
                                   const redist_exec_options_t *opts,
-                                  redist_exec_info_t *info, int *fused,
+                                  unsigned flags, redist_exec_info_t *info,
+                                  int *fused, phase_dev *per,
                                   redist_error_t *err)
 {
     const redist_plan_t *ph = plan->m->phase[side];
-    redist_status_t st = redist_plan_exec_info(ph, be, opts, info, err);
+    int64_t n = plan->spec->two->mesh[side].ndevices, over, fover;
+    uint64_t excess, fexcess;
+    redist_status_t st = phase_need(plan, side, be, opts, flags, info, per,
+                                    err);
     *fused = 0;
+    phase_over(per, n, &over, &excess);
     if (st || !be || !(be->build & RD_BUILD_MESH_FUSE) || be->ops->step ||
-        ph->nsteps == 0 ||
-        info->scratch_bytes <=
-            rd_meshes_phase_room(plan, side, opts ? opts->flags : 0))
+        ph->nsteps == 0 || over == 0)
         return st;
     redist_sim_t *w = NULL;
     redist_exec_info_t f;
-    if ((st = redist_sim_create(1, REDIST_SIM_FUSED, &w, err)) ||
-        (st = redist_plan_exec_info(ph, redist_sim_backend(w, 0), opts, &f,
-                                    err))) {
-        redist_sim_free(w);
-        return st;
-    }
+    phase_dev *fper = calloc((size_t)n, sizeof *fper);
+    if (!fper)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    if (!(st = redist_sim_create(1, REDIST_SIM_FUSED, &w, err)))
+        st = phase_need(plan, side, redist_sim_backend(w, 0), opts, flags,
+                        &f, fper, err);
     redist_sim_free(w);
-    if (f.scratch_bytes < info->scratch_bytes) {
+    phase_over(fper, n, &fover, &fexcess);
+    if (!st && (fover < over || (fover == over && fexcess < excess))) {
         *info = f;
+        memcpy(per, fper, (size_t)n * sizeof *per);
         *fused = 1;
     }
-    return REDIST_OK;
+    free(fper);
+    return st;
 }
 
 uint64_t rd_meshes_sum_cap(uint64_t bound, uint64_t held, uint64_t maxp)
@@ -384,22 +590,38 @@ static void count_work(void *user, int64_t r, int64_t q, const int64_t lo[],
         w->maxp[to] = b;
 }
 
-/* rd_meshes_exec_info, and whether each phase runs with whole steps
- * (phase_info). */
+/* rd_meshes_exec_info, whether each phase runs with whole steps
+ * (phase_info) and, by global device (may be NULL), phase B's source
+ * room (phase_need; 0: none). */
 static redist_status_t meshes_info(const redist_plan_t *plan,
                                    const redist_backend_t *be,
                                    const redist_exec_options_t *opts,
                                    redist_exec_info_t *out, int fused[2],
-                                   redist_error_t *err)
+                                   uint64_t *rroom, redist_error_t *err)
 {
     const redist_spec_t *s = plan->spec;
     const rd_mplan *m = plan->m;
     redist_exec_info_t ia, ib;
     redist_status_t st;
+    unsigned flags = opts ? opts->flags : 0;
+    /* phase B's source is the R block, the run's own (or the caller's
+     * source where that may be written): never preserved */
+    redist_exec_options_t ob = {flags & ~(unsigned)REDIST_EXEC_PRESERVE_SRC};
+    phase_dev *per[2] = {
+        calloc((size_t)s->two->mesh[0].ndevices, sizeof *per[0]),
+        calloc((size_t)s->two->mesh[1].ndevices, sizeof *per[1])};
     memset(out, 0, sizeof *out);
-    if ((st = phase_info(plan, 0, be, opts, &ia, &fused[0], err)) ||
-        (st = phase_info(plan, 1, be, opts, &ib, &fused[1], err)))
+    if (!per[0] || !per[1])
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    else if (!(st = phase_info(plan, 0, be, opts, flags, &ia, &fused[0],
+                               per[0], err)))
+        st = phase_info(plan, 1, be, &ob, flags, &ib, &fused[1], per[1],
+                        err);
+    if (st) {
+        free(per[0]);
+        free(per[1]);
         return st;
+    }
     int own_s = m->phase[0]->nsteps > 0, own_r = m->phase[1]->nsteps > 0;
     /* a transfer that sums: an executor may receive the remote
      * contributions into a work area (MPI does, in rounds within
@@ -414,6 +636,8 @@ static redist_status_t meshes_info(const redist_plan_t *plan,
                              &w)) {
             free(w.bytes);
             free(w.maxp);
+            free(per[0]);
+            free(per[1]);
             return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                             "out of memory");
         }
@@ -425,11 +649,18 @@ static redist_status_t meshes_info(const redist_plan_t *plan,
         rd_tlists t; /* its blocks only: no pieces needed */
         int s_in_dst, r_in_src;
         rd_tlists_head(plan, d, &t);
-        rd_meshes_usr_blocks(plan, &t, d, usr, opts ? opts->flags : 0,
-                             &s_in_dst, &r_in_src);
+        rd_meshes_usr_blocks(plan, &t, d, usr, flags, &s_in_dst, &r_in_src);
         r_writes |= r_in_src;
+        int64_t q = rd_spec_mesh_rank(s, 0, d), r = rd_spec_mesh_rank(s, 1, d);
+        uint64_t ha = q >= 0 ? per[0][q].scratch : 0;
+        uint64_t hb = r >= 0 ? per[1][r].scratch : 0;
+        uint64_t room = r >= 0 ? per[1][r].src_room : 0;
         uint64_t sb = own_s && !s_in_dst ? rd_tlists_bytes(&t, 0) : 0;
-        uint64_t rb = own_r && !r_in_src ? rd_tlists_bytes(&t, 1) : 0;
+        uint64_t rb = !own_r || r_in_src ? 0
+                      : room             ? room
+                                         : rd_tlists_bytes(&t, 1);
+        if (rroom)
+            rroom[d] = room;
         uint64_t wd = 0;
         if (work) {
             uint64_t b0 = redist_spec_device_bytes(s, 0, d);
@@ -438,14 +669,14 @@ static redist_status_t meshes_info(const redist_plan_t *plan,
                                              maxp[d]);
             wd = work[d] < cap ? work[d] : cap;
         }
-        uint64_t x = rd_meshes_scratch(t.in_src ? ia.scratch_bytes : 0, sb,
-                                       rb, t.in_dst ? ib.scratch_bytes : 0) +
-                     wd;
+        uint64_t x = rd_meshes_scratch(ha, sb, rb, hb) + wd;
         if (x > out->scratch_bytes)
             out->scratch_bytes = x;
     }
     free(work);
     free(maxp);
+    free(per[0]);
+    free(per[1]);
     out->src_bytes = s->src_bytes;
     out->dst_bytes = s->dst_bytes;
     out->bound_bytes = s->src_bytes > s->dst_bytes ? s->src_bytes
@@ -463,7 +694,7 @@ redist_status_t rd_meshes_exec_info(const redist_plan_t *plan,
                                     redist_error_t *err)
 {
     int fused[2];
-    return meshes_info(plan, be, opts, out, fused, err);
+    return meshes_info(plan, be, opts, out, fused, NULL, err);
 }
 
 /* ------------------------------------------------ the sim backend's run */
@@ -484,6 +715,7 @@ typedef struct sim_mesh {
     void **usr, **blk;
     unsigned char *mine; /* blk[k] was allocated by the run */
     redist_exec_report_t *rep;
+    uint64_t *lend; /* the source mesh: phase_a_lend (of usr's other) */
 } sim_mesh;
 
 /* A two-mesh run on the sim backend: its meshes, and every global
@@ -494,19 +726,22 @@ typedef struct sim_run {
     int64_t N;
     sim_mesh m[2];
     rd_tlists *tl;
+    uint64_t *rroom; /* phase B's source room by global device */
 } sim_run;
 
 /* The arrays of a run (0: out of memory). */
 static int sim_arrays(sim_run *u)
 {
-    int ok = (u->tl = calloc((size_t)u->N, sizeof *u->tl)) != NULL;
+    int ok = (u->tl = calloc((size_t)u->N, sizeof *u->tl)) != NULL &&
+             (u->rroom = calloc((size_t)u->N, sizeof *u->rroom)) != NULL;
     for (int side = 0; side < 2; side++) {
         sim_mesh *m = &u->m[side];
         m->usr = calloc((size_t)m->n, sizeof *m->usr);
         m->blk = calloc((size_t)m->n, sizeof *m->blk);
         m->rep = calloc((size_t)m->n, sizeof *m->rep);
         m->mine = calloc((size_t)m->n, 1);
-        ok = ok && m->usr && m->blk && m->rep && m->mine;
+        m->lend = calloc((size_t)m->n, sizeof *m->lend);
+        ok = ok && m->usr && m->blk && m->rep && m->mine && m->lend;
     }
     return ok;
 }
@@ -514,6 +749,14 @@ static int sim_arrays(sim_run *u)
 static unsigned run_flags(const sim_run *u)
 {
     return u->a->opts ? u->a->opts->flags : 0;
+}
+
+/* The bytes the run allocates for device d's S or R block (side): the
+ * block, or for R phase B's source room (phase_need) where larger. */
+static uint64_t sim_block_bytes(const sim_run *u, int64_t d, int side)
+{
+    uint64_t b = rd_tlists_bytes(&u->tl[d], side);
+    return side && u->rroom[d] > b ? u->rroom[d] : b;
 }
 
 /* The transfer lists, and the S and R blocks: in the caller's buffers
@@ -532,9 +775,11 @@ static redist_status_t sim_own_blocks(sim_run *u, redist_error_t *err)
                                  &in_usr[0], &in_usr[1]);
             m->usr[k] = usr[d];
             m->mine[k] = m->own && !in_usr[side];
+            if (!side)
+                m->lend[k] = phase_a_lend(u->a->plan, &u->tl[d], d, in_usr[0]);
             m->blk[k] = !m->own    ? usr[d]
                         : in_usr[side] ? (side ? u->a->src : u->a->dst)[d]
-                        : alloc_block(rd_tlists_bytes(&u->tl[d], side));
+                                       : alloc_block(sim_block_bytes(u, d, side));
             if (m->mine[k] && !m->blk[k])
                 return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                                 "out of memory");
@@ -573,20 +818,41 @@ static void sim_transfer(sim_run *u)
     }
 }
 
-/* Phase B; its reports keep the bytes the transfer received. */
-static redist_status_t sim_phase_b(sim_run *u, const redist_plan_t *pb,
-                                   unsigned flags, redist_error_t *err)
+/* Phase `side` on the devices of its mesh, each with its own buffers'
+ * sizes (phase_need) and, on phase A, lent its destination buffer where
+ * phase_a_lend says; phase B from the R blocks, never preserved.  Phase
+ * B's reports keep the bytes the transfer received. */
+static redist_status_t sim_phase(sim_run *u, int side, unsigned flags,
+                                 redist_exec_report_t *whole,
+                                 redist_error_t *err)
 {
-    sim_mesh *mb = &u->m[1];
-    redist_exec_report_t *tmp = calloc((size_t)mb->n, sizeof *tmp);
-    if (!tmp)
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    redist_status_t st = redist_exec_sim_run(pb, mb->blk, mb->usr, flags,
-                                             u->a->opts, NULL, tmp, err);
-    for (int64_t r = 0; r < mb->n; r++) {
-        uint64_t rv = mb->rep[r].recv_bytes;
-        mb->rep[r] = tmp[r];
-        mb->rep[r].recv_bytes += rv;
+    sim_mesh *m = &u->m[side];
+    redist_exec_options_t o = {0};
+    if (u->a->opts)
+        o = *u->a->opts;
+    if (side)
+        o.flags &= ~(unsigned)REDIST_EXEC_PRESERVE_SRC;
+    redist_exec_report_t *tmp = calloc((size_t)m->n, sizeof *tmp);
+    redist_sim_t *w = NULL;
+    redist_status_t st =
+        tmp ? redist_sim_create(m->n, flags, &w, err)
+            : rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int64_t k = 0; !st && k < m->n; k++) {
+        redist_backend_t *be = redist_sim_backend(w, k);
+        be->build |= RD_BUILD_OWN_CAPS;
+        be->src_room = side ? u->rroom[u->s->two->dev[1][k]] : 0;
+        be->lend_bytes = side ? 0 : m->lend[k];
+        be->lend = be->lend_bytes ? u->a->dst[u->s->two->dev[0][k]] : NULL;
+    }
+    if (!st)
+        st = rd_sim_run_world(w, u->a->plan->m->phase[side],
+                              side ? m->blk : m->usr, side ? m->usr : m->blk,
+                              &o, whole, tmp, err);
+    redist_sim_free(w);
+    for (int64_t k = 0; tmp && k < m->n; k++) {
+        uint64_t rv = m->rep[k].recv_bytes;
+        m->rep[k] = tmp[k];
+        m->rep[k].recv_bytes += rv;
     }
     free(tmp);
     return st;
@@ -613,8 +879,7 @@ static void sim_reports(const sim_run *u, redist_status_t st,
                              &s_in_dst, &r_in_src);
         uint64_t S = u->m[0].own && !s_in_dst ? rd_tlists_bytes(&u->tl[d], 0)
                                               : 0;
-        uint64_t R = u->m[1].own && !r_in_src ? rd_tlists_bytes(&u->tl[d], 1)
-                                              : 0;
+        uint64_t R = u->m[1].own && !r_in_src ? sim_block_bytes(u, d, 1) : 0;
         uint64_t ha = q >= 0 ? ra[q].scratch_high_water : 0;
         uint64_t hb = r >= 0 ? rb[r].scratch_high_water : 0;
         x.scratch_high_water = rd_meshes_scratch(ha, S, R, hb);
@@ -654,6 +919,7 @@ static void sim_close(sim_run *u)
             if (m->mine[k])
                 free(m->blk[k]);
         free(m->mine);
+        free(m->lend);
         free(m->usr);
         free(m->blk);
         free(m->rep);
@@ -661,6 +927,7 @@ static void sim_close(sim_run *u)
     for (int64_t d = 0; u->tl && d < u->N; d++)
         rd_tlists_free(&u->tl[d]);
     free(u->tl);
+    free(u->rroom);
 }
 
 redist_status_t rd_meshes_sim_run(const rd_sim_args *a, redist_error_t *err)
@@ -677,24 +944,25 @@ redist_status_t rd_meshes_sim_run(const rd_sim_args *a, redist_error_t *err)
         sim_close(&u);
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
-    redist_status_t st = sim_own_blocks(&u, err);
     redist_exec_report_t whole_a = {0};
     redist_exec_info_t promise = {0};
     redist_sim_t *probe = NULL;
     int fused[2] = {0, 0};
-    if (!st && !(st = redist_sim_create(1, a->flags, &probe, err)))
+    redist_status_t st = redist_sim_create(1, a->flags, &probe, err);
+    if (!st)
         st = meshes_info(plan, redist_sim_backend(probe, 0), a->opts,
-                         &promise, fused, err);
+                         &promise, fused, u.rroom, err);
     redist_sim_free(probe);
+    if (!st)
+        st = sim_own_blocks(&u, err);
     if (!st && u.m[0].own)
-        st = redist_exec_sim_run(pa, u.m[0].usr, u.m[0].blk,
-                                 a->flags | (fused[0] ? REDIST_SIM_FUSED : 0),
-                                 a->opts, &whole_a, u.m[0].rep, err);
+        st = sim_phase(&u, 0, a->flags | (fused[0] ? REDIST_SIM_FUSED : 0),
+                       &whole_a, err);
     if (!st)
         sim_transfer(&u);
     if (!st && u.m[1].own)
-        st = sim_phase_b(&u, pb, a->flags | (fused[1] ? REDIST_SIM_FUSED : 0),
-                         err);
+        st = sim_phase(&u, 1, a->flags | (fused[1] ? REDIST_SIM_FUSED : 0),
+                       NULL, err);
     sim_reports(&u, st, promise.scratch_bytes, whole_a.writes_src);
     sim_close(&u);
     return st;

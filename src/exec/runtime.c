@@ -90,7 +90,7 @@ redist_status_t redist_plan_exec_info(const redist_plan_t *plan,
         return st;
     }
     memset(out, 0, sizeof *out);
-    out->scratch_bytes = p.scratch[0] + p.scratch[1];
+    out->scratch_bytes = rd_program_scratch(&p);
     out->src_bytes = p.src_bytes;
     out->dst_bytes = p.dst_bytes;
     out->bound_bytes = p.src_bytes > p.dst_bytes ? p.src_bytes : p.dst_bytes;
@@ -370,16 +370,18 @@ redist_status_t rd_exec_prepare(const redist_plan_t *plan,
         hash = rd_plan_hash(plan, flags);
         xp->nsteps = redist_plan_num_steps(plan);
     }
-    r->scratch_bytes = xp->p.scratch[0] + xp->p.scratch[1];
+    r->scratch_bytes = rd_program_scratch(&xp->p);
     r->writes_src = xp->p.writes_src;
     st = be->ops->agree(be, st, hash, err);
     if (!st) {
-        /* scratch: identical sizes on every rank, then agree on it */
-        void *sa = NULL, *sb = NULL;
-        if (xp->p.scratch[0] &&
+        /* scratch: identical sizes on every rank (less a lent region, not
+         * allocated), then agree on it */
+        void *sa = xp->p.lent == RD_BUF_SA ? be->lend : NULL;
+        void *sb = xp->p.lent == RD_BUF_SB ? be->lend : NULL;
+        if (xp->p.scratch[0] && !sa &&
             !(sa = scratch_alloc(xp, xp->p.scratch[0])))
             st = REDIST_ERR_NOMEM;
-        if (!st && xp->p.scratch[1] &&
+        if (!st && xp->p.scratch[1] && !sb &&
             !(sb = scratch_alloc(xp, xp->p.scratch[1])))
             st = REDIST_ERR_NOMEM;
         if (st)
@@ -394,9 +396,9 @@ redist_status_t rd_exec_prepare(const redist_plan_t *plan,
         st = be->ops->agree(be, st, hash, err);
     }
     if (!st && touch) {
-        if (xp->buf[RD_BUF_SA])
+        if (xp->buf[RD_BUF_SA] && xp->buf[RD_BUF_SA] != be->lend)
             memset(xp->buf[RD_BUF_SA], 0, (size_t)xp->p.scratch[0]);
-        if (xp->buf[RD_BUF_SB])
+        if (xp->buf[RD_BUF_SB] && xp->buf[RD_BUF_SB] != be->lend)
             memset(xp->buf[RD_BUF_SB], 0, (size_t)xp->p.scratch[1]);
     }
     r->scratch_high_water = xp->high;
@@ -472,7 +474,7 @@ redist_status_t rd_exec_run(rd_exec_prep *xp, redist_exec_report_t *r,
         st = run_one(xp, k, r, err);
     if (!st)
         r->steps_done = xp->nsteps;
-    r->scratch_bytes = p->scratch[0] + p->scratch[1];
+    r->scratch_bytes = rd_program_scratch(p);
     r->writes_src = p->writes_src;
     r->scratch_high_water = xp->high;
     r->scratch_allocations = xp->count;
@@ -482,8 +484,10 @@ redist_status_t rd_exec_run(rd_exec_prep *xp, redist_exec_report_t *r,
 void rd_exec_release(rd_exec_prep *xp)
 {
     if (xp->be && xp->be->ops) {
-        scratch_free(xp, xp->buf[RD_BUF_SB], xp->p.scratch[1]);
-        scratch_free(xp, xp->buf[RD_BUF_SA], xp->p.scratch[0]);
+        if (xp->buf[RD_BUF_SB] != xp->be->lend)
+            scratch_free(xp, xp->buf[RD_BUF_SB], xp->p.scratch[1]);
+        if (xp->buf[RD_BUF_SA] != xp->be->lend)
+            scratch_free(xp, xp->buf[RD_BUF_SA], xp->p.scratch[0]);
     }
     xp->buf[RD_BUF_SA] = xp->buf[RD_BUF_SB] = NULL;
     rd_program_free(&xp->p);

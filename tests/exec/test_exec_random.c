@@ -14,7 +14,11 @@
  * sim path, and with or without REDIST_EXEC_PRESERVE_SRC, and checks:
  *   - the data is exact on every device;
  *   - the measured scratch high-water mark <= the promise
- *     (redist_plan_scratch_bytes), which is the reported promise;
+ *     (redist_plan_scratch_bytes), which is the reported promise, and
+ *     every device's <= max(src_d, dst_d) for even memory-efficient
+ *     plans with the default options (rp_sim_check; uneven plans are
+ *     not held to it: their program is sized by the largest device and
+ *     counts the smallest device's buffers, doc/uneven.md);
  *   - promise <= max(src, dst) for memory-efficient plans with the default
  *     options, <= 2 max(src, dst) with PRESERVE_SRC, <= 2 peak always,
  *     0 for plans of slices only;

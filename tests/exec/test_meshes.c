@@ -6,8 +6,10 @@
  *   - pass the verifier, and survive a round trip through plan JSON,
  *   - run exact on every device, with the scratch high-water within the
  *     promise, and within max(src_d, dst_d) where the sim keeps it there
- *     for certain (rp_sim_check: no PRESERVE_SRC, phases of one step at
- *     most; the others counted and printed);
+ *     for certain (rp_sim_check, sim_within: S and R together within it,
+ *     and each phase of one step, or of whole steps that the device's
+ *     own buffers and a lent destination buffer carry with no scratch;
+ *     the others counted and printed);
  * and the per-device figures of the plan JSON must bound every device by
  * max(src_d, dst_d).
  *
