@@ -326,7 +326,13 @@ enum {
      * fused into one of each (program.c): fewer, larger messages for a
      * point-to-point backend, at the cost of the slabs (the block before
      * the steps) as scratch; the backend's choice (MPI: execute.c) */
-    RD_BUILD_LOWER_RS = 1u << 3
+    RD_BUILD_LOWER_RS = 1u << 3,
+    /* the caller passes its source buffer as the destination too: the
+     * data ends in SRC, DST is never touched, and passes run in place
+     * where the backend can (a two-mesh phase of all-reduces ending in
+     * the source buffer: src/backend/mpi/meshes.c).  No program exists
+     * under REDIST_EXEC_PRESERVE_SRC or with uneven blocks */
+    RD_BUILD_END_IN_SRC = 1u << 4
 };
 
 struct redist_backend {

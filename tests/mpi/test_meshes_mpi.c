@@ -102,6 +102,35 @@ static int even(const redist_spec_t *s)
     return 1;
 }
 
+/* Are the source's blocks even (every dim's blocks of one length on the
+ * source mesh)? */
+static int even_src(const redist_spec_t *s)
+{
+    for (int i = 0; i < redist_spec_ndims(s); i++) {
+        int64_t k = redist_spec_block_lengths(s, REDIST_SIDE_FROM, i, NULL, 0);
+        int64_t *len = k > 0 ? malloc((size_t)k * sizeof *len) : NULL;
+        int same = len && redist_spec_block_lengths(s, REDIST_SIDE_FROM, i,
+                                                    len, k) == k;
+        for (int64_t j = 1; same && j < k; j++)
+            same = len[j] == len[0];
+        free(len);
+        if (!same)
+            return 0;
+    }
+    return 1;
+}
+
+/* Is the source phase all-reduces only (steps 0 .. kt - 1)? */
+static int all_reduces(const redist_plan_t *plan, int kt)
+{
+    for (int k = 0; k < kt; k++) {
+        redist_step_view_t v;
+        if (redist_plan_step(plan, k, &v) || v.op != REDIST_OP_ALL_REDUCE)
+            return 0;
+    }
+    return kt > 0;
+}
+
 /* The contract's bound on a device, max(src_d, dst_d): 1 when the
  * high-water mark exceeds it (counted, printed), and *must_fail set when
  * the layout of the rank's scratch (src/backend/mpi/meshes.c: one arena
@@ -114,7 +143,12 @@ static int even(const redist_spec_t *s)
  *    meshes with both phases non-empty and sb == db: S <= src_d and R <=
  *    dst_d fit the other buffer, so it holds max(A, W, B), each phase's
  *    scratch within its one-mesh bound and the work area within the
- *    room beside S and R, which sums or not. */
+ *    room beside S and R, which sums or not;
+ *  - or, without REDIST_EXEC_PRESERVE_SRC, an even source, a source
+ *    phase of all-reduces and no target phase, it is on the source mesh:
+ *    S is its source buffer (phase A in place), so it holds phase A's
+ *    scratch, within the least bound over the source mesh, or the work
+ *    area, within its bound (its pieces are parts of its R block). */
 static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
                       uint64_t db, int preserve, uint64_t hw,
                       int *must_fail, int *sure_out)
@@ -126,7 +160,9 @@ static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
     int a = kt > 0, b = kt >= 0 && kt < n - 1;
     uint64_t bound = sb > db ? sb : db;
     int sure = (!(in_a && a) && !(in_b && b)) ||
-               (!preserve && even(s) && in_a && in_b && a && b && sb == db);
+               (!preserve && even(s) && in_a && in_b && a && b && sb == db) ||
+               (!preserve && in_a && !b && all_reduces(plan, kt) &&
+                even_src(s));
     *must_fail = sure && hw > bound;
     *sure_out = sure;
 

@@ -91,13 +91,26 @@
  * from it, nothing is received into it, and the identity copy is
  * skipped.  Such a rank holds A only.
  *
+ * S IN SRC.  When phase A is all-reduces only (S's blocks are the
+ * source's), its blocks are even, REDIST_EXEC_PRESERVE_SRC is not set and
+ * phase B is empty (s_in_src: the plan and flags only, so every rank
+ * alike), S is the caller's source buffer: phase A's context builds its
+ * programs with RD_BUILD_END_IN_SRC (exec/assign.c), so each all-reduce
+ * runs in place in src (the executor's SA, the block's size, as its
+ * spare), and its room is the least max(src_d, dst_d) over the source
+ * mesh (nothing held beside it), so a tighter max_scratch keeps it there.
+ * The transfer sends from src, the receives land in dst (or the work
+ * area).  Such a rank holds max(A, W) with A within its bound: before, S
+ * lay beside A, up to twice the bound on a rank with no destination
+ * block.  Cost: none (the same reductions, in place).
+ *
  * Measured (meson test -C build mpi-meshes-np3 mpi-meshes-np8, device
  * runs over max(src_d, dst_d)): 15 of 240 and 62 of 640 with every part
- * held at once, the same with the arena alone, 11 and 52 with s_is_r.
- * What remains is phase A's own program (doc/meshes.md, "Memory"): an
- * uneven reduce-scatter sized by the largest device, runs with
- * REDIST_EXEC_PRESERVE_SRC, or an all-reduce whose output S is as large
- * as the source on a rank with nowhere else to keep it.
+ * held at once, the same with the arena alone, 11 and 52 with s_is_r, 11
+ * and 38 with S in src.  What remains is phase A's own program
+ * (doc/meshes.md, "Memory"): an uneven reduce-scatter sized by the
+ * largest device, and runs with REDIST_EXEC_PRESERVE_SRC (an all-reduce
+ * out of place needs work space beside an S as large as the source).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +132,7 @@ struct redist_mpi_meshes {
     uint64_t T, need[2];             /* its size; each phase's part */
     int s_in_dst, r_in_src; /* S kept in dst, R in src (no allocation) */
     int s_is_r;             /* ... S in dst is the R block (no copy) */
+    int s_in_src; /* phase A ends in place in src: S is the source buffer */
     rd_tlists t;
     MPI_Request *req;
     int nreq;
@@ -233,21 +247,63 @@ static int s_is_r(const redist_plan_t *plan, const rd_tlists *t, int rank)
     return 1;
 }
 
+/* Does phase A end in place in the source buffer (S is the source
+ * buffer)?  When it is all-reduces only (S's blocks are the source's),
+ * even, the source may be written and the target phase is empty (R is
+ * the destination buffer, so the source buffer is free for S): each
+ * all-reduce then runs in place with the block's size as its spare, and
+ * a rank of the source mesh holds that, within its bound, instead of S
+ * beside the reduction's work space.  The same on every rank (the plan
+ * and the flags only). */
+static int s_in_src(const redist_plan_t *plan, unsigned flags)
+{
+    const redist_plan_t *pa = plan->m->phase[0];
+    redist_step_view_t v;
+    if (pa->nsteps == 0 || plan->m->phase[1]->nsteps > 0 ||
+        (flags & REDIST_EXEC_PRESERVE_SRC) || redist_spec_is_uneven(pa->spec))
+        return 0;
+    for (int k = 0; k < pa->nsteps; k++)
+        if (redist_plan_step(pa, k, &v) || v.op != REDIST_OP_ALL_REDUCE)
+            return 0;
+    return 1;
+}
+
+/* The least bound max(src_d, dst_d) over mesh `side`'s devices: a
+ * phase's room when it holds no block beside its scratch (s_in_src). */
+static uint64_t least_bound(const redist_spec_t *s, int side)
+{
+    uint64_t room = UINT64_MAX;
+    for (int64_t k = 0; k < s->two->mesh[side].ndevices; k++) {
+        int64_t d = s->two->dev[side][k];
+        uint64_t b0 = redist_spec_device_bytes(s, 0, d);
+        uint64_t b1 = redist_spec_device_bytes(s, 1, d);
+        uint64_t b = b0 > b1 ? b0 : b1;
+        if (b < room)
+            room = b;
+    }
+    return room == UINT64_MAX ? 0 : room;
+}
+
 /* A context for `phase` on `comm` (a mesh's ranks; MPI_COMM_NULL or an
- * empty phase: none).  `room`: the phase's room under the two-mesh bound
- * (rd_meshes_phase_room, the same on every rank of the mesh); when the
- * phase's default scratch exceeds it on some rank and every rank can run
- * within it, the context gets max_scratch = room (reductions in more
- * rounds, exchanges in place), agreed over `comm`. */
+ * empty phase: none), its programs built with `keep` (RD_BUILD_*).
+ * `room`: the phase's room under the two-mesh bound (the same on every
+ * rank of the mesh); when the phase's default scratch exceeds it on some
+ * rank and every rank can run within it, the context gets max_scratch =
+ * room (reductions in more rounds, exchanges in place), agreed over
+ * `comm`. */
 static redist_status_t phase_context(MPI_Comm comm, const redist_mesh_t *mesh,
                                      const redist_plan_t *phase,
                                      const redist_exec_options_t *o,
-                                     uint64_t room, redist_mpi_t **x,
-                                     redist_error_t *err)
+                                     unsigned keep, uint64_t room,
+                                     redist_mpi_t **x, redist_error_t *err)
 {
     if (comm == MPI_COMM_NULL || phase->nsteps == 0)
         return REDIST_OK;
     redist_status_t st = redist_mpi_create(comm, mesh, NULL, x, err);
+    if (!st) {
+        (*x)->build_keep = keep;
+        (*x)->be.build |= keep;
+    }
     redist_mpi_info_t info;
     /* [0]: some rank needs more than room; [1]: some rank cannot fit */
     int want[2] = {0, 1}, all[2] = {0, 1};
@@ -262,6 +318,10 @@ static redist_status_t phase_context(MPI_Comm comm, const redist_mesh_t *mesh,
         redist_mpi_free(*x);
         *x = NULL;
         st = redist_mpi_create(comm, mesh, &mo, x, err);
+        if (!st) {
+            (*x)->build_keep = keep;
+            (*x)->be.build |= keep;
+        }
     }
     return st;
 }
@@ -480,7 +540,11 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
                          opts ? opts->flags : 0, &m->s_in_dst, &m->r_in_src);
     m->s_is_r = s_is_r(plan, &m->t, m->rank);
     m->s_in_dst |= m->s_is_r;
-    m->own_s = pa->nsteps > 0 && m->t.in_src && !m->s_in_dst;
+    m->s_in_src = s_in_src(plan, opts ? opts->flags : 0);
+    if (m->s_in_src) /* phase B is empty: nothing else to place */
+        m->s_in_dst = m->r_in_src = m->s_is_r = 0;
+    m->own_s = pa->nsteps > 0 && m->t.in_src && !m->s_in_dst &&
+               !m->s_in_src;
     m->own_r = pb->nsteps > 0 && m->t.in_dst && !m->r_in_src;
     m->S = m->own_s ? rd_tlists_bytes(&m->t, 0) : 0;
     m->R = m->own_r ? rd_tlists_bytes(&m->t, 1) : 0;
@@ -496,10 +560,13 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     redist_error_t e2[2];
     for (int side = 0; side < 2; side++) {
         redist_error_clear(&e2[side]);
-        sx[side] = phase_context(side ? m->cb : m->ca, &s->two->mesh[side],
-                                 side ? pb : pa, &po,
-                                 rd_meshes_phase_room(plan, side, po.flags),
-                                 &m->x[side], &e2[side]);
+        int end_src = !side && m->s_in_src;
+        sx[side] = phase_context(
+            side ? m->cb : m->ca, &s->two->mesh[side], side ? pb : pa, &po,
+            end_src ? RD_BUILD_END_IN_SRC : 0,
+            end_src ? least_bound(s, 0)
+                    : rd_meshes_phase_room(plan, side, po.flags),
+            &m->x[side], &e2[side]);
         if (!sx[side] && m->x[side])
             m->need[side] = rd_mpi_arena_need(m->x[side], side ? pb : pa,
                                               &po, align);

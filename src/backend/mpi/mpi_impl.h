@@ -93,6 +93,9 @@ struct redist_mpi {
      * (one node): reduce_scatters stay whole steps, which the direct
      * path reduces straight from the members' inputs (execute.c) */
     int keep_rs;
+    /* build flags every program of this context gets (meshes.c: a phase
+     * ending in its source buffer, RD_BUILD_END_IN_SRC) */
+    unsigned build_keep;
     char *work;
     uint64_t work_bytes;
     int work_borrowed; /* work is a plan set's arena (not ours to free) */
