@@ -348,7 +348,10 @@ typedef struct redist_mpi_meshes redist_mpi_meshes_t;
  * communicators of each mesh, each phase's context and prepared object
  * (PREPARED OBJECTS below), the S and R blocks, and the transfer's
  * persistent requests.  Collective over comm, failing together (a NULL
- * buffer for a non-empty block, different plans, an allocation).  The
+ * buffer for a non-empty block, a NULL plan or output, a plan of one
+ * mesh, different plans, an allocation; its first call is the agreement
+ * redist_mpi_create begins with, so a rank making a context meanwhile
+ * fails every rank too).  The
  * plan may be freed afterwards.  *out belongs to the caller.
  */
 REDIST_API redist_status_t redist_mpi_prepare_meshes(

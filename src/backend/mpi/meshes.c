@@ -24,7 +24,15 @@
  *
  * FAILURE.  Prepare fails together on every rank of the communicator:
  * agreements (status and plan hash) come before anything is bound and
- * after the phases' objects are made.  A run's MPI errors are returned as
+ * after the phases' objects are made.  The first is over the caller's
+ * communicator itself, before any other collective call (every check,
+ * a NULL output and an allocation failure included): redist_mpi_create
+ * begins with the same agreement, so a rank that makes a context for a
+ * one-array plan while the others prepare a two-mesh plan (Python's
+ * redist.execute on a new communicator) fails every rank instead of
+ * leaving them in different collectives.  A rank that calls
+ * redist_mpi_execute on an existing context meanwhile cannot be matched
+ * (its first call is on that context's communicator).  A run's MPI errors are returned as
  * by redist_mpi_run; a failed source phase fails the run on every rank
  * (step 2).
  *
@@ -465,30 +473,31 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
                                           redist_mpi_meshes_t **out,
                                           redist_error_t *err)
 {
-    if (comm == MPI_COMM_NULL || !out)
+    if (comm == MPI_COMM_NULL) /* nobody to agree with */
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        comm == MPI_COMM_NULL ? "MPI_COMM_NULL"
-                                              : "NULL argument");
+                        "MPI_COMM_NULL");
+    int size = 0, rank = 0, rc;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
     redist_mpi_meshes_t *m = calloc(1, sizeof *m);
-    if (!m)
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    m->c = m->ca = m->cb = MPI_COMM_NULL;
-    meshes_async_init(m);
-    int size = 0, rc = MPI_Comm_dup(comm, &m->c);
-    if (rc != MPI_SUCCESS) {
-        m->c = MPI_COMM_NULL;
-        redist_mpi_meshes_free(m);
-        return rd_mpi_fail(err, rc, "MPI_Comm_dup");
+    if (m) {
+        m->c = m->ca = m->cb = MPI_COMM_NULL;
+        m->rank = rank;
+        meshes_async_init(m);
     }
-    MPI_Comm_set_errhandler(m->c, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(m->c, &m->rank);
-    MPI_Comm_size(m->c, &size);
 
-    /* local checks, then the first agreement: before anything is bound */
+    /* local checks, then the first agreement, over comm itself before any
+     * other collective call: a rank that failed them, or that makes a
+     * context (redist_mpi_create: its first call is the same agreement)
+     * while the others prepare a two-mesh plan, fails every rank */
     redist_status_t st = REDIST_OK;
     const redist_spec_t *s = plan ? plan->spec : NULL;
     uint64_t hash = 0;
-    if (!plan)
+    if (!out)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL output");
+    else if (!m)
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    else if (!plan)
         st = rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL plan");
     else if (!plan->m)
         st = rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
@@ -516,8 +525,16 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
                           "the target",
                           m->rank);
     }
-    st = rd_mpi_agree_comm(m->c, m->rank, st, hash,
+    st = rd_mpi_agree_comm(comm, rank, st, hash,
                            "the ranks passed different plans", err);
+    if (!st) { /* m on every rank; then m->c on every rank, or none */
+        if ((rc = MPI_Comm_dup(comm, &m->c)) != MPI_SUCCESS) {
+            m->c = MPI_COMM_NULL;
+            st = rd_mpi_fail(err, rc, "MPI_Comm_dup");
+        } else
+            MPI_Comm_set_errhandler(m->c, MPI_ERRORS_RETURN);
+        st = rd_mpi_agree_comm(comm, rank, st, 0, "", err);
+    }
     if (st) {
         redist_mpi_meshes_free(m);
         return st;
