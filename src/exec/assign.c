@@ -52,9 +52,12 @@
  * ENDING IN SRC.  With be->build & RD_BUILD_END_IN_SRC the caller passes
  * its source buffer as DST too: the data must end in SRC (no final
  * copy), DST counts 0 bytes and is never written or lent as a spare, and
- * in-place passes are allowed as above.  Without REDIST_EXEC_PRESERVE_SRC
- * and with even blocks, a program of all_reduces has one: each in place
- * in SRC with SA (the block's size) as its spare region.
+ * in-place passes are allowed, and tried first: an in-place pass has the
+ * other buffers as its spare region, where SRC -> SA -> SRC would leave
+ * each pass none, so the backend's work space would come on top.
+ * Without REDIST_EXEC_PRESERVE_SRC and with even blocks, a program of
+ * all_reduces has one: each in place in SRC with SA (the block's size) as
+ * its spare region.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -269,7 +272,8 @@ static redist_status_t search(rd_program *p, unsigned caps, int inplace,
         cap[RD_BUF_DST] = p->end_src ? 0 : p->dst_min;
         cap[RD_BUF_SA] = pairs[2 * q];
         cap[RD_BUF_SB] = pairs[2 * q + 1];
-        for (int ip = 0; ip <= (inplace != 0) && !found; ip++)
+        for (int ip = p->end_src && inplace; ip <= (inplace != 0) && !found;
+             ip++)
             for (int mode = 0; mode < 4 && !found; mode++) {
                 int allow_src = mode >= 2, allow_copy = mode & 1;
                 if (allow_src && preserve)

@@ -360,9 +360,15 @@ int main(int argc, char **argv)
      * "both-phases": i32[1,4,2] pending over a=3 to replicated on 4 of
      * the 6 source devices, planned with a over node links and b over
      * the network: a reduce_scatter, a transfer, two all_gathers; the ranks on both meshes (S in dst, R in src) held both
-     * phases' scratch (36 bytes on 32), and hold the larger (20).  The
-     * runs must stay within max(src_d, dst_d) on those ranks, one-shot
-     * and prepared (run twice), exact. */
+     * phases' scratch (36 bytes on 32), and hold the larger (20).
+     * "in-place": bf16[] pending over a=2 and c=4 to replicated on the
+     * same 8 devices in another order, planned without sums crossing:
+     * two all_reduces and a transfer;
+     * phase A ends in place in src, each all-reduce in place (out of
+     * place, SRC -> SA -> SRC, each needed work space beside SA: 4 bytes
+     * on 2).  The runs must stay within max(src_d, dst_d) on those ranks
+     * (every rank for the first and the last), one-shot and prepared (run
+     * twice), exact. */
     int layout_directed = 0;
     if (size == 8) {
         static const char *const texts[] = {
@@ -383,8 +389,16 @@ int main(int argc, char **argv)
             "\"shape\": [1, 4, 2], \"dtype\": \"i32\", \"reduce\": \"prod\","
             "\"from\": {\"mesh\": \"src\", \"dims\": [[], [\"b\"], [\"d\"]], "
             "\"partial\": [\"a\"], \"split\": \"balanced\"},"
-            "\"to\": {\"mesh\": \"dst\", \"dims\": [[], [], []]}}"};
-        for (int c = 0; c < 2; c++) {
+            "\"to\": {\"mesh\": \"dst\", \"dims\": [[], [], []]}}",
+            "{\"name\": \"in-place\", \"meshes\": {"
+            "\"src\": {\"axes\": [[\"a\", 2], [\"b\", 1], [\"c\", 4]]},"
+            "\"dst\": {\"axes\": [[\"a\", 2], [\"b\", 4]], "
+            "\"devices\": [3, 5, 0, 6, 1, 2, 4, 7]}},"
+            "\"shape\": [], \"dtype\": \"bf16\", \"reduce\": \"min\","
+            "\"from\": {\"mesh\": \"src\", \"dims\": [], "
+            "\"partial\": [\"a\", \"c\"]},"
+            "\"to\": {\"mesh\": \"dst\", \"dims\": []}}"};
+        for (int c = 0; c < 3; c++) {
             redist_spec_t *sp = NULL;
             redist_plan_t *pl = NULL;
             redist_error_t err;
@@ -396,7 +410,8 @@ int main(int argc, char **argv)
             redist_cost_model_default(&cm);
             cm.axis_link[0] = REDIST_LINK_NODE;
             cm.axis_link[1] = REDIST_LINK_NETWORK;
-            po.cost = c ? &cm : NULL;
+            po.cost = c == 1 ? &cm : NULL;
+            po.no_cross_sums = c == 2; /* in-place: sums on the source */
             if (redist_spec_load_buffer(texts[c], strlen(texts[c]), "layout",
                                         0, &sp, &err) ||
                 redist_plan_create(sp, &po, &pl, &err)) {
@@ -406,9 +421,16 @@ int main(int argc, char **argv)
                 redist_spec_free(sp);
                 continue;
             }
+            if (c == 2 && (redist_plan_num_steps(pl) != 3 ||
+                           rp_transfer_step(pl) != 2 ||
+                           !all_reduces(pl, 2))) {
+                fprintf(stderr, "rank %d: in-place: not two all_reduces "
+                        "and a transfer\n", rank);
+                fails++;
+            }
             uint64_t sb = redist_spec_device_bytes(sp, REDIST_SIDE_FROM, rank);
             uint64_t db = redist_spec_device_bytes(sp, REDIST_SIDE_TO, rank);
-            int check = c == 0 || (rp_on_mesh(sp, REDIST_SIDE_FROM, rank) &&
+            int check = c != 1 || (rp_on_mesh(sp, REDIST_SIDE_FROM, rank) &&
                                    rp_on_mesh(sp, REDIST_SIDE_TO, rank));
             for (int k = 0; k < 2; k++) {
                 void *src = sb ? malloc(sb) : NULL;
@@ -590,8 +612,8 @@ int main(int argc, char **argv)
         printf("mpi meshes, %d ranks: %d runs on rank 0 (%d prepared and "
                "run twice, %d outside both meshes; %d specs on the same "
                "devices in order, %d directed runs, %d within the bound "
-               "summing in rounds, %d within it by lifetime; %d plans whose "
-               "transfer sums), diverging plans %s, "
+               "summing in rounds, %d within it by lifetime or in place; "
+               "%d plans whose transfer sums), diverging plans %s, "
                "plans under other axis links %s; %d failures\n",
                size, runs, prepared, outside, same_order, same_directed,
                cross_directed, layout_directed, summing,
