@@ -32,9 +32,9 @@
  * redist.execute on a new communicator) fails every rank instead of
  * leaving them in different collectives.  A rank that calls
  * redist_mpi_execute on an existing context meanwhile cannot be matched
- * (its first call is on that context's communicator).  A run's MPI errors are returned as
- * by redist_mpi_run; a failed source phase fails the run on every rank
- * (step 2).
+ * (its first call is on that context's communicator).  A run's MPI
+ * errors are returned as by redist_mpi_run; a failed source phase fails
+ * the run on every rank (step 2).
  *
  * PENDING SUMS.  When the plan's transfer sums the source's pending
  * contributions (src/plan/transfer.c), each remote contribution is
