@@ -327,13 +327,16 @@ REDIST_API redist_status_t redist_mpi_execute(redist_mpi_t *ctx,
  * keeps its S block in dst and its R block in src where they fit (R only
  * without REDIST_EXEC_PRESERVE_SRC; the report then says writes_src), and
  * one whose target phase is empty and whose R block is its own S block
- * keeps S in dst.  A phase whose scratch would exceed the room the bound
- * leaves beside the block held with it runs under max_scratch = that
- * room (the least over its mesh), when every rank of the mesh can.  The
- * bound may still be exceeded, and the promise says by how much: by a
- * source phase whose own program needs more (fixed executor buffers,
- * an all-reduce whose output is as large as the source held beside its
- * work space), and under REDIST_EXEC_PRESERVE_SRC.
+ * keeps S in dst.  A source phase of even all-reduces followed by no
+ * target phase runs in place in src, which then holds S (without
+ * REDIST_EXEC_PRESERVE_SRC; the report says writes_src).  A phase whose
+ * scratch would exceed the room the bound leaves beside the block held
+ * with it runs under max_scratch = that room (the least over its mesh),
+ * when every rank of the mesh can.  The bound may still be exceeded, and
+ * the promise says by how much: by a source phase whose own program needs
+ * more (fixed executor buffers, e.g. an uneven reduce-scatter's, sized by
+ * the largest device), and under REDIST_EXEC_PRESERVE_SRC (an all-reduce
+ * whose output is as large as the source, beside its work space).
  */
 REDIST_API redist_status_t redist_mpi_execute_meshes(
     MPI_Comm comm, const redist_plan_t *plan, void *src, void *dst,
@@ -349,7 +352,10 @@ typedef struct redist_mpi_meshes redist_mpi_meshes_t;
  * communicators of each mesh, each phase's context and prepared object
  * (PREPARED OBJECTS below), the S and R blocks, and the transfer's
  * persistent requests.  Collective over comm, failing together (a NULL
- * buffer for a non-empty block, different plans, an allocation).  The
+ * buffer for a non-empty block, a NULL plan or output, a plan of one
+ * mesh, different plans, an allocation; its first call is the agreement
+ * redist_mpi_create begins with, so a rank making a context meanwhile
+ * fails every rank too).  The
  * plan may be freed afterwards.  *out belongs to the caller.
  */
 REDIST_API redist_status_t redist_mpi_prepare_meshes(

@@ -66,6 +66,16 @@
  * be->src_room also says that SRC is that large (a buffer of the
  * caller's run holding the block at its start, which the program may
  * then use whole, even or uneven).
+ *
+ * ENDING IN SRC.  With be->build & RD_BUILD_END_IN_SRC the caller passes
+ * its source buffer as DST too: the data must end in SRC (no final
+ * copy), DST counts 0 bytes and is never written or lent as a spare, and
+ * in-place passes are allowed, and tried first: an in-place pass has the
+ * other buffers as its spare region, where SRC -> SA -> SRC would leave
+ * each pass none, so the backend's work space would come on top.
+ * Without REDIST_EXEC_PRESERVE_SRC and with even blocks, a program of
+ * all_reduces has one: each in place in SRC with SA (the block's size) as
+ * its spare region.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +159,7 @@ static int assign(rd_program *p, const uint64_t cap[RD_NBUF], int allow_src,
                   int allow_copy, int recv_scratch, int src_ok, int inplace,
                   signed char *reach, int *copy)
 {
-    int n = p->npasses;
+    int n = p->npasses, fin = p->end_src ? RD_BUF_SRC : RD_BUF_DST;
     /* reach[k*RD_NBUF + b]: after k passes the data can be in b; the
      * value is the buffer it came from + 1 (0: unreachable) */
     memset(reach, 0, (size_t)(n + 1) * RD_NBUF);
@@ -172,7 +182,8 @@ static int assign(rd_program *p, const uint64_t cap[RD_NBUF], int allow_src,
                     if (sn < ps->inplace_need)
                         continue;
                 }
-                if (b == RD_BUF_SRC && !allow_src)
+                if ((b == RD_BUF_SRC && !allow_src) ||
+                    (b == RD_BUF_DST && p->end_src))
                     continue;
                 if (cap[b] < ps->out_bytes &&
                     !(b == RD_BUF_DST && ps->final))
@@ -184,11 +195,11 @@ static int assign(rd_program *p, const uint64_t cap[RD_NBUF], int allow_src,
         }
     }
     int end;
-    if (reach[n * RD_NBUF + RD_BUF_DST]) {
-        end = RD_BUF_DST;
+    if (reach[n * RD_NBUF + fin]) {
+        end = fin;
         *copy = 0;
     } else {
-        if (!allow_copy)
+        if (!allow_copy || p->end_src)
             return 0;
         end = -1;
         for (int b = 0; b < RD_NBUF && end < 0; b++)
@@ -293,10 +304,11 @@ static redist_status_t search(rd_program *p, unsigned caps, int inplace,
     int recv_scratch = (caps & RD_CAP_RECV_IN_SCRATCH) != 0;
     for (int q = 0; q < np && !found; q++) {
         cap[RD_BUF_SRC] = p->src_min;
-        cap[RD_BUF_DST] = p->dst_min;
+        cap[RD_BUF_DST] = p->end_src ? 0 : p->dst_min;
         cap[RD_BUF_SA] = pairs[3 * q + 1];
         cap[RD_BUF_SB] = pairs[3 * q + 2];
-        for (int ip = 0; ip <= (inplace != 0) && !found; ip++)
+        for (int ip = p->end_src && inplace; ip <= (inplace != 0) && !found;
+             ip++)
             for (int mode = 0; mode < 4 && !found; mode++) {
                 int allow_src = mode >= 2, allow_copy = mode & 1;
                 if (allow_src && preserve)
@@ -372,6 +384,7 @@ static redist_status_t program_build(const redist_plan_t *plan,
     p->lower_red = p->lower && (flags & RD_PROG_LOWER_RED);
     p->fuse_rs = !p->lower && be && (be->build & RD_BUILD_LOWER_RS);
     p->lower_ag = be && (be->build & RD_BUILD_LOWER_AG);
+    p->end_src = be && (be->build & RD_BUILD_END_IN_SRC);
     if (redist_spec_num_meshes(spec) == 2)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
                         "a two-mesh plan runs its phases on the devices of "
@@ -385,6 +398,10 @@ static redist_status_t program_build(const redist_plan_t *plan,
      * uneven_rs), and no
      * in-place passes (their needs differ by device). */
     p->uneven = redist_spec_is_uneven(spec);
+    if (p->end_src && (p->uneven || (flags & REDIST_EXEC_PRESERVE_SRC)))
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                        "a program ending in its source buffer needs even "
+                        "blocks and a source it may write");
     if (p->uneven) {
         fused_ops &= 1u << REDIST_OP_EXCHANGE |
                      (be && be->ops->uneven_rs
@@ -463,8 +480,8 @@ redist_status_t rd_program_build_for(const redist_plan_t *plan,
     if (!be || !be->ops)
         return program_build(plan, NULL, 0, 0, 0, flags, p, err);
     const rd_backend_ops *o = be->ops;
-    int inplace = (be->build & RD_BUILD_INPLACE) && o->inplace_ops &&
-                  o->inplace_need;
+    int inplace = (be->build & (RD_BUILD_INPLACE | RD_BUILD_END_IN_SRC)) &&
+                  o->inplace_ops && o->inplace_need;
     return program_build(plan, be, o->caps, o->step ? o->fused_ops : 0,
                          inplace, flags, p, err);
 }

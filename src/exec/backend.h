@@ -340,7 +340,13 @@ enum {
      * may differ in buffers and scratch: a backend whose ops take each
      * device's pointers as they come (a two-mesh phase on the sim,
      * meshes.c; build with be->rank the device's rank) */
-    RD_BUILD_OWN_CAPS = 1u << 5
+    RD_BUILD_OWN_CAPS = 1u << 5,
+    /* the caller passes its source buffer as the destination too: the
+     * data ends in SRC, DST is never touched, and passes run in place
+     * where the backend can (a two-mesh phase of all-reduces ending in
+     * the source buffer: src/backend/mpi/meshes.c).  No program exists
+     * under REDIST_EXEC_PRESERVE_SRC or with uneven blocks */
+    RD_BUILD_END_IN_SRC = 1u << 6
 };
 
 struct redist_backend {

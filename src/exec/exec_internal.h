@@ -87,6 +87,7 @@ typedef struct rd_program {
     uint64_t src_bytes, dst_bytes;
     int writes_src;
     int inplace_passes; /* backend passes planned in place */
+    int end_src;        /* RD_BUILD_END_IN_SRC: the data ends in SRC */
     int collectives;
     int nxchg;
     rd_xchg *xchg; /* one per exchange step (exchange.c) */

@@ -358,7 +358,7 @@ redist_status_t rd_exec_prepare(const redist_plan_t *plan,
              (!dst && redist_spec_device_bytes(redist_plan_spec(plan), 1, be->rank)))
         st = rd_error(err, REDIST_ERR_INVALID, NULL, src ? "dst" : "src",
                       "NULL buffer");
-    else if (src == dst && src)
+    else if (src == dst && src && !(be->build & RD_BUILD_END_IN_SRC))
         st = rd_error(err, REDIST_ERR_INVALID, NULL, "dst",
                       "src and dst must be distinct buffers");
     if (!st) {

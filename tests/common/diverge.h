@@ -92,6 +92,27 @@ static inline void dv_expect(redist_status_t st, const redist_error_t *err,
                 dv_unit, DV_ODD, mine);
 }
 
+/* A two-mesh plan on n devices (planned under `po`, may be NULL):
+ * f32[4n, 3], rows over x = n to columns over y = n, which lists the
+ * devices in reverse order. */
+static inline redist_status_t dv_reversed_plan(int n,
+                                               const redist_plan_options_t *po,
+                                               redist_spec_t **s,
+                                               redist_plan_t **p,
+                                               redist_error_t *err)
+{
+    char fm[32], tm[32 + 12 * 64], sh[32];
+    int at = snprintf(tm, sizeof tm, "y=%d@", n);
+    for (int r = n - 1; r >= 0 && at < (int)sizeof tm - 12; r--)
+        at += snprintf(tm + at, sizeof tm - (size_t)at, "%d%s", r,
+                       r ? "," : "");
+    snprintf(fm, sizeof fm, "x=%d", n);
+    snprintf(sh, sizeof sh, "%dx3", 4 * n);
+    redist_status_t st = redist_spec_from_strings_meshes(
+        fm, tm, sh, "f32", "x|", NULL, "|y", NULL, NULL, NULL, 0, s, err);
+    return st ? st : redist_plan_create(*s, po, p, err);
+}
+
 /* The cases of execute, each made on DV_ODD only: its reason there
  * (NULL: the caller's, for a plan on another mesh). */
 typedef struct dv_exec_case {

@@ -4,7 +4,10 @@
  * a rank can fail locally (communicator size, NULL arguments, flags,
  * options, a plan differing on one rank or on another mesh, execution
  * flags, max_scratch, an allocation of the context, of the executor's
- * scratch or of the reduction work space failing on one rank), made to
+ * scratch or of the reduction work space failing on one rank; the
+ * two-mesh entry points given a one-array plan or bad arguments on one
+ * rank, or a context made there while the others prepare a two-mesh
+ * plan), made to
  * fail or differ on rank 1 only, must end with an error on every rank:
  * rank 1's own reason there, "device 1 failed: <reason>" or "device 1
  * differs" on the others.  After each case every rank runs a plan that
@@ -45,6 +48,123 @@ static redist_plan_t *plan_of(const char *mesh, const char *shape,
     }
     redist_spec_free(s);
     return p;
+}
+
+/* Run the two-mesh plan `p` on MPI_COMM_WORLD, one-shot, on the exact
+ * pattern: it must work everywhere (the ranks are still in step). */
+static void works_meshes(const redist_plan_t *p)
+{
+    const redist_spec_t *s = redist_plan_spec(p);
+    uint64_t S = redist_spec_device_bytes(s, REDIST_SIDE_FROM, rank);
+    uint64_t T = redist_spec_device_bytes(s, REDIST_SIDE_TO, rank);
+    char *src = malloc(S ? S : 1), *dst = malloc(T ? T : 1);
+    redist_error_t err;
+    rd_mismatch mm;
+    redist_error_clear(&err);
+    rd_pattern_fill(s, rank, src);
+    redist_status_t st = redist_mpi_execute_meshes(MPI_COMM_WORLD, p, src,
+                                                   dst, NULL, NULL, &err);
+    if (st || rd_pattern_check(s, rank, dst, &mm))
+        dv_fail("the two-mesh run after the case failed: %s %s",
+                redist_status_string(st), err.text);
+    free(src);
+    free(dst);
+}
+
+static void works(redist_mpi_t *mx, const redist_plan_t *p);
+
+/* The two-mesh entry points with rank DV_ODD failing its checks (or
+ * passing a one-array plan, or making a context for one while the others
+ * prepare the two-mesh plan p2): every rank fails, none waits for a
+ * collective another never makes.  `pg`: a one-array plan on `mesh`;
+ * (src, dst): buffers for it. */
+static void two_mesh_cases(const redist_plan_t *p2, const redist_plan_t *pg,
+                           const redist_mesh_t *mesh, redist_mpi_t *mx,
+                           void *src, void *dst)
+{
+    const redist_spec_t *s = redist_plan_spec(p2);
+    uint64_t S = redist_spec_device_bytes(s, REDIST_SIDE_FROM, rank);
+    uint64_t T = redist_spec_device_bytes(s, REDIST_SIDE_TO, rank);
+    char *s2 = malloc(S ? S : 1), *d2 = malloc(T ? T : 1);
+    int odd = rank == DV_ODD;
+    redist_error_t err;
+    redist_status_t st;
+    static const struct {
+        const char *name, *mine;
+        redist_status_t want;
+    } cases[] = {
+        {"a one-array plan", "one-mesh spec", REDIST_ERR_INVALID},
+        {"NULL plan", "NULL plan", REDIST_ERR_INVALID},
+        {"NULL dst", "NULL buffer", REDIST_ERR_INVALID},
+        {"src == dst", "the same buffer", REDIST_ERR_INVALID},
+        {"unknown flags", "REDIST_EXEC_PRESERVE_SRC only",
+         REDIST_ERR_INVALID},
+        {"NULL output", "NULL output", REDIST_ERR_INVALID},
+    };
+    int ncases = (int)(sizeof cases / sizeof cases[0]);
+    for (int prep = 0; prep < 2; prep++)
+        for (int k = 0; k < ncases; k++) {
+            char name[128];
+            if (!prep && k == ncases - 1)
+                continue; /* one-shot: no output */
+            snprintf(name, sizeof name, "%s: %s on device 1",
+                     prep ? "prepare_meshes" : "execute_meshes",
+                     cases[k].name);
+            dv_begin(name, barrier);
+            const redist_plan_t *p = p2;
+            void *a = s2, *b = d2;
+            redist_exec_options_t eo = {0};
+            redist_mpi_meshes_t *pm = NULL, **out = &pm;
+            if (odd)
+                switch (k) {
+                case 0: p = pg; a = src; b = dst; break;
+                case 1: p = NULL; break;
+                case 2: b = NULL; break;
+                case 3: b = a; break;
+                case 4: eo.flags = 0x8000u; break;
+                default: out = NULL; break;
+                }
+            redist_error_clear(&err);
+            st = prep ? redist_mpi_prepare_meshes(MPI_COMM_WORLD, p, a, b,
+                                                  &eo, out, &err)
+                      : redist_mpi_execute_meshes(MPI_COMM_WORLD, p, a, b,
+                                                  &eo, NULL, &err);
+            dv_expect(st, &err, cases[k].want, cases[k].mine, NULL);
+            if (pm)
+                dv_fail("a failed prepare returned an object");
+            redist_mpi_meshes_free(pm);
+            works_meshes(p2);
+            works(mx, pg);
+            dv_end();
+        }
+
+    /* device 1 makes a context for a one-array plan (as redist.execute
+     * does for one on a communicator it has no context for yet) while
+     * the others prepare the two-mesh plan: both begin with the same
+     * agreement over the communicator, which differs */
+    dv_begin("a context made on device 1, prepare_meshes on the others",
+             barrier);
+    redist_error_clear(&err);
+    if (odd) {
+        redist_mpi_t *x1 = NULL;
+        st = redist_mpi_create(MPI_COMM_WORLD, mesh, NULL, &x1, &err);
+        if (x1)
+            dv_fail("a failed create returned a context");
+        redist_mpi_free(x1);
+    } else {
+        redist_mpi_meshes_t *pm = NULL;
+        st = redist_mpi_prepare_meshes(MPI_COMM_WORLD, p2, s2, d2, NULL, &pm,
+                                       &err);
+        if (pm)
+            dv_fail("a failed prepare returned an object");
+        redist_mpi_meshes_free(pm);
+    }
+    dv_expect(st, &err, REDIST_ERR_MISMATCH, NULL, NULL);
+    works_meshes(p2);
+    works(mx, pg);
+    dv_end();
+    free(s2);
+    free(d2);
 }
 
 /* Run `p` through `mx` on the exact pattern: it must work everywhere. */
@@ -266,6 +386,19 @@ int main(int argc, char **argv)
     dv_expect(st, &err, REDIST_ERR_MISMATCH, NULL, NULL);
     works(mx, pg);
     dv_end();
+
+    /* ---- two meshes: x over every rank to y over them in reverse */
+    {
+        redist_spec_t *s2 = NULL;
+        redist_plan_t *p2 = NULL;
+        if (dv_reversed_plan(nranks, NULL, &s2, &p2, &err)) {
+            fprintf(stderr, "diverge_mpi: two-mesh plan: %s\n", err.text);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        two_mesh_cases(p2, pg, mesh, mx, src, dst);
+        redist_plan_free(p2);
+        redist_spec_free(s2);
+    }
 
     free(src);
     free(dst);

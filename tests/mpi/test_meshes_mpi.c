@@ -102,6 +102,35 @@ static int even(const redist_spec_t *s)
     return 1;
 }
 
+/* Are the source's blocks even (every dim's blocks of one length on the
+ * source mesh)? */
+static int even_src(const redist_spec_t *s)
+{
+    for (int i = 0; i < redist_spec_ndims(s); i++) {
+        int64_t k = redist_spec_block_lengths(s, REDIST_SIDE_FROM, i, NULL, 0);
+        int64_t *len = k > 0 ? malloc((size_t)k * sizeof *len) : NULL;
+        int same = len && redist_spec_block_lengths(s, REDIST_SIDE_FROM, i,
+                                                    len, k) == k;
+        for (int64_t j = 1; same && j < k; j++)
+            same = len[j] == len[0];
+        free(len);
+        if (!same)
+            return 0;
+    }
+    return 1;
+}
+
+/* Is the source phase all-reduces only (steps 0 .. kt - 1)? */
+static int all_reduces(const redist_plan_t *plan, int kt)
+{
+    for (int k = 0; k < kt; k++) {
+        redist_step_view_t v;
+        if (redist_plan_step(plan, k, &v) || v.op != REDIST_OP_ALL_REDUCE)
+            return 0;
+    }
+    return kt > 0;
+}
+
 /* The contract's bound on a device, max(src_d, dst_d): 1 when the
  * high-water mark exceeds it (counted, printed), and *must_fail set when
  * the layout of the rank's scratch (src/backend/mpi/meshes.c: one arena
@@ -114,7 +143,12 @@ static int even(const redist_spec_t *s)
  *    meshes with both phases non-empty and sb == db: S <= src_d and R <=
  *    dst_d fit the other buffer, so it holds max(A, W, B), each phase's
  *    scratch within its one-mesh bound and the work area within the
- *    room beside S and R, which sums or not. */
+ *    room beside S and R, which sums or not;
+ *  - or, without REDIST_EXEC_PRESERVE_SRC, an even source, a source
+ *    phase of all-reduces and no target phase, it is on the source mesh:
+ *    S is its source buffer (phase A in place), so it holds phase A's
+ *    scratch, within the least bound over the source mesh, or the work
+ *    area, within its bound (its pieces are parts of its R block). */
 static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
                       uint64_t db, int preserve, uint64_t hw,
                       int *must_fail, int *sure_out)
@@ -126,7 +160,9 @@ static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
     int a = kt > 0, b = kt >= 0 && kt < n - 1;
     uint64_t bound = sb > db ? sb : db;
     int sure = (!(in_a && a) && !(in_b && b)) ||
-               (!preserve && even(s) && in_a && in_b && a && b && sb == db);
+               (!preserve && even(s) && in_a && in_b && a && b && sb == db) ||
+               (!preserve && in_a && !b && all_reduces(plan, kt) &&
+                even_src(s));
     *must_fail = sure && hw > bound;
     *sure_out = sure;
 
@@ -324,9 +360,15 @@ int main(int argc, char **argv)
      * "both-phases": i32[1,4,2] pending over a=3 to replicated on 4 of
      * the 6 source devices, planned with a over node links and b over
      * the network: a reduce_scatter, a transfer, two all_gathers; the ranks on both meshes (S in dst, R in src) held both
-     * phases' scratch (36 bytes on 32), and hold the larger (20).  The
-     * runs must stay within max(src_d, dst_d) on those ranks, one-shot
-     * and prepared (run twice), exact. */
+     * phases' scratch (36 bytes on 32), and hold the larger (20).
+     * "in-place": bf16[] pending over a=2 and c=4 to replicated on the
+     * same 8 devices in another order, planned without sums crossing:
+     * two all_reduces and a transfer;
+     * phase A ends in place in src, each all-reduce in place (out of
+     * place, SRC -> SA -> SRC, each needed work space beside SA: 4 bytes
+     * on 2).  The runs must stay within max(src_d, dst_d) on those ranks
+     * (every rank for the first and the last), one-shot and prepared (run
+     * twice), exact. */
     int layout_directed = 0;
     if (size == 8) {
         static const char *const texts[] = {
@@ -347,8 +389,16 @@ int main(int argc, char **argv)
             "\"shape\": [1, 4, 2], \"dtype\": \"i32\", \"reduce\": \"prod\","
             "\"from\": {\"mesh\": \"src\", \"dims\": [[], [\"b\"], [\"d\"]], "
             "\"partial\": [\"a\"], \"split\": \"balanced\"},"
-            "\"to\": {\"mesh\": \"dst\", \"dims\": [[], [], []]}}"};
-        for (int c = 0; c < 2; c++) {
+            "\"to\": {\"mesh\": \"dst\", \"dims\": [[], [], []]}}",
+            "{\"name\": \"in-place\", \"meshes\": {"
+            "\"src\": {\"axes\": [[\"a\", 2], [\"b\", 1], [\"c\", 4]]},"
+            "\"dst\": {\"axes\": [[\"a\", 2], [\"b\", 4]], "
+            "\"devices\": [3, 5, 0, 6, 1, 2, 4, 7]}},"
+            "\"shape\": [], \"dtype\": \"bf16\", \"reduce\": \"min\","
+            "\"from\": {\"mesh\": \"src\", \"dims\": [], "
+            "\"partial\": [\"a\", \"c\"]},"
+            "\"to\": {\"mesh\": \"dst\", \"dims\": []}}"};
+        for (int c = 0; c < 3; c++) {
             redist_spec_t *sp = NULL;
             redist_plan_t *pl = NULL;
             redist_error_t err;
@@ -360,7 +410,8 @@ int main(int argc, char **argv)
             redist_cost_model_default(&cm);
             cm.axis_link[0] = REDIST_LINK_NODE;
             cm.axis_link[1] = REDIST_LINK_NETWORK;
-            po.cost = c ? &cm : NULL;
+            po.cost = c == 1 ? &cm : NULL;
+            po.no_cross_sums = c == 2; /* in-place: sums on the source */
             if (redist_spec_load_buffer(texts[c], strlen(texts[c]), "layout",
                                         0, &sp, &err) ||
                 redist_plan_create(sp, &po, &pl, &err)) {
@@ -370,9 +421,16 @@ int main(int argc, char **argv)
                 redist_spec_free(sp);
                 continue;
             }
+            if (c == 2 && (redist_plan_num_steps(pl) != 3 ||
+                           rp_transfer_step(pl) != 2 ||
+                           !all_reduces(pl, 2))) {
+                fprintf(stderr, "rank %d: in-place: not two all_reduces "
+                        "and a transfer\n", rank);
+                fails++;
+            }
             uint64_t sb = redist_spec_device_bytes(sp, REDIST_SIDE_FROM, rank);
             uint64_t db = redist_spec_device_bytes(sp, REDIST_SIDE_TO, rank);
-            int check = c == 0 || (rp_on_mesh(sp, REDIST_SIDE_FROM, rank) &&
+            int check = c != 1 || (rp_on_mesh(sp, REDIST_SIDE_FROM, rank) &&
                                    rp_on_mesh(sp, REDIST_SIDE_TO, rank));
             for (int k = 0; k < 2; k++) {
                 void *src = sb ? malloc(sb) : NULL;
@@ -554,8 +612,8 @@ int main(int argc, char **argv)
         printf("mpi meshes, %d ranks: %d runs on rank 0 (%d prepared and "
                "run twice, %d outside both meshes; %d specs on the same "
                "devices in order, %d directed runs, %d within the bound "
-               "summing in rounds, %d within it by lifetime; %d plans whose "
-               "transfer sums), diverging plans %s, "
+               "summing in rounds, %d within it by lifetime or in place; "
+               "%d plans whose transfer sums), diverging plans %s, "
                "plans under other axis links %s; %d failures\n",
                size, runs, prepared, outside, same_order, same_directed,
                cross_directed, layout_directed, summing,

@@ -159,6 +159,28 @@ def test_two_mesh_bad_arrays_fail_together():
     agree(comm.allreduce(1) == size, "comm usable")
 
 
+def test_two_mesh_beside_one_array_plan_fails_together():
+    """The culprit runs a one-array plan while the others run a two-mesh
+    plan, on a communicator with no context yet: its context's creation
+    and the others' two-mesh preparation begin with the same agreement,
+    which differs, so every rank fails (it hung before)."""
+    if size < 2:
+        pytest.skip("needs two ranks")
+    plan = two_mesh_case()
+    one = redist.plan(redist.Spec(redist.Mesh({"x": size}), (2 * size, 3),
+                                  "f32", ("x", None), (None, None)))
+    culprit = size - 1
+    fresh = comm.Dup()
+
+    def diverging():
+        p = one if rank == culprit else plan
+        redist.execute(p, fresh, src_of(p.spec, rank), dst_of(p.spec, rank))
+    fails_together(diverging, redist.ExecError, culprit)
+    redist.free_contexts()
+    fresh.Free()
+    agree(comm.allreduce(1) == size, "comm usable")
+
+
 def test_set_bad_arrays_fail_together():
     mesh = redist.Mesh({"x": size})
     arrays = redist.Spec.many(mesh, {

@@ -252,19 +252,9 @@ int main(void)
      * the two-mesh path's leading reduction and the one-array path's
      * differ, and no PE may wait for a collective another never makes */
     {
-        char fm[32], tm[32 + 12 * 64], sh[32];
-        int at = snprintf(tm, sizeof tm, "y=%d@", npes);
-        for (int r = npes - 1; r >= 0 && at < (int)sizeof tm - 12; r--)
-            at += snprintf(tm + at, sizeof tm - (size_t)at, "%d%s", r,
-                           r ? "," : "");
-        snprintf(fm, sizeof fm, "x=%d", npes);
-        snprintf(sh, sizeof sh, "%dx3", 4 * npes);
         redist_spec_t *s2 = NULL;
         redist_plan_t *p2 = NULL;
-        if (redist_spec_from_strings_meshes(fm, tm, sh, "f32", "x|", NULL,
-                                            "|y", NULL, NULL, NULL, 0, &s2,
-                                            &err) ||
-            redist_plan_create(s2, &bytes_opts, &p2, &err))
+        if (dv_reversed_plan(npes, &bytes_opts, &s2, &p2, &err))
             dv_fail("two-mesh plan: %s", err.text);
         size_t S2 = redist_spec_device_bytes(s2, REDIST_SIDE_FROM, me);
         size_t T2 = redist_spec_device_bytes(s2, REDIST_SIDE_TO, me);

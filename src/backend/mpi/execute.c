@@ -176,7 +176,7 @@ static redist_status_t check_mesh(const redist_mpi_t *x,
 }
 
 /* The executor's program on this context (build: RD_BUILD_INPLACE,
- * RD_BUILD_LOWER_RS). */
+ * RD_BUILD_LOWER_RS; with the context's build_keep). */
 static redist_status_t build_on(const redist_mpi_t *x, unsigned build,
                                 const redist_plan_t *plan,
                                 const redist_exec_options_t *opts,
@@ -185,7 +185,7 @@ static redist_status_t build_on(const redist_mpi_t *x, unsigned build,
 {
     redist_backend_t be = x->be;
     memset(p, 0, sizeof *p);
-    be.build = build;
+    be.build = build | x->build_keep;
     redist_status_t st = redist_plan_exec_info(plan, &be, opts, info, err);
     if (!st)
         st = rd_program_build_for(plan, &be, opts ? opts->flags : 0, p, err);
@@ -390,7 +390,7 @@ uint64_t rd_mpi_begin(redist_mpi_t *x, const redist_plan_t *plan,
             x->work_want = info.work_bytes;
             x->planned = 1;
             promise = info.scratch_bytes;
-            x->be.build = build;
+            x->be.build = build | x->build_keep;
         }
     }
     return promise;
@@ -454,7 +454,7 @@ void rd_mpi_end(redist_mpi_t *x)
     }
     x->in_call = 0;
     x->planned = 0;
-    x->be.build = 0;
+    x->be.build = x->build_keep;
     x->pre_status = REDIST_OK;
 }
 

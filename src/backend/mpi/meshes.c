@@ -24,9 +24,17 @@
  *
  * FAILURE.  Prepare fails together on every rank of the communicator:
  * agreements (status and plan hash) come before anything is bound and
- * after the phases' objects are made.  A run's MPI errors are returned as
- * by redist_mpi_run; a failed source phase fails the run on every rank
- * (step 2).
+ * after the phases' objects are made.  The first is over the caller's
+ * communicator itself, before any other collective call (every check,
+ * a NULL output and an allocation failure included): redist_mpi_create
+ * begins with the same agreement, so a rank that makes a context for a
+ * one-array plan while the others prepare a two-mesh plan (Python's
+ * redist.execute on a new communicator) fails every rank instead of
+ * leaving them in different collectives.  A rank that calls
+ * redist_mpi_execute on an existing context meanwhile cannot be matched
+ * (its first call is on that context's communicator).  A run's MPI
+ * errors are returned as by redist_mpi_run; a failed source phase fails
+ * the run on every rank (step 2).
  *
  * PENDING SUMS.  When the plan's transfer sums the source's pending
  * contributions (src/plan/transfer.c), each remote contribution is
@@ -91,13 +99,26 @@
  * from it, nothing is received into it, and the identity copy is
  * skipped.  Such a rank holds A only.
  *
+ * S IN SRC.  When phase A is all-reduces only (S's blocks are the
+ * source's), its blocks are even, REDIST_EXEC_PRESERVE_SRC is not set and
+ * phase B is empty (s_in_src: the plan and flags only, so every rank
+ * alike), S is the caller's source buffer: phase A's context builds its
+ * programs with RD_BUILD_END_IN_SRC (exec/assign.c), so each all-reduce
+ * runs in place in src (the executor's SA, the block's size, as its
+ * spare), and its room is the least max(src_d, dst_d) over the source
+ * mesh (nothing held beside it), so a tighter max_scratch keeps it there.
+ * The transfer sends from src, the receives land in dst (or the work
+ * area).  Such a rank holds max(A, W) with A within its bound: before, S
+ * lay beside A, up to twice the bound on a rank with no destination
+ * block.  Cost: none (the same reductions, in place).
+ *
  * Measured (meson test -C build mpi-meshes-np3 mpi-meshes-np8, device
  * runs over max(src_d, dst_d)): 15 of 240 and 62 of 640 with every part
- * held at once, the same with the arena alone, 11 and 52 with s_is_r.
- * What remains is phase A's own program (doc/meshes.md, "Memory"): an
- * uneven reduce-scatter sized by the largest device, runs with
- * REDIST_EXEC_PRESERVE_SRC, or an all-reduce whose output S is as large
- * as the source on a rank with nowhere else to keep it.
+ * held at once, the same with the arena alone, 11 and 52 with s_is_r, 11
+ * and 38 with S in src.  What remains is phase A's own program
+ * (doc/meshes.md, "Memory"): an uneven reduce-scatter sized by the
+ * largest device, and runs with REDIST_EXEC_PRESERVE_SRC (an all-reduce
+ * out of place needs work space beside an S as large as the source).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +140,7 @@ struct redist_mpi_meshes {
     uint64_t T, need[2];             /* its size; each phase's part */
     int s_in_dst, r_in_src; /* S kept in dst, R in src (no allocation) */
     int s_is_r;             /* ... S in dst is the R block (no copy) */
+    int s_in_src; /* phase A ends in place in src: S is the source buffer */
     rd_tlists t;
     MPI_Request *req;
     int nreq;
@@ -233,21 +255,63 @@ static int s_is_r(const redist_plan_t *plan, const rd_tlists *t, int rank)
     return 1;
 }
 
+/* Does phase A end in place in the source buffer (S is the source
+ * buffer)?  When it is all-reduces only (S's blocks are the source's),
+ * even, the source may be written and the target phase is empty (R is
+ * the destination buffer, so the source buffer is free for S): each
+ * all-reduce then runs in place with the block's size as its spare, and
+ * a rank of the source mesh holds that, within its bound, instead of S
+ * beside the reduction's work space.  The same on every rank (the plan
+ * and the flags only). */
+static int s_in_src(const redist_plan_t *plan, unsigned flags)
+{
+    const redist_plan_t *pa = plan->m->phase[0];
+    redist_step_view_t v;
+    if (pa->nsteps == 0 || plan->m->phase[1]->nsteps > 0 ||
+        (flags & REDIST_EXEC_PRESERVE_SRC) || redist_spec_is_uneven(pa->spec))
+        return 0;
+    for (int k = 0; k < pa->nsteps; k++)
+        if (redist_plan_step(pa, k, &v) || v.op != REDIST_OP_ALL_REDUCE)
+            return 0;
+    return 1;
+}
+
+/* The least bound max(src_d, dst_d) over mesh `side`'s devices: a
+ * phase's room when it holds no block beside its scratch (s_in_src). */
+static uint64_t least_bound(const redist_spec_t *s, int side)
+{
+    uint64_t room = UINT64_MAX;
+    for (int64_t k = 0; k < s->two->mesh[side].ndevices; k++) {
+        int64_t d = s->two->dev[side][k];
+        uint64_t b0 = redist_spec_device_bytes(s, 0, d);
+        uint64_t b1 = redist_spec_device_bytes(s, 1, d);
+        uint64_t b = b0 > b1 ? b0 : b1;
+        if (b < room)
+            room = b;
+    }
+    return room == UINT64_MAX ? 0 : room;
+}
+
 /* A context for `phase` on `comm` (a mesh's ranks; MPI_COMM_NULL or an
- * empty phase: none).  `room`: the phase's room under the two-mesh bound
- * (rd_meshes_phase_room, the same on every rank of the mesh); when the
- * phase's default scratch exceeds it on some rank and every rank can run
- * within it, the context gets max_scratch = room (reductions in more
- * rounds, exchanges in place), agreed over `comm`. */
+ * empty phase: none), its programs built with `keep` (RD_BUILD_*).
+ * `room`: the phase's room under the two-mesh bound (the same on every
+ * rank of the mesh); when the phase's default scratch exceeds it on some
+ * rank and every rank can run within it, the context gets max_scratch =
+ * room (reductions in more rounds, exchanges in place), agreed over
+ * `comm`. */
 static redist_status_t phase_context(MPI_Comm comm, const redist_mesh_t *mesh,
                                      const redist_plan_t *phase,
                                      const redist_exec_options_t *o,
-                                     uint64_t room, redist_mpi_t **x,
-                                     redist_error_t *err)
+                                     unsigned keep, uint64_t room,
+                                     redist_mpi_t **x, redist_error_t *err)
 {
     if (comm == MPI_COMM_NULL || phase->nsteps == 0)
         return REDIST_OK;
     redist_status_t st = redist_mpi_create(comm, mesh, NULL, x, err);
+    if (!st) {
+        (*x)->build_keep = keep;
+        (*x)->be.build |= keep;
+    }
     redist_mpi_info_t info;
     /* [0]: some rank needs more than room; [1]: some rank cannot fit */
     int want[2] = {0, 1}, all[2] = {0, 1};
@@ -262,6 +326,10 @@ static redist_status_t phase_context(MPI_Comm comm, const redist_mesh_t *mesh,
         redist_mpi_free(*x);
         *x = NULL;
         st = redist_mpi_create(comm, mesh, &mo, x, err);
+        if (!st) {
+            (*x)->build_keep = keep;
+            (*x)->be.build |= keep;
+        }
     }
     return st;
 }
@@ -405,30 +473,31 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
                                           redist_mpi_meshes_t **out,
                                           redist_error_t *err)
 {
-    if (comm == MPI_COMM_NULL || !out)
+    if (comm == MPI_COMM_NULL) /* nobody to agree with */
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        comm == MPI_COMM_NULL ? "MPI_COMM_NULL"
-                                              : "NULL argument");
+                        "MPI_COMM_NULL");
+    int size = 0, rank = 0, rc;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
     redist_mpi_meshes_t *m = calloc(1, sizeof *m);
-    if (!m)
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    m->c = m->ca = m->cb = MPI_COMM_NULL;
-    meshes_async_init(m);
-    int size = 0, rc = MPI_Comm_dup(comm, &m->c);
-    if (rc != MPI_SUCCESS) {
-        m->c = MPI_COMM_NULL;
-        redist_mpi_meshes_free(m);
-        return rd_mpi_fail(err, rc, "MPI_Comm_dup");
+    if (m) {
+        m->c = m->ca = m->cb = MPI_COMM_NULL;
+        m->rank = rank;
+        meshes_async_init(m);
     }
-    MPI_Comm_set_errhandler(m->c, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(m->c, &m->rank);
-    MPI_Comm_size(m->c, &size);
 
-    /* local checks, then the first agreement: before anything is bound */
+    /* local checks, then the first agreement, over comm itself before any
+     * other collective call: a rank that failed them, or that makes a
+     * context (redist_mpi_create: its first call is the same agreement)
+     * while the others prepare a two-mesh plan, fails every rank */
     redist_status_t st = REDIST_OK;
     const redist_spec_t *s = plan ? plan->spec : NULL;
     uint64_t hash = 0;
-    if (!plan)
+    if (!out)
+        st = rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL output");
+    else if (!m)
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    else if (!plan)
         st = rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL plan");
     else if (!plan->m)
         st = rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
@@ -456,8 +525,16 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
                           "the target",
                           m->rank);
     }
-    st = rd_mpi_agree_comm(m->c, m->rank, st, hash,
+    st = rd_mpi_agree_comm(comm, rank, st, hash,
                            "the ranks passed different plans", err);
+    if (!st) { /* m on every rank; then m->c on every rank, or none */
+        if ((rc = MPI_Comm_dup(comm, &m->c)) != MPI_SUCCESS) {
+            m->c = MPI_COMM_NULL;
+            st = rd_mpi_fail(err, rc, "MPI_Comm_dup");
+        } else
+            MPI_Comm_set_errhandler(m->c, MPI_ERRORS_RETURN);
+        st = rd_mpi_agree_comm(comm, rank, st, 0, "", err);
+    }
     if (st) {
         redist_mpi_meshes_free(m);
         return st;
@@ -480,7 +557,11 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
                          opts ? opts->flags : 0, &m->s_in_dst, &m->r_in_src);
     m->s_is_r = s_is_r(plan, &m->t, m->rank);
     m->s_in_dst |= m->s_is_r;
-    m->own_s = pa->nsteps > 0 && m->t.in_src && !m->s_in_dst;
+    m->s_in_src = s_in_src(plan, opts ? opts->flags : 0);
+    if (m->s_in_src) /* phase B is empty: nothing else to place */
+        m->s_in_dst = m->r_in_src = m->s_is_r = 0;
+    m->own_s = pa->nsteps > 0 && m->t.in_src && !m->s_in_dst &&
+               !m->s_in_src;
     m->own_r = pb->nsteps > 0 && m->t.in_dst && !m->r_in_src;
     m->S = m->own_s ? rd_tlists_bytes(&m->t, 0) : 0;
     m->R = m->own_r ? rd_tlists_bytes(&m->t, 1) : 0;
@@ -496,10 +577,13 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
     redist_error_t e2[2];
     for (int side = 0; side < 2; side++) {
         redist_error_clear(&e2[side]);
-        sx[side] = phase_context(side ? m->cb : m->ca, &s->two->mesh[side],
-                                 side ? pb : pa, &po,
-                                 rd_meshes_phase_room(plan, side, po.flags),
-                                 &m->x[side], &e2[side]);
+        int end_src = !side && m->s_in_src;
+        sx[side] = phase_context(
+            side ? m->cb : m->ca, &s->two->mesh[side], side ? pb : pa, &po,
+            end_src ? RD_BUILD_END_IN_SRC : 0,
+            end_src ? least_bound(s, 0)
+                    : rd_meshes_phase_room(plan, side, po.flags),
+            &m->x[side], &e2[side]);
         if (!sx[side] && m->x[side])
             m->need[side] = rd_mpi_arena_need(m->x[side], side ? pb : pa,
                                               &po, align);

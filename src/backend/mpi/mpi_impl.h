@@ -96,6 +96,9 @@ struct redist_mpi {
     /* a prepared object's clone: even all_gathers run as point-to-point
      * exchanges unless keep_rs (execute.c) */
     int prepared;
+    /* build flags every program of this context gets (meshes.c: a phase
+     * ending in its source buffer, RD_BUILD_END_IN_SRC) */
+    unsigned build_keep;
     char *work;
     uint64_t work_bytes;
     int work_borrowed; /* work is a plan set's arena (not ours to free) */
