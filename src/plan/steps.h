@@ -266,4 +266,12 @@ int rd_ustep_eval_until(const rd_uctx *u, const rd_step *st,
 void rd_uheld(const rd_uctx *u, const rd_ctype *t, const rd_layout *l,
               uint32_t mask, rd_ueval *ev, uint64_t *dev_held);
 
+/* How rd_ustep_eval_until evaluates (tests only; uneven.c): 0 by classes
+ * of devices where it can (else device by device), 1 device by device
+ * always, 2 as 0 after evaluating both ways without stopping early and
+ * counting in rd_uneven_eval_compared the steps the classes evaluated,
+ * in rd_uneven_eval_mismatches those whose results differ. */
+extern int rd_uneven_eval_mode;
+extern unsigned long rd_uneven_eval_compared, rd_uneven_eval_mismatches;
+
 #endif
