@@ -880,10 +880,12 @@ static int ustep_classes(const rd_uctx *u, const rd_step *st,
             break;
         }
         if (!ok) {
-            snprintf(why, whylen,
-                     "a device would need elements it cannot get from %s",
-                     op == REDIST_OP_PERMUTE ? "a single sender"
-                                             : "its group");
+            if (whylen)
+                snprintf(why, whylen,
+                         "a device would need elements it cannot get "
+                         "from %s",
+                         op == REDIST_OP_PERMUTE ? "a single sender"
+                                                 : "its group");
             r = -1;
             goto out;
         }
@@ -1085,7 +1087,8 @@ static int ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
         }
         if (!ok) {
             bad = 1;
-            why_not_local(u, op, coord, why, whylen);
+            if (whylen)
+                why_not_local(u, op, coord, why, whylen);
             break;
         }
         uint64_t held = ea * es;
