@@ -87,7 +87,7 @@ struct rd_ubcache {
     rd_ubtab t[RD_UB_SLOTS];
     int n;
     rd_wcent *wc; /* RD_WC_SLOTS, or NULL */
-    rd_ubtab w[RD_UB_SLOTS]; /* within_lb's, by the axes of a type */
+    rd_ubtab w[RD_UB_SLOTS]; /* within_table's */
     int nw;
 };
 
@@ -715,20 +715,66 @@ static int within_rec(const rd_ubtab *t, int n, int i, uint64_t prod,
     return 1;
 }
 
+/* The table of least bounds per class of `mask` (a subset of the axes
+ * the source or target shards) in u->bc->w: the first one made is the
+ * finest (every such axis), the others its minima.  NULL when none. */
+static const rd_ubtab *within_table(const rd_uctx *u, uint32_t mask)
+{
+    uint32_t U = type_axes(&u->src) | type_axes(&u->dst);
+    if (!u->bc)
+        return NULL;
+    for (int i = 0; i < u->bc->nw; i++)
+        if (u->bc->w[i].mask == mask)
+            return &u->bc->w[i];
+    if (u->bc->nw == 0) {
+        if (ub_build(u, U, &u->bc->w[0])) {
+            free(u->bc->w[0].least);
+            u->bc->w[0].least = NULL;
+            return NULL;
+        }
+        u->bc->nw = 1;
+    }
+    const rd_ubtab *f = &u->bc->w[0];
+    if (mask == U)
+        return f;
+    if (u->bc->nw == RD_UB_SLOTS)
+        return NULL;
+    rd_ubtab *t = &u->bc->w[u->bc->nw];
+    memset(t, 0, sizeof *t);
+    t->mask = mask;
+    uint64_t n = 1;
+    for (int a = 0; a < u->mesh.naxes; a++)
+        if (mask >> a & 1u) {
+            t->stride[a] = (int64_t)n;
+            n *= (uint64_t)u->mesh.size[a];
+        }
+    t->least = malloc(sizeof *t->least * (size_t)n);
+    if (!t->least)
+        return NULL;
+    memset(t->least, 0xff, sizeof *t->least * (size_t)n);
+    dev_iter it;
+    it_init(&it, u, U);
+    do {
+        uint64_t fi = 0, ti = 0;
+        for (int x = 0; x < it.nax; x++) {
+            fi += (uint64_t)(it.coord[it.ax[x]] * f->stride[it.ax[x]]);
+            ti += (uint64_t)(it.coord[it.ax[x]] * t->stride[it.ax[x]]);
+        }
+        if (f->least[fi] < t->least[ti])
+            t->least[ti] = f->least[fi];
+    } while (it_next(&it));
+    u->bc->nw++;
+    return t;
+}
+
 static int within_lb(const rd_uctx *u, const redist_type_t *a,
                      const rd_layout *al)
 {
-    uint32_t A = type_axes(a);
-    const rd_ubtab *t = NULL;
-    for (int i = 0; u->bc && i < u->bc->nw; i++)
-        if (u->bc->w[i].mask == A)
-            t = &u->bc->w[i];
-    if (!t) {
-        if (!u->bc || u->bc->nw == RD_UB_SLOTS ||
-            ub_build(u, A, &u->bc->w[u->bc->nw]))
-            return -1;
-        t = &u->bc->w[u->bc->nw++];
-    }
+    /* the bound depends on the axes the source or target shards only */
+    const rd_ubtab *t = within_table(
+        u, type_axes(a) & (type_axes(&u->src) | type_axes(&u->dst)));
+    if (!t)
+        return -1;
     int n = u->cx->ndims;
     int64_t total = 0, *len[REDIST_MAX_DIMS], *offs[REDIST_MAX_DIMS];
     for (int i = 0; i < n; i++)
