@@ -250,8 +250,8 @@ static const rd_ubtab *ub_find(const rd_uctx *u, uint32_t mask)
     return NULL;
 }
 
-/* Table t of the least bound per class of `mask`.  0, or -1. */
-static int ub_build(const rd_uctx *u, uint32_t mask, rd_ubtab *t)
+/* Table t of `mask` with every entry at its largest.  0, or -1. */
+static int ub_alloc(const rd_uctx *u, uint32_t mask, rd_ubtab *t)
 {
     memset(t, 0, sizeof *t);
     t->mask = mask;
@@ -267,6 +267,14 @@ static int ub_build(const rd_uctx *u, uint32_t mask, rd_ubtab *t)
     if (!t->least)
         return -1;
     memset(t->least, 0xff, sizeof *t->least * (size_t)n);
+    return 0;
+}
+
+/* Table t of the least bound per class of `mask`.  0, or -1. */
+static int ub_build(const rd_uctx *u, uint32_t mask, rd_ubtab *t)
+{
+    if (ub_alloc(u, mask, t))
+        return -1;
     dev_iter it;
     it_init(&it, u, mask | type_axes(&u->src) | type_axes(&u->dst));
     do {
@@ -740,18 +748,11 @@ static const rd_ubtab *within_table(const rd_uctx *u, uint32_t mask)
     if (u->bc->nw == RD_UB_SLOTS)
         return NULL;
     rd_ubtab *t = &u->bc->w[u->bc->nw];
-    memset(t, 0, sizeof *t);
-    t->mask = mask;
-    uint64_t n = 1;
-    for (int a = 0; a < u->mesh.naxes; a++)
-        if (mask >> a & 1u) {
-            t->stride[a] = (int64_t)n;
-            n *= (uint64_t)u->mesh.size[a];
-        }
-    t->least = malloc(sizeof *t->least * (size_t)n);
-    if (!t->least)
+    if (ub_alloc(u, mask, t)) {
+        free(t->least);
+        t->least = NULL;
         return NULL;
-    memset(t->least, 0xff, sizeof *t->least * (size_t)n);
+    }
     dev_iter it;
     it_init(&it, u, U);
     do {
