@@ -272,7 +272,8 @@ void rd_uheld(const rd_uctx *u, const rd_ctype *t, const rd_layout *l,
  * of devices where it can (else device by device), 1 device by device
  * always, 2 as 0 after evaluating both ways without stopping early and
  * counting in rd_uneven_eval_compared the steps the classes evaluated,
- * in rd_uneven_eval_mismatches those whose results differ. */
+ * in rd_uneven_eval_mismatches those whose results differ; 3 as 0 with
+ * the classes' limits cut to a few values (their fallbacks met). */
 extern int rd_uneven_eval_mode;
 extern unsigned long rd_uneven_eval_compared, rd_uneven_eval_mismatches;
 
