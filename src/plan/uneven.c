@@ -52,9 +52,11 @@
  *  - `within` is a property of the layout after the step alone: every
  *    device d holds at most max(src_d, dst_d) (a class of any mask is
  *    within its least bound iff each of its devices is within its own).
- *    It is checked against a table of least bounds per class of the axes
- *    that type shards (made once per set of axes), by the block indices
- *    of its dims (within_lb), and remembered per type and layout.
+ *    It is checked by the block indices of its dims (within_lb) against
+ *    a table of least bounds per class of the axes that type shards among
+ *    those the source or target shards (within_table: the minima of one
+ *    finest table, each made once), and remembered per type and layout:
+ *    O(points of that type's axes) once per type and layout.
  * Past their limits (too many distinct values, a mask without the axes
  * the types shard) the classes send the step back device by device.  The
  * replay (rd_ustep_eval) stays device by device: it reports per device.
