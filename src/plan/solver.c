@@ -791,7 +791,6 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
 {
     const rd_uctx *u = S->u;
     rd_ctype t = *out;
-    char why[192];
     memset(t.anchor, 0, sizeof t.anchor);
     unsigned bits = only >= 0 ? (unsigned)only : lc_bits(S, &t);
     int few = __builtin_popcount(bits) <= 4;
@@ -828,8 +827,7 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
         }
         rd_ueval ev;
         if (rd_ustep_eval_until(u, st, &S->here, &S->here_lay, &t, &al, mask,
-                                &ev, uneven_refused, &x, why,
-                                sizeof why) == 0 &&
+                                &ev, uneven_refused, &x, NULL, 0) == 0 &&
             (!S->per_device_cap || ev.within)) {
             u128 cost = 0;
             if (!S->bottleneck)

@@ -243,7 +243,8 @@ typedef struct rd_ueval {
  * data movement allows; doc/uneven.md), then held and received bytes per
  * device.  dev_recv / dev_held (NULL or indexed by rank; rank from the
  * enumerated coordinates, so give every axis in mask for them) receive
- * the per-device figures.  Returns 0, or -1 with the reason in why. */
+ * the per-device figures.  Returns 0, or -1 with the reason in why (none
+ * when whylen is 0: why may then be NULL). */
 int rd_ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
                   const rd_layout *bl, const rd_ctype *at,
                   const rd_layout *al, uint32_t mask, rd_ueval *ev,
@@ -256,7 +257,8 @@ int rd_ustep_eval(const rd_uctx *u, const rd_step *st, const rd_ctype *bt,
  * far (lower bounds of the final ones; within 0 is final); when it
  * returns nonzero the evaluation ends and 1 is returned (ev then holds
  * those partial maxima).  A locality failure found first still returns
- * -1.  stop may be NULL. */
+ * -1 (its reason names no device when the classes of uneven.c found it).
+ * stop may be NULL. */
 typedef int (*rd_ueval_stop_fn)(void *user, const rd_ueval *ev);
 int rd_ustep_eval_until(const rd_uctx *u, const rd_step *st,
                         const rd_ctype *bt, const rd_layout *bl,
@@ -265,5 +267,14 @@ int rd_ustep_eval_until(const rd_uctx *u, const rd_step *st,
                         void *user, char *why, size_t whylen);
 void rd_uheld(const rd_uctx *u, const rd_ctype *t, const rd_layout *l,
               uint32_t mask, rd_ueval *ev, uint64_t *dev_held);
+
+/* How rd_ustep_eval_until evaluates (tests only; uneven.c): 0 by classes
+ * of devices where it can (else device by device), 1 device by device
+ * always, 2 as 0 after evaluating both ways without stopping early and
+ * counting in rd_uneven_eval_compared the steps the classes evaluated,
+ * in rd_uneven_eval_mismatches those whose results differ; 3 as 0 with
+ * the classes' limits cut to a few values (their fallbacks met). */
+extern int rd_uneven_eval_mode;
+extern unsigned long rd_uneven_eval_compared, rd_uneven_eval_mismatches;
 
 #endif
