@@ -3,12 +3,15 @@
  * redistributions, per (mesh axes, array dims) class; no devices needed.
  *
  *   bench_planner [--reps N] [--seed S] [--csv FILE] [--max-axes A]
- *                 [--objective time|bytes]
+ *                 [--objective time|bytes] [--even]
  *
  * Each class draws N random specs (axis sizes 2, 4 or 8 -- realistic
  * meshes -- highly divisible power-of-two shapes, random source and
  * target types, a partial source axis one time in three) and plans each
- * one once after a warm-up plan.  Every plan is verified before its time
+ * one once after a warm-up plan.  Where the axes sharding a dim multiply
+ * to more than its length the spec is uneven (doc/uneven.md); --even
+ * draws again until it is not: the workload of version 1's bench, whose
+ * specs had to divide, so its medians compare with the same seed.  Every plan is verified before its time
  * counts.  Reports median / p90 / p99 / max latency, plans per second,
  * the median number of types the search visited, and the process's
  * max RSS.
@@ -70,6 +73,8 @@ static void random_type(int naxes, int ndims, uint32_t partial,
     }
 }
 
+static int even_only; /* --even */
+
 static redist_spec_t *random_spec(int naxes, int ndims)
 {
     static const char *const names[] = {"a", "b", "c", "d", "e", "f",
@@ -93,8 +98,12 @@ static redist_spec_t *random_spec(int naxes, int ndims)
         random_type(naxes, ndims, rndi(2) ? 0 : partial, &to);
         if (redist_spec_create(mesh, ndims, shape, REDIST_BF16, &from, &to,
                                REDIST_REDUCE_SUM, "bench", &spec,
-                               NULL) == REDIST_OK)
-            break;
+                               NULL) == REDIST_OK) {
+            if (!even_only || !redist_spec_is_uneven(spec))
+                break;
+            redist_spec_free(spec);
+            spec = NULL;
+        }
     }
     redist_mesh_free(mesh);
     return spec;
@@ -146,10 +155,12 @@ int main(int argc, char **argv)
             opts.objective = strcmp(argv[++i], "time") == 0
                                  ? REDIST_OBJECTIVE_TIME
                                  : REDIST_OBJECTIVE_BYTES;
+        else if (strcmp(argv[i], "--even") == 0)
+            even_only = 1;
         else {
             fprintf(stderr,
                     "usage: bench_planner [--reps N] [--seed S] [--csv FILE] "
-                    "[--max-axes A] [--objective time|bytes]\n");
+                    "[--max-axes A] [--objective time|bytes] [--even]\n");
             return 2;
         }
     }

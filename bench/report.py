@@ -201,12 +201,15 @@ def main():
         md.append("| %s | %d | %s | %s | %s |" % (label, p, shape, mib(size),
                                                   " | ".join(cells)))
 
-    # planner: the bytes objective (planner.csv, also the plot), the time
-    # objective up to 4 axes (planner_time.csv)
+    # planner: the bytes objective on even specs (planner.csv, also the
+    # plot), the time objective on even specs (planner_time.csv), the time
+    # objective on the uneven mix (planner_mixed.csv)
     ppath = os.path.join(out, "planner.csv")
     prows = load(ppath) if os.path.exists(ppath) else []
-    for fn, title in (("planner.csv", "bytes objective"),
-                      ("planner_time.csv", "default (time) objective")):
+    for fn, title in (("planner.csv", "bytes objective, even specs"),
+                      ("planner_time.csv", "default (time) objective, even specs"),
+                      ("planner_mixed.csv", "default (time) objective, "
+                       "even and uneven specs as drawn")):
         ppath = os.path.join(out, fn)
         if os.path.exists(ppath):
             planner_table(md, out, load(ppath), title)

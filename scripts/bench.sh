@@ -196,13 +196,16 @@ sets_run 4 reshaped "$k" "$((reps * 2))"
 sets_run 8 train-to-infer "$k2" "$((reps * 2))"
 sets_run 8 checkpoint "$k2" "$((reps * 2))"
 
-# planner: the bytes objective (the figures doc/bench.md tracks across
-# runs), every class up to 6 axes, then a few plans of 7 and 8 axes; the
-# default (time) objective up to 5 axes.  At 6 axes a random uneven
-# problem can take minutes under either objective (doc/bench.md,
-# Planner), so each step has a time limit
-# (BENCH_PLANNER_LIMIT seconds: 180, 20 with BENCH_QUICK); a step stopped
-# by it keeps the classes it finished, and says so
+# planner: the bytes objective on even specs (--even: the workload of
+# version 1's bench, whose medians doc/bench.md compares across runs),
+# every class up to 6 axes, then a few plans of 7 and 8 axes; the default
+# (time) objective on even specs up to 6 axes; then the mix bench_planner
+# draws without --even, where a dim shorter than its axes' product makes
+# the spec uneven (doc/uneven.md), up to 5 axes with the time objective:
+# there a 6-axis problem can take minutes (doc/bench.md, Planner), so
+# each step has a time limit (BENCH_PLANNER_LIMIT seconds: 180, 20 with
+# BENCH_QUICK); a step stopped by it keeps the classes it finished, and
+# says so
 echo
 echo "### planner"
 planner="$build/bench/bench_planner"
@@ -227,9 +230,10 @@ run_planner() { # TAG REPS ARGS...
         sort "$out/planner_$tag.err" | uniq -c
     fi
 }
-run_planner 6 "$p1" --max-axes 6 --objective bytes
-run_planner 8 "$p2" --seed 11 --objective bytes
-run_planner time "$p1" --max-axes 5
+run_planner 6 "$p1" --max-axes 6 --objective bytes --even
+run_planner 8 "$p2" --seed 11 --objective bytes --even
+run_planner time "$p1" --max-axes 6 --even
+run_planner mixed "$p1" --max-axes 5
 touch "$out/planner_6.csv" "$out/planner_8.csv"
 {
     head -1 "$out/planner_6.csv"
