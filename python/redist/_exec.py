@@ -180,6 +180,44 @@ def _mpi_prep(ctx):
     return lambda *a: _redist.prepare_set(ctx, *a)
 
 
+_KINDS = {1: "a one-mesh Plan", 2: "a two-mesh Plan", 3: "a PlanSet"}
+
+
+def _kind(plan):
+    if isinstance(plan, PlanSet):
+        return 3
+    if isinstance(plan, Plan):
+        return 2 if plan.spec.two_mesh else 1
+    return 0
+
+
+def _agree_kind(plan, comm, what):
+    """The three kinds of plan take different entry points, whose first
+    collectives are on different communicators (a cached context's
+    duplicate, or comm itself): ranks given different kinds would wait in
+    different calls forever.  So every rank first agrees on the kind, over
+    comm (one small allreduce per call: the kinds present, as bits), and
+    all fail together when they differ; a rank that passed no plan raises
+    TypeError, the others ExecError."""
+    from mpi4py import MPI
+    k = _kind(plan)
+    try:
+        seen = comm.allreduce(1 << k, op=MPI.BOR)
+    except (AttributeError, TypeError):
+        raise TypeError(f"{what}: an mpi4py communicator, not "
+                        f"{type(comm).__name__}") from None
+    if seen == 1 << k and k:
+        return
+    if k == 0:
+        raise TypeError(f"{what}: a redist.Plan or PlanSet, not "
+                        f"{type(plan).__name__}")
+    if seen & 1:
+        raise _redist.ExecError(f"{what}: another rank passed no plan")
+    kinds = " and ".join(_KINDS[b] for b in (1, 2, 3) if seen >> b & 1)
+    raise _redist.ExecError(f"{what}: the ranks passed different kinds of "
+                            f"plan ({kinds}); this rank {_KINDS[k]}")
+
+
 def execute(plan, comm, src, dst, *, preserve_src=None, report=False,
             packed=False, native_reduce=False, max_scratch=0):
     """Run `plan` on this rank: collective over `comm`.
@@ -193,15 +231,14 @@ def execute(plan, comm, src, dst, *, preserve_src=None, report=False,
     order; a missing name or None is an empty block).  preserve_src
     (default True; a PlanSet's is the one it was planned with): the
     source blocks are never written.  Returns None, or the report dict
-    with report=True."""
+    with report=True.  Every rank first agrees on the kind of plan (one
+    small allreduce over comm; _agree_kind)."""
     _need_mpi()
+    _agree_kind(plan, comm, "execute")
     if isinstance(plan, PlanSet):
         ctx = _set_context(plan, comm, packed, native_reduce, max_scratch)
         with _prepare_set(plan, _mpi_prep(ctx), src, dst, preserve_src) as pr:
             return pr.run(report)
-    if not isinstance(plan, Plan):
-        raise TypeError(f"execute: a redist.Plan or PlanSet, not "
-                        f"{type(plan).__name__}")
     preserve = True if preserve_src is None else bool(preserve_src)
     if plan.spec.two_mesh:
         return _redist.execute_meshes(comm, plan, src, dst, preserve, report)
@@ -220,12 +257,10 @@ def prepare(plan, comm, src, dst, *, preserve_src=None, packed=False,
     (redist_plan_set_prepare: every round of the set per run).  The
     arrays stay bound (locked) until the object is freed."""
     _need_mpi()
+    _agree_kind(plan, comm, "prepare")
     if isinstance(plan, PlanSet):
         ctx = _set_context(plan, comm, packed, native_reduce, max_scratch)
         return _prepare_set(plan, _mpi_prep(ctx), src, dst, preserve_src)
-    if not isinstance(plan, Plan):
-        raise TypeError(f"prepare: a redist.Plan or PlanSet, not "
-                        f"{type(plan).__name__}")
     preserve = True if preserve_src is None else bool(preserve_src)
     if plan.spec.two_mesh:
         return _redist.prepare_meshes(comm, plan, src, dst, preserve)

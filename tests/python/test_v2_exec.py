@@ -181,6 +181,42 @@ def test_two_mesh_beside_one_array_plan_fails_together():
     agree(comm.allreduce(1) == size, "comm usable")
 
 
+def test_plan_kinds_differ_fail_together():
+    """A context cached for comm (one-mesh plans run through it first) and
+    the culprit's one-mesh plan beside the others' two-mesh plan: the
+    one-mesh entry's first collective is on the context's duplicate, the
+    two-mesh entry's on comm, so without execute's agreement on the kind
+    of plan they waited in different calls forever.  A rank that passes
+    no plan fails every rank too."""
+    if size < 2:
+        pytest.skip("needs two ranks")
+    plan = two_mesh_case()
+    one = redist.plan(redist.Spec(redist.Mesh({"x": size}), (2 * size, 3),
+                                  "f32", ("x", None), (None, None)))
+    culprit = size - 1
+    redist.execute(one, comm, src_of(one.spec, rank), dst_of(one.spec, rank))
+
+    def one_beside_two():
+        p = one if rank == culprit else plan
+        redist.execute(p, comm, src_of(p.spec, rank), dst_of(p.spec, rank))
+    fails_together(one_beside_two, redist.ExecError, culprit,
+                   "different kinds of plan")
+
+    def two_beside_one():
+        p = plan if rank == culprit else one
+        with redist.prepare(p, comm, src_of(p.spec, rank), dst_of(p.spec, rank)):
+            pass
+    fails_together(two_beside_one, redist.ExecError, culprit,
+                   "different kinds of plan")
+
+    def no_plan():
+        p = None if rank == culprit else one
+        redist.execute(p, comm, src_of(one.spec, rank), dst_of(one.spec, rank))
+    fails_together(no_plan, TypeError, culprit, "a redist.Plan or PlanSet")
+    redist.execute(one, comm, src_of(one.spec, rank), dst_of(one.spec, rank))
+    agree(comm.allreduce(1) == size, "comm usable")
+
+
 def test_set_bad_arrays_fail_together():
     mesh = redist.Mesh({"x": size})
     arrays = redist.Spec.many(mesh, {

@@ -32,7 +32,9 @@
  * redist.execute on a new communicator) fails every rank instead of
  * leaving them in different collectives.  A rank that calls
  * redist_mpi_execute on an existing context meanwhile cannot be matched
- * (its first call is on that context's communicator).  A run's MPI
+ * (its first call is on that context's communicator): Python's
+ * redist.execute agrees on the kind of plan over comm first for that
+ * reason (python/redist/_exec.py).  A run's MPI
  * errors are returned as by redist_mpi_run; a failed source phase fails
  * the run on every rank (step 2).
  *
