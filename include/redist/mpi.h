@@ -49,8 +49,8 @@
  *
  * COLLECTIVES.  all_gather -> MPI_Allgather, all_to_all -> MPI_Alltoall,
  * permute -> MPI_Sendrecv; a prepared object (redist_mpi_prepare) runs an
- * even all_gather as a point-to-point exchange instead (one message per
- * peer, straight into the final places: no scratch), unless every
+ * even all_gather or all_to_all as a point-to-point exchange instead (one
+ * message per peer, straight into the final places: no scratch), unless every
  * rank's src lies in a shared window (the direct path then reads the
  * peers' blocks).  By default a step is one call with MPI derived
  * datatypes that read the blocks from where they lie in the input and

@@ -331,8 +331,9 @@ enum {
      * point-to-point backend, at the cost of the slabs (the block before
      * the steps) as scratch; the backend's choice (MPI: execute.c) */
     RD_BUILD_LOWER_RS = 1u << 3,
-    /* lower even all_gather steps to an exchange (one point-to-point
-     * message per peer, straight into the final places, no scratch):
+    /* lower even all_gather and all_to_all steps to an exchange (one
+     * point-to-point message per peer, straight into the final places,
+     * no scratch):
      * the backend's choice (MPI prepared objects: execute.c) */
     RD_BUILD_LOWER_AG = 1u << 4,
     /* uneven dims: this device's own buffers' sizes count in the buffer

@@ -247,11 +247,12 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
 {
     rd_program p;
     memset(out, 0, sizeof *out);
-    /* a prepared object's all_gathers as point-to-point exchanges into
-     * the final places (no scratch; one Allgather of datatypes measured
-     * 1.10-1.15x a hand-written Alltoallw, the exchange 0.94-0.99x,
-     * doc/bench.md), unless its sources lie in windows (the direct
-     * path's whole step) */
+    /* a prepared object's all_gathers and all_to_alls as point-to-point
+     * exchanges into the final places (no scratch; an Allgather of
+     * datatypes measured 1.10-1.15x a hand-written Alltoallw, the
+     * exchange 0.94-0.99x; an Alltoall 1.06-1.12x, the exchange
+     * 0.98-1.01x: doc/bench.md, doc/mpi.md), unless its sources lie in
+     * windows (the direct path's whole step) */
     unsigned base = x->prepared && !x->keep_rs ? RD_BUILD_LOWER_AG : 0;
     *build = base;
     if (scratch)
