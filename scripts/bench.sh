@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmark suite in one command (doc/bench.md gives the latest run's
-# duration; 37 minutes on 2 cores shared with other work):
+# duration; 13 minutes on a quiet 2-core machine):
 # redist's MPI and OpenSHMEM backends (one-shot calls, prepared objects,
 # non-blocking start + wait; default-objective plans, and the bytes
 # objective's where they differ) against gather-then-slice, a
