@@ -383,7 +383,7 @@ static redist_status_t program_build(const redist_plan_t *plan,
     p->lower = (flags & RD_PROG_LOWER) != 0;
     p->lower_red = p->lower && (flags & RD_PROG_LOWER_RED);
     p->fuse_rs = !p->lower && be && (be->build & RD_BUILD_LOWER_RS);
-    p->lower_ag = be && (be->build & RD_BUILD_LOWER_AG);
+    p->lower_moves = be && (be->build & RD_BUILD_LOWER_MOVES);
     p->end_src = be && (be->build & RD_BUILD_END_IN_SRC);
     if (redist_spec_num_meshes(spec) == 2)
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,

@@ -335,7 +335,7 @@ enum {
      * point-to-point message per peer, straight into the final places,
      * no scratch):
      * the backend's choice (MPI prepared objects: execute.c) */
-    RD_BUILD_LOWER_AG = 1u << 4,
+    RD_BUILD_LOWER_MOVES = 1u << 4,
     /* uneven dims: this device's own buffers' sizes count in the buffer
      * assignment, not the least any device has (assign.c), so devices
      * may differ in buffers and scratch: a backend whose ops take each

@@ -109,8 +109,9 @@ typedef struct rd_program {
      * of consecutive ones along one dim is one exchange and one sum in
      * the steps' order (program.c) */
     int fuse_rs;
-    /* built with RD_BUILD_LOWER_AG: even all_gathers are exchanges */
-    int lower_ag;
+    /* built with RD_BUILD_LOWER_MOVES: even all_gathers and all_to_alls
+     * are exchanges */
+    int lower_moves;
 } rd_program;
 
 /* An internal build flag beside REDIST_EXEC_* (rd_program_build): lower

@@ -332,13 +332,13 @@ static void uneven_passes(rd_program *p, const redist_plan_t *plan,
 
 /* Is a step of kind `op` lowered to an exchange (the data-moving
  * collectives of an uneven plan, or of a set program with p->lower; an
- * all_gather or all_to_all with p->lower_ag)? */
+ * all_gather or all_to_all with p->lower_moves)? */
 static int lowered(const rd_program *p, int uneven, int op)
 {
     int moves = op == REDIST_OP_ALL_GATHER || op == REDIST_OP_ALL_TO_ALL ||
                 op == REDIST_OP_PERMUTE;
     return moves && (uneven || p->lower ||
-                     (p->lower_ag && op != REDIST_OP_PERMUTE));
+                     (p->lower_moves && op != REDIST_OP_PERMUTE));
 }
 
 int rd_reduction_lowered_dim(const redist_plan_t *plan, int k)

@@ -253,7 +253,7 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
      * exchange 0.94-0.99x; an Alltoall 1.06-1.12x, the exchange
      * 0.98-1.01x: doc/bench.md, doc/mpi.md), unless its sources lie in
      * windows (the direct path's whole step) */
-    unsigned base = x->prepared && !x->keep_rs ? RD_BUILD_LOWER_AG : 0;
+    unsigned base = x->prepared && !x->keep_rs ? RD_BUILD_LOWER_MOVES : 0;
     *build = base;
     if (scratch)
         scratch[0] = scratch[1] = 0;
