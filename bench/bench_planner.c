@@ -3,7 +3,7 @@
  * redistributions, per (mesh axes, array dims) class; no devices needed.
  *
  *   bench_planner [--reps N] [--seed S] [--csv FILE] [--max-axes A]
- *                 [--objective time|bytes] [--even]
+ *                 [--objective time|bytes] [--even] [--only A,D]
  *
  * Each class draws N random specs (axis sizes 2, 4 or 8 -- realistic
  * meshes -- highly divisible power-of-two shapes, random source and
@@ -11,7 +11,10 @@
  * one once after a warm-up plan.  Where the axes sharding a dim multiply
  * to more than its length the spec is uneven (doc/uneven.md); --even
  * draws again until it is not: the workload of version 1's bench, whose
- * specs had to divide, so its medians compare with the same seed.  Every plan is verified before its time
+ * specs had to divide, so its medians compare with the same seed.
+ * --only A,D plans the class of A axes and D dims alone; the other
+ * classes' specs are still drawn, so its specs are those of a full run
+ * (for profiling one class).  Every plan is verified before its time
  * counts.  Reports median / p90 / p99 / max latency, plans per second,
  * the median number of types the search visited, and the process's
  * max RSS.
@@ -136,7 +139,7 @@ static void report_slow(const redist_spec_t *spec, const redist_plan_t *plan,
 
 int main(int argc, char **argv)
 {
-    int reps = 200, max_axes = 8;
+    int reps = 200, max_axes = 8, only_axes = 0, only_dims = 0;
     const char *csv = NULL;
     redist_plan_options_t opts;
     memset(&opts, 0, sizeof opts); /* the default objective: time */
@@ -157,10 +160,14 @@ int main(int argc, char **argv)
                                  : REDIST_OBJECTIVE_BYTES;
         else if (strcmp(argv[i], "--even") == 0)
             even_only = 1;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
+                 sscanf(argv[i + 1], "%d,%d", &only_axes, &only_dims) == 2)
+            i++;
         else {
             fprintf(stderr,
                     "usage: bench_planner [--reps N] [--seed S] [--csv FILE] "
-                    "[--max-axes A] [--objective time|bytes] [--even]\n");
+                    "[--max-axes A] [--objective time|bytes] [--even] "
+                    "[--only A,D]\n");
             return 2;
         }
     }
@@ -192,10 +199,15 @@ int main(int argc, char **argv)
             continue;
         int n = 0;
         double total = 0;
+        int skip = only_axes && (naxes != only_axes || ndims != only_dims);
         for (int r = 0; r < reps; r++) {
             redist_spec_t *spec = random_spec(naxes, ndims);
             if (!spec)
                 continue;
+            if (skip) { /* drawn all the same: --only keeps the specs */
+                redist_spec_free(spec);
+                continue;
+            }
             redist_plan_t *plan = NULL;
             redist_error_t err;
             redist_error_clear(&err);
