@@ -20,8 +20,18 @@
  * local size, so the overlap and the piece count are translated, not
  * changed; it stays at coordinate 0.
  *
+ * When every dim is nested (one of its two local sizes divides the
+ * other, as with power-of-two shapes and axes) the factors are simpler
+ * still: the piece count is the same on every device, and the common part
+ * is a fixed product or 0; it is 0 exactly when one dim's two blocks are
+ * disjoint on some device, which that dim's own axes decide alone
+ * (xneed_nested).
+ *
  * Cost: per component, the product of the sizes of its moving axes
- * (at most `limit` in all); memory: a few arrays of REDIST_MAX_DIMS.
+ * (at most `limit` in all); nested, per dim the product of the sizes of
+ * the axes in its two lists, stopped at the first disjoint pair.  Memory:
+ * a few arrays of REDIST_MAX_DIMS.  tests/exec/test_exchange.c checks
+ * both against every device enumerated from the definition.
  */
 #include <string.h>
 
@@ -31,6 +41,7 @@ typedef struct {
     int64_t la, lb;     /* the two local sizes */
     int64_t sa, sb;     /* current block starts */
     uint64_t ov, blk;   /* overlap, pieces of the b block */
+    int nested;         /* one size divides the other: blk never changes */
 } xdim_t;
 
 static void xdim_eval(xdim_t *d)
@@ -41,8 +52,14 @@ static void xdim_eval(xdim_t *d)
     d->ov = hi > lo ? (uint64_t)(hi - lo) : 0;
 }
 
+/* Block starts are multiples of their sizes, so when one size divides
+ * the other the b block always spans lb/la a blocks (la | lb) or lies in
+ * one (lb | la): blk is that of the device of coordinates 0, and the two
+ * divisions below -- most of the enumeration's time -- are skipped. */
 static void xdim_blocks(xdim_t *d)
 {
+    if (d->nested)
+        return;
     int64_t first = d->sb / d->la, last = (d->sb + d->lb - 1) / d->la;
     d->blk = (uint64_t)(last - first + 1);
 }
@@ -157,8 +174,11 @@ static void xneed_first(xneed_t *X)
         X->d[i].la = X->la[i];
         X->d[i].lb = X->lb[i];
         X->d[i].sa = X->d[i].sb = 0;
+        X->d[i].nested = 0;
         xdim_eval(&X->d[i]);
         xdim_blocks(&X->d[i]);
+        X->d[i].nested = X->la[i] > 0 && X->lb[i] > 0 &&
+                         (X->lb[i] % X->la[i] == 0 || X->la[i] % X->lb[i] == 0);
     }
     for (int c = 0; c < cx->ndims; c++) {
         if (X->comp[c] != c)
@@ -269,6 +289,65 @@ static int xneed_component(xneed_t *X, int c)
     return 0;
 }
 
+/* Nested dims (every dim's one size divides the other): a device's two
+ * blocks of a dim are disjoint or one holds the other, so its common part
+ * is the product of the dims' min(la, lb) or 0, and its piece count is
+ * the same on every device.  The least common part is then 0 exactly when
+ * some dim's blocks are disjoint on some device, which depends on the
+ * coordinates of that dim's own axes alone: one small odometer per dim,
+ * stopped at the first disjoint pair, instead of one over a component. */
+static int xneed_dim_parts(const xneed_t *X, int i)
+{
+    const rd_ctx *cx = X->cx;
+    int axes[REDIST_MAX_AXES], n = 0;
+    int64_t coord[REDIST_MAX_AXES], sa = 0, sb = 0;
+    const int64_t la = X->la[i], lb = X->lb[i];
+    for (int x = 0; x < cx->naxes; x++) {
+        int ia = X->adim[x], ib = X->bdim[x];
+        if (!(X->mask >> x & 1u) || (ia != i && ib != i) ||
+            (ia == i && ib == i && X->astr[x] * la == X->bstr[x] * lb))
+            continue;
+        coord[n] = 0;
+        axes[n++] = x;
+    }
+    for (;;) {
+        if (sa + la <= sb || sb + lb <= sa)
+            return 1;
+        int k = 0;
+        for (; k < n; k++) {
+            int x = axes[k];
+            int wrap = ++coord[k] == cx->size[x];
+            int64_t step = wrap ? -(cx->size[x] - 1) : 1;
+            if (wrap)
+                coord[k] = 0;
+            if (X->adim[x] == i)
+                sa += step * X->astr[x] * la;
+            if (X->bdim[x] == i)
+                sb += step * X->bstr[x] * lb;
+            if (!wrap)
+                break;
+        }
+        if (k == n)
+            return 0;
+    }
+}
+
+static void xneed_nested(const xneed_t *X, uint64_t *max_elems,
+                         uint64_t *max_peers)
+{
+    const rd_ctx *cx = X->cx;
+    uint64_t common = 1, blocks = 1;
+    int parts = 0;
+    for (int i = 0; i < cx->ndims; i++) {
+        common *= (uint64_t)(X->la[i] < X->lb[i] ? X->la[i] : X->lb[i]);
+        blocks *= X->d[i].blk;
+    }
+    for (int i = 0; i < cx->ndims && !parts; i++)
+        parts = xneed_dim_parts(X, i);
+    *max_elems = X->eb - (parts ? 0 : common);
+    *max_peers = blocks - (parts ? 0 : 1);
+}
+
 int rd_exchange_need_until(const rd_ctx *cx, const rd_ctype *a,
                            const rd_ctype *b, uint64_t limit,
                            rd_need_stop_fn stop, void *user,
@@ -285,6 +364,13 @@ int rd_exchange_need_until(const rd_ctx *cx, const rd_ctype *a,
     xneed_first(&X);
     if (stop && xneed_stop(&X))
         return 1;
+    int nested = 1;
+    for (int i = 0; i < cx->ndims; i++)
+        nested &= X.d[i].nested;
+    if (nested) {
+        xneed_nested(&X, max_elems, max_peers);
+        return 0;
+    }
     uint64_t min_common = 1, most_blocks = 1;
     int zero_at_most = 0;
     for (int c = 0; c < cx->ndims; c++) {

@@ -21,7 +21,11 @@
  * exchange op refuses the plan on every device with a clear error,
  * before any data moves.
  *
- *   test_exchange [DIRECT [CHAINS [TIMED [SEED]]]]
+ *   need: rd_exchange_need's two maxima (elements, peers) against the
+ *     devices enumerated one by one from the definition, on random type
+ *     pairs whose local sizes divide one another or not.
+ *
+ *   test_exchange [DIRECT [CHAINS [TIMED [SEED [NEEDS]]]]]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -139,6 +143,115 @@ static void direct_case(void)
         }
     }
     redist_plan_free(plan);
+    redist_spec_free(spec);
+    redist_mesh_free(m);
+}
+
+/* ------------------------------------------------------------ need */
+
+/* Dim i's block of type t on the device of coordinates coord: its start
+ * (the mixed-radix index of the dim's axes, major first, times the local
+ * size l). */
+static int64_t block_start(const redist_mesh_t *m, const redist_type_t *t,
+                           int i, const int64_t *coord, int64_t l)
+{
+    int64_t idx = 0;
+    for (int k = 0; k < t->dim_naxes[i]; k++) {
+        int a = t->dims[i][k];
+        idx = idx * redist_mesh_axis_size(m, a) + coord[a];
+    }
+    return idx * l;
+}
+
+/* rd_exchange_need's two maxima by the definition, device by device: what
+ * a device lacks of its b block (its elements less the overlap with its
+ * a block) and from how many devices it receives (the a blocks its b
+ * block meets, each from one holder, less its own when that one meets). */
+static void need_by_devices(const redist_mesh_t *m, const rp_problem *p,
+                            uint64_t *elems, uint64_t *peers)
+{
+    int na = redist_mesh_num_axes(m);
+    int64_t la[REDIST_MAX_DIMS], lb[REDIST_MAX_DIMS], coord[REDIST_MAX_AXES];
+    for (int i = 0; i < p->nd; i++) {
+        la[i] = p->shape[i] / rp_split_count(m, &p->from, i);
+        lb[i] = p->shape[i] / rp_split_count(m, &p->to, i);
+    }
+    memset(coord, 0, sizeof coord);
+    *elems = *peers = 0;
+    for (;;) {
+        uint64_t blk = 1, common = 1, pieces = 1;
+        for (int i = 0; i < p->nd; i++) {
+            int64_t sa = block_start(m, &p->from, i, coord, la[i]);
+            int64_t sb = block_start(m, &p->to, i, coord, lb[i]);
+            int64_t lo = sa > sb ? sa : sb;
+            int64_t hi = sa + la[i] < sb + lb[i] ? sa + la[i] : sb + lb[i];
+            blk *= (uint64_t)lb[i];
+            common *= hi > lo ? (uint64_t)(hi - lo) : 0;
+            pieces *= (uint64_t)((sb + lb[i] - 1) / la[i] - sb / la[i] + 1);
+        }
+        uint64_t e = blk - common, q = pieces - (common ? 1 : 0);
+        if (e > *elems)
+            *elems = e;
+        if (q > *peers)
+            *peers = q;
+        int a = 0;
+        for (; a < na; a++) {
+            if (++coord[a] < redist_mesh_axis_size(m, a))
+                break;
+            coord[a] = 0;
+        }
+        if (a == na)
+            return;
+    }
+}
+
+static int need_nested, need_other;
+
+/* rd_exchange_need against need_by_devices on a random pair of types:
+ * shapes from the two split counts' lcm times 1..3 (one size dividing the
+ * other, or not: both of its paths). */
+static void need_case(void)
+{
+    rp_problem p;
+    redist_mesh_t *m = random_problem(5, &p);
+    rp_type(&rng, m, p.nd, 0, 0, p.from.partial, &p.to);
+    rp_shape_between(&rng, &p, 3, 1);
+    rp_dtype_reduce(&rng, &p);
+    redist_spec_t *spec = NULL;
+    redist_error_t err;
+    redist_error_clear(&err);
+    if (rp_spec(&p, &spec, &err)) {
+        skipped++;
+        redist_mesh_free(m);
+        return;
+    }
+    int nested = 1;
+    for (int i = 0; i < p.nd; i++) {
+        int64_t a = p.shape[i] / rp_split_count(m, &p.from, i);
+        int64_t b = p.shape[i] / rp_split_count(m, &p.to, i);
+        nested &= a % b == 0 || b % a == 0;
+    }
+    nested ? need_nested++ : need_other++;
+    rd_ctx cx;
+    rd_ctype ca, cb;
+    uint64_t elems, peers, want_elems, want_peers;
+    rd_ctx_init(&cx, spec);
+    rd_ctype_from_type(&ca, &p.from);
+    rd_ctype_from_type(&cb, &p.to);
+    need_by_devices(m, &p, &want_elems, &want_peers);
+    CHECK(rd_exchange_need(&cx, &ca, &cb, RD_EXCHANGE_LIMIT, &elems,
+                           &peers) == 0);
+    CHECK(elems == want_elems);
+    CHECK(peers == want_peers);
+    if (elems != want_elems || peers != want_peers) {
+        char a[256], b[256];
+        fprintf(stderr, "  need: %s -> %s: elements %llu (devices say "
+                        "%llu), peers %llu (devices say %llu)\n",
+                redist_type_format(&p.from, m, a, sizeof a),
+                redist_type_format(&p.to, m, b, sizeof b),
+                (unsigned long long)elems, (unsigned long long)want_elems,
+                (unsigned long long)peers, (unsigned long long)want_peers);
+    }
     redist_spec_free(spec);
     redist_mesh_free(m);
 }
@@ -280,7 +393,10 @@ int main(int argc, char **argv)
     int direct = argc > 1 ? atoi(argv[1]) : 400;
     int chains = argc > 2 ? atoi(argv[2]) : 400;
     int timed = argc > 3 ? atoi(argv[3]) : 400;
+    int needs = argc > 5 ? atoi(argv[5]) : 20000;
     rp_seed(&rng, argc > 4 ? argv[4] : NULL, 0);
+    for (int i = 0; i < needs; i++)
+        need_case();
     for (int i = 0; i < direct; i++)
         direct_case();
     for (int i = 0; i < chains; i++)
@@ -291,6 +407,8 @@ int main(int argc, char **argv)
     printf("runs %d (skipped %d: too large, no plan or no exchange); "
            "exchange steps %d (%d packed, %d unpacked, the others direct)\n",
            tally.runs, skipped, exchanges, packed, unpacked);
+    printf("need by devices: %d pairs (%d nested, %d not)\n",
+           need_nested + need_other, need_nested, need_other);
     printf("checks %d, %d failed\n", checks, check_failures);
     printf("%d passed, %d failed\n", tally.runs - tally.failures,
            tally.failures);
