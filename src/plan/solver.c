@@ -23,7 +23,8 @@
  * Heuristic (consistent).  Bytes: the most any of four sample devices
  * still lacks of its target block (while a reduction is pending, its whole
  * target block), and the cost of the pending reductions, G(Q-1)/(UQ) in
- * any order.  Collectives: one per pending reduction, plus one when a
+ * any order.  Time: one message of what that device lacks (doc/design.md,
+ * "The time objective").  Collectives: one per pending reduction, plus one when a
  * dim's list is not a prefix of the target's.
  *
  * Permute.  Its targets are all types with the same local shape and
@@ -57,7 +58,8 @@
  * exact evaluation -- the time objective's exchange (rd_exchange_need_until)
  * and every uneven edge (rd_ustep_eval_until) -- stops as soon as the
  * maxima over the devices seen so far, which only grow, make relax refuse
- * it.  Only relaxations that change nothing are skipped, so the nodes,
+ * it; relax looks the target type up before computing its heuristic.
+ * Only relaxations that change nothing are skipped, so the nodes,
  * the queue and the plan are those of the full evaluation.  Uneven
  * searches build each type's anchor bits and anchored layout once.
  *
@@ -182,6 +184,7 @@ typedef struct {
     const redist_cost_model_t *cm; /* time objective when non-NULL */
     double beta_min; /* cheapest byte over the mesh axes' links */
     u128 alpha_min;  /* cheapest message over them, femtoseconds, down */
+    double alpha_min_s; /* the same in seconds, exact */
     int restricted; /* a permute group was too large to enumerate */
     int32_t dst_node; /* the target's node once created, else -1 */
     redist_status_t status;
@@ -360,16 +363,11 @@ static int32_t node_probe(const search_t *S, const rd_ctype *t, size_t *slot,
     return -1;
 }
 
-/* Find the node of type t, creating it when absent.  *created set. */
-static int32_t node_get(search_t *S, const rd_ctype *t, int *created)
+/* A new node of type t at the free slot and fingerprint node_probe gave
+ * (the table unchanged since): its index, or -1 (S->status set). */
+static int32_t node_insert(search_t *S, const rd_ctype *t, size_t h,
+                           uint64_t fp)
 {
-    size_t h;
-    uint64_t fp;
-    int32_t found = node_probe(S, t, &h, &fp);
-    if (found >= 0) {
-        *created = 0;
-        return found;
-    }
     if ((uint64_t)S->nnodes >= S->max_states) {
         S->status = REDIST_ERR_LIMIT;
         return -1;
@@ -391,8 +389,17 @@ static int32_t node_get(search_t *S, const rd_ctype *t, int *created)
         S->status = REDIST_ERR_NOMEM;
         return -1;
     }
-    *created = 1;
     return i;
+}
+
+/* Find the node of type t, creating it when absent.  *created set. */
+static int32_t node_get(search_t *S, const rd_ctype *t, int *created)
+{
+    size_t h;
+    uint64_t fp;
+    int32_t found = node_probe(S, t, &h, &fp);
+    *created = found < 0;
+    return found >= 0 ? found : node_insert(S, t, h, fp);
 }
 
 static int hless(const hent_t *a, const hent_t *b)
@@ -585,6 +592,16 @@ static u128 heuristic(search_t *S, const rd_ctype *t, const int64_t local[])
         if (S->dst_elems - common > worst)
             worst = S->dst_elems - common;
     }
+    /* Time: a device that lacks data receives it in at least one message
+     * over one of the axes' links, so the bound is a message of `worst`
+     * elements.  It is rounded as a step's time is (rd_step_time, then
+     * time_fs: the same operations on smaller operands, all monotone), so
+     * it equals the time of a one-message step that brings exactly that:
+     * the target reached so is then not behind the free slices' nodes of
+     * the same modelled time by a femtosecond of rounding. */
+    if (S->cm && worst)
+        return time_fs(S->alpha_min_s +
+                       (double)(worst * S->cx->elem_size) * S->beta_min);
     return bound_cost(S, worst);
 }
 
@@ -642,6 +659,20 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
         S->status = REDIST_ERR_OVERFLOW;
         return;
     }
+    /* The node first: most edges lead to a closed node or one reached at
+     * least as cheaply, and then the heuristic is not worth computing. */
+    size_t slot;
+    uint64_t fp;
+    int32_t cur = S->cur;
+    int32_t v = node_probe(S, t, &slot, &fp);
+    if (v >= 0) {
+        const node_t *n = &S->nodes[v];
+        if (n->closed)
+            return;
+        if (S->bottleneck ? g >= n->g
+                          : (g > n->g || (g == n->g && steps >= n->steps)))
+            return;
+    }
     u128 h = 0;
     int32_t sb = 0;
     int have_h = S->has_ub && !S->bottleneck;
@@ -651,21 +682,13 @@ static void relax(search_t *S, const rd_ctype *t, int op, int dim, int from,
         if (over_ub(S, g + h, steps + sb))
             return;
     }
-    int created;
-    int32_t cur = S->cur;
-    int32_t v = node_get(S, t, &created);
-    if (v < 0)
-        return;
-    if (created && S->dst_node < 0 && memcmp(t, &S->dst, sizeof *t) == 0)
-        S->dst_node = v;
-    node_t *n = &S->nodes[v];
-    if (!created) {
-        if (n->closed)
+    if (v < 0) {
+        if ((v = node_insert(S, t, slot, fp)) < 0)
             return;
-        if (S->bottleneck ? g >= n->g
-                          : (g > n->g || (g == n->g && steps >= n->steps)))
-            return;
+        if (S->dst_node < 0 && memcmp(t, &S->dst, sizeof *t) == 0)
+            S->dst_node = v;
     }
+    node_t *n = &S->nodes[v];
     n->g = g;
     n->steps = steps;
     n->L = L;
@@ -896,8 +919,9 @@ static void expand_exchange(search_t *S, u128 h)
     }
     const node_t *cur = &S->nodes[S->cur];
     /* two distinct types (size-1 axes are out of the search) give some
-     * device another block: at least one message */
-    u128 lb = cur->g + h + S->alpha_min;
+     * device another block: at least one message, which h already counts
+     * when a sample device lacks data */
+    u128 lb = cur->g + (h > S->alpha_min ? h : S->alpha_min);
     if (S->dst_node >= 0) {
         const node_t *d = &S->nodes[S->dst_node];
         if (d->closed || lb > d->g ||
@@ -1040,7 +1064,8 @@ static void expand_permute(search_t *S)
     if (S->has_ub && !S->bottleneck) {
         /* every member shares L, the partial set, and so the reduction
          * bound; a permute receives L (the members differ from here) */
-        u128 step = S->cm ? d2u((double)u->L * S->beta_min * 1e15)
+        u128 step = S->cm ? d2u((double)u->L * S->beta_min * 1e15) +
+                                S->alpha_min
                           : (u128)u->L * S->D;
         if (over_ub(S, u->g + step + reduction_bound(S, &S->here),
                     u->steps + 1 +
@@ -1241,6 +1266,7 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
                 am = al;
         }
         S->alpha_min = (u128)(am * 1e15 * (1 - 1e-9));
+        S->alpha_min_s = am;
     }
     S->cx = cx;
     S->dst = *dst;
