@@ -42,7 +42,7 @@
 
 void rd_layout_free(rd_layout *l)
 {
-    if (!l)
+    if (!l || (!l->mem && !l->ndims)) /* empty already (even specs') */
         return;
     free(l->mem);
     memset(l, 0, sizeof *l);

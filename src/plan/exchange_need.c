@@ -362,15 +362,15 @@ int rd_exchange_need_until(const rd_ctx *cx, const rd_ctype *a,
         return -1;
     xneed_places(&X, a, b);
     xneed_first(&X);
-    if (stop && xneed_stop(&X))
-        return 1;
     int nested = 1;
     for (int i = 0; i < cx->ndims; i++)
         nested &= X.d[i].nested;
-    if (nested) {
+    if (nested) { /* exact, and cheaper than asking stop */
         xneed_nested(&X, max_elems, max_peers);
         return 0;
     }
+    if (stop && xneed_stop(&X))
+        return 1;
     uint64_t min_common = 1, most_blocks = 1;
     int zero_at_most = 0;
     for (int c = 0; c < cx->ndims; c++) {

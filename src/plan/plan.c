@@ -123,6 +123,13 @@ static uint64_t ceil_div(u128 num, uint64_t den, int *overflow)
     return (uint64_t)q;
 }
 
+/* "steps[i]", the path of step i in errors (built only for an error). */
+static const char *step_path(char buf[32], int i)
+{
+    snprintf(buf, 32, "steps[%d]", i);
+    return buf;
+}
+
 /* The type part of step i of a replay: the kind's precondition and
  * effect from `cur` (up to size-1 axes), then the stated `after`. */
 static redist_status_t replay_type(const redist_spec_t *spec,
@@ -132,20 +139,20 @@ static redist_status_t replay_type(const redist_spec_t *spec,
                                    redist_error_t *err)
 {
     char why[256], tf[256], path[32];
-    snprintf(path, sizeof path, "steps[%d]", i);
     if (st->op < 0 || st->op >= REDIST_OP_COUNT) {
         res->failed_step = i;
-        return rd_error(err, REDIST_ERR_PLAN, NULL, path, "unknown op %d",
-                        st->op);
+        return rd_error(err, REDIST_ERR_PLAN, NULL, step_path(path, i),
+                        "unknown op %d", st->op);
     }
     const rd_step_kind *k = &rd_step_kinds[st->op];
     if (rd_step_apply(cx, cur, st, next, why, sizeof why)) {
         redist_type_t t;
         rd_ctype_to_type(cur, &t);
         res->failed_step = i;
-        return rd_error(err, REDIST_ERR_PLAN, NULL, path, "illegal %s from %s: %s",
-                        k->name,
-                        redist_type_format(&t, &spec->mesh, tf, sizeof tf), why);
+        return rd_error(err, REDIST_ERR_PLAN, NULL, step_path(path, i),
+                        "illegal %s from %s: %s", k->name,
+                        redist_type_format(&t, &spec->mesh, tf, sizeof tf),
+                        why);
     }
     if (!(k->fields & RD_F_AFTER) && st->after_mode != RD_AFTER_NONE) {
         if (rd_ctype_equiv(cx, &st->after, next)) {
@@ -156,7 +163,7 @@ static redist_status_t replay_type(const redist_spec_t *spec,
             rd_ctype_to_type(next, &t);
             rd_ctype_to_type(&st->after, &t2);
             res->failed_step = i;
-            return rd_error(err, REDIST_ERR_PLAN, NULL, path,
+            return rd_error(err, REDIST_ERR_PLAN, NULL, step_path(path, i),
                             "the step leads to %s, not to the stated %s",
                             redist_type_format(&t, &spec->mesh, tf, sizeof tf),
                             redist_type_format(&t2, &spec->mesh, tf2,
@@ -410,7 +417,6 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
     for (int i = 0; i < n; i++) {
         const rd_step *st_ = &steps[i];
         rd_ctype next;
-        snprintf(path, sizeof path, "steps[%d]", i);
         if ((st = replay_type(spec, &cx, &cur, st_, i, &next, res, err)))
             return st;
         const rd_step_kind *k = &rd_step_kinds[st_->op];
@@ -427,7 +433,8 @@ redist_status_t rd_replay(const redist_spec_t *spec, const rd_step *steps,
         }
         if (bad) {
             res->failed_step = i;
-            return rd_error(err, REDIST_ERR_LIMIT, NULL, path,
+            return rd_error(err, REDIST_ERR_LIMIT, NULL,
+                            step_path(path, i),
                             "exchange over more than %llu device "
                             "coordinate combinations: too large to check",
                             (unsigned long long)RD_EXCHANGE_LIMIT);

@@ -1138,6 +1138,13 @@ static void search_free(search_t *S)
     for (long i = 0; i < S->groups.n; i++)
         free(((group_t *)keyed_at(&S->groups, i))->members);
     keyed_free(&S->groups);
+    /* freeable again, holding nothing */
+    memset(&S->lc, 0, sizeof S->lc);
+    memset(&S->groups, 0, sizeof S->groups);
+    S->nodes = NULL;
+    S->table = NULL;
+    S->heap = NULL;
+    S->nnodes = S->nheap = 0;
 }
 
 /* Make S a search of an uneven spec (u non-NULL): pass 1 keeps every
@@ -1179,11 +1186,13 @@ static redist_status_t search_run(search_t *S, const rd_ctype *src,
                                   int32_t *goal)
 {
     *goal = -1;
-    S->capnodes = 256;
+    /* small first: most searches visit a few dozen types, and the
+     * arrays double as they fill */
+    S->capnodes = 32;
     S->nodes = malloc((size_t)S->capnodes * sizeof *S->nodes);
-    S->tmask = 511;
+    S->tmask = 63;
     S->table = calloc(S->tmask + 1, sizeof *S->table);
-    S->capheap = 256;
+    S->capheap = 64;
     S->heap = malloc((size_t)S->capheap * sizeof *S->heap);
     if (!S->nodes || !S->table || !S->heap ||
         keyed_init(&S->groups, sizeof(group_t), RD_GROUP_KEY, 16, 64))
@@ -1538,14 +1547,17 @@ typedef struct {
     uint64_t bound;      /* max(src, dst bytes): every path's least peak */
     uint64_t cap;        /* the cap of the last search */
     uint64_t bound_peak; /* the least peak proven */
-    rd_step fb[RD_FALLBACK_MAX];
     int nfb;
     uint64_t fb_peak;
     u128 fb_g, h_src, D;
     int32_t fb_colls, colls_src;
-    search_t S;
     int32_t goal;
     int fb_best;
+    /* Not cleared by solve (they are large, and a plan of a few types
+     * costs little more than clearing them): S is set up by first_pass
+     * (search_init), fb by the constructive plan (its nfb steps). */
+    search_t S;
+    rd_step fb[RD_FALLBACK_MAX];
 } solve_t;
 
 /* The problem (v) from the spec and options: checked, without its
@@ -1773,7 +1785,6 @@ static redist_status_t solve_emit(solve_t *v, rd_step **path, int *nsteps,
     int n;
     rd_step *p = walk_back(&v->S, v->goal, &n);
     search_free(&v->S);
-    memset(&v->S, 0, sizeof v->S);
     if (!p)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
                         "out of memory while planning");
@@ -1799,15 +1810,15 @@ static redist_status_t solve(const redist_spec_t *spec,
                              redist_error_t *err)
 {
     solve_t v;
-    memset(&v, 0, sizeof v);
+    memset(&v, 0, offsetof(solve_t, S));
     memset(info, 0, sizeof *info);
     redist_status_t st = solve_setup(&v, spec, opts, U, err);
-    if (!st) {
-        st = first_pass(&v, info);
-        if (st == REDIST_OK && v.goal < 0 && !v.fb_best)
-            st = least_peak_pass(&v, info, err);
-        st = solve_verdict(&v, st, info, err);
-    }
+    if (st)
+        return st;
+    st = first_pass(&v, info); /* sets v.S up first */
+    if (st == REDIST_OK && v.goal < 0 && !v.fb_best)
+        st = least_peak_pass(&v, info, err);
+    st = solve_verdict(&v, st, info, err);
     if (!st)
         st = solve_emit(&v, path, nsteps, info, err);
     search_free(&v.S);
@@ -1819,6 +1830,8 @@ redist_status_t rd_solve(const redist_spec_t *spec,
                          int *nsteps, rd_solve_info *info,
                          redist_error_t *err)
 {
+    if (spec && !spec->uneven) /* the uneven context stays unused */
+        return solve(spec, opts, path, nsteps, info, NULL, err);
     rd_uctx U;
     memset(&U, 0, sizeof U);
     redist_status_t st = solve(spec, opts, path, nsteps, info, &U, err);

@@ -163,9 +163,11 @@ int rd_exchange_analysable(const rd_ctx *cx, const rd_ctype *a,
 /* rd_exchange_need that may stop early: stop(user, elems, peers) is
  * called with lower bounds of the two maxima (some device needs that many
  * elements, some device receives from that many) each time they grow, the
- * first time before any enumeration; when it returns nonzero the search
- * ends and 1 is returned (*max_elems, *max_peers unset).  Else as
- * rd_exchange_need (0 and the exact maxima, or -1).  stop may be NULL. */
+ * first time before any enumeration (never when every dim is nested:
+ * the exact maxima then cost less than asking); when it returns nonzero
+ * the search ends and 1 is returned (*max_elems, *max_peers unset).  Else
+ * as rd_exchange_need (0 and the exact maxima, or -1).  stop may be
+ * NULL. */
 typedef int (*rd_need_stop_fn)(void *user, uint64_t elems, uint64_t peers);
 int rd_exchange_need_until(const rd_ctx *cx, const rd_ctype *a,
                            const rd_ctype *b, uint64_t limit,

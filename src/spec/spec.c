@@ -368,7 +368,8 @@ static void spec_layouts_free(redist_spec_t *s)
 static int spec_layouts_copy(redist_spec_t *s, const redist_spec_t *src)
 {
     for (int side = 0; side < 2; side++) {
-        memset(&s->lay[side], 0, sizeof s->lay[side]);
+        if (src->uneven) /* an even spec's layouts are empty */
+            memset(&s->lay[side], 0, sizeof s->lay[side]);
         for (int i = 0; i < REDIST_MAX_DIMS; i++)
             s->blocks[side][i] = NULL;
     }
@@ -521,7 +522,9 @@ redist_status_t redist_spec_create_meshes(
 
 redist_spec_t *rd_spec_clone(const redist_spec_t *src)
 {
-    redist_spec_t *s = calloc(1, sizeof *s);
+    /* every byte is copied next (a plan clones its spec: no need to
+     * clear them first) */
+    redist_spec_t *s = malloc(sizeof *s);
     if (!s)
         return NULL;
     *s = *src;
