@@ -8,7 +8,8 @@
  * optimum of its objective (redist_objective_t; doc/spec-format.md section 9).
  * The default, REDIST_OBJECTIVE_TIME: minimal peak local bytes, then
  * minimal modelled time under the built-in cost model (every step,
- * exchange included), then fewest collectives.
+ * exchange included), then minimal total received bytes, then fewest
+ * collectives.
  * REDIST_OBJECTIVE_BYTES (version 1's default): minimal peak, then minimal
  * total received bytes, then fewest collectives, over the six steps
  * slice to permute.  Planning is a pure function of the spec and options
@@ -228,8 +229,8 @@ REDIST_API redist_status_t redist_cost_model_set_axis_links(redist_cost_model_t 
  *  the enumerators needs no change (recompile: the values moved). */
 typedef enum redist_objective {
     /** The default: least peak, then least modelled time (the options'
-     *  cost model, else the built-in one), then collectives; every step,
-     *  exchange included. */
+     *  cost model, else the built-in one), then received bytes, then
+     *  collectives; every step, exchange included. */
     REDIST_OBJECTIVE_TIME = 0,
     /** doc/spec-format.md section 2 (version 1's default): least peak, then least
      *  received bytes, then fewest collectives, over the six steps slice

@@ -64,12 +64,13 @@
     "modelled\n"                                                            \
     "                             time under the built-in cost model (or "   \
     "the\n"                                                                 \
-    "                             options below), then collectives; every "  \
-    "step,\n"                                                               \
-    "                             exchange included.  bytes (version 1): "   \
-    "least\n"                                                               \
-    "                             peak, then bytes, then collectives, no "   \
-    "exchange\n"                                                            \
+    "                             options below), then bytes received, "    \
+    "then\n"                                                                \
+    "                             collectives; every step, exchange "       \
+    "included.\n"                                                           \
+    "                             bytes (version 1): least peak, then "     \
+    "bytes,\n"                                                              \
+    "                             then collectives, no exchange\n"          \
     "  --cost FILE                a cost model file (redistplan calibrate "  \
     "writes one)\n"                                                         \
     "  --axis-links AXIS=LEVEL,...  link levels of mesh axes: cache numa "   \

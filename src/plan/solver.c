@@ -2,7 +2,8 @@
  * The solver: the exact optimum of the default objective (doc/spec-format.md
  * section 2) -- minimal peak local bytes, then minimal total received
  * bytes, then fewest collectives -- over the step table (and of the time
- * objective, with exchange).  doc/design.md has the argument.
+ * objective, with exchange: its costs are the modelled time, then the
+ * bytes, in one integer, tcost).  doc/design.md has the argument.
  *
  * Search space.  A state is a sharding type (dims lists + partial set) of
  * the problem WITHOUT its size-1 axes: they never change a local shape or
@@ -471,14 +472,49 @@ static inline u128 d2u(double x)
     return x < 18446744073709551616.0 ? (u128)(uint64_t)x : (u128)x;
 }
 
+/* A cost of the time objective: the modelled time in femtoseconds above
+ * bit RD_TSHIFT, the received bytes scaled by D (as the bytes objective
+ * counts them) below, so that one comparison orders time, then bytes
+ * (doc/spec-format.md section 9).  The bytes of one cost are capped at
+ * RD_RECV_CAP (2^50 scaled bytes: a petabyte at D = 1), so that the sums
+ * of a path's costs never carry into the time; beyond it bytes no longer
+ * break ties. */
+#define RD_TSHIFT 58
+#define RD_RECV_CAP ((u128)1 << 50)
+
+static u128 tcost(u128 fs, u128 recv)
+{
+    return fs << RD_TSHIFT | (recv < RD_RECV_CAP ? recv : RD_RECV_CAP);
+}
+
+static u128 tcost_fs(u128 c)
+{
+    return c >> RD_TSHIFT;
+}
+
+static u128 tcost_recv(u128 c)
+{
+    return c & (((u128)1 << RD_TSHIFT) - 1);
+}
+
+/* Scaled bytes of a recv of num / den bytes (den divides D, or rounded
+ * up). */
+static u128 recv_scaled(const search_t *S, u128 num, uint64_t den)
+{
+    return S->D % den ? (num + den - 1) / den * S->D : num * (S->D / den);
+}
+
 /* What `elems` elements still to be received cost at least: scaled bytes,
- * or (time objective) femtoseconds at the cheapest link, rounded down. */
+ * or (time objective) femtoseconds at the cheapest link, rounded down,
+ * then those bytes. */
 static u128 bound_cost(const search_t *S, uint64_t elems)
 {
+    u128 bytes = (u128)elems * S->cx->elem_size * S->D;
     if (S->cm)
-        return d2u((double)elems * (double)S->cx->elem_size * S->beta_min *
-                   1e15);
-    return (u128)elems * S->cx->elem_size * S->D;
+        return tcost(d2u((double)elems * (double)S->cx->elem_size *
+                         S->beta_min * 1e15),
+                     bytes);
+    return bytes;
 }
 
 static u128 time_fs(double seconds)
@@ -506,8 +542,9 @@ static u128 reduction_bound(const search_t *S, const rd_ctype *t)
         else if (!(t->partial >> a & 1u))
             U *= (uint64_t)S->cx->size[a];
     }
+    u128 rbytes = (u128)S->G * (Q - 1) * S->D / ((u128)U * Q);
     if (!S->cm)
-        return (u128)S->G * (Q - 1) * S->D / ((u128)U * Q);
+        return rbytes;
     /* Time: each pending axis a also takes at least the messages of one
      * reduce_scatter over its link, alpha * (s-1), and the bytes cost
      * gamma each plus beta of the cheapest pending link; every term drops
@@ -521,7 +558,7 @@ static u128 reduction_bound(const search_t *S, const rd_ctype *t)
                 beta = S->cm->beta[l];
         }
     double bytes = (double)S->G * (double)(Q - 1) / ((double)U * (double)Q);
-    return d2u((alpha + (S->cm->gamma + beta) * bytes) * 1e15);
+    return tcost(d2u((alpha + (S->cm->gamma + beta) * bytes) * 1e15), rbytes);
 }
 
 static int lc_layout(search_t *S, const rd_ctype *t, rd_layout *out);
@@ -560,8 +597,12 @@ static u128 uneven_heuristic(search_t *S, const rd_ctype *t)
             worst = want - common;
     }
     u128 h = bound_cost(S, worst);
-    if (S->cm)
-        h = h > h / 1000000000u + 1000u ? h - h / 1000000000u - 1000u : 0;
+    if (S->cm) {
+        u128 t = tcost_fs(h);
+        h = tcost(t > t / 1000000000u + 1000u ? t - t / 1000000000u - 1000u
+                                              : 0,
+                  tcost_recv(h));
+    }
     return h;
 }
 
@@ -573,6 +614,11 @@ static u128 heuristic(search_t *S, const rd_ctype *t, const int64_t local[])
         return uneven_heuristic(S, t);
     if (t->partial & S->pend_nontrivial) {
         u128 a = bound_cost(S, S->dst_elems), b = reduction_bound(S, t);
+        if (S->cm) { /* each part the larger of its own two bounds */
+            u128 at = tcost_fs(a), bt = tcost_fs(b);
+            u128 ar = tcost_recv(a), br = tcost_recv(b);
+            return tcost(at > bt ? at : bt, ar > br ? ar : br);
+        }
         return a > b ? a : b;
     }
     /* The most any sample device still lacks of its target block. */
@@ -600,8 +646,10 @@ static u128 heuristic(search_t *S, const rd_ctype *t, const int64_t local[])
      * the target reached so is then not behind the free slices' nodes of
      * the same modelled time by a femtosecond of rounding. */
     if (S->cm && worst)
-        return time_fs(S->alpha_min_s +
-                       (double)(worst * S->cx->elem_size) * S->beta_min);
+        return tcost(time_fs(S->alpha_min_s + (double)(worst *
+                                                       S->cx->elem_size) *
+                                                  S->beta_min),
+                     (u128)worst * S->cx->elem_size * S->D);
     return bound_cost(S, worst);
 }
 
@@ -637,7 +685,8 @@ static int over_ub(const search_t *S, u128 f, int32_t fs)
     if (!S->has_ub || S->bottleneck)
         return 0;
     if (S->cm)
-        return f > S->ub_g + S->ub_g / 1000000000u + 1000u;
+        return f > S->ub_g +
+                       tcost(tcost_fs(S->ub_g) / 1000000000u + 1000u, 0);
     return f > S->ub_g || (f == S->ub_g && fs > S->ub_steps);
 }
 
@@ -798,7 +847,8 @@ static int uneven_refused(void *user, const rd_ueval *ev)
     const node_t *u = &S->nodes[S->cur], *n = &S->nodes[x->v];
     if (S->bottleneck)
         return (u->g > ev->max_held ? u->g : ev->max_held) >= n->g;
-    u128 g, cost = S->cm ? time_fs(ev->max_time) : ev->max_recv;
+    u128 g, cost = S->cm ? tcost(time_fs(ev->max_time), ev->max_recv)
+                         : ev->max_recv;
     if (__builtin_add_overflow(u->g, cost, &g))
         return 0;
     int32_t steps = u->steps + x->collective;
@@ -854,7 +904,8 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
             (!S->per_device_cap || ev.within)) {
             u128 cost = 0;
             if (!S->bottleneck)
-                cost = S->cm ? time_fs(ev.max_time) : ev.max_recv;
+                cost = S->cm ? tcost(time_fs(ev.max_time), ev.max_recv)
+                             : ev.max_recv;
             S->u_L = ev.max_held;
             relax(S, &t, st->op, st->dim, st->from_dim, st->to_dim, st->axis,
                   cost, rd_step_kinds[st->op].collective);
@@ -879,8 +930,9 @@ static void on_step(void *user, const rd_step *st, const rd_ctype *out)
         rd_step_recv(S->cx, st, &S->here, u->L, &num, &den);
         if (S->cm) {
             uint64_t recv = (uint64_t)((num + den - 1) / den);
-            cost = time_fs(rd_step_time(S->cx, S->cm, st, &S->here, u->L, out,
-                                        recv, 0));
+            cost = tcost(time_fs(rd_step_time(S->cx, S->cm, st, &S->here,
+                                              u->L, out, recv, 0)),
+                         recv_scaled(S, num, den));
         } else {
             if (S->D % den) {
                 S->status = REDIST_ERR_OVERFLOW;
@@ -921,7 +973,8 @@ static void expand_exchange(search_t *S, u128 h)
     /* two distinct types (size-1 axes are out of the search) give some
      * device another block: at least one message, which h already counts
      * when a sample device lacks data */
-    u128 lb = cur->g + (h > S->alpha_min ? h : S->alpha_min);
+    u128 one = tcost(S->alpha_min, 0);
+    u128 lb = cur->g + (h > one ? h : one);
     if (S->dst_node >= 0) {
         const node_t *d = &S->nodes[S->dst_node];
         if (d->closed || lb > d->g ||
@@ -945,9 +998,10 @@ static u128 exchange_cost(const search_t *S, int32_t from, uint64_t elems,
     st.op = REDIST_OP_EXCHANGE;
     st.axis = -1;
     st.after = S->dst;
-    return time_fs(rd_step_time(S->cx, S->cm, &st, &S->here,
-                                S->nodes[from].L, &S->dst,
-                                elems * S->cx->elem_size, peers));
+    return tcost(time_fs(rd_step_time(S->cx, S->cm, &st, &S->here,
+                                      S->nodes[from].L, &S->dst,
+                                      elems * S->cx->elem_size, peers)),
+                 (u128)elems * S->cx->elem_size * S->D);
 }
 
 typedef struct {
@@ -1064,8 +1118,9 @@ static void expand_permute(search_t *S)
     if (S->has_ub && !S->bottleneck) {
         /* every member shares L, the partial set, and so the reduction
          * bound; a permute receives L (the members differ from here) */
-        u128 step = S->cm ? d2u((double)u->L * S->beta_min * 1e15) +
-                                S->alpha_min
+        u128 step = S->cm ? tcost(d2u((double)u->L * S->beta_min * 1e15) +
+                                      S->alpha_min,
+                                  (u128)u->L * S->D)
                           : (u128)u->L * S->D;
         if (over_ub(S, u->g + step + reduction_bound(S, &S->here),
                     u->steps + 1 +
@@ -1118,8 +1173,9 @@ static void expand_permute(search_t *S)
         if (memcmp(&members[i], &S->here, sizeof(rd_ctype)) == 0)
             continue;
         if (S->cm && !S->bottleneck)
-            cost = time_fs(rd_step_time(S->cx, S->cm, &pst, &S->here, L,
-                                        &members[i], L, 0));
+            cost = tcost(time_fs(rd_step_time(S->cx, S->cm, &pst, &S->here,
+                                              L, &members[i], L, 0)),
+                         num * S->D);
         relax(S, &members[i], REDIST_OP_PERMUTE, -1, -1, -1, -1, cost, 1);
     }
 }
@@ -1377,10 +1433,11 @@ static void path_cost(const search_t *S, const rd_ctype *src,
             rd_step_recv(S->cx, &p[i], &cur, L, &num, &den);
         }
         if (S->cm)
-            *g += time_fs(rd_step_time(S->cx, S->cm, &p[i], &cur, L,
-                                       &p[i].after,
-                                       (uint64_t)((num + den - 1) / den),
-                                       peers));
+            *g += tcost(time_fs(rd_step_time(S->cx, S->cm, &p[i], &cur, L,
+                                             &p[i].after,
+                                             (uint64_t)((num + den - 1) / den),
+                                             peers)),
+                        recv_scaled(S, num, den));
         else
             *g += num * (S->D / den);
         *colls += rd_step_kinds[p[i].op].collective;
@@ -1761,7 +1818,7 @@ static redist_status_t solve_verdict(solve_t *v, redist_status_t st,
     if (!info->optimal) {
         info->bound_peak = v->bound_peak;
         if (v->cm)
-            info->bound_time = (double)info->bound_g * 1e-15;
+            info->bound_time = (double)tcost_fs(info->bound_g) * 1e-15;
         else
             info->bound_recv = (uint64_t)((info->bound_g + v->D - 1) / v->D);
     }
