@@ -3,7 +3,13 @@
  * exhaustive search (tests/exhaustive/search.c) on random small specs,
  * under both objectives.
  *
- *   test_exhaustive [CASES [SEED]]     (default 20000 cases, a fixed seed)
+ *   test_exhaustive [CASES [SEED [links]]]
+ *                                      (default 20000 cases, a fixed seed)
+ *
+ * With "links" (not what meson runs) each case also draws a link level
+ * for each mesh axis, and the time objective's checks plan with the
+ * built-in numbers on those levels (the reports add --axis-links): a
+ * permute's or an exchange's link then depends on which axes it moves.
  *
  * Each case is a random spec built through the C API: 1-4 mesh axes of
  * sizes 1-4, 1-3 array dims made of small factors (so that divisibility
@@ -99,7 +105,14 @@ typedef struct {
     redist_dtype_t dtype;
     redist_reduce_t reduce;
     redist_type_t from, to;
+    int links;          /* the links mode: axis_link holds each axis's level */
+    uint8_t axis_link[4];
 } gcase_t;
+
+/* The links mode (third argument "links"): each case also draws a link
+ * level for each axis, and the time objective plans under the built-in
+ * numbers with those levels (--axis-links). */
+static int links_mode;
 
 static const char *const axis_names[4] = {"x", "y", "z", "w"};
 
@@ -192,9 +205,22 @@ static void random_case(gcase_t *c)
             if ((c->to.partial & ~c->from.partial) == 0 && divisible(c, &c->to))
                 break;
         }
-        if ((c->to.partial & ~c->from.partial) == 0 && divisible(c, &c->to))
+        if ((c->to.partial & ~c->from.partial) == 0 && divisible(c, &c->to)) {
+            c->links = links_mode;
+            for (int a = 0; links_mode && a < c->naxes; a++)
+                c->axis_link[a] = (uint8_t)rng_below(REDIST_LINK_COUNT);
             return;
+        }
     }
+}
+
+/* The cost model of the time objective's checks: the built-in one, with
+ * the case's axis links in the links mode. */
+static void case_model(const gcase_t *c, redist_cost_model_t *model)
+{
+    redist_cost_model_default(model);
+    for (int a = 0; c->links && a < c->naxes; a++)
+        model->axis_link[a] = c->axis_link[a];
 }
 
 /* ------------------------------------------------------------ reports */
@@ -233,10 +259,14 @@ static void print_case(const gcase_t *c, FILE *f)
     inline_type(c, &c->from, from, sizeof from, fp, sizeof fp);
     inline_type(c, &c->to, to, sizeof to, tp, sizeof tp);
     fprintf(f, "  spec: redistplan plan - --mesh %s --shape %s --dtype %s "
-               "--from '%s'%s%s --to '%s'%s%s --reduce %s\n",
+               "--from '%s'%s%s --to '%s'%s%s --reduce %s",
             mesh, shape, redist_dtype_name(c->dtype), from,
             fp[0] ? " --from-partial " : "", fp, to,
             tp[0] ? " --to-partial " : "", tp, redist_reduce_name(c->reduce));
+    for (int a = 0; c->links && a < c->naxes; a++)
+        fprintf(f, "%s%s=%s", a ? "," : " --axis-links ", c->names[a],
+                redist_link_name((redist_link_t)c->axis_link[a]));
+    fprintf(f, "\n");
 }
 
 static void print_plan(const redist_plan_t *plan, FILE *f)
@@ -451,7 +481,7 @@ static void check_time(long idx, const gcase_t *cp, const redist_spec_t *spec,
     rx_time_result_t opt;
     redist_plan_options_t o;
 
-    redist_cost_model_default(&model);
+    case_model(&c, &model);
     if (rx_search_time(prob, &model, &opt)) {
         CASE_FAIL("reference time search failed");
         goto out;
@@ -462,6 +492,7 @@ static void check_time(long idx, const gcase_t *cp, const redist_spec_t *spec,
     }
     memset(&o, 0, sizeof o);
     o.objective = REDIST_OBJECTIVE_TIME;
+    o.cost = c.links ? &model : NULL; /* NULL: the built-in model */
     redist_error_clear(&err);
     redist_status_t st = redist_plan_create(spec, &o, tplanp, &err);
     if (st) {
@@ -850,8 +881,11 @@ static void run_case(long idx, tally_t *t)
         /* the time objective: the constructive plan verifies, and its time
          * bound holds against the time optimum at that peak */
         redist_plan_stats_t bs;
+        redist_cost_model_t model;
+        case_model(&c, &model);
         o.objective = REDIST_OBJECTIVE_TIME;
         o.max_states = 2;
+        o.cost = c.links ? &model : NULL;
         if (tplan) {
             redist_plan_stats(tplan, &bs);
             redist_error_clear(&err);
@@ -898,7 +932,7 @@ int main(int argc, char **argv)
         char *end;
         cases = strtol(argv[1], &end, 10);
         if (*end || cases < 0) {
-            fprintf(stderr, "usage: %s [CASES [SEED]]\n", argv[0]);
+            fprintf(stderr, "usage: %s [CASES [SEED [links]]]\n", argv[0]);
             return 2;
         }
     }
@@ -906,12 +940,20 @@ int main(int argc, char **argv)
         char *end;
         seed = strtoull(argv[2], &end, 0);
         if (*end) {
-            fprintf(stderr, "usage: %s [CASES [SEED]]\n", argv[0]);
+            fprintf(stderr, "usage: %s [CASES [SEED [links]]]\n", argv[0]);
             return 2;
         }
     }
+    if (argc > 3) {
+        if (strcmp(argv[3], "links") != 0 || argc > 4) {
+            fprintf(stderr, "usage: %s [CASES [SEED [links]]]\n", argv[0]);
+            return 2;
+        }
+        links_mode = 1;
+    }
     rng_state = seed ? seed : 1;
-    printf("exhaustive: %ld cases, seed %" PRIu64 "\n", cases, seed);
+    printf("exhaustive: %ld cases, seed %" PRIu64 "%s\n", cases, seed,
+           links_mode ? ", random axis links" : "");
     fflush(stdout);
 
     tally_t t;
