@@ -6,7 +6,7 @@
  *   test_exhaustive [CASES [SEED [links]]]
  *                                      (default 20000 cases, a fixed seed)
  *
- * With "links" (not what meson runs) each case also draws a link level
+ * With "links" (meson's exhaustive-links) each case also draws a link level
  * for each mesh axis, and the time objective's checks plan with the
  * built-in numbers on those levels (the reports add --axis-links): a
  * permute's or an exchange's link then depends on which axes it moves.

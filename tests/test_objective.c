@@ -222,6 +222,37 @@ int main(void)
         redist_spec_free(s);
     }
 
+    /* Step links: a permute [{a,b,c}] -> [{c,b,a}] moves a and c; b keeps
+     * its shift (2*3 blocks before it either way), so its network link is
+     * not charged: numa (c), not network (b) or cache (a).  [{a,b,c}] ->
+     * [{b,a,c}] moves a and b (c, last, keeps its shift): network. */
+    s = inline_spec("a=2,b=3,c=2", "24", "a,b,c", NULL, "c,b,a");
+    if (s) {
+        redist_cost_model_default(&cm);
+        CHECK(redist_cost_model_set_axis_links(&cm, redist_spec_mesh(s),
+                                               "a=cache,b=network,c=numa",
+                                               &err) == REDIST_OK);
+        redist_step_view_t pv;
+        memset(&pv, 0, sizeof pv);
+        pv.op = REDIST_OP_PERMUTE;
+        pv.dim = pv.from_dim = pv.to_dim = pv.axis = -1;
+        pv.after = *redist_spec_to(s);
+        redist_plan_t *pp = NULL;
+        CHECK(redist_plan_from_steps(s, 1, &pv, &pp, &err) == REDIST_OK);
+        CHECK(redist_plan_step_link(pp, 0, &cm) == REDIST_LINK_NUMA);
+        CHECK(redist_plan_step_link(pp, 0, NULL) == REDIST_LINK_NODE);
+        CHECK(redist_plan_step_link(pp, 1, &cm) == -1);
+        redist_plan_free(pp);
+        redist_spec_free(s);
+        s = inline_spec("a=2,b=3,c=2", "24", "a,b,c", NULL, "b,a,c");
+        pv.after = *redist_spec_to(s);
+        pp = NULL;
+        CHECK(redist_plan_from_steps(s, 1, &pv, &pp, &err) == REDIST_OK);
+        CHECK(redist_plan_step_link(pp, 0, &cm) == REDIST_LINK_NETWORK);
+        redist_plan_free(pp);
+        redist_spec_free(s);
+    }
+
     /* Cost files. */
     redist_cost_model_default(&cm);
     const char *good = "{\"links\": {\"numa\": {\"alpha\": 2e-6, \"beta\": "

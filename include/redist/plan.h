@@ -155,9 +155,10 @@ REDIST_API redist_status_t redist_link_from_name(const char *name, redist_link_t
  * ring all_reduce (twice that), permute (one message of L) and exchange (one
  * message per peer, the bytes a device lacks).  Local copies are not
  * charged (every plan writes its result once; slices merge into the next
- * pass).  Permute and exchange use the slowest link among the axes whose
- * placement changes.  axis_link[a] is the slowest level the groups of mesh
- * axis a span (from a topology; REDIST_LINK_NODE by default).
+ * pass).  Permute and exchange use the slowest link among the axes along
+ * which they move data (redist_plan_step_link).  axis_link[a] is the
+ * slowest level the groups of mesh axis a span (from a topology;
+ * REDIST_LINK_NODE by default).
  */
 typedef struct redist_cost_model {
     double alpha[REDIST_LINK_COUNT]; /**< seconds per message */
@@ -288,6 +289,16 @@ REDIST_API int redist_plan_num_steps(const redist_plan_t *plan);
 /** Copy step i (0-based) into *view; REDIST_ERR_INVALID if out of range. */
 REDIST_API redist_status_t redist_plan_step(const redist_plan_t *plan, int i,
                                  redist_step_view_t *view);
+/** The link level (a redist_link_t) step i of a one-mesh plan is charged
+ *  at under cost model cm (NULL: the built-in one): its axis's for a
+ *  collective on one axis, for a permute or an exchange the slowest among
+ *  the axes along which it moves data (those the type before shards whose
+ *  coordinate shifts a device's block differently after).  -1 for a step
+ *  that moves nothing between devices (a slice, a collective on a size-1
+ *  axis, nothing received), for a two-mesh plan and for a cost model
+ *  redist_cost_model_validate refuses.  NULL or out of range: -1. */
+REDIST_API int redist_plan_step_link(const redist_plan_t *plan, int i,
+                                     const redist_cost_model_t *cm);
 /** The statistics (*out zeroed for a NULL plan). */
 REDIST_API void redist_plan_stats(const redist_plan_t *plan, redist_plan_stats_t *out);
 /** The largest local size on the path (what a device must be able to

@@ -132,27 +132,6 @@ static void print_ranks(const redist_placement_t *p, int64_t n)
     }
 }
 
-/* The slowest link among the axes placed differently in a and b (what a
- * permute or an exchange crosses); -1 when none moves. */
-static int moved_link(const redist_mesh_t *m, const redist_cost_model_t *cm,
-                      const redist_type_t *a, const redist_type_t *b)
-{
-    int wa[REDIST_MAX_AXES], wb[REDIST_MAX_AXES], link = -1;
-    for (int x = 0; x < REDIST_MAX_AXES; x++)
-        wa[x] = wb[x] = -1;
-    for (int i = 0; i < a->ndims; i++)
-        for (int k = 0; k < a->dim_naxes[i]; k++)
-            wa[a->dims[i][k]] = i * 32 + k;
-    for (int i = 0; i < b->ndims; i++)
-        for (int k = 0; k < b->dim_naxes[i]; k++)
-            wb[b->dims[i][k]] = i * 32 + k;
-    for (int x = 0; x < redist_mesh_num_axes(m); x++)
-        if (wa[x] != wb[x] && redist_mesh_axis_size(m, x) > 1 &&
-            (int)cm->axis_link[x] > link)
-            link = cm->axis_link[x];
-    return link;
-}
-
 static void print_plan(const redist_plan_t *plan, const redist_cost_model_t *cm,
                        const char *title)
 {
@@ -163,26 +142,18 @@ static void print_plan(const redist_plan_t *plan, const redist_cost_model_t *cm,
     printf("\n%s: modelled %.2f us\n", title, st.time_s * 1e6);
     printf("  %4s  %-14s %-8s %-8s %14s %12s  %s\n", "step", "op", "axis",
            "link", "recv bytes", "time (us)", "type after");
-    redist_type_t before = *redist_spec_from(s);
     for (int k = 0; k < redist_plan_num_steps(plan); k++) {
         redist_step_view_t v;
         char tf[512];
-        const char *link = "local";
+        int l = redist_plan_step_link(plan, k, cm);
+        const char *link = l >= 0 ? redist_link_name((redist_link_t)l)
+                                  : "local";
         redist_plan_step(plan, k, &v);
-        if (v.op == REDIST_OP_PERMUTE || v.op == REDIST_OP_EXCHANGE) {
-            int l = moved_link(m, cm, &before, &v.after);
-            if (l >= 0 && v.recv_bytes)
-                link = redist_link_name((redist_link_t)l);
-        } else if (v.op != REDIST_OP_SLICE &&
-                   redist_mesh_axis_size(m, v.axis) > 1) {
-            link = redist_link_name((redist_link_t)cm->axis_link[v.axis]);
-        }
         printf("  %4d  %-14s %-8s %-8s %14llu %12.2f  %s\n", k + 1,
                redist_op_name(v.op),
                v.axis >= 0 ? redist_mesh_axis_name(m, v.axis) : "-", link,
                (unsigned long long)v.recv_bytes, v.time_s * 1e6,
                redist_type_format(&v.after, m, tf, sizeof tf));
-        before = v.after;
     }
     if (redist_plan_num_steps(plan) == 0)
         printf("  (no steps: the types are equal)\n");

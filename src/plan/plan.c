@@ -601,6 +601,34 @@ redist_status_t redist_plan_step(const redist_plan_t *plan, int i,
     return REDIST_OK;
 }
 
+int redist_plan_step_link(const redist_plan_t *plan, int i,
+                          const redist_cost_model_t *cm)
+{
+    if (!plan || i < 0 || i >= plan->nsteps || plan->m ||
+        !plan->steps[i].recv_bytes)
+        return -1;
+    redist_cost_model_t def;
+    if (!cm) {
+        redist_cost_model_default(&def);
+        cm = &def;
+    } else if (redist_cost_model_validate(cm, &plan->spec->mesh, NULL)) {
+        return -1;
+    }
+    const redist_step_view_t *v = &plan->steps[i];
+    rd_ctx cx;
+    rd_step st;
+    rd_ctype before, after;
+    rd_ctx_init(&cx, plan->spec);
+    rd_ctype_from_type(&before, i ? &plan->steps[i - 1].after
+                                  : &plan->spec->from);
+    rd_ctype_from_type(&after, &v->after);
+    rd_step_from_view(&st, v, RD_AFTER_STATED);
+    if (st.axis >= cx.naxes || (st.axis >= 0 && cx.size[st.axis] == 1))
+        return -1;
+    int l = rd_step_link(&cx, cm, &st, &before, &after);
+    return l >= 0 && l < REDIST_LINK_COUNT ? l : -1;
+}
+
 void redist_plan_stats(const redist_plan_t *plan, redist_plan_stats_t *out)
 {
     if (!out)

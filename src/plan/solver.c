@@ -32,7 +32,9 @@
  * partial set (a "group"), each at cost L.  Groups are enumerated once and
  * cached; a node fans out to its group only when it reaches the group
  * with a better (bytes, collectives) than any earlier fan-out, since all
- * members share L.  Groups of more than 2^20 members only offer the
+ * members share L (under the time objective only when every axis is on
+ * one link level: else a permute's link depends on the pair of types, and
+ * every node fans out).  Groups of more than 2^20 members only offer the
  * target (the plan is then not proven optimal).
  *
  * Budget.  A constructive plan (construct.c), built first without
@@ -186,6 +188,9 @@ typedef struct {
     double beta_min; /* cheapest byte over the mesh axes' links */
     u128 alpha_min;  /* cheapest message over them, femtoseconds, down */
     double alpha_min_s; /* the same in seconds, exact */
+    /* permutes into a group's members cost the same from every member
+     * (bytes objective; time with every axis on one link level) */
+    int group_dominance;
     int restricted; /* a permute group was too large to enumerate */
     int32_t dst_node; /* the target's node once created, else -1 */
     redist_status_t status;
@@ -1149,7 +1154,7 @@ static void expand_permute(search_t *S)
         }
         return;
     }
-    if (g->has_best) {
+    if (g->has_best && S->group_dominance) {
         if (S->bottleneck ? u->g >= g->best_g
                           : (u->g > g->best_g ||
                              (u->g == g->best_g && u->steps >= g->best_steps)))
@@ -1314,7 +1319,7 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
     if (cm) {
         /* Every step that moves bytes runs over the link of one of the
          * mesh's axes (its own, or for permute and exchange the slowest
-         * whose placement changes): the cheapest byte among those links
+         * along which data moves): the cheapest byte among those links
          * bounds them all, and is tighter than the cheapest of all levels
          * (with the built-in model every axis is on `node`). */
         S->beta_min = cm->beta[0];
@@ -1333,6 +1338,10 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
         S->alpha_min = (u128)(am * 1e15 * (1 - 1e-9));
         S->alpha_min_s = am;
     }
+    S->group_dominance = 1;
+    for (int a = 1; cm && a < cx->naxes; a++)
+        if (cm->axis_link[a] != cm->axis_link[0])
+            S->group_dominance = 0; /* a permute's link depends on the pair */
     S->cx = cx;
     S->dst = *dst;
     S->max_states = max_states;

@@ -623,20 +623,37 @@ void rd_ctype_block_start(const rd_ctx *cx, const rd_ctype *t,
 int rd_moved_link(const rd_ctx *cx, const redist_cost_model_t *cm,
                   const rd_ctype *a, const rd_ctype *b)
 {
-    /* where each axis sits: dim * 32 + position, or -1 */
-    int wa[REDIST_MAX_AXES], wb[REDIST_MAX_AXES], link = 0;
-    for (int x = 0; x < REDIST_MAX_AXES; x++)
-        wa[x] = wb[x] = -1;
+    /* Per axis its dim, and its stride in the dim's block index over the
+     * dim's block count (as stride * kother vs kown, cross-multiplied):
+     * an axis that a shards moves a device's data when its coordinate
+     * shifts the two blocks differently.  An axis a does not shard never
+     * does: each piece comes from a holder agreeing with the receiver on
+     * it; nor one of size 1. */
+    int dim[2][REDIST_MAX_AXES], link = 0;
+    int64_t str[2][REDIST_MAX_AXES], k[2][REDIST_MAX_DIMS];
     for (int pass = 0; pass < 2; pass++) {
         const rd_ctype *t = pass ? b : a;
-        int *w = pass ? wb : wa, p = 0;
-        for (int i = 0; i < cx->ndims; i++)
-            for (int k = 0; k < t->cnt[i]; k++)
-                w[t->seq[p++]] = i * 32 + k;
+        for (int x = 0; x < REDIST_MAX_AXES; x++)
+            dim[pass][x] = -1;
+        int p = 0;
+        for (int i = 0; i < cx->ndims; i++) {
+            int64_t s = 1;
+            p += t->cnt[i];
+            for (int q = p - 1; q >= p - t->cnt[i]; q--) {
+                dim[pass][t->seq[q]] = i;
+                str[pass][t->seq[q]] = s;
+                s *= cx->size[t->seq[q]];
+            }
+            k[pass][i] = s;
+        }
     }
-    for (int x = 0; x < cx->naxes; x++)
-        if (wa[x] != wb[x] && cx->size[x] > 1 && cm->axis_link[x] > link)
-            link = cm->axis_link[x];
+    for (int x = 0; x < cx->naxes; x++) {
+        int i = dim[0][x], j = dim[1][x];
+        if (i < 0 || cx->size[x] == 1 || cm->axis_link[x] <= link ||
+            (i == j && str[0][x] * k[1][i] == str[1][x] * k[0][i]))
+            continue;
+        link = cm->axis_link[x];
+    }
     return link;
 }
 

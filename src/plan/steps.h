@@ -187,7 +187,10 @@ int rd_step_link(const rd_ctx *cx, const redist_cost_model_t *cm,
 double rd_step_time_on(const rd_ctx *cx, const redist_cost_model_t *cm,
                        const rd_step *st, int link, uint64_t L,
                        uint64_t recv_bytes, uint64_t peers);
-/* The slowest link level among the axes placed differently in a and b. */
+/* The slowest link level among the axes along which a redistribution from
+ * a to b moves data (permute, exchange): those a shards whose coordinate
+ * shifts a device's a block and b block differently (another dim, or
+ * another stride relative to the dim's block count); 0 when none. */
 int rd_moved_link(const rd_ctx *cx, const redist_cost_model_t *cm,
                   const rd_ctype *a, const rd_ctype *b);
 

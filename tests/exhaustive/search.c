@@ -41,9 +41,12 @@
  * an `exchange` straight into the target.  A message of n bytes over link
  * level l costs alpha[l] + n beta[l]; a collective step runs over its
  * axis's link, a permute or an exchange over the slowest link among the
- * axes whose placement (partial, replicated, or dim and position) changes
- * (the search runs without the size-1 axes, so they neither count nor
- * shift a position).
+ * axes along which data moves: those the source type shards whose
+ * coordinate shifts a device's block differently in the two types
+ * (another dim, or another product of its own and the earlier axes'
+ * sizes in the dim's list); each piece comes from a holder agreeing with
+ * the receiver on the other axes (the search runs without the size-1
+ * axes, which never count).
  * Per step, with R the bytes a device receives (the most any device does,
  * rounded up: the recv of section 2):
  *   slice                  nothing (local copies are free)
@@ -405,17 +408,39 @@ static void need_xt(const rx_problem_t *p, const xt_t *x, const xt_t *y,
     *peers = peers_max;
 }
 
-/* The slowest link among the axes whose placement differs between x and
- * y (the problem has no size-1 axis); -1 when none does. */
+/* Where axis a sits in t: its dim (-1: none) and the product of the sizes
+ * of a and the axes before it in that dim's list (a step of a's
+ * coordinate shifts the device's block by shape / that product). */
+static int axis_place(const rx_problem_t *p, const xt_t *t, int a,
+                      int64_t *prefix)
+{
+    for (int d = 0; d < p->ndims; d++) {
+        int64_t q = 1;
+        for (int k = 0; k < t->n[d]; k++) {
+            q *= p->size[t->ax[d][k]];
+            if (t->ax[d][k] == a) {
+                *prefix = q;
+                return d;
+            }
+        }
+    }
+    return -1;
+}
+
+/* The slowest link among the axes along which data moves from x to y
+ * (the problem has no size-1 axis): those x shards whose coordinate
+ * shifts the two blocks differently (another dim, or another shift); -1
+ * when none does. */
 static int move_link(const rx_problem_t *p, const int *link, const xt_t *x,
                      const xt_t *y)
 {
-    uint64_t kx = key_of(p, x), ky = key_of(p, y);
     int best = -1;
-    for (int a = 0; a < p->naxes; a++)
-        if ((kx >> (8 * a) & 0xFF) != (ky >> (8 * a) & 0xFF) &&
-            link[a] > best)
+    for (int a = 0; a < p->naxes; a++) {
+        int64_t qx = 0, qy = 0;
+        int dx = axis_place(p, x, a, &qx), dy = axis_place(p, y, a, &qy);
+        if (dx >= 0 && (dx != dy || qx != qy) && link[a] > best)
             best = link[a];
+    }
     return best;
 }
 
