@@ -222,6 +222,46 @@ int main(void)
         redist_spec_free(s);
     }
 
+    /* Arrays of exabytes (2^61 bf16 elements): modelled times of years
+     * still plan under the time objective (its costs hold time and bytes
+     * in one integer, tcost in src/plan/solver.c), at least as fast as
+     * the bytes objective's plan under the same model. */
+    {
+        static const char *const huge[][4] = {
+            {"a=2,b=4", "1073741824x1073741824", "a|b", "b|a"},
+            {"a=2,b=4,c=2", "1073741824x536870912", "a,c|b", "b|a,c"},
+            {"a=4,b=2,c=2", "536870912x1073741824", "a|b,c", "|c,a"},
+            {"a=2,b=2", "2147483648x1073741824", "a|b", "b,a|"},
+        };
+        for (int i = 0; i < 4; i++) {
+            redist_spec_t *hs = NULL;
+            redist_error_clear(&err);
+            CHECK(redist_spec_from_strings(huge[i][0], huge[i][1], "bf16",
+                                           huge[i][2], NULL, huge[i][3],
+                                           NULL, NULL, NULL, 0, &hs,
+                                           &err) == REDIST_OK);
+            redist_plan_options_t ot = {.objective = REDIST_OBJECTIVE_TIME};
+            redist_plan_options_t ob = {.objective = REDIST_OBJECTIVE_BYTES,
+                                        .cost = NULL};
+            redist_cost_model_t dm;
+            redist_cost_model_default(&dm);
+            ob.cost = &dm;
+            redist_plan_t *pt = NULL, *pb = NULL;
+            CHECK(redist_plan_create(hs, &ot, &pt, &err) == REDIST_OK);
+            CHECK(redist_plan_create(hs, &ob, &pb, &err) == REDIST_OK);
+            if (pt && pb) {
+                redist_plan_stats_t a, b;
+                redist_plan_stats(pt, &a);
+                redist_plan_stats(pb, &b);
+                CHECK(a.time_s > 1e6 && a.optimal);
+                CHECK(a.time_s <= b.time_s * (1 + 1e-9));
+            }
+            redist_plan_free(pt);
+            redist_plan_free(pb);
+            redist_spec_free(hs);
+        }
+    }
+
     /* Step links: a permute [{a,b,c}] -> [{c,b,a}] moves a and c; b keeps
      * its shift (2*3 blocks before it either way), so its network link is
      * not charged: numa (c), not network (b) or cache (a).  [{a,b,c}] ->

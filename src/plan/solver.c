@@ -191,6 +191,8 @@ typedef struct {
     /* permutes into a group's members cost the same from every member
      * (bytes objective; time with every axis on one link level) */
     int group_dominance;
+    int tk;  /* time units of 2^tk femtoseconds (tcost) */
+    u128 ps; /* a picosecond in those units, at least 1 */
     int restricted; /* a permute group was too large to enumerate */
     int32_t dst_node; /* the target's node once created, else -1 */
     redist_status_t status;
@@ -477,22 +479,27 @@ static inline u128 d2u(double x)
     return x < 18446744073709551616.0 ? (u128)(uint64_t)x : (u128)x;
 }
 
-/* A cost of the time objective: the modelled time in femtoseconds above
- * bit RD_TSHIFT, the received bytes scaled by D (as the bytes objective
- * counts them) below, so that one comparison orders time, then bytes
+/* A cost of the time objective: the modelled time above bit RD_TSHIFT,
+ * the received bytes scaled by D (as the bytes objective counts them)
+ * below, so that one comparison orders time, then bytes
  * (doc/spec-format.md section 9).  The bytes of one cost are capped at
  * RD_RECV_CAP (2^50 scaled bytes: a petabyte at D = 1), so that the sums
  * of a path's costs never carry into the time; beyond it bytes no longer
- * break ties. */
+ * break ties.  The time is in units of 2^tk femtoseconds, tk (search_init)
+ * the least that keeps the costliest step conceivable for the spec (every
+ * byte of the array received twice and reduced once, a message from
+ * every device, over the slowest level) under 2^54 units, so that sums of
+ * thousands of steps fit the 70 bits above the bytes: 0 (femtoseconds)
+ * below terabyte arrays, coarser only beyond. */
 #define RD_TSHIFT 58
 #define RD_RECV_CAP ((u128)1 << 50)
 
-static u128 tcost(u128 fs, u128 recv)
+static u128 tpack(u128 units, u128 recv)
 {
-    return fs << RD_TSHIFT | (recv < RD_RECV_CAP ? recv : RD_RECV_CAP);
+    return units << RD_TSHIFT | (recv < RD_RECV_CAP ? recv : RD_RECV_CAP);
 }
 
-static u128 tcost_fs(u128 c)
+static u128 tcost_units(u128 c)
 {
     return c >> RD_TSHIFT;
 }
@@ -500,6 +507,12 @@ static u128 tcost_fs(u128 c)
 static u128 tcost_recv(u128 c)
 {
     return c & (((u128)1 << RD_TSHIFT) - 1);
+}
+
+/* The cost of fs femtoseconds and recv scaled bytes. */
+static u128 tcost(const search_t *S, u128 fs, u128 recv)
+{
+    return tpack(fs >> S->tk, recv);
 }
 
 /* Scaled bytes of a recv of num / den bytes (den divides D, or rounded
@@ -516,7 +529,7 @@ static u128 bound_cost(const search_t *S, uint64_t elems)
 {
     u128 bytes = (u128)elems * S->cx->elem_size * S->D;
     if (S->cm)
-        return tcost(d2u((double)elems * (double)S->cx->elem_size *
+        return tcost(S, d2u((double)elems * (double)S->cx->elem_size *
                          S->beta_min * 1e15),
                      bytes);
     return bytes;
@@ -563,7 +576,8 @@ static u128 reduction_bound(const search_t *S, const rd_ctype *t)
                 beta = S->cm->beta[l];
         }
     double bytes = (double)S->G * (double)(Q - 1) / ((double)U * (double)Q);
-    return tcost(d2u((alpha + (S->cm->gamma + beta) * bytes) * 1e15), rbytes);
+    return tcost(S, d2u((alpha + (S->cm->gamma + beta) * bytes) * 1e15),
+                 rbytes);
 }
 
 static int lc_layout(search_t *S, const rd_ctype *t, rd_layout *out);
@@ -603,8 +617,8 @@ static u128 uneven_heuristic(search_t *S, const rd_ctype *t)
     }
     u128 h = bound_cost(S, worst);
     if (S->cm) {
-        u128 t = tcost_fs(h);
-        h = tcost(t > t / 1000000000u + 1000u ? t - t / 1000000000u - 1000u
+        u128 t = tcost_units(h), ps = S->ps;
+        h = tpack(t > t / 1000000000u + ps ? t - t / 1000000000u - ps
                                               : 0,
                   tcost_recv(h));
     }
@@ -620,9 +634,9 @@ static u128 heuristic(search_t *S, const rd_ctype *t, const int64_t local[])
     if (t->partial & S->pend_nontrivial) {
         u128 a = bound_cost(S, S->dst_elems), b = reduction_bound(S, t);
         if (S->cm) { /* each part the larger of its own two bounds */
-            u128 at = tcost_fs(a), bt = tcost_fs(b);
+            u128 at = tcost_units(a), bt = tcost_units(b);
             u128 ar = tcost_recv(a), br = tcost_recv(b);
-            return tcost(at > bt ? at : bt, ar > br ? ar : br);
+            return tpack(at > bt ? at : bt, ar > br ? ar : br);
         }
         return a > b ? a : b;
     }
@@ -651,7 +665,7 @@ static u128 heuristic(search_t *S, const rd_ctype *t, const int64_t local[])
      * the target reached so is then not behind the free slices' nodes of
      * the same modelled time by a femtosecond of rounding. */
     if (S->cm && worst)
-        return tcost(time_fs(S->alpha_min_s + (double)(worst *
+        return tcost(S, time_fs(S->alpha_min_s + (double)(worst *
                                                        S->cx->elem_size) *
                                                   S->beta_min),
                      (u128)worst * S->cx->elem_size * S->D);
@@ -691,7 +705,7 @@ static int over_ub(const search_t *S, u128 f, int32_t fs)
         return 0;
     if (S->cm)
         return f > S->ub_g +
-                       tcost(tcost_fs(S->ub_g) / 1000000000u + 1000u, 0);
+                       tpack(tcost_units(S->ub_g) / 1000000000u + S->ps, 0);
     return f > S->ub_g || (f == S->ub_g && fs > S->ub_steps);
 }
 
@@ -852,7 +866,7 @@ static int uneven_refused(void *user, const rd_ueval *ev)
     const node_t *u = &S->nodes[S->cur], *n = &S->nodes[x->v];
     if (S->bottleneck)
         return (u->g > ev->max_held ? u->g : ev->max_held) >= n->g;
-    u128 g, cost = S->cm ? tcost(time_fs(ev->max_time), ev->max_recv)
+    u128 g, cost = S->cm ? tcost(S, time_fs(ev->max_time), ev->max_recv)
                          : ev->max_recv;
     if (__builtin_add_overflow(u->g, cost, &g))
         return 0;
@@ -909,7 +923,7 @@ static void uneven_edge(search_t *S, const rd_step *st, const rd_ctype *out,
             (!S->per_device_cap || ev.within)) {
             u128 cost = 0;
             if (!S->bottleneck)
-                cost = S->cm ? tcost(time_fs(ev.max_time), ev.max_recv)
+                cost = S->cm ? tcost(S, time_fs(ev.max_time), ev.max_recv)
                              : ev.max_recv;
             S->u_L = ev.max_held;
             relax(S, &t, st->op, st->dim, st->from_dim, st->to_dim, st->axis,
@@ -935,7 +949,7 @@ static void on_step(void *user, const rd_step *st, const rd_ctype *out)
         rd_step_recv(S->cx, st, &S->here, u->L, &num, &den);
         if (S->cm) {
             uint64_t recv = (uint64_t)((num + den - 1) / den);
-            cost = tcost(time_fs(rd_step_time(S->cx, S->cm, st, &S->here,
+            cost = tcost(S, time_fs(rd_step_time(S->cx, S->cm, st, &S->here,
                                               u->L, out, recv, 0)),
                          recv_scaled(S, num, den));
         } else {
@@ -978,7 +992,7 @@ static void expand_exchange(search_t *S, u128 h)
     /* two distinct types (size-1 axes are out of the search) give some
      * device another block: at least one message, which h already counts
      * when a sample device lacks data */
-    u128 one = tcost(S->alpha_min, 0);
+    u128 one = tcost(S, S->alpha_min, 0);
     u128 lb = cur->g + (h > one ? h : one);
     if (S->dst_node >= 0) {
         const node_t *d = &S->nodes[S->dst_node];
@@ -1003,7 +1017,7 @@ static u128 exchange_cost(const search_t *S, int32_t from, uint64_t elems,
     st.op = REDIST_OP_EXCHANGE;
     st.axis = -1;
     st.after = S->dst;
-    return tcost(time_fs(rd_step_time(S->cx, S->cm, &st, &S->here,
+    return tcost(S, time_fs(rd_step_time(S->cx, S->cm, &st, &S->here,
                                       S->nodes[from].L, &S->dst,
                                       elems * S->cx->elem_size, peers)),
                  (u128)elems * S->cx->elem_size * S->D);
@@ -1123,7 +1137,8 @@ static void expand_permute(search_t *S)
     if (S->has_ub && !S->bottleneck) {
         /* every member shares L, the partial set, and so the reduction
          * bound; a permute receives L (the members differ from here) */
-        u128 step = S->cm ? tcost(d2u((double)u->L * S->beta_min * 1e15) +
+        u128 step = S->cm ? tcost(S,
+                                  d2u((double)u->L * S->beta_min * 1e15) +
                                       S->alpha_min,
                                   (u128)u->L * S->D)
                           : (u128)u->L * S->D;
@@ -1178,7 +1193,8 @@ static void expand_permute(search_t *S)
         if (memcmp(&members[i], &S->here, sizeof(rd_ctype)) == 0)
             continue;
         if (S->cm && !S->bottleneck)
-            cost = tcost(time_fs(rd_step_time(S->cx, S->cm, &pst, &S->here,
+            cost = tcost(S, time_fs(rd_step_time(S->cx, S->cm, &pst,
+                                                 &S->here,
                                               L, &members[i], L, 0)),
                          num * S->D);
         relax(S, &members[i], REDIST_OP_PERMUTE, -1, -1, -1, -1, cost, 1);
@@ -1350,6 +1366,22 @@ static void search_init(search_t *S, const rd_ctx *cx, const rd_ctype *dst,
     S->G = cx->elem_size; /* checked at spec creation: < 2^63 */
     for (int i = 0; i < cx->ndims; i++)
         S->G *= (uint64_t)cx->shape[i];
+    if (cm) { /* tcost's unit: the costliest conceivable step < 2^54 */
+        double amax = 0, bmax = 0, devs = 1;
+        for (int l = 0; l < REDIST_LINK_COUNT; l++) {
+            amax = cm->alpha[l] > amax ? cm->alpha[l] : amax;
+            bmax = cm->beta[l] > bmax ? cm->beta[l] : bmax;
+        }
+        for (int a = 0; a < cx->naxes; a++)
+            devs *= (double)cx->size[a];
+        double step = ((double)S->G * (2 * bmax + cm->gamma) +
+                       2 * devs * amax) * 1e15;
+        while (step >= 18014398509481984.0 && S->tk < 120) { /* 2^54 */
+            step /= 2;
+            S->tk++;
+        }
+        S->ps = (u128)1000 >> S->tk ? (u128)1000 >> S->tk : 1;
+    }
     uint64_t D = 1;
     for (int a = 0; a < cx->naxes; a++) {
         if (!((src_partial & ~dst->partial) >> a & 1u))
@@ -1442,7 +1474,7 @@ static void path_cost(const search_t *S, const rd_ctype *src,
             rd_step_recv(S->cx, &p[i], &cur, L, &num, &den);
         }
         if (S->cm)
-            *g += tcost(time_fs(rd_step_time(S->cx, S->cm, &p[i], &cur, L,
+            *g += tcost(S, time_fs(rd_step_time(S->cx, S->cm, &p[i], &cur, L,
                                              &p[i].after,
                                              (uint64_t)((num + den - 1) / den),
                                              peers)),
@@ -1827,7 +1859,8 @@ static redist_status_t solve_verdict(solve_t *v, redist_status_t st,
     if (!info->optimal) {
         info->bound_peak = v->bound_peak;
         if (v->cm)
-            info->bound_time = (double)tcost_fs(info->bound_g) * 1e-15;
+            info->bound_time =
+                (double)(tcost_units(info->bound_g) << v->S.tk) * 1e-15;
         else
             info->bound_recv = (uint64_t)((info->bound_g + v->D - 1) / v->D);
     }
