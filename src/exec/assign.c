@@ -395,7 +395,7 @@ static redist_status_t program_build(const redist_plan_t *plan,
      * least any device has, except that the last pass's output is the
      * target block, which fits DST everywhere.  No fused steps but the
      * exchange (and the reduce_scatter where the backend runs it:
-     * uneven_rs), and no
+     * uneven_rs, or RD_BUILD_UNEVEN_RS where it chose to), and no
      * in-place passes (their needs differ by device). */
     p->uneven = redist_spec_is_uneven(spec);
     if (p->end_src && (p->uneven || (flags & REDIST_EXEC_PRESERVE_SRC)))
@@ -404,7 +404,8 @@ static redist_status_t program_build(const redist_plan_t *plan,
                         "blocks and a source it may write");
     if (p->uneven) {
         fused_ops &= 1u << REDIST_OP_EXCHANGE |
-                     (be && be->ops->uneven_rs
+                     (be && (be->ops->uneven_rs ||
+                             (be->build & RD_BUILD_UNEVEN_RS))
                           ? 1u << REDIST_OP_REDUCE_SCATTER
                           : 0);
         inplace = 0;

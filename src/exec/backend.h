@@ -77,6 +77,9 @@ typedef struct rd_xstep {
      * which shards nothing before the step) */
     int boxed;
     int64_t box_off[REDIST_MAX_DIMS];
+    /* ... and every member's box after the step, in member order: offset
+     * in the box before, then shape (ndims each; bind.c) */
+    const int64_t *mbox;
     const struct rd_xchg *xchg; /* exchange: geometry and this device's
                                    transfers (exchange.c) */
 } rd_xstep;
@@ -347,7 +350,11 @@ enum {
      * where the backend can (a two-mesh phase of all-reduces ending in
      * the source buffer: src/backend/mpi/meshes.c).  No program exists
      * under REDIST_EXEC_PRESERVE_SRC or with uneven blocks */
-    RD_BUILD_END_IN_SRC = 1u << 6
+    RD_BUILD_END_IN_SRC = 1u << 6,
+    /* run an uneven plan's reduce_scatter whole through `step`
+     * (rd_xstep.boxed, with mbox), as with uneven_rs: no packed boxes, no
+     * all-reduce of them; the backend's choice (MPI: execute.c) */
+    RD_BUILD_UNEVEN_RS = 1u << 7
 };
 
 struct redist_backend {

@@ -53,6 +53,30 @@ static uint64_t elems_of(int nd, const int64_t ext[])
     return e;
 }
 
+/* A whole uneven reduce_scatter (RD_U_RS): every member's box after it,
+ * within the box before (at blo), into ps->vbox for x->mbox (a backend
+ * that sends each member its box: MPI, reduce_boxed.c). */
+static redist_status_t member_boxes(rd_pass *ps, const redist_plan_t *plan,
+                                    const int64_t blo[], redist_error_t *err)
+{
+    int nd = redist_spec_ndims(redist_plan_spec(plan));
+    const rd_group *g = &ps->x.group;
+    int64_t alo[REDIST_MAX_DIMS], ahi[REDIST_MAX_DIMS];
+    if (!ps->vbox && !(ps->vbox = malloc(sizeof *ps->vbox * 2 *
+                                         (size_t)(nd ? nd : 1) *
+                                         (size_t)g->size)))
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int64_t m = 0; m < g->size; m++) {
+        box_at(plan, ps->first, 1, rd_group_rank(g, m), alo, ahi);
+        for (int i = 0; i < nd; i++) {
+            ps->vbox[(2 * m) * nd + i] = alo[i] - blo[i];
+            ps->vbox[(2 * m + 1) * nd + i] = ahi[i] - alo[i];
+        }
+    }
+    ps->x.mbox = ps->vbox;
+    return REDIST_OK;
+}
+
 /* The uneven parts of pass ps for device `rank` (its group bound). */
 static redist_status_t bind_uneven(rd_pass *ps, const redist_plan_t *plan,
                                    int64_t rank, redist_error_t *err)
@@ -75,6 +99,8 @@ static redist_status_t bind_uneven(rd_pass *ps, const redist_plan_t *plan,
         }
         ps->dev_in = elems_of(nd, x->in_shape) * elem;
         ps->dev_out = elems_of(nd, x->out_shape) * elem;
+        if (ps->umode == RD_U_RS)
+            return member_boxes(ps, plan, blo, err);
         return REDIST_OK;
     }
     case RD_U_RSUM: /* s slabs of this device's box after the step */

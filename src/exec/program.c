@@ -70,7 +70,8 @@
  *                      backend with the even ops; it receives 2(s-1)/s of
  *                      the packed boxes instead of (s-1)/s.  A backend
  *                      with uneven_rs and a fused reduce_scatter
- *                      (sim) gets one FUSED pass instead: this device's
+ *                      (sim), or built with RD_BUILD_UNEVEN_RS (MPI:
+ *                      reduce_boxed.c), gets one FUSED pass instead: this device's
  *                      box after the step reduced straight from the same
  *                      box of the members' blocks (no packed buffer).
  * Cost: O(steps) passes of O(dims) each; memory: 7 * steps + 2 passes

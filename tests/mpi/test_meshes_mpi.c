@@ -27,6 +27,7 @@
 
 #include "redist/mpi.h"
 #include "../common/random_plan.h"
+#include "../../src/exec/meshes.h"
 #include "../../src/testing/pattern.h"
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
@@ -131,6 +132,14 @@ static int all_reduces(const redist_plan_t *plan, int kt)
     return kt > 0;
 }
 
+/* Is the source phase one reduce_scatter (step 0, kt == 1)? */
+static int one_reduce_scatter(const redist_plan_t *plan, int kt)
+{
+    redist_step_view_t v;
+    return kt == 1 && !redist_plan_step(plan, 0, &v) &&
+           v.op == REDIST_OP_REDUCE_SCATTER;
+}
+
 /* The contract's bound on a device, max(src_d, dst_d): 1 when the
  * high-water mark exceeds it (counted, printed), and *must_fail set when
  * the layout of the rank's scratch (src/backend/mpi/meshes.c: one arena
@@ -148,9 +157,17 @@ static int all_reduces(const redist_plan_t *plan, int kt)
  *    phase of all-reduces and no target phase, it is on the source mesh:
  *    S is its source buffer (phase A in place), so it holds phase A's
  *    scratch, within the least bound over the source mesh, or the work
- *    area, within its bound (its pieces are parts of its R block). */
+ *    area, within its bound (its pieces are parts of its R block);
+ *  - or, without REDIST_EXEC_PRESERVE_SRC, a source phase of one
+ *    reduce_scatter and no target phase, it is on the source mesh and
+ *    its transfer does not sum where it is also on the target mesh: it
+ *    holds S beside phase A's work space, which the phase's context caps
+ *    at the room the bound leaves beside S over the source mesh
+ *    (rd_meshes_phase_room), and an uneven one runs whole within any
+ *    room of one element or more (src/backend/mpi/reduce_boxed.c; even
+ *    ones within their least need, an element too). */
 static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
-                      uint64_t db, int preserve, uint64_t hw,
+                      uint64_t db, int preserve, int sums, uint64_t hw,
                       int *must_fail, int *sure_out)
 {
     int n = redist_plan_num_steps(plan), kt = rp_transfer_step(plan);
@@ -162,7 +179,11 @@ static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
     int sure = (!(in_a && a) && !(in_b && b)) ||
                (!preserve && even(s) && in_a && in_b && a && b && sb == db) ||
                (!preserve && in_a && !b && all_reduces(plan, kt) &&
-                even_src(s));
+                even_src(s)) ||
+               (!preserve && in_a && !b && (!in_b || !sums) &&
+                one_reduce_scatter(plan, kt) &&
+                rd_meshes_phase_room(plan, 0, 0) >=
+                    redist_dtype_size(redist_spec_dtype(s)));
     *must_fail = sure && hw > bound;
     *sure_out = sure;
 
@@ -268,7 +289,7 @@ int main(int argc, char **argv)
             int bad = bad_run(spec, rank, "case", i, st, &err, src,
                               xo.flags != 0, dst, &rep), must = 0, certain = 0;
             if (!bad)
-                over += over_bound(plan, rank, sb, db, xo.flags != 0,
+                over += over_bound(plan, rank, sb, db, xo.flags != 0, sums,
                                    rep.scratch_high_water, &must, &certain);
             sure += certain;
             if (must)

@@ -37,6 +37,14 @@ static pass_need need_of(const redist_mpi_t *x, const rd_pass *ps)
         return n;
     switch (xs->op) {
     case REDIST_OP_REDUCE_SCATTER:
+        if (s > 1 && xs->boxed) { /* uneven, whole: reduce_boxed.c */
+            uint64_t big = ps->out_bytes / elem;
+            n.good = (s - 1) * elem *
+                     (big < RD_REDUCE_BLOCK ? big : RD_REDUCE_BLOCK);
+            n.least = elem;
+            n.want = (s - 1) * ps->out_bytes;
+            break;
+        }
         if (s > 1 && (ps->kind == RD_PASS_FUSED ||
                       !rd_mpi_native_ok(x, ps->in_bytes / s / elem))) {
             n.good = s * elem;
@@ -102,6 +110,8 @@ static int64_t pass_exchanges(const redist_mpi_t *x, const rd_pass *ps,
     }
     switch (xs->op) {
     case REDIST_OP_REDUCE_SCATTER: {
+        if (xs->boxed) /* rounds (the least work over the group: less) */
+            return xs->mbox ? (int64_t)rd_mpi_boxed_rounds(xs, w) : 1;
         uint64_t pre = 1, chunk = ps->in_bytes / s / elem;
         if (ps->kind == RD_PASS_FUSED) {
             pre = rd_mpi_prod(xs->in_shape, 0, xs->dim);
@@ -254,6 +264,9 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
      * 0.98-1.01x: doc/bench.md, doc/mpi.md), unless its sources lie in
      * windows (the direct path's whole step) */
     unsigned base = x->prepared && !x->keep_rs ? RD_BUILD_LOWER_MOVES : 0;
+    /* uneven reduce_scatters whole (reduce_boxed.c: no buffer sized by the
+     * largest device), on every program of the context */
+    base |= RD_BUILD_UNEVEN_RS;
     *build = base;
     if (scratch)
         scratch[0] = scratch[1] = 0;
@@ -274,7 +287,8 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
      * planned */
     redist_exec_info_t e2;
     rd_program p2;
-    if (!build_on(x, RD_BUILD_INPLACE, plan, opts, &e2, &p2, NULL))
+    if (!build_on(x, RD_BUILD_INPLACE | RD_BUILD_UNEVEN_RS, plan, opts, &e2,
+                  &p2, NULL))
         least2 = least_total(x, &p2, e2.scratch_bytes);
     if (B && least > B && least2 < least) {
         rd_program_free(&p);
@@ -282,7 +296,7 @@ static redist_status_t mpi_info(const redist_mpi_t *x,
         out->exec = e2;
         E = e2.scratch_bytes;
         least = least2;
-        *build = RD_BUILD_INPLACE;
+        *build = RD_BUILD_INPLACE | RD_BUILD_UNEVEN_RS;
     } else
         rd_program_free(&p2);
     out->min_scratch_bytes = least < least2 ? least : least2;

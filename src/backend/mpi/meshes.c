@@ -117,10 +117,12 @@
  * Measured (meson test -C build mpi-meshes-np3 mpi-meshes-np8, device
  * runs over max(src_d, dst_d)): 15 of 240 and 62 of 640 with every part
  * held at once, the same with the arena alone, 11 and 52 with s_is_r, 11
- * and 38 with S in src.  What remains is phase A's own program
- * (doc/meshes.md, "Memory"): an uneven reduce-scatter sized by the
- * largest device, and runs with REDIST_EXEC_PRESERVE_SRC (an all-reduce
- * out of place needs work space beside an S as large as the source).
+ * and 38 with S in src, 7 and 7 with uneven reduce-scatters run whole
+ * (reduce_boxed.c: no packed buffer sized by the largest device).  What
+ * remains is phase A's own program (doc/meshes.md, "Memory"): a
+ * reduce-scatter with no room beside S on some device of its mesh, and
+ * runs with REDIST_EXEC_PRESERVE_SRC (an all-reduce out of place needs
+ * work space beside an S as large as the source).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -296,6 +296,12 @@ redist_status_t rd_mpi_ar_ordered(redist_mpi_t *x, MPI_Comm comm, int64_t s,
                                   redist_dtype_t dtype, redist_reduce_t op,
                                   redist_error_t *err);
 
+/* reduce_boxed.c */
+redist_status_t rd_mpi_rs_boxed(redist_mpi_t *x, MPI_Comm comm,
+                                const rd_xstep *xs, const char *in, char *out,
+                                redist_error_t *err);
+uint64_t rd_mpi_boxed_rounds(const rd_xstep *xs, uint64_t work);
+
 /* reduce_stream.c */
 redist_status_t rd_mpi_rs_stream(redist_mpi_t *x, MPI_Comm comm, int64_t s,
                                  int64_t idx, const char *in, char *out,

@@ -5,7 +5,8 @@
  *                datatype writes the piece of member k to slot k along the
  *                gathered dim.  ~ alpha s + beta (s-1)/s L.  Scratch 0.
  *   all_gather   allgather_ring.c.  reduce_scatter, all_reduce:
- *                reduce_ordered.c, reduce_stream.c, reduce_native.c.
+ *                reduce_ordered.c, reduce_stream.c, reduce_native.c; an
+ *                uneven reduce_scatter whole: reduce_boxed.c.
  *   permute      one MPI_Sendrecv of L contiguous bytes (a local memcpy
  *                for a device that keeps its block).  alpha + beta L.
  *   exchange     exchange.c.  In place: swap.c.
@@ -229,6 +230,8 @@ static redist_status_t mpi_step(redist_backend_t *be, const rd_xstep *xs,
         }
         break;
     case REDIST_OP_REDUCE_SCATTER: {
+        if (xs->boxed) /* uneven, whole (reduce_boxed.c) */
+            return rd_mpi_rs_boxed(x, c, xs, in, out, err);
         int i = xs->dim;
         uint64_t pre = rd_mpi_prod(xs->in_shape, 0, i);
         uint64_t chunk = (uint64_t)xs->in_shape[i] / s *
