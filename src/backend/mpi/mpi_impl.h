@@ -60,6 +60,9 @@ typedef struct rd_mpi_cached {
     int direct, fence_before;
     const struct rd_pass *ps;
     char **peer_in;
+    /* a whole uneven reduce_scatter (reduce_boxed.c): the work space its
+     * group agreed on at the first run (0: not yet) */
+    unsigned long long boxed_w;
 } rd_mpi_cached;
 
 /* One allocation of redist_mpi_alloc (shared.c): a shared window over

@@ -10,7 +10,8 @@
  * element of the members' blocks, in member order (rd_reduce_n: the sim's
  * sum, bit for bit).  The members first agree on the work space W (the
  * least over the group: one MPI_Allreduce of an integer, made by every
- * member on every entry path, since every device runs the same pass).
+ * member on every entry path, since every device runs the same pass; a
+ * prepared object's at its first run only, kept in its pass cache).
  * Each box is cut into chunks of at most c elements that are contiguous
  * in it: the outermost dim d whose inner product u_d (the elements of one
  * index along d) is at most c, and runs of up to c / u_d indices along d
@@ -197,19 +198,32 @@ redist_status_t rd_mpi_rs_boxed(redist_mpi_t *x, MPI_Comm comm,
                          (uint64_t)(s - 1) * big * elem, &w, err);
     if (st)
         return st;
-    /* the same W on every member: each cuts the boxes alike */
-    unsigned long long mine = w.bytes, W = 0;
-    int rc = MPI_Allreduce(&mine, &W, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
+    /* the same W on every member: each cuts the boxes alike.  A prepared
+     * object agrees at its first run and keeps it (its work is sized
+     * once, so every member's is the same at each run) */
+    int k = x->be.pass;
+    rd_mpi_cached *cc = x->cache && k >= 0 && k < x->ncache ? &x->cache[k]
+                                                           : NULL;
+    unsigned long long mine = w.bytes, W = cc ? cc->boxed_w : 0;
+    int rc = MPI_SUCCESS;
+    if (!W) {
+        rc = MPI_Allreduce(&mine, &W, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN,
                            comm);
-    if (rc != MPI_SUCCESS) {
-        rd_mpi_work_put(x, &w);
-        return rd_mpi_fail(err, rc, "MPI_Allreduce (work space)");
+        if (rc != MPI_SUCCESS) {
+            rd_mpi_work_put(x, &w);
+            return rd_mpi_fail(err, rc, "MPI_Allreduce (work space)");
+        }
+        if (cc)
+            cc->boxed_w = W;
     }
     int all;
     uint64_t c = chunk_for(xs, W, &all);
     uint64_t R = rd_mpi_boxed_rounds(xs, W);
     boxed_cut mk = cut_of(nd, B, c);
-    MPI_Request *req = malloc(sizeof *req * 2 * (size_t)s);
+    /* no allocation per run for groups of up to 32 members */
+    MPI_Request stack_req[64];
+    MPI_Request *req = s <= 32 ? stack_req
+                               : malloc(sizeof *req * 2 * (size_t)s);
     if (!req) {
         rd_mpi_work_put(x, &w);
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -285,7 +299,8 @@ redist_status_t rd_mpi_rs_boxed(redist_mpi_t *x, MPI_Comm comm,
         }
         x->exchanges++;
     }
-    free(req);
+    if (req != stack_req)
+        free(req);
     rd_mpi_work_put(x, &w);
     return rc == MPI_SUCCESS ? REDIST_OK : rd_mpi_fail(err, rc, call);
 }
