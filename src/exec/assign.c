@@ -374,9 +374,10 @@ static void assign_spares(rd_program *p, uint64_t cap[RD_NBUF], int preserve)
 
 static redist_status_t program_build(const redist_plan_t *plan,
                                      const redist_backend_t *be,
-                                     unsigned caps, unsigned fused_ops,
-                                     int inplace, unsigned flags,
-                                     rd_program *p, redist_error_t *err)
+                                     unsigned build, unsigned caps,
+                                     unsigned fused_ops, int inplace,
+                                     unsigned flags, rd_program *p,
+                                     redist_error_t *err)
 {
     const redist_spec_t *spec = redist_plan_spec(plan);
     memset(p, 0, sizeof *p);
@@ -395,7 +396,8 @@ static redist_status_t program_build(const redist_plan_t *plan,
      * least any device has, except that the last pass's output is the
      * target block, which fits DST everywhere.  No fused steps but the
      * exchange (and the reduce_scatter where the backend runs it:
-     * uneven_rs, or RD_BUILD_UNEVEN_RS where it chose to), and no
+     * uneven_rs, or RD_BUILD_UNEVEN_RS where it chose to: be->build, or
+     * a set's ops->set_build), and no
      * in-place passes (their needs differ by device). */
     p->uneven = redist_spec_is_uneven(spec);
     if (p->end_src && (p->uneven || (flags & REDIST_EXEC_PRESERVE_SRC)))
@@ -404,8 +406,8 @@ static redist_status_t program_build(const redist_plan_t *plan,
                         "blocks and a source it may write");
     if (p->uneven) {
         fused_ops &= 1u << REDIST_OP_EXCHANGE |
-                     (be && (be->ops->uneven_rs ||
-                             (be->build & RD_BUILD_UNEVEN_RS))
+                     ((be && be->ops->uneven_rs) ||
+                              (build & RD_BUILD_UNEVEN_RS)
                           ? 1u << REDIST_OP_REDUCE_SCATTER
                           : 0);
         inplace = 0;
@@ -470,7 +472,16 @@ redist_status_t rd_program_build(const redist_plan_t *plan, unsigned caps,
                                  unsigned fused_ops, unsigned flags,
                                  rd_program *p, redist_error_t *err)
 {
-    return program_build(plan, NULL, caps, fused_ops, 0, flags, p, err);
+    return program_build(plan, NULL, 0, caps, fused_ops, 0, flags, p, err);
+}
+
+redist_status_t rd_program_build_b(const redist_plan_t *plan, unsigned caps,
+                                   unsigned fused_ops, unsigned build,
+                                   unsigned flags, rd_program *p,
+                                   redist_error_t *err)
+{
+    return program_build(plan, NULL, build, caps, fused_ops, 0, flags, p,
+                         err);
 }
 
 redist_status_t rd_program_build_for(const redist_plan_t *plan,
@@ -479,10 +490,11 @@ redist_status_t rd_program_build_for(const redist_plan_t *plan,
                                      redist_error_t *err)
 {
     if (!be || !be->ops)
-        return program_build(plan, NULL, 0, 0, 0, flags, p, err);
+        return program_build(plan, NULL, 0, 0, 0, 0, flags, p, err);
     const rd_backend_ops *o = be->ops;
     int inplace = (be->build & (RD_BUILD_INPLACE | RD_BUILD_END_IN_SRC)) &&
                   o->inplace_ops && o->inplace_need;
-    return program_build(plan, be, o->caps, o->step ? o->fused_ops : 0,
+    return program_build(plan, be, be->build, o->caps,
+                         o->step ? o->fused_ops : 0,
                          inplace, flags, p, err);
 }

@@ -273,6 +273,11 @@ typedef struct rd_backend_ops {
      * fused_ops has it (rd_xstep.boxed; one-array programs only, not a
      * set's): no packed boxes, no all-reduce of them */
     int uneven_rs;
+    /* Build flags (RD_BUILD_UNEVEN_RS only) of a set's programs
+     * (rd_set_program, which takes the backend's kind, not an endpoint):
+     * the same on every rank.  OpenSHMEM: its endpoints' own flag, so a
+     * two-mesh phase runs its uneven reduce_scatters whole too. */
+    unsigned set_build;
 
     /* A rank failed in the middle of a plan: make every other rank's
      * pending and later ops fail (no hang).  May be NULL when the backend
@@ -353,7 +358,8 @@ enum {
     RD_BUILD_END_IN_SRC = 1u << 6,
     /* run an uneven plan's reduce_scatter whole through `step`
      * (rd_xstep.boxed, with mbox), as with uneven_rs: no packed boxes, no
-     * all-reduce of them; the backend's choice (MPI: execute.c) */
+     * all-reduce of them; the backend's choice (MPI: execute.c;
+     * OpenSHMEM: context.c, and set_build for its sets' programs) */
     RD_BUILD_UNEVEN_RS = 1u << 7
 };
 

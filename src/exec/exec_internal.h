@@ -149,6 +149,12 @@ const struct rd_layout *rd_plan_layout_after(const redist_plan_t *plan,
 redist_status_t rd_program_build(const redist_plan_t *plan, unsigned caps,
                                  unsigned fused_ops, unsigned flags,
                                  rd_program *prog, redist_error_t *err);
+/* The same with build flags (RD_BUILD_UNEVEN_RS only: a set's programs,
+ * rd_backend_ops.set_build). */
+redist_status_t rd_program_build_b(const redist_plan_t *plan, unsigned caps,
+                                   unsigned fused_ops, unsigned build,
+                                   unsigned flags, rd_program *prog,
+                                   redist_error_t *err);
 /* The same for a backend endpoint: its caps, fused ops and, with
  * be->build & RD_BUILD_INPLACE, its in-place passes (be NULL: none). */
 redist_status_t rd_program_build_for(const redist_plan_t *plan,

@@ -132,7 +132,8 @@ redist_status_t rd_set_program(const redist_plan_t *plan,
     unsigned fused = ops && ops->step ? ops->fused_ops : 0;
     if (ops && ops->exchange)
         fused &= ~(1u << REDIST_OP_EXCHANGE);
-    return rd_program_build(plan, caps, fused, flags, p, err);
+    return rd_program_build_b(plan, caps, fused, ops ? ops->set_build : 0,
+                              flags, p, err);
 }
 
 redist_status_t rd_set_two_layout_of(const redist_plan_t *plan,

@@ -83,7 +83,7 @@ static int same_kind(const rd_backend_ops *a, const rd_backend_ops *b)
 {
     unsigned fa = a->step ? a->fused_ops : 0, fb = b->step ? b->fused_ops : 0;
     return strcmp(a->name, b->name) == 0 && a->caps == b->caps && fa == fb &&
-           !a->exchange == !b->exchange;
+           !a->exchange == !b->exchange && a->set_build == b->set_build;
 }
 
 static redist_status_t local_checks(const redist_plan_set_t *set,

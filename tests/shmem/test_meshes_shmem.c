@@ -54,13 +54,40 @@ static int tally = 1; /* count the runs in those */
  *    destination and S the source: every PE with a block holds the
  *    window only, and a PE without one is over with any layout (it has
  *    no room for the symmetric part), so the layout with the fewest
- *    PEs over the bound keeps every PE with a block within it (1). */
+ *    PEs over the bound keeps every PE with a block within it (1).
+ * With a phase A of one reduce_scatter and no phase B, on symmetric
+ * buffers: the reduce-scatter runs whole (src/backend/shmem/
+ * reduce_boxed.c), reading the members' source blocks in place, with
+ * no executor buffer and no work space, so a PE holds at most an S
+ * block, the largest one where the symmetric part holds it: every PE
+ * whose max(src_d, dst_d) is at least the largest S block (3; packed,
+ * as before, 15 runs of shmem-meshes-np5 were over it). */
 static int bound_certain(const redist_plan_t *plan, int no_cross_sums,
                          int sym)
 {
+    redist_step_view_t v;
+    if (sym && redist_plan_num_steps(plan) == 2 &&
+        !redist_plan_step(plan, 0, &v) &&
+        v.op == REDIST_OP_REDUCE_SCATTER && v.mesh == 0)
+        return 3;
     if (redist_plan_num_steps(plan) != 1)
         return 0;
     return sym && no_cross_sums ? 2 : 1;
+}
+
+/* The most bytes of any device's block after the first step (bound_certain
+ * 3: the largest S block). */
+static uint64_t s_most(const redist_plan_t *plan)
+{
+    redist_step_view_t v;
+    return redist_plan_step(plan, 0, &v) ? UINT64_MAX : v.local_bytes;
+}
+
+/* The name of the plan's first step (for messages). */
+static const char *first_op(const redist_plan_t *plan)
+{
+    redist_step_view_t v;
+    return redist_plan_step(plan, 0, &v) ? "-" : redist_op_name(v.op);
 }
 
 /* The most bytes of a side's block on any device. */
@@ -137,13 +164,18 @@ static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
         }
         devruns[sym] += tally;
         over[sym] += tally && rep.scratch_high_water > (sb > db ? sb : db);
-        if (certain == 2 || (certain && (sb || db))) {
+        if (certain == 2 || (certain == 1 && (sb || db)) ||
+            (certain == 3 && (sb > db ? sb : db) >= s_most(plan))) {
             bounded[sym]++;
             if (rep.scratch_high_water > (sb > db ? sb : db)) {
-                fprintf(stderr, "PE %d case %d: scratch %llu over "
-                                "max(src_d, dst_d) %llu\n",
-                        rank, c, (unsigned long long)rep.scratch_high_water,
-                        (unsigned long long)(sb > db ? sb : db));
+                fprintf(stderr, "PE %d case %d (%s buffers, %d steps, "
+                                "step 0 %s): scratch %llu over "
+                                "max(src_d, dst_d) %llu (%llu, %llu)\n",
+                        rank, c, sym ? "symmetric" : "private",
+                        redist_plan_num_steps(plan), first_op(plan),
+                        (unsigned long long)rep.scratch_high_water,
+                        (unsigned long long)(sb > db ? sb : db),
+                        (unsigned long long)sb, (unsigned long long)db);
                 over_bound = 1;
             }
         }

@@ -15,7 +15,7 @@
  * Each box is cut into chunks of at most c elements that are contiguous
  * in it: the outermost dim d whose inner product u_d (the elements of one
  * index along d) is at most c, and runs of up to c / u_d indices along d
- * under each index of the dims before it (boxed_chunk), the same cut on
+ * under each index of the dims before it (exec/boxed.c), the same cut on
  * every member (it knows every B_m).  Round r (r < the most chunks any
  * box has) sends chunk r of each other member's box straight from the
  * sender's block (one derived datatype each, nothing packed), copies this
@@ -41,91 +41,16 @@
 #include <string.h>
 
 #include "mpi_impl.h"
+#include "../../exec/boxed.h"
 #include "../../exec/kernels.h"
 #include "../../core/internal.h"
-
-/* The cut of box B (nd dims) into chunks of at most c elements: dim d,
- * `len` indices along it per chunk, `per` chunks per index of the dims
- * before d; *n chunks in all (0 for an empty box). */
-typedef struct boxed_cut {
-    int d;
-    int64_t len, per;
-    uint64_t unit, n;
-} boxed_cut;
-
-static boxed_cut cut_of(int nd, const int64_t B[], uint64_t c)
-{
-    boxed_cut k = {0, 1, 1, 1, 1};
-    for (int i = 0; i < nd; i++)
-        if (B[i] == 0) {
-            k.n = 0;
-            return k;
-        }
-    if (nd == 0)
-        return k;
-    int d = nd - 1;
-    uint64_t u = 1;
-    /* the outermost d with prod(B[d+1..]) <= c */
-    while (d > 0 && u * (uint64_t)B[d] <= c) {
-        u *= (uint64_t)B[d];
-        d--;
-    }
-    k.d = d;
-    k.unit = u;
-    uint64_t len = c / u;
-    k.len = len < (uint64_t)B[d] ? (int64_t)len : B[d];
-    k.per = (B[d] + k.len - 1) / k.len;
-    k.n = rd_mpi_prod(B, 0, d) * (uint64_t)k.per;
-    return k;
-}
-
-/* Chunk r of the cut: its offset in the box (off[]), its shape (sh[]),
- * and its elements. */
-static uint64_t boxed_chunk(int nd, const int64_t B[], const boxed_cut *k,
-                            uint64_t r, int64_t off[], int64_t sh[])
-{
-    if (nd == 0)
-        return 1;
-    uint64_t pre = r / (uint64_t)k->per;
-    int64_t start = (int64_t)(r % (uint64_t)k->per) * k->len;
-    for (int i = k->d - 1; i >= 0; i--) {
-        off[i] = (int64_t)(pre % (uint64_t)B[i]);
-        pre /= (uint64_t)B[i];
-        sh[i] = 1;
-    }
-    off[k->d] = start;
-    sh[k->d] = B[k->d] - start < k->len ? B[k->d] - start : k->len;
-    for (int i = k->d + 1; i < nd; i++) {
-        off[i] = 0;
-        sh[i] = B[i];
-    }
-    return (uint64_t)sh[k->d] * k->unit;
-}
-
-static const int64_t *mbox_off(const rd_xstep *xs, int64_t m)
-{
-    return xs->mbox + 2 * m * xs->ndims;
-}
-
-static const int64_t *mbox_shape(const rd_xstep *xs, int64_t m)
-{
-    return xs->mbox + (2 * m + 1) * xs->ndims;
-}
-
-static uint64_t box_elems(int nd, const int64_t B[])
-{
-    return rd_mpi_prod(B, 0, nd);
-}
 
 /* The chunk size (elements) and mode for W bytes of work: *all set when
  * every other member's chunk has its own slot. */
 static uint64_t chunk_for(const rd_xstep *xs, uint64_t W, int *all)
 {
-    uint64_t s = (uint64_t)xs->group.size, elem = xs->elem, big = 0;
-    for (int64_t m = 0; m < xs->group.size; m++) {
-        uint64_t e = box_elems(xs->ndims, mbox_shape(xs, m));
-        big = e > big ? e : big;
-    }
+    uint64_t s = (uint64_t)xs->group.size, elem = xs->elem;
+    uint64_t big = rd_box_most(xs);
     uint64_t want = big < RD_REDUCE_BLOCK ? big : RD_REDUCE_BLOCK;
     uint64_t c_all = s > 1 ? W / ((s - 1) * elem) : big;
     *all = c_all >= want && c_all > 0;
@@ -138,12 +63,7 @@ static uint64_t chunk_for(const rd_xstep *xs, uint64_t W, int *all)
 uint64_t rd_mpi_boxed_rounds(const rd_xstep *xs, uint64_t W)
 {
     int all;
-    uint64_t c = chunk_for(xs, W, &all), R = 0;
-    for (int64_t m = 0; m < xs->group.size; m++) {
-        boxed_cut k = cut_of(xs->ndims, mbox_shape(xs, m), c);
-        R = k.n > R ? k.n : R;
-    }
-    return R;
+    return rd_box_rounds(xs, chunk_for(xs, W, &all));
 }
 
 /* rd_reduce_n's inputs: this member's own from the output, the others
@@ -179,21 +99,17 @@ redist_status_t rd_mpi_rs_boxed(redist_mpi_t *x, MPI_Comm comm,
     int nd = xs->ndims;
     int64_t s = xs->group.size, me = xs->group.index;
     size_t elem = xs->elem;
-    const int64_t *B = mbox_shape(xs, me);
+    const int64_t *B = rd_box_mbox_shape(xs, me);
     work_ref w = {0};
     redist_status_t st = REDIST_OK;
     if (s == 1) { /* the box before is the box after */
-        if (box_elems(nd, B))
+        if (rd_box_elems(nd, B))
             rd_kernel_box(out, B, (int64_t[REDIST_MAX_DIMS]){0}, in,
-                          xs->in_shape, mbox_off(xs, me), B, nd, elem);
+                          xs->in_shape, rd_box_mbox_off(xs, me), B, nd, elem);
         x->exchanges++;
         return REDIST_OK;
     }
-    uint64_t big = 0;
-    for (int64_t m = 0; m < s; m++) {
-        uint64_t e = box_elems(nd, mbox_shape(xs, m));
-        big = e > big ? e : big;
-    }
+    uint64_t big = rd_box_most(xs);
     st = rd_mpi_work_get(x, (uint64_t)(s - 1) * elem, elem,
                          (uint64_t)(s - 1) * big * elem, &w, err);
     if (st)
@@ -219,7 +135,7 @@ redist_status_t rd_mpi_rs_boxed(redist_mpi_t *x, MPI_Comm comm,
     int all;
     uint64_t c = chunk_for(xs, W, &all);
     uint64_t R = rd_mpi_boxed_rounds(xs, W);
-    boxed_cut mk = cut_of(nd, B, c);
+    rd_box_cut mk = rd_box_cut_of(nd, B, c);
     /* no allocation per run for groups of up to 32 members */
     MPI_Request stack_req[64];
     MPI_Request *req = s <= 32 ? stack_req
@@ -235,11 +151,12 @@ redist_status_t rd_mpi_rs_boxed(redist_mpi_t *x, MPI_Comm comm,
         int64_t at[REDIST_MAX_DIMS];
         /* chunk r of each other member's box, from this member's block */
         for (int64_t m = 0; m < s && rc == MPI_SUCCESS; m++) {
-            const int64_t *Bm = mbox_shape(xs, m), *om = mbox_off(xs, m);
-            boxed_cut k = cut_of(nd, Bm, c);
+            const int64_t *Bm = rd_box_mbox_shape(xs, m);
+            const int64_t *om = rd_box_mbox_off(xs, m);
+            rd_box_cut k = rd_box_cut_of(nd, Bm, c);
             if (m == me || r >= k.n)
                 continue;
-            boxed_chunk(nd, Bm, &k, r, off, sh);
+            rd_box_chunk(nd, Bm, &k, r, off, sh);
             for (int i = 0; i < nd; i++)
                 at[i] = om[i] + off[i];
             MPI_Datatype t;
@@ -257,10 +174,10 @@ redist_status_t rd_mpi_rs_boxed(redist_mpi_t *x, MPI_Comm comm,
                 nreq++;
         }
         if (rc == MPI_SUCCESS && r < mk.n) {
-            uint64_t n = boxed_chunk(nd, B, &mk, r, off, sh);
+            uint64_t n = rd_box_chunk(nd, B, &mk, r, off, sh);
             uint64_t bytes = n * elem;
             char *o = out + rd_mpi_box_offset(nd, B, off, elem);
-            const int64_t *om = mbox_off(xs, me);
+            const int64_t *om = rd_box_mbox_off(xs, me);
             int64_t zero[REDIST_MAX_DIMS] = {0};
             for (int i = 0; i < nd; i++)
                 at[i] = om[i] + off[i];

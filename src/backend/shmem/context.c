@@ -6,7 +6,8 @@
  * (agree.c), then allocates the work area of pushed reductions
  * (options.work_bytes, symmetric, failing on every PE together).
  * Two endpoints: [0] any buffers (exchanges land in symmetric scratch,
- * run in place there: RD_BUILD_INPLACE), [1] symmetric buffers.
+ * run in place there: RD_BUILD_INPLACE), [1] symmetric buffers; both
+ * run uneven reduce_scatters whole (RD_BUILD_UNEVEN_RS, reduce_boxed.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,11 @@ redist_status_t redist_shmem_create(const redist_mesh_t *mesh,
      * in the executor's (symmetric) scratch; running exchanges in place
      * there keeps one scratch buffer instead of two */
     c->ep[0].build = RD_BUILD_INPLACE;
+    /* uneven reduce_scatters whole (reduce_boxed.c: no buffer sized by
+     * the largest device), on every program of the context; a set's
+     * programs take it from the ops (set_build) */
+    for (int k = 0; k < 2; k++)
+        c->ep[k].build |= RD_BUILD_UNEVEN_RS;
     shmem_barrier_all();
     *out = c;
     return REDIST_OK;

@@ -25,7 +25,8 @@ int rd_shm_sym_range(const redist_shmem_t *c, const void *p, uint64_t n)
 
 /* The context's work area, if executing the plan may use it: a
  * reduction over more than one PE that cannot read its inputs in place
- * (pull) and has no free scratch to push into (reduce_push).  The same
+ * (pull) and has no free scratch to push into (reduce_push), or an
+ * uneven reduce_scatter run whole with none (reduce_boxed.c).  The same
  * program the executor builds and binds, so the same decisions. */
 static uint64_t work_promise(const redist_shmem_t *c, const redist_plan_t *plan,
                              const redist_exec_options_t *opts, int symmetric,
@@ -61,6 +62,16 @@ static uint64_t work_promise(const redist_shmem_t *c, const redist_plan_t *plan,
              x->op != REDIST_OP_ALL_REDUCE) ||
             x->group.size <= 1)
             continue;
+        int scratch_in = ps->in_buf == RD_BUF_SA || ps->in_buf == RD_BUF_SB;
+        if (x->boxed) { /* an uneven reduce_scatter whole: its rule */
+            if (!rd_shm_boxed_uses_work(x, symmetric || scratch_in,
+                                        ps->sspare_bytes))
+                continue;
+            need = c->work_bytes;
+            if ((uint64_t)(x->group.size - 1) * x->elem > least)
+                least = (uint64_t)(x->group.size - 1) * x->elem;
+            continue;
+        }
         /* as the run sizes it: this PE's bound block (runtime.c for a
          * collective pass, its shape in step.c for a fused one) */
         uint64_t in_bytes = ps->dev_in;
@@ -69,7 +80,6 @@ static uint64_t work_promise(const redist_shmem_t *c, const redist_plan_t *plan,
             for (int d = 0; d < x->ndims; d++)
                 in_bytes *= (uint64_t)x->in_shape[d];
         }
-        int scratch_in = ps->in_buf == RD_BUF_SA || ps->in_buf == RD_BUF_SB;
         int scratch_out = ps->out_buf == RD_BUF_SA || ps->out_buf == RD_BUF_SB;
         red_facts f = {x->group.size, x->elem,
                        x->op == REDIST_OP_ALL_REDUCE, in_bytes,

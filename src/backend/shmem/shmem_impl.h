@@ -15,6 +15,8 @@
  *   reduce_pull.c    pull and get: inputs read in place
  *   reduce_push.c    push: contributions put into work space, in rounds
  *   reduce_serial.c  serial: no work space, one sender at a time
+ *   reduce_boxed.c   an uneven reduce_scatter whole: each member's box
+ *                    put to it in chunks, no buffer sized by the largest
  *   scratch.c        symmetric allocations that fail on every PE together
  *   execute.c        redist_shmem_exec_info / redist_shmem_execute
  *   prepared.c       prepared objects: prepare once, run many, start /
@@ -177,6 +179,17 @@ redist_status_t rd_shm_reduce_push(redist_shmem_t *c, redist_backend_t *be,
 redist_status_t rd_shm_reduce_serial(redist_shmem_t *c, const rd_xstep *x,
                                      const char *in, char *out, int slot,
                                      redist_error_t *err);
+
+/* reduce_boxed.c: an uneven reduce_scatter run whole (x->boxed; in_sym:
+ * its input symmetric, read in place); the chunk (elements) it puts
+ * with W bytes of work space, and whether it takes the context's work
+ * area (a pass with sspare_bytes of free symmetric scratch) */
+redist_status_t rd_shm_rs_boxed(redist_shmem_t *c, redist_backend_t *be,
+                                const rd_xstep *x, const char *in, char *out,
+                                int in_sym, int slot, redist_error_t *err);
+uint64_t rd_shm_boxed_chunk(const rd_xstep *x, uint64_t W);
+int rd_shm_boxed_uses_work(const rd_xstep *x, int in_sym,
+                           uint64_t sspare_bytes);
 
 /* reduce_mode.c: how a reduction over more than one member runs.  The
  * facts come from the pass (work_promise, execute.c) or from the step's

@@ -6,7 +6,8 @@
  *   all_to_all   (s-1) puts of L/s;
  *   permute      one put of L;
  *   exchange     one box per partner, straight in the blocks;
- *   reductions   reduce_mode.c picks a protocol.
+ *   reductions   reduce_mode.c picks a protocol; an uneven
+ *                reduce_scatter whole: reduce_boxed.c.
  * Each put split into its contiguous runs, plus 2 (s-1) atomic signals;
  * no pack, no unpack, no receive-side copy.  REDIST_SHMEM_PACKED: the
  * executor packs, and the same steps move contiguous 1-D or 2-D blocks.
@@ -194,6 +195,10 @@ static redist_status_t run_step(redist_backend_t *be, const rd_xstep *x,
     if (reduction && in_bytes == 0)
         return REDIST_OK; /* an empty uneven block, empty on every member
                              (they reduce the same box); maybe NULL */
+    if (x->boxed) /* an uneven reduce_scatter whole (never in place) */
+        return rd_shm_rs_boxed(c, be, x, in, out,
+                               symmetric || rd_shm_is_scratch(c, in), slot,
+                               err);
     if (reduction) {
         red_facts f = {g->size,
                        x->elem,
@@ -356,7 +361,7 @@ static redist_backend_t *shm_sym_endpoint(redist_backend_t *be)
         .sub_free = rd_shm_sub_free, .run_begins = rd_shm_run_begins,         \
         .exchange_multi = rd_shm_exchange_multi,                              \
         .threads = rd_shm_threads, .sym_kind = (sym_),                        \
-        .sym_endpoint = shm_sym_endpoint                                      \
+        .sym_endpoint = shm_sym_endpoint, .set_build = RD_BUILD_UNEVEN_RS     \
     }
 
 /* [packed][symmetric]; exchange steps always run whole (a sender cannot
