@@ -240,12 +240,11 @@ int main(void)
                                            huge[i][2], NULL, huge[i][3],
                                            NULL, NULL, NULL, 0, &hs,
                                            &err) == REDIST_OK);
-            redist_plan_options_t ot = {.objective = REDIST_OBJECTIVE_TIME};
-            redist_plan_options_t ob = {.objective = REDIST_OBJECTIVE_BYTES,
-                                        .cost = NULL};
             redist_cost_model_t dm;
             redist_cost_model_default(&dm);
-            ob.cost = &dm;
+            redist_plan_options_t ot = {.objective = REDIST_OBJECTIVE_TIME};
+            redist_plan_options_t ob = {.objective = REDIST_OBJECTIVE_BYTES,
+                                        .cost = &dm};
             redist_plan_t *pt = NULL, *pb = NULL;
             CHECK(redist_plan_create(hs, &ot, &pt, &err) == REDIST_OK);
             CHECK(redist_plan_create(hs, &ob, &pb, &err) == REDIST_OK);

@@ -126,23 +126,8 @@ int rd_exchange_need(const rd_ctx *cx, const rd_ctype *a, const rd_ctype *b,
 static void xneed_places(xneed_t *X, const rd_ctype *a, const rd_ctype *b)
 {
     const rd_ctx *cx = X->cx;
-    for (int x = 0; x < REDIST_MAX_AXES; x++)
-        X->adim[x] = X->bdim[x] = -1;
-    for (int pass = 0; pass < 2; pass++) {
-        const rd_ctype *t = pass ? b : a;
-        int *dim = pass ? X->bdim : X->adim;
-        int64_t *str = pass ? X->bstr : X->astr;
-        int p = 0;
-        for (int i = 0; i < cx->ndims; i++) {
-            int64_t s = 1;
-            p += t->cnt[i];
-            for (int k = p - 1; k >= p - t->cnt[i]; k--) {
-                dim[t->seq[k]] = i;
-                str[t->seq[k]] = s;
-                s *= cx->size[t->seq[k]];
-            }
-        }
-    }
+    rd_ctype_places(cx, a, X->adim, X->astr, NULL);
+    rd_ctype_places(cx, b, X->bdim, X->bstr, NULL);
     int *comp = X->comp;
     for (int i = 0; i < cx->ndims; i++)
         comp[i] = i;

@@ -540,6 +540,20 @@ static u128 time_fs(double seconds)
     return seconds <= 0 ? 0 : d2u(seconds * 1e15 + 0.5);
 }
 
+/* The time objective's cost of step st from `before` (L bytes) to
+ * `after`, which receives num / den bytes (rounded up for its time) from
+ * `peers` devices (an exchange's): its modelled time, then those bytes. */
+static u128 step_tcost(const search_t *S, const rd_step *st,
+                       const rd_ctype *before, uint64_t L,
+                       const rd_ctype *after, u128 num, uint64_t den,
+                       uint64_t peers)
+{
+    uint64_t recv = (uint64_t)((num + den - 1) / den);
+    return tcost(S, time_fs(rd_step_time(S->cx, S->cm, st, before, L, after,
+                                         recv, peers)),
+                 recv_scaled(S, num, den));
+}
+
 /* What the pending reductions still cost at least.  A type whose partial
  * set is P (the target keeping K of it) shards only axes outside P, so its
  * local size is at least G / U, U the product of the sizes outside P.
@@ -948,10 +962,7 @@ static void on_step(void *user, const rd_step *st, const rd_ctype *out)
     if (!S->bottleneck) {
         rd_step_recv(S->cx, st, &S->here, u->L, &num, &den);
         if (S->cm) {
-            uint64_t recv = (uint64_t)((num + den - 1) / den);
-            cost = tcost(S, time_fs(rd_step_time(S->cx, S->cm, st, &S->here,
-                                              u->L, out, recv, 0)),
-                         recv_scaled(S, num, den));
+            cost = step_tcost(S, st, &S->here, u->L, out, num, den, 0);
         } else {
             if (S->D % den) {
                 S->status = REDIST_ERR_OVERFLOW;
@@ -1017,10 +1028,8 @@ static u128 exchange_cost(const search_t *S, int32_t from, uint64_t elems,
     st.op = REDIST_OP_EXCHANGE;
     st.axis = -1;
     st.after = S->dst;
-    return tcost(S, time_fs(rd_step_time(S->cx, S->cm, &st, &S->here,
-                                      S->nodes[from].L, &S->dst,
-                                      elems * S->cx->elem_size, peers)),
-                 (u128)elems * S->cx->elem_size * S->D);
+    return step_tcost(S, &st, &S->here, S->nodes[from].L, &S->dst,
+                      (u128)elems * S->cx->elem_size, 1, peers);
 }
 
 typedef struct {
@@ -1193,10 +1202,8 @@ static void expand_permute(search_t *S)
         if (memcmp(&members[i], &S->here, sizeof(rd_ctype)) == 0)
             continue;
         if (S->cm && !S->bottleneck)
-            cost = tcost(S, time_fs(rd_step_time(S->cx, S->cm, &pst,
-                                                 &S->here,
-                                              L, &members[i], L, 0)),
-                         num * S->D);
+            cost = step_tcost(S, &pst, &S->here, L, &members[i], num, den,
+                              0);
         relax(S, &members[i], REDIST_OP_PERMUTE, -1, -1, -1, -1, cost, 1);
     }
 }
@@ -1474,11 +1481,8 @@ static void path_cost(const search_t *S, const rd_ctype *src,
             rd_step_recv(S->cx, &p[i], &cur, L, &num, &den);
         }
         if (S->cm)
-            *g += tcost(S, time_fs(rd_step_time(S->cx, S->cm, &p[i], &cur, L,
-                                             &p[i].after,
-                                             (uint64_t)((num + den - 1) / den),
-                                             peers)),
-                        recv_scaled(S, num, den));
+            *g += step_tcost(S, &p[i], &cur, L, &p[i].after, num, den,
+                             peers);
         else
             *g += num * (S->D / den);
         *colls += rd_step_kinds[p[i].op].collective;

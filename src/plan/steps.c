@@ -620,6 +620,26 @@ void rd_ctype_block_start(const rd_ctx *cx, const rd_ctype *t,
     }
 }
 
+void rd_ctype_places(const rd_ctx *cx, const rd_ctype *t,
+                     int dim[REDIST_MAX_AXES], int64_t str[REDIST_MAX_AXES],
+                     int64_t k[REDIST_MAX_DIMS])
+{
+    for (int x = 0; x < REDIST_MAX_AXES; x++)
+        dim[x] = -1;
+    int p = 0;
+    for (int i = 0; i < cx->ndims; i++) {
+        int64_t s = 1;
+        p += t->cnt[i];
+        for (int q = p - 1; q >= p - t->cnt[i]; q--) {
+            dim[t->seq[q]] = i;
+            str[t->seq[q]] = s;
+            s *= cx->size[t->seq[q]];
+        }
+        if (k)
+            k[i] = s;
+    }
+}
+
 int rd_moved_link(const rd_ctx *cx, const redist_cost_model_t *cm,
                   const rd_ctype *a, const rd_ctype *b)
 {
@@ -631,22 +651,8 @@ int rd_moved_link(const rd_ctx *cx, const redist_cost_model_t *cm,
      * it; nor one of size 1. */
     int dim[2][REDIST_MAX_AXES], link = 0;
     int64_t str[2][REDIST_MAX_AXES], k[2][REDIST_MAX_DIMS];
-    for (int pass = 0; pass < 2; pass++) {
-        const rd_ctype *t = pass ? b : a;
-        for (int x = 0; x < REDIST_MAX_AXES; x++)
-            dim[pass][x] = -1;
-        int p = 0;
-        for (int i = 0; i < cx->ndims; i++) {
-            int64_t s = 1;
-            p += t->cnt[i];
-            for (int q = p - 1; q >= p - t->cnt[i]; q--) {
-                dim[pass][t->seq[q]] = i;
-                str[pass][t->seq[q]] = s;
-                s *= cx->size[t->seq[q]];
-            }
-            k[pass][i] = s;
-        }
-    }
+    rd_ctype_places(cx, a, dim[0], str[0], k[0]);
+    rd_ctype_places(cx, b, dim[1], str[1], k[1]);
     for (int x = 0; x < cx->naxes; x++) {
         int i = dim[0][x], j = dim[1][x];
         if (i < 0 || cx->size[x] == 1 || cm->axis_link[x] <= link ||

@@ -128,6 +128,12 @@ void rd_ctype_block_start(const rd_ctx *cx, const rd_ctype *t,
 uint64_t rd_ctype_elems(const rd_ctx *cx, const rd_ctype *t);
 /* Mask of mesh axes used in dims. */
 uint32_t rd_ctype_sharded(const rd_ctype *t);
+/* Where each axis sits in t: dim[x] its dim (-1: none) and str[x] its
+ * stride in that dim's block index (the product of the sizes of the axes
+ * after it in the list); k[i] (k may be NULL) dim i's block count. */
+void rd_ctype_places(const rd_ctx *cx, const rd_ctype *t,
+                     int dim[REDIST_MAX_AXES], int64_t str[REDIST_MAX_AXES],
+                     int64_t k[REDIST_MAX_DIMS]);
 /* First position of dim i's list in seq. */
 static inline int rd_ctype_start(const rd_ctype *t, int dim)
 {

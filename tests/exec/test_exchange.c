@@ -109,14 +109,23 @@ static redist_mesh_t *random_problem(int den, rp_problem *p)
     return m;
 }
 
+/* random_problem with a target type of the same partial set, a shape
+ * from the two split counts' lcm times 1..3 (sometimes blocks of
+ * unrelated sizes: uneven overlaps; room for another axis with
+ * extra_axis) and a random dtype and reduce op. */
+static redist_mesh_t *random_pair(rp_problem *p, int extra_axis)
+{
+    redist_mesh_t *m = random_problem(5, p);
+    rp_type(&rng, m, p->nd, 0, 0, p->from.partial, &p->to);
+    rp_shape_between(&rng, p, 3, extra_axis);
+    rp_dtype_reduce(&rng, p);
+    return m;
+}
+
 static void direct_case(void)
 {
     rp_problem p;
-    redist_mesh_t *m = random_problem(5, &p);
-    rp_type(&rng, m, p.nd, 0, 0, p.from.partial, &p.to);
-    /* sometimes blocks of unrelated sizes (uneven overlaps) */
-    rp_shape_between(&rng, &p, 3, 0);
-    rp_dtype_reduce(&rng, &p);
+    redist_mesh_t *m = random_pair(&p, 0);
     redist_spec_t *spec = NULL;
     redist_plan_t *plan = NULL;
     redist_error_t err;
@@ -213,10 +222,7 @@ static int need_nested, need_other;
 static void need_case(void)
 {
     rp_problem p;
-    redist_mesh_t *m = random_problem(5, &p);
-    rp_type(&rng, m, p.nd, 0, 0, p.from.partial, &p.to);
-    rp_shape_between(&rng, &p, 3, 1);
-    rp_dtype_reduce(&rng, &p);
+    redist_mesh_t *m = random_pair(&p, 1);
     redist_spec_t *spec = NULL;
     redist_error_t err;
     redist_error_clear(&err);
