@@ -75,7 +75,10 @@
  * each pass none, so the backend's work space would come on top.
  * Without REDIST_EXEC_PRESERVE_SRC and with even blocks, a program of
  * all_reduces has one: each in place in SRC with SA (the block's size) as
- * its spare region.
+ * its spare region.  An uneven program ends in SRC only as one whole
+ * reduce_scatter whose every box after it is empty or the first elements
+ * of its device's block (rd_xstep.boxed_inplace): in place on every
+ * device, its need one element of work space.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -398,12 +401,14 @@ static redist_status_t program_build(const redist_plan_t *plan,
      * exchange (and the reduce_scatter where the backend runs it:
      * uneven_rs, or RD_BUILD_UNEVEN_RS where it chose to: be->build, or
      * a set's ops->set_build), and no
-     * in-place passes (their needs differ by device). */
+     * in-place passes (their needs differ by device), but the one whole
+     * reduce_scatter of a program ending in SRC (below). */
     p->uneven = redist_spec_is_uneven(spec);
-    if (p->end_src && (p->uneven || (flags & REDIST_EXEC_PRESERVE_SRC)))
+    int inplace_any = inplace;
+    if (p->end_src && (flags & REDIST_EXEC_PRESERVE_SRC))
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
-                        "a program ending in its source buffer needs even "
-                        "blocks and a source it may write");
+                        "a program ending in its source buffer needs a "
+                        "source it may write");
     if (p->uneven) {
         fused_ops &= 1u << REDIST_OP_EXCHANGE |
                      ((be && be->ops->uneven_rs) ||
@@ -431,6 +436,24 @@ static redist_status_t program_build(const redist_plan_t *plan,
         }
         if (p->npasses)
             p->pass[p->npasses - 1].final = 1;
+        /* ending in SRC (rd_meshes_s_in_src): one whole reduce_scatter
+         * whose every box after it is empty or the first elements of the
+         * device's block, so each device's output fits in place over
+         * its own input, and the pass's need is one element on every
+         * device; SRC counts as large as the most any device writes
+         * (its input is at least that: no spare tail is made up) */
+        if (p->end_src) {
+            const rd_pass *ps = p->pass;
+            if (p->npasses != 1 || ps->kind != RD_PASS_FUSED ||
+                !ps->x.boxed_inplace)
+                return rd_error(err, REDIST_ERR_INVALID, NULL, NULL,
+                                "a program ending in its source buffer "
+                                "needs even blocks or one reduce_scatter "
+                                "whose boxes start their blocks");
+            inplace = inplace_any;
+            if (p->src_min < ps->out_bytes)
+                p->src_min = ps->out_bytes;
+        }
     }
     if (be && (be->build & RD_BUILD_OWN_CAPS) && be->src_room > p->src_min)
         p->src_min = be->src_room;

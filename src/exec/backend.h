@@ -76,6 +76,10 @@ typedef struct rd_xstep {
      * every member's block (the members differ only on the reduced axis,
      * which shards nothing before the step) */
     int boxed;
+    /* ... and every device's box after it is empty or the first elements
+     * of its box before (rd_boxed_prefix): it may write its output over
+     * its own input */
+    int boxed_inplace;
     int64_t box_off[REDIST_MAX_DIMS];
     /* ... and every member's box after the step, in member order: offset
      * in the box before, then shape (ndims each; bind.c) */

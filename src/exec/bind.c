@@ -45,6 +45,40 @@ static void box_at(const redist_plan_t *plan, int k, int after, int64_t rank,
     }
 }
 
+/* Does every device's box after step k (an uneven reduce_scatter) lie
+ * at the start of its box before, contiguous there, or is it empty?  Then
+ * the step may write its output over its own input (rd_xstep.
+ * boxed_inplace): a member's box is the first elements of its block in
+ * row-major order, where the packed output would go, and no other
+ * member's box is there.  O(devices x dims). */
+int rd_boxed_prefix(const redist_plan_t *plan, int k)
+{
+    const redist_mesh_t *mesh = redist_spec_mesh(redist_plan_spec(plan));
+    int nd = redist_spec_ndims(redist_plan_spec(plan));
+    for (int64_t r = 0; r < redist_mesh_num_devices(mesh); r++) {
+        int64_t blo[REDIST_MAX_DIMS], bhi[REDIST_MAX_DIMS];
+        int64_t alo[REDIST_MAX_DIMS], ahi[REDIST_MAX_DIMS];
+        box_at(plan, k, 0, r, blo, bhi);
+        box_at(plan, k, 1, r, alo, ahi);
+        int empty = 0, part = 0; /* part: a dim shorter than before seen */
+        for (int i = 0; i < nd; i++)
+            empty |= ahi[i] <= alo[i];
+        for (int i = 0; i < nd && !empty; i++) {
+            if (alo[i] != blo[i] || (part && ahi[i] != bhi[i]))
+                return 0;
+            /* a dim shorter than before makes the box a prefix only if
+             * the dims before it hold one index */
+            if (ahi[i] != bhi[i]) {
+                for (int j = 0; j < i; j++)
+                    if (ahi[j] - alo[j] != 1)
+                        return 0;
+                part = 1;
+            }
+        }
+    }
+    return 1;
+}
+
 static uint64_t elems_of(int nd, const int64_t ext[])
 {
     uint64_t e = 1;

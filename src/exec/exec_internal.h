@@ -165,6 +165,10 @@ redist_status_t rd_program_build_for(const redist_plan_t *plan,
 uint64_t rd_program_scratch(const rd_program *prog);
 /* bind.c: fill the device-dependent parts (slice offsets, groups, permute
  * peers, exchange transfers) for device `rank`. */
+/* Does every device's box after step k of `plan` (an uneven
+ * reduce_scatter) start its box before, contiguous there, or is it empty
+ * (bind.c)?  Then the step may run in place. */
+int rd_boxed_prefix(const redist_plan_t *plan, int k);
 redist_status_t rd_program_bind(rd_program *prog, const redist_plan_t *plan,
                                 int64_t rank, redist_error_t *err);
 /* program.c */

@@ -350,6 +350,22 @@ static uint64_t phase_a_lend(const redist_plan_t *plan, const rd_tlists *t,
                : 0;
 }
 
+int rd_meshes_s_in_src(const redist_plan_t *plan, unsigned flags)
+{
+    const redist_plan_t *pa = plan->m->phase[0];
+    redist_step_view_t v;
+    if (pa->nsteps == 0 || plan->m->phase[1]->nsteps > 0 ||
+        (flags & REDIST_EXEC_PRESERVE_SRC))
+        return 0;
+    if (redist_spec_is_uneven(pa->spec)) /* one whole reduce_scatter */
+        return pa->nsteps == 1 && !redist_plan_step(pa, 0, &v) &&
+               v.op == REDIST_OP_REDUCE_SCATTER && rd_boxed_prefix(pa, 0);
+    for (int k = 0; k < pa->nsteps; k++)
+        if (redist_plan_step(pa, k, &v) || v.op != REDIST_OP_ALL_REDUCE)
+            return 0;
+    return 1;
+}
+
 uint64_t rd_meshes_phase_room(const redist_plan_t *plan, int side,
                               unsigned flags)
 {

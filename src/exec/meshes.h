@@ -71,6 +71,19 @@ uint64_t rd_meshes_scratch(uint64_t phase_a, uint64_t S, uint64_t R,
 void rd_meshes_usr_blocks(const redist_plan_t *plan, const rd_tlists *t,
                           int64_t dev, int usr, unsigned flags,
                           int *s_in_dst, int *r_in_src);
+/* Does phase A end in place in the source buffer, S being the source
+ * buffer (a backend that can: MPI's RD_BUILD_END_IN_SRC)?  When the
+ * source may be written, the target phase is empty (R is the
+ * destination, so the source buffer is free for S) and phase A is
+ *  - all-reduces only, even: S's blocks are the source's, each
+ *    all-reduce in place with the block's size as its spare;
+ *  - or one uneven reduce_scatter whose every box after it is empty or
+ *    the first elements of the device's block (rd_boxed_prefix): run
+ *    whole, it reduces into that prefix in place.
+ * A device of the source mesh then holds the phase's work space, within
+ * its bound, instead of S beside it.  The plan and the flags only: the
+ * same on every device. */
+int rd_meshes_s_in_src(const redist_plan_t *plan, unsigned flags);
 /* The room a phase (side 0: A, 1: B) has on its mesh under the
  * contract's bound: the least over the mesh's devices d of
  * max(src_d, dst_d) less the block d holds beside that phase (its S or R

@@ -309,6 +309,7 @@ static void uneven_passes(rd_program *p, const redist_plan_t *plan,
             ps = rd_program_add_pass(p, RD_PASS_FUSED, k, L, out);
             ps->x = *x;
             ps->x.boxed = 1;
+            ps->x.boxed_inplace = rd_boxed_prefix(plan, k);
             ps->umode = RD_U_RS;
             return;
         }

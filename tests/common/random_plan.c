@@ -474,6 +474,33 @@ int rp_transfer_step(const redist_plan_t *plan)
     return -1;
 }
 
+void rp_show_over(const redist_plan_t *plan, const char *who, int64_t dev,
+                  int c, unsigned flags, uint64_t sb, uint64_t db,
+                  uint64_t hw)
+{
+    if (hw <= (sb > db ? sb : db) || !getenv("RP_SHOW_OVER"))
+        return;
+    char line[1024];
+    int n = snprintf(line, sizeof line,
+                     "OVER %s %lld case %d flags %u sb %llu db %llu hw %llu:",
+                     who, (long long)dev, c, flags, (unsigned long long)sb,
+                     (unsigned long long)db, (unsigned long long)hw);
+    for (int k = 0; k < redist_plan_num_steps(plan) && n > 0 &&
+                    (size_t)n < sizeof line;
+         k++) {
+        redist_step_view_t v;
+        redist_plan_step(plan, k, &v);
+        n += snprintf(line + n, sizeof line - (size_t)n, " %s",
+                      redist_op_name(v.op));
+    }
+    fprintf(stderr, "%s\n", line); /* one write: ranks' lines stay whole */
+    if (getenv("RP_SHOW_PLAN")) {
+        char *j = redist_plan_to_json(plan);
+        fprintf(stderr, "%s\n", j ? j : "(no JSON)");
+        free(j);
+    }
+}
+
 /* Can a phase of k whole steps (one pass each, its output never its
  * input) run in the caller's buffers and a lent one alone: SRC (cap cs,
  * written only when `wsrc`), DST (cap cd; the last step's output always

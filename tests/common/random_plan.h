@@ -191,6 +191,12 @@ void rp_fail(rp_tally *t, const char *what, const redist_plan_t *plan,
  * of the plan's transfer step (-1: none). */
 int rp_on_mesh(const redist_spec_t *s, int side, int64_t dev);
 int rp_transfer_step(const redist_plan_t *plan);
+/* With RP_SHOW_OVER in the environment: print a run over max(sb, db) on
+ * stderr (`who` device `dev`, case c, exec flags, blocks, high-water
+ * mark, the plan's steps); with RP_SHOW_PLAN too, the plan's JSON. */
+void rp_show_over(const redist_plan_t *plan, const char *who, int64_t dev,
+                  int c, unsigned flags, uint64_t sb, uint64_t db,
+                  uint64_t hw);
 
 /* Run `plan` under the sim backend with random options (PRESERVE_SRC one
  * time in three, the fused path one time in two) on the exact pattern and

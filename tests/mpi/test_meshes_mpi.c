@@ -18,7 +18,9 @@
  * a call with a rank that passes another plan must fail on every rank,
  * and so must one where a rank's plan chose its transfer's senders under
  * other axis links (even rank counts from 4).
- * Arguments: CASES [SEED].  Exit 0 when every rank passed.
+ * Arguments: CASES [SEED].  Exit 0 when every rank passed.  With
+ * RP_SHOW_OVER set, each run over the bound is printed (rank, case,
+ * flags, blocks, steps; rp_show_over); with RP_SHOW_PLAN too, its plan's JSON.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -27,7 +29,9 @@
 
 #include "redist/mpi.h"
 #include "../common/random_plan.h"
+#include "../../src/exec/exec_internal.h"
 #include "../../src/exec/meshes.h"
+#include "../../src/plan/plan_internal.h"
 #include "../../src/testing/pattern.h"
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
@@ -158,6 +162,10 @@ static int one_reduce_scatter(const redist_plan_t *plan, int kt)
  *    S is its source buffer (phase A in place), so it holds phase A's
  *    scratch, within the least bound over the source mesh, or the work
  *    area, within its bound (its pieces are parts of its R block);
+ *  - or the same with a source phase of one uneven reduce_scatter whose
+ *    every box after it is empty or the first elements of its block
+ *    (rd_boxed_prefix): it runs whole, in place in the source
+ *    (rd_meshes_s_in_src);
  *  - or, without REDIST_EXEC_PRESERVE_SRC, a source phase of one
  *    reduce_scatter and no target phase, it is on the source mesh and
  *    its transfer does not sum where it is also on the target mesh: it
@@ -180,6 +188,9 @@ static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
                (!preserve && even(s) && in_a && in_b && a && b && sb == db) ||
                (!preserve && in_a && !b && all_reduces(plan, kt) &&
                 even_src(s)) ||
+               (!preserve && in_a && !b && one_reduce_scatter(plan, kt) &&
+                redist_spec_is_uneven(plan->m->phase[0]->spec) &&
+                rd_boxed_prefix(plan->m->phase[0], 0)) ||
                (!preserve && in_a && !b && (!in_b || !sums) &&
                 one_reduce_scatter(plan, kt) &&
                 rd_meshes_phase_room(plan, 0, 0) >=
@@ -292,6 +303,9 @@ int main(int argc, char **argv)
                 over += over_bound(plan, rank, sb, db, xo.flags != 0, sums,
                                    rep.scratch_high_water, &must, &certain);
             sure += certain;
+            if (!bad)
+                rp_show_over(plan, "rank", rank, i, xo.flags, sb, db,
+                             rep.scratch_high_water);
             if (must)
                 fprintf(stderr, "rank %d case %d: scratch %llu over "
                         "max(src_d, dst_d) = %llu\n", rank, i,

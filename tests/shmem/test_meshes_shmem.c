@@ -20,7 +20,10 @@
  * middle of a prepared run (an injected failure at the transfer): it
  * fails, every PE returns (the others fail or are exact), and every PE's
  * next call on the context fails.
- * Arguments: CASES [SEED].  Exit 0 when this PE passed.
+ * Arguments: CASES [SEED].  Exit 0 when this PE passed.  With
+ * RP_SHOW_OVER set, each run on symmetric buffers over the bound is
+ * printed (PE, case, flags, blocks, steps); with RP_SHOW_PLAN too, its
+ * plan's JSON.
  */
 #include <shmem.h>
 #include <stdio.h>
@@ -164,6 +167,9 @@ static int one_run(redist_shmem_t *ctx, const redist_plan_t *plan,
         }
         devruns[sym] += tally;
         over[sym] += tally && rep.scratch_high_water > (sb > db ? sb : db);
+        if (tally && sym)
+            rp_show_over(plan, "PE", rank, c, flags, sb, db,
+                         rep.scratch_high_water);
         if (certain == 2 || (certain == 1 && (sb || db)) ||
             (certain == 3 && (sb > db ? sb : db) >= s_most(plan))) {
             bounded[sym]++;

@@ -103,11 +103,14 @@
  *
  * S IN SRC.  When phase A is all-reduces only (S's blocks are the
  * source's), its blocks are even, REDIST_EXEC_PRESERVE_SRC is not set and
- * phase B is empty (s_in_src: the plan and flags only, so every rank
- * alike), S is the caller's source buffer: phase A's context builds its
- * programs with RD_BUILD_END_IN_SRC (exec/assign.c), so each all-reduce
- * runs in place in src (the executor's SA, the block's size, as its
- * spare), and its room is the least max(src_d, dst_d) over the source
+ * phase B is empty (rd_meshes_s_in_src: the plan and flags only, so every
+ * rank alike), S is the caller's source buffer: phase A's context builds
+ * its programs with RD_BUILD_END_IN_SRC (exec/assign.c), so each
+ * all-reduce runs in place in src (the executor's SA, the block's size,
+ * as its spare); so does a phase A of one uneven reduce-scatter whose
+ * every box after it is empty or the first elements of its device's
+ * block (reduce_boxed.c reduces into that prefix in place, with its work
+ * space alone).  Its room is the least max(src_d, dst_d) over the source
  * mesh (nothing held beside it), so a tighter max_scratch keeps it there.
  * The transfer sends from src, the receives land in dst (or the work
  * area).  Such a rank holds max(A, W) with A within its bound: before, S
@@ -118,11 +121,11 @@
  * runs over max(src_d, dst_d)): 15 of 240 and 62 of 640 with every part
  * held at once, the same with the arena alone, 11 and 52 with s_is_r, 11
  * and 38 with S in src, 7 and 7 with uneven reduce-scatters run whole
- * (reduce_boxed.c: no packed buffer sized by the largest device).  What
- * remains is phase A's own program (doc/meshes.md, "Memory"): a
- * reduce-scatter with no room beside S on some device of its mesh, and
+ * (reduce_boxed.c: no packed buffer sized by the largest device), 7 and 6
+ * with such a reduce-scatter in place in src.  What remains there is
  * runs with REDIST_EXEC_PRESERVE_SRC (an all-reduce out of place needs
- * work space beside an S as large as the source).
+ * work space beside an S as large as the source); other draws show rare
+ * runs without it (doc/meshes.md, "Memory").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -255,27 +258,6 @@ static int s_is_r(const redist_plan_t *plan, const rd_tlists *t, int rank)
             return 0;
     for (int64_t k = 0; k < t->nrecv; k++)
         if (t->recv[k].peer != rank)
-            return 0;
-    return 1;
-}
-
-/* Does phase A end in place in the source buffer (S is the source
- * buffer)?  When it is all-reduces only (S's blocks are the source's),
- * even, the source may be written and the target phase is empty (R is
- * the destination buffer, so the source buffer is free for S): each
- * all-reduce then runs in place with the block's size as its spare, and
- * a rank of the source mesh holds that, within its bound, instead of S
- * beside the reduction's work space.  The same on every rank (the plan
- * and the flags only). */
-static int s_in_src(const redist_plan_t *plan, unsigned flags)
-{
-    const redist_plan_t *pa = plan->m->phase[0];
-    redist_step_view_t v;
-    if (pa->nsteps == 0 || plan->m->phase[1]->nsteps > 0 ||
-        (flags & REDIST_EXEC_PRESERVE_SRC) || redist_spec_is_uneven(pa->spec))
-        return 0;
-    for (int k = 0; k < pa->nsteps; k++)
-        if (redist_plan_step(pa, k, &v) || v.op != REDIST_OP_ALL_REDUCE)
             return 0;
     return 1;
 }
@@ -561,7 +543,7 @@ redist_status_t redist_mpi_prepare_meshes(MPI_Comm comm,
                          opts ? opts->flags : 0, &m->s_in_dst, &m->r_in_src);
     m->s_is_r = s_is_r(plan, &m->t, m->rank);
     m->s_in_dst |= m->s_is_r;
-    m->s_in_src = s_in_src(plan, opts ? opts->flags : 0);
+    m->s_in_src = rd_meshes_s_in_src(plan, opts ? opts->flags : 0);
     if (m->s_in_src) /* phase B is empty: nothing else to place */
         m->s_in_dst = m->r_in_src = m->s_is_r = 0;
     m->own_s = pa->nsteps > 0 && m->t.in_src && !m->s_in_dst &&

@@ -30,6 +30,12 @@
  * The sends of a round are posted before its receives, so no member waits
  * on another's receive.
  *
+ * IN PLACE (out == in: rd_xstep.boxed_inplace, a two-mesh phase ending in
+ * its source buffer, meshes.c): every member's box after the step is
+ * empty or the first elements of its block (exec/bind.c,
+ * rd_boxed_prefix), packed where they lie, so this member's own part is
+ * already in its output, and the parts it sends lie past it.
+ *
  * COST.  Received: (s - 1) |B_j| elements, sent: |box before| - |B_j|
  * (the sim's uneven_rs figures), against 2 (s - 1) / s of the packed
  * boxes plus their packing for the packed form (program.c).  Messages:
@@ -181,8 +187,12 @@ redist_status_t rd_mpi_rs_boxed(redist_mpi_t *x, MPI_Comm comm,
             int64_t zero[REDIST_MAX_DIMS] = {0};
             for (int i = 0; i < nd; i++)
                 at[i] = om[i] + off[i];
-            /* this member's own part, in the output (its input me) */
-            rd_kernel_box(o, sh, zero, in, xs->in_shape, at, sh, nd, elem);
+            /* this member's own part, in the output (its input me);
+             * in place (boxed_inplace) it is there already: its box is
+             * the first elements of its block, packed alike */
+            if (out != in)
+                rd_kernel_box(o, sh, zero, in, xs->in_shape, at, sh, nd,
+                              elem);
             boxed_in bi = {o, w.p, me, bytes, all, comm, MPI_DATATYPE_NULL,
                            MPI_SUCCESS};
             rc = rd_mpi_dt_bytes(x->limit, bytes, &bi.rt);
