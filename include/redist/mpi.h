@@ -327,16 +327,19 @@ REDIST_API redist_status_t redist_mpi_execute(redist_mpi_t *ctx,
  * keeps its S block in dst and its R block in src where they fit (R only
  * without REDIST_EXEC_PRESERVE_SRC; the report then says writes_src), and
  * one whose target phase is empty and whose R block is its own S block
- * keeps S in dst.  A source phase of even all-reduces followed by no
- * target phase runs in place in src, which then holds S (without
- * REDIST_EXEC_PRESERVE_SRC; the report says writes_src).  A phase whose
+ * keeps S in dst.  A source phase of even all-reduces, or of one uneven
+ * reduce-scatter whose every box after it is empty or the first elements
+ * of its rank's block, followed by no target phase, runs in place in
+ * src, which then holds S (without REDIST_EXEC_PRESERVE_SRC; the report
+ * says writes_src).  An uneven reduce-scatter runs whole, with no buffer
+ * sized by the largest device.  A phase whose
  * scratch would exceed the room the bound leaves beside the block held
  * with it runs under max_scratch = that room (the least over its mesh),
  * when every rank of the mesh can.  The bound may still be exceeded, and
- * the promise says by how much: by a source phase whose own program needs
- * more (fixed executor buffers, e.g. an uneven reduce-scatter's, sized by
- * the largest device), and under REDIST_EXEC_PRESERVE_SRC (an all-reduce
- * whose output is as large as the source, beside its work space).
+ * the promise says by how much: by a phase whose own program needs more
+ * than the room beside its S or R block (rare: small uneven blocks), and
+ * under REDIST_EXEC_PRESERVE_SRC (an all-reduce whose output is as large
+ * as the source, beside its work space); doc/meshes.md, "Not yet".
  */
 REDIST_API redist_status_t redist_mpi_execute_meshes(
     MPI_Comm comm, const redist_plan_t *plan, void *src, void *dst,
