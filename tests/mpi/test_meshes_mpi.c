@@ -125,6 +125,21 @@ static int even_src(const redist_spec_t *s)
     return 1;
 }
 
+/* The least max(src_d, dst_d) over the source mesh's devices. */
+static uint64_t least_src_bound(const redist_spec_t *s)
+{
+    uint64_t least = UINT64_MAX;
+    const redist_mesh_t *m = redist_spec_side_mesh(s, REDIST_SIDE_FROM);
+    for (int64_t k = 0; k < redist_mesh_num_devices(m); k++) {
+        int64_t d = redist_spec_mesh_device(s, REDIST_SIDE_FROM, k);
+        uint64_t sb = redist_spec_device_bytes(s, REDIST_SIDE_FROM, d);
+        uint64_t db = redist_spec_device_bytes(s, REDIST_SIDE_TO, d);
+        uint64_t b = sb > db ? sb : db;
+        least = b < least ? b : least;
+    }
+    return least;
+}
+
 /* Is the source phase all-reduces only (steps 0 .. kt - 1)? */
 static int all_reduces(const redist_plan_t *plan, int kt)
 {
@@ -165,7 +180,10 @@ static int one_reduce_scatter(const redist_plan_t *plan, int kt)
  *  - or the same with a source phase of one uneven reduce_scatter whose
  *    every box after it is empty or the first elements of its block
  *    (rd_boxed_prefix): it runs whole, in place in the source
- *    (rd_meshes_s_in_src);
+ *    (rd_meshes_s_in_src), with its work space alone, which the phase's
+ *    room caps at the least bound over the source mesh, one element at
+ *    least (MPI plans work space alike on every rank, so a rank with
+ *    no block holds it too when another rank needs it: not claimed);
  *  - or, without REDIST_EXEC_PRESERVE_SRC, a source phase of one
  *    reduce_scatter and no target phase, it is on the source mesh and
  *    its transfer does not sum where it is also on the target mesh: it
@@ -190,7 +208,8 @@ static int over_bound(const redist_plan_t *plan, int dev, uint64_t sb,
                 even_src(s)) ||
                (!preserve && in_a && !b && one_reduce_scatter(plan, kt) &&
                 redist_spec_is_uneven(plan->m->phase[0]->spec) &&
-                rd_boxed_prefix(plan->m->phase[0], 0)) ||
+                rd_boxed_prefix(plan->m->phase[0], 0) &&
+                least_src_bound(s) >= redist_dtype_size(redist_spec_dtype(s))) ||
                (!preserve && in_a && !b && (!in_b || !sums) &&
                 one_reduce_scatter(plan, kt) &&
                 rd_meshes_phase_room(plan, 0, 0) >=

@@ -64,14 +64,17 @@ static int tally = 1; /* count the runs in those */
  * no executor buffer and no work space, so a PE holds at most an S
  * block, the largest one where the symmetric part holds it: every PE
  * whose max(src_d, dst_d) is at least the largest S block (3; packed,
- * as before, 15 runs of shmem-meshes-np5 were over it). */
+ * as before, 15 runs of shmem-meshes-np5 were over it), unless the
+ * transfer sums pending contributions (its slabs, prod|P| R blocks, lie
+ * beside: u32[1] over a=2,b=2 to two PEs, summed over b, held 8 bytes on
+ * 4 at 5 PEs, seed 1007, case 10). */
 static int bound_certain(const redist_plan_t *plan, int no_cross_sums,
                          int sym)
 {
     redist_step_view_t v;
     if (sym && redist_plan_num_steps(plan) == 2 &&
         !redist_plan_step(plan, 0, &v) &&
-        v.op == REDIST_OP_REDUCE_SCATTER && v.mesh == 0)
+        v.op == REDIST_OP_REDUCE_SCATTER && v.mesh == 0 && !v.after.partial)
         return 3;
     if (redist_plan_num_steps(plan) != 1)
         return 0;
