@@ -206,29 +206,46 @@ static uint64_t largest_round(const redist_set_prepared_t *p)
     return most;
 }
 
+/* The slots of the two-mesh arrays' meshes (local, before the first
+ * agreement, so that running out of memory fails every rank there). */
+static redist_status_t endpoint_slots(redist_set_prepared_t *p,
+                                      redist_error_t *err)
+{
+    for (int i = 0; i < p->set->n; i++) {
+        if (!p->arr[i].is_two)
+            continue;
+        const redist_spec_t *s = redist_plan_spec(p->set->plan[i]);
+        for (int side = 0; side < 2; side++)
+            if ((p->arr[i].two.ep[side] =
+                     rd_set_eps_slot(&p->eps, s, side)) < 0)
+                return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                "out of memory");
+    }
+    return REDIST_OK;
+}
+
 /* The endpoints of the two-mesh arrays' meshes (collective over the
- * union: every rank gets here, after the first agreement). */
+ * union: every rank gets here, after the first agreement, and makes
+ * every one), then each array's phases' endpoints (local checks). */
 static redist_status_t endpoints(redist_set_prepared_t *p,
                                  redist_error_t *err)
 {
-    redist_status_t st = REDIST_OK;
+    redist_status_t st = rd_set_eps_make(&p->eps, p->be, err);
     for (int i = 0; i < p->set->n && !st; i++) {
         if (!p->arr[i].is_two)
             continue;
         rd_set_two *w = &p->arr[i].two;
         const redist_spec_t *s = redist_plan_spec(p->set->plan[i]);
         for (int side = 0; side < 2 && !st; side++) {
-            st = rd_set_eps_get(&p->eps, p->be, s, side, &w->ep[side], err);
-            if (!st)
-                w->ph[side].be = p->eps.e[w->ep[side]].be;
+            w->ph[side].be = p->eps.e[w->ep[side]].be;
             /* a solo array's phase A on symmetric buffers: the
              * endpoint's symmetric kind (set_two.c, SOLO) */
-            if (!st && !side && rd_set_two_a_sym(w) && w->ph[0].be)
+            if (!side && rd_set_two_a_sym(w) && w->ph[0].be)
                 w->ph[0].be = w->ph[0].be->ops->sym_endpoint
                                   ? w->ph[0].be->ops->sym_endpoint(
                                         w->ph[0].be)
                                   : NULL;
-            if (!st && w->has[side] && !w->ph[side].be)
+            if (w->has[side] && !w->ph[side].be)
                 st = rd_error(err, REDIST_ERR_BACKEND, NULL, NULL,
                               "no endpoint on a mesh of array \"%s\"",
                               redist_spec_name(s));
@@ -271,6 +288,10 @@ static redist_status_t size_work(redist_set_prepared_t *p,
      * that each endpoint's ranks size the same work space: the MPI
      * backend picks its reductions' messages by it */
     uint64_t share = room / (uint64_t)(1 + p->eps.n);
+    /* whole alignment units: each figure is rounded up to one below, and
+     * a share rounded up would overflow the room (608 bytes of room gave
+     * 640 of work: a set the planner fitted refused to run) */
+    share = share / RD_SET_ALIGN * RD_SET_ALIGN;
     p->work_bytes = 0;
     for (int ep = -1; ep < p->eps.n; ep++) {
         redist_backend_t *be = ep < 0 ? p->be : p->eps.e[ep].be;
@@ -480,6 +501,8 @@ redist_status_t rd_set_prepare(const redist_plan_set_t *set,
             st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
         else
             st = build(p, src, dst, &hash, err);
+        if (!st)
+            st = endpoint_slots(p, err);
     }
     st = be->ops->agree(be, st, hash, err);
     if (!st)

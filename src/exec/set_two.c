@@ -719,66 +719,82 @@ static int same_mesh(const rd_set_ep *e, const redist_spec_t *s, int side)
     return 1;
 }
 
+/* A new endpoint slot of eps for side's mesh of s (its devices copied),
+ * or NULL out of memory. */
+static rd_set_ep *eps_add(rd_set_eps *eps, const redist_spec_t *s, int side)
+{
+    if (eps->n == eps->cap) {
+        int cap = eps->cap ? 2 * eps->cap : 4;
+        rd_set_ep *e = realloc(eps->e, (size_t)cap * sizeof *e);
+        if (!e)
+            return NULL;
+        eps->e = e;
+        eps->cap = cap;
+    }
+    rd_set_ep *e = &eps->e[eps->n];
+    const redist_mesh_t *m = redist_spec_side_mesh(s, side);
+    memset(e, 0, sizeof *e);
+    e->mesh = *m;
+    e->n = redist_mesh_num_devices(m);
+    if (!(e->dev = malloc((size_t)(e->n ? e->n : 1) * sizeof *e->dev)))
+        return NULL;
+    for (int64_t r = 0; r < e->n; r++)
+        e->dev[r] = redist_spec_mesh_device(s, side, r);
+    eps->n++;
+    return e;
+}
+
+/* Free the slots' device lists and the slots (not their endpoints). */
+static void eps_clear(rd_set_eps *eps)
+{
+    for (int k = 0; k < eps->n; k++)
+        free(eps->e[k].dev);
+    free(eps->e);
+    memset(eps, 0, sizeof *eps);
+}
+
 int rd_set_distinct_meshes(const redist_plan_set_t *set)
 {
-    rd_set_eps seen;
-    seen.n = 0;
-    int over = 0;
+    rd_set_eps seen = {0, 0, NULL};
+    int lost = 0; /* meshes not recorded (out of memory): each counted */
     for (int i = 0; i < set->n; i++) {
         const redist_spec_t *s = redist_plan_spec(set->plan[i]);
         for (int side = 0; redist_spec_num_meshes(s) == 2 && side < 2; side++) {
             int k = 0;
             while (k < seen.n && !same_mesh(&seen.e[k], s, side))
                 k++;
-            if (k < seen.n)
-                continue;
-            if (seen.n == RD_SET_MAX_EPS) {
-                over = 1;
-                continue;
-            }
-            rd_set_ep *e = &seen.e[seen.n++];
-            const redist_mesh_t *m = redist_spec_side_mesh(s, side);
-            e->mesh = *m;
-            e->n = redist_mesh_num_devices(m);
-            e->dev = malloc((size_t)e->n * sizeof *e->dev);
-            for (int64_t r = 0; e->dev && r < e->n; r++)
-                e->dev[r] = redist_spec_mesh_device(s, side, r);
-            if (!e->dev)
-                e->n = -1; /* matches nothing */
+            if (k == seen.n && !eps_add(&seen, s, side))
+                lost++;
         }
     }
-    int n = seen.n;
-    for (int k = 0; k < seen.n; k++)
-        free(seen.e[k].dev);
-    return over ? RD_SET_MAX_EPS + 1 : n;
+    int n = seen.n + lost;
+    eps_clear(&seen);
+    return n;
 }
 
-redist_status_t rd_set_eps_get(rd_set_eps *eps, redist_backend_t *be,
-                               const redist_spec_t *s, int side, int *which,
-                               redist_error_t *err)
+int rd_set_eps_slot(rd_set_eps *eps, const redist_spec_t *s, int side)
 {
     for (int k = 0; k < eps->n; k++)
-        if (same_mesh(&eps->e[k], s, side)) {
-            *which = k;
-            return REDIST_OK;
+        if (same_mesh(&eps->e[k], s, side))
+            return k;
+    return eps_add(eps, s, side) ? eps->n - 1 : -1;
+}
+
+redist_status_t rd_set_eps_make(rd_set_eps *eps, redist_backend_t *be,
+                                redist_error_t *err)
+{
+    redist_status_t st = REDIST_OK;
+    for (int k = 0; k < eps->n; k++) {
+        rd_set_ep *e = &eps->e[k];
+        redist_error_t e2 = REDIST_ERROR_INIT;
+        redist_status_t s2 = be->ops->sub(be, &e->mesh, e->dev, &e->be, &e2);
+        if (s2 && !st) {
+            st = s2;
+            if (err)
+                *err = e2;
         }
-    if (eps->n == RD_SET_MAX_EPS)
-        return rd_error(err, REDIST_ERR_LIMIT, NULL, NULL,
-                        "a set's two-mesh arrays use more than %d distinct "
-                        "meshes",
-                        RD_SET_MAX_EPS);
-    rd_set_ep *e = &eps->e[eps->n];
-    const redist_mesh_t *m = redist_spec_side_mesh(s, side);
-    memset(e, 0, sizeof *e);
-    e->mesh = *m;
-    e->n = redist_mesh_num_devices(m);
-    if (!(e->dev = malloc((size_t)e->n * sizeof *e->dev)))
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    for (int64_t r = 0; r < e->n; r++)
-        e->dev[r] = redist_spec_mesh_device(s, side, r);
-    *which = eps->n++;
-    /* collective over the union, in the same order on every rank */
-    return be->ops->sub(be, m, e->dev, &e->be, err);
+    }
+    return st;
 }
 
 void rd_set_eps_free(rd_set_eps *eps)
@@ -789,7 +805,6 @@ void rd_set_eps_free(rd_set_eps *eps)
             e->be->ops->end_programs(e->be);
         if (e->be && e->be->ops->sub_free)
             e->be->ops->sub_free(e->be);
-        free(e->dev);
     }
-    eps->n = 0;
+    eps_clear(eps);
 }

@@ -113,8 +113,9 @@ redist_status_t rd_set_two_phase(rd_set_two *w, int side,
 void rd_set_two_free(rd_set_two *w);
 
 /* This device's endpoints on the distinct meshes of a set's two-mesh
- * arrays: be NULL where it is not a member; work: its work space. */
-#define RD_SET_MAX_EPS 8
+ * arrays (as many as they use: one split of the union each, made in
+ * the same order on every device): be NULL where it is not a member;
+ * work: its work space. */
 typedef struct rd_set_ep {
     redist_mesh_t mesh;
     int64_t n, *dev;
@@ -123,18 +124,21 @@ typedef struct rd_set_ep {
     int began;
 } rd_set_ep;
 typedef struct rd_set_eps {
-    int n;
-    rd_set_ep e[RD_SET_MAX_EPS];
+    int n, cap;
+    rd_set_ep *e;
 } rd_set_eps;
 
-/* The endpoint of side's mesh of spec s (*which: its index), made with
- * the union's `sub` the first time: collective over the union. */
-redist_status_t rd_set_eps_get(rd_set_eps *eps, redist_backend_t *be,
-                               const redist_spec_t *s, int side, int *which,
-                               redist_error_t *err);
+/* The slot of side's mesh of spec s in eps, added the first time
+ * (local; -1: out of memory).  Then rd_set_eps_make makes every slot's
+ * endpoint with the union's `sub`: collective over the union, one split
+ * per slot in slot order, every slot even after a failure (the ranks
+ * stay in step), so every rank must have added the same slots. */
+int rd_set_eps_slot(rd_set_eps *eps, const redist_spec_t *s, int side);
+redist_status_t rd_set_eps_make(rd_set_eps *eps, redist_backend_t *be,
+                                redist_error_t *err);
 void rd_set_eps_free(rd_set_eps *eps);
-/* The distinct meshes of a set's two-mesh arrays (more than
- * RD_SET_MAX_EPS: RD_SET_MAX_EPS + 1). */
+/* The distinct meshes of a set's two-mesh arrays (out of memory: an
+ * upper bound, twice their count). */
 int rd_set_distinct_meshes(const redist_plan_set_t *set);
 
 #endif

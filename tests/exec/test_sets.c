@@ -4,7 +4,8 @@
  * smallest that works upward, every round within the budget, run on the
  * sim backend with every element of every array checked and the scratch
  * high-water mark measured against the budget; a budget below the
- * smallest is refused naming the array and that budget; bad sets.
+ * smallest is refused naming the array and that budget; bad sets; a set
+ * of 12 distinct meshes.
  * Arguments: [CASES [SEED]].
  */
 #include <stdio.h>
@@ -908,6 +909,64 @@ static void reductions(void)
     redist_arrays_free(a);
 }
 
+/* A set whose two-mesh arrays use 12 distinct meshes (a=2,b=2 over 12
+ * orders of 4 devices): array i moves from mesh i to mesh i + 1, sums
+ * pending over a on every other one, some sharded, some replicated at
+ * the target.  The runner makes one endpoint per distinct mesh (it
+ * refused more than 8 once); every element exact, the scratch within
+ * the set's figure. */
+static void many_meshes(void)
+{
+    static const int order[12][4] = {{0, 1, 2, 3},
+                                    {0, 2, 1, 3},
+                                    {0, 3, 1, 2},
+                                    {1, 0, 2, 3},
+                                    {1, 2, 0, 3},
+                                    {1, 3, 0, 2},
+                                    {2, 0, 1, 3},
+                                    {2, 1, 0, 3},
+                                    {2, 3, 0, 1},
+                                    {3, 0, 1, 2},
+                                    {3, 1, 0, 2},
+                                    {3, 2, 0, 1}};
+    redist_spec_t *sp[12] = {NULL};
+    redist_error_t e = REDIST_ERROR_INIT;
+    int ok = 1;
+    for (int i = 0; i < 12 && ok; i++) {
+        const int *f = order[i], *t = order[(i + 1) % 12];
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"name\": \"w%d\", \"meshes\": {"
+                 "\"s\": {\"axes\": [[\"a\", 2], [\"b\", 2]], "
+                 "\"devices\": [%d, %d, %d, %d]}, "
+                 "\"t\": {\"axes\": [[\"a\", 2], [\"b\", 2]], "
+                 "\"devices\": [%d, %d, %d, %d]}}, "
+                 "\"shape\": [%d, 4], \"dtype\": \"f32\", \"reduce\": \"sum\", "
+                 "\"from\": {\"mesh\": \"s\", \"dims\": [%s, []]%s}, "
+                 "\"to\": {\"mesh\": \"t\", \"dims\": [%s, []]}}",
+                 i, f[0], f[1], f[2], f[3], t[0], t[1], t[2], t[3], 5 + i,
+                 i % 2 ? "[\"b\"]" : "[\"a\"]",
+                 i % 2 ? ", \"partial\": [\"a\"]" : "",
+                 i % 3 ? "[\"a\"]" : "[]");
+        ok = !redist_spec_load_buffer(json, strlen(json), "w.json", 0, &sp[i],
+                                      &e);
+    }
+    redist_arrays_t *a = NULL;
+    redist_plan_set_t *set = NULL;
+    if (ok && !redist_arrays_create("stages", 12,
+                                    (const redist_spec_t *const *)sp,
+                                    REDIST_NO_BUDGET, &a, &e))
+        redist_plan_set_create(a, NULL, NULL, NULL, &set, &e);
+    CHECK(set != NULL, "many meshes: %s", e.text);
+    if (set)
+        CHECK(!run_exact(set, REDIST_NO_BUDGET, 0, -12),
+              "many meshes: 12 distinct meshes did not run exactly");
+    redist_plan_set_free(set);
+    redist_arrays_free(a);
+    for (int i = 0; i < 12; i++)
+        redist_spec_free(sp[i]);
+}
+
 int main(int argc, char **argv)
 {
     int cases = argc > 1 ? atoi(argv[1]) : 200;
@@ -919,6 +978,7 @@ int main(int argc, char **argv)
     gathers();
     reductions();
     crossing_floats();
+    many_meshes();
     for (int c = 0; c < cases; c++)
         one_case(&rng, c, rounds);
     printf("%d cases: %d with one round, %d with two, %d with more; %d "
