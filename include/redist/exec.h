@@ -273,14 +273,14 @@ REDIST_API redist_status_t redist_plan_set_create(const redist_arrays_t *arrays,
                                                   redist_error_t *err);
 /**
  * The set of `arrays` with `set`'s plans replayed (redistplan run SET
- * --shrink): array i replays the steps of set's plan i
- * (redist_plan_from_steps), so each array i of `arrays` must be one the
- * steps are valid for (the same meshes and types; another shape, each
- * dim a multiple of what the types split it by:
- * redist_plan_shrink_shape); planned for `backend`'s kind (NULL: the
- * set's), with the set's execution options; the budget and rounds of
- * `arrays`.  Errors: those of
- * redist_plan_from_steps for an array (the message names it), those of
+ * --shrink, or another budget): array i replays set's plan i
+ * (redist_plan_replay: its cost model, and on the same shape its blocks
+ * too), so each array i of `arrays` must be one the steps are valid for
+ * (the same meshes and types; the same shape, or another with each dim a
+ * multiple of what the types split it by: redist_plan_shrink_shape);
+ * planned for `backend`'s kind (NULL: the set's), with the set's
+ * execution options; the budget and rounds of `arrays`.  Errors: those
+ * of redist_plan_replay for an array (the message names it), those of
  * redist_plan_set_create for the rounds; REDIST_ERR_INVALID for NULL
  * arguments or another number of arrays.
  */

@@ -338,6 +338,26 @@ REDIST_API redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int
                                        redist_plan_t **out,
                                        redist_error_t *err);
 
+/**
+ * The steps of `plan` on `spec` (the same meshes and types; the plan's
+ * shape, or another as redist_plan_shrink_shape makes), as
+ * redist_plan_from_steps builds them, with the plan's cost model and
+ * objective: each step's modelled time under that model, and for two
+ * meshes the transfer's senders chosen by it, as the planner chose them
+ * (redist_plan_from_steps, which has no model, names them in turn among
+ * all replicas).  On the plan's shape the steps keep the plan's blocks
+ * (an uneven plan's are the solver's, which the steps' types do not
+ * say; on another shape each step gets its type's ceil blocks, which
+ * may not apply).  A spec with another number of meshes or dims, or a
+ * cost model its mesh refuses: REDIST_ERR_INVALID; steps that do not
+ * apply: REDIST_ERR_PLAN as redist_plan_from_steps.  NULL:
+ * REDIST_ERR_INVALID.
+ */
+REDIST_API redist_status_t redist_plan_replay(const redist_plan_t *plan,
+                                              const redist_spec_t *spec,
+                                              redist_plan_t **out,
+                                              redist_error_t *err);
+
 /* ---------------------------------------------------------- verifier */
 
 typedef struct redist_verify_result {

@@ -343,19 +343,12 @@ static int make_plan(const run_args *a, run_state *st)
 
 /* ------------------------------------------------------------ memory */
 
-/* The plan's steps replayed on st->spec (same mesh, types). */
+/* The plan's steps replayed on st->spec (same mesh, types), with its
+ * cost model: the same modelled times and transfer senders. */
 static redist_status_t replan(run_state *st, redist_error_t *err)
 {
-    int n = redist_plan_num_steps(st->plan);
-    redist_step_view_t *v = calloc((size_t)(n ? n : 1), sizeof *v);
     redist_plan_t *p2 = NULL;
-    if (!v)
-        return redist_error_set(err, REDIST_ERR_NOMEM, NULL, NULL,
-                                "out of memory");
-    for (int k = 0; k < n; k++)
-        redist_plan_step(st->plan, k, &v[k]);
-    redist_status_t rc = redist_plan_from_steps(st->spec, n, v, &p2, err);
-    free(v);
+    redist_status_t rc = redist_plan_replay(st->plan, st->spec, &p2, err);
     if (rc == REDIST_OK) {
         redist_plan_free(st->plan);
         st->plan = p2;

@@ -557,23 +557,6 @@ static redist_status_t round_time(redist_plan_set_t *s, int r,
 static redist_status_t finish(redist_plan_set_t *s, redist_plan_set_t **out,
                               redist_error_t *err);
 
-/* Plan i of a replayed set: the steps of `of`'s plan i on spec sp. */
-static redist_status_t replay(const redist_plan_set_t *of, int i,
-                              const redist_spec_t *sp, redist_plan_t **out,
-                              redist_error_t *err)
-{
-    const redist_plan_t *p = of->plan[i];
-    int n = redist_plan_num_steps(p);
-    redist_step_view_t *v = calloc((size_t)(n ? n : 1), sizeof *v);
-    if (!v)
-        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    for (int k = 0; k < n; k++)
-        redist_plan_step(p, k, &v[k]);
-    redist_status_t st = redist_plan_from_steps(sp, n, v, out, err);
-    free(v);
-    return st;
-}
-
 /* The reserve of every round of a set with reductions run as collectives:
  * the backend's least work space, for the union's endpoint and each two-
  * mesh array's mesh (each has work space of its own). */
@@ -674,7 +657,7 @@ static redist_status_t create(const redist_arrays_t *arrays,
         alt[i] = UINT64_MAX; /* no alternative */
     for (int i = 0; i < n && !st; i++) {
         const redist_spec_t *sp = redist_arrays_get(arrays, i);
-        st = of ? replay(of, i, sp, &s->plan[i], err)
+        st = of ? redist_plan_replay(of->plan[i], sp, &s->plan[i], err)
                 : redist_plan_create(sp, popts, &s->plan[i], err);
         if (!st) {
             s->n = i + 1;

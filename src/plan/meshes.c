@@ -671,6 +671,9 @@ static redist_status_t compose(const redist_spec_t *s, cand *a, cand *b,
 
 redist_status_t rd_plan_meshes_from_steps(const redist_spec_t *s, int n,
                                           const redist_step_view_t v[],
+                                          const redist_cost_model_t *cm,
+                                          redist_objective_t objective,
+                                          const redist_plan_t *like,
                                           redist_plan_t **out,
                                           redist_error_t *err)
 {
@@ -689,7 +692,14 @@ redist_status_t rd_plan_meshes_from_steps(const redist_spec_t *s, int n,
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
     redist_spec_t *ps[2] = {NULL, NULL};
-    const redist_type_t *S = t > 0 ? &v[t - 1].after : &s->from;
+    /* S as the planner makes it: pending only on axes of size > 1 (one
+     * of size 1 is a replica: the transfer does not sum over it, and its
+     * lists are ordered as for no sums) */
+    redist_type_t Sn = t > 0 ? v[t - 1].after : s->from;
+    for (int a = 0; a < s->two->mesh[0].naxes; a++)
+        if (s->two->mesh[0].size[a] == 1)
+            Sn.partial &= ~(1u << a);
+    const redist_type_t *S = &Sn;
     const redist_type_t *R = &v[t].after;
     uint64_t *arr = NULL;
     redist_status_t st;
@@ -702,9 +712,18 @@ redist_status_t rd_plan_meshes_from_steps(const redist_spec_t *s, int n,
             st = REDIST_ERR_PLAN; /* a type the transfer cannot have */
         goto out;
     }
-    if ((st = redist_plan_from_steps(ps[0], t, v, &a.plan, err)) ||
-        (st = redist_plan_from_steps(ps[1], n - t - 1, v + t + 1, &b.plan,
-                                     err)))
+    redist_cost_model_t tmp[2];
+    if (like && like->m) {
+        if ((st = redist_plan_replay(like->m->phase[0], ps[0], &a.plan,
+                                     err)) ||
+            (st = redist_plan_replay(like->m->phase[1], ps[1], &b.plan, err)))
+            goto out;
+    } else if ((st = rd_plan_from_steps_cost(ps[0], t, v,
+                                      rd_meshes_phase_cost(s, cm, 0, &tmp[0]),
+                                      objective, &a.plan, err)) ||
+        (st = rd_plan_from_steps_cost(ps[1], n - t - 1, v + t + 1,
+                                      rd_meshes_phase_cost(s, cm, 1, &tmp[1]),
+                                      objective, &b.plan, err)))
         goto out;
     int64_t N = s->two->ndevices;
     if (!(arr = calloc((size_t)N * 3 + 3, sizeof *arr))) {
@@ -713,13 +732,13 @@ redist_status_t rd_plan_meshes_from_steps(const redist_spec_t *s, int n,
     }
     score sc;
     double tt;
-    if ((st = evaluate(s, &a, &b, NULL, arr, arr + N, arr + 2 * N, &tt,
+    if ((st = evaluate(s, &a, &b, cm, arr, arr + N, arr + 2 * N, &tt,
                        &sc))) {
         rd_error(err, st, NULL, NULL, "out of memory");
         goto out;
     }
-    st = compose(s, &a, &b, NULL, REDIST_OBJECTIVE_BYTES, &sc, arr, arr + N,
-                 arr + 2 * N, 0, out, err);
+    st = compose(s, &a, &b, cm, objective, &sc, arr, arr + N, arr + 2 * N,
+                 cm ? tt : 0, out, err);
 out:
     cands_free(&a, 1);
     cands_free(&b, 1);

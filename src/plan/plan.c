@@ -669,10 +669,72 @@ redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
                                        redist_plan_t **out,
                                        redist_error_t *err)
 {
+    /* no cost model; the objective stated as it always was */
+    return rd_plan_from_steps_cost(spec, nsteps, steps, NULL,
+                                   spec && spec->two ? REDIST_OBJECTIVE_BYTES
+                                                     : REDIST_OBJECTIVE_TIME,
+                                   out, err);
+}
+
+redist_status_t redist_plan_replay(const redist_plan_t *plan,
+                                   const redist_spec_t *spec,
+                                   redist_plan_t **out, redist_error_t *err)
+{
+    if (!plan || !spec || !out)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
+    *out = NULL;
+    if (redist_spec_num_meshes(spec) != redist_spec_num_meshes(plan->spec) ||
+        spec->ndims != plan->spec->ndims)
+        return rd_error(err, REDIST_ERR_INVALID, NULL, "spec",
+                        "the plan's steps are for a spec of %d mesh(es) and "
+                        "%d dims, not %d and %d",
+                        redist_spec_num_meshes(plan->spec), plan->spec->ndims,
+                        redist_spec_num_meshes(spec), spec->ndims);
+    redist_status_t st;
+    if (plan->has_cost &&
+        (st = redist_cost_model_validate(&plan->cost, &spec->mesh, err)))
+        return st;
+    const redist_cost_model_t *cm = plan->has_cost ? &plan->cost : NULL;
+    int same = !memcmp(spec->shape, plan->spec->shape,
+                       (size_t)spec->ndims * sizeof *spec->shape);
+    if (spec->two)
+        return rd_plan_meshes_from_steps(spec, plan->nsteps, plan->steps, cm,
+                                         plan->objective, same ? plan : NULL,
+                                         out, err);
+    if (!same)
+        return rd_plan_from_steps_cost(spec, plan->nsteps, plan->steps, cm,
+                                       plan->objective, out, err);
+    /* the same shape: the plan's own steps and layouts, as
+     * redist_plan_verify replays them (an uneven plan's blocks are the
+     * solver's, which its steps' types do not say) */
+    rd_step *path = calloc((size_t)(plan->nsteps ? plan->nsteps : 1),
+                           sizeof *path);
+    if (!path)
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int i = 0; i < plan->nsteps; i++) {
+        rd_step_from_view(&path[i], &plan->steps[i], RD_AFTER_STATED);
+        path[i].lay = rd_plan_step_layout(plan, i);
+    }
+    st = plan_build(spec, path, plan->nsteps, cm, out, err);
+    free(path);
+    if (!st)
+        (*out)->objective = plan->objective;
+    return st;
+}
+
+redist_status_t rd_plan_from_steps_cost(const redist_spec_t *spec,
+                                        int nsteps,
+                                        const redist_step_view_t steps[],
+                                        const redist_cost_model_t *cm,
+                                        redist_objective_t objective,
+                                        redist_plan_t **out,
+                                        redist_error_t *err)
+{
     if (!spec || !out || nsteps < 0 || (nsteps > 0 && !steps))
         return rd_error(err, REDIST_ERR_INVALID, NULL, NULL, "NULL argument");
     if (spec->two)
-        return rd_plan_meshes_from_steps(spec, nsteps, steps, out, err);
+        return rd_plan_meshes_from_steps(spec, nsteps, steps, cm, objective,
+                                         NULL, out, err);
     rd_step *path = calloc((size_t)(nsteps ? nsteps : 1), sizeof *path);
     if (!path)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -707,8 +769,10 @@ redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
                               ok ? RD_AFTER_HINT : RD_AFTER_NONE);
         }
     }
-    redist_status_t st = plan_build(spec, path, nsteps, NULL, out, err);
+    redist_status_t st = plan_build(spec, path, nsteps, cm, out, err);
     free(path);
+    if (!st)
+        (*out)->objective = objective;
     return st;
 }
 

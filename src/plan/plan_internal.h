@@ -125,10 +125,26 @@ redist_status_t rd_json_check_stats(const redist_spec_t *spec,
                                     const redist_verify_result_t *res,
                                     redist_error_t *err);
 
+/* redist_plan_from_steps with cost model cm (NULL: none: its steps carry
+ * no times) and stating `objective` (redist_plan_replay). */
+redist_status_t rd_plan_from_steps_cost(const redist_spec_t *spec,
+                                        int nsteps,
+                                        const redist_step_view_t steps[],
+                                        const redist_cost_model_t *cm,
+                                        redist_objective_t objective,
+                                        redist_plan_t **out,
+                                        redist_error_t *err);
 /* redist_plan_from_steps for a two-mesh spec: the steps split at their
- * one transfer into the phases' one-mesh plans. */
+ * one transfer into the phases' one-mesh plans; with cost model cm (NULL:
+ * none) the figures and the transfer's senders are that model's, and the
+ * plan states `objective`; with `like` (a plan of this shape, NULL: none)
+ * the phases are its phases replayed, layouts and all
+ * (redist_plan_replay). */
 redist_status_t rd_plan_meshes_from_steps(const redist_spec_t *spec, int n,
                                           const redist_step_view_t v[],
+                                          const redist_cost_model_t *cm,
+                                          redist_objective_t objective,
+                                          const redist_plan_t *like,
                                           redist_plan_t **out,
                                           redist_error_t *err);
 /* Plan a two-mesh spec (redist_plan_create's path for them). */

@@ -28,7 +28,10 @@
  * level of two devices: the slowest link of the axes their coordinates
  * differ on); and the transfer's modelled time is each device's
  * messages at their pair's levels (a device outside the source mesh: the
- * slowest source axis, at least node); the plan runs exact.  With
+ * slowest source axis, at least node); replayed with its model
+ * (redist_plan_replay, on the same shape: its layouts too), every piece
+ * has the same sender and the figures are the plan's; the plan runs
+ * exact.  With
  * crossing allowed (half the cases) a transfer may sum pending contributions:
  * each piece then comes once per coordinate on the pending axes, from a
  * holder with those coordinates, and the receiver's reducing is costed
@@ -44,6 +47,7 @@
 #include <jansson.h>
 
 #include "../../src/exec/meshes.h"
+#include "../../src/plan/plan_internal.h"
 #include "../common/random_plan.h"
 
 static rp_rng rng = {0x9e3779b97f4a7c15ULL};
@@ -417,6 +421,46 @@ static void senders_case(rp_tally *t, int *nearer)
                     "levels give %.9g s",
                     v.time_s, want);
     }
+    /* its steps replayed with its model (redist_plan_replay, as run
+     * --shrink and set replays make them): every piece from the same
+     * sender, the same modelled times */
+    redist_plan_t *re = NULL;
+    if (redist_plan_replay(plan, spec, &re, &err)) {
+        rp_fail(t, "senders", plan, "replay: %s", err.text);
+    } else {
+        redist_plan_stats_t a, b;
+        redist_plan_stats(plan, &a);
+        redist_plan_stats(re, &b);
+        if (a.time_s != b.time_s || a.peak_bytes != b.peak_bytes ||
+            a.recv_bytes != b.recv_bytes)
+            rp_fail(t, "senders", plan,
+                    "replayed: %.9g s, peak %llu, recv %llu; the plan "
+                    "%.9g s, %llu, %llu",
+                    b.time_s, (unsigned long long)b.peak_bytes,
+                    (unsigned long long)b.recv_bytes, a.time_s,
+                    (unsigned long long)a.peak_bytes,
+                    (unsigned long long)a.recv_bytes);
+        for (int64_t d = 0; d < N; d++) {
+            rd_tlists r;
+            if (rd_transfer_lists(re, d, &r)) {
+                rp_fail(t, "senders", plan, "replayed lists");
+                break;
+            }
+            int same = r.nrecv == tl[d].nrecv;
+            for (int64_t k = 0; same && k < r.nrecv; k++)
+                same = r.recv[k].peer == tl[d].recv[k].peer &&
+                       r.recv[k].bytes == tl[d].recv[k].bytes;
+            rd_tlists_free(&r);
+            if (!same) {
+                rp_fail(t, "senders", plan,
+                        "device %lld: the replayed plan's transfer has "
+                        "other senders",
+                        (long long)d);
+                break;
+            }
+        }
+    }
+    redist_plan_free(re);
     rp_sim_check(&rng, t, "senders", plan, UINT64_MAX);
 out:
     if (tl)
