@@ -14,7 +14,8 @@
  * pre_d is the product of the local dims before d: with pre_d == 1 the
  * chunks along d are already contiguous and the pack / unpack is skipped.
  * A backend that runs whole steps (fused_ops) gets one FUSED pass instead.
- * A set program (RD_PROG_LOWER, set.c) lowers all_gather, all_to_all and
+ * A set program (RD_PROG_LOWER, set.c; a one-mesh array's, or a phase of
+ * a two-mesh array's) lowers all_gather, all_to_all and
  * permute to an exchange from the type before to the type after, as an
  * uneven plan does below: the same pieces, from the same group members
  * (exchange.c picks each piece's holder within the group), but as point-

@@ -1169,3 +1169,103 @@ int rp_set_run_counted(const redist_plan_set_t *set, uint64_t budget, int c,
     free(dst);
     return bad;
 }
+
+int rp_set_phases(redist_backend_t *be, int k, int tight, int for_be, int c)
+{
+    int64_t size = redist_backend_size(be);
+    char *json = malloc(4096 + (size_t)size * 48 + (size_t)k * 256);
+    if (!json)
+        return 1;
+    size_t pos = (size_t)sprintf(
+        json, "{\"meshes\": {\"a\": {\"axes\": [[\"x\", %lld]], \"devices\": [",
+        (long long)size);
+    /* mesh rank r is device size - 1 - r: the phase's peers must be
+     * translated */
+    for (int64_t d = size - 1; d >= 0; d--)
+        pos += (size_t)sprintf(json + pos, "%s%lld", d < size - 1 ? ", " : "",
+                               (long long)d);
+    pos += (size_t)sprintf(json + pos,
+                           "]}, \"b\": {\"axes\": [[\"y\", %lld]], "
+                           "\"devices\": [",
+                           (long long)size);
+    for (int64_t d = 0; d < size; d++)
+        pos += (size_t)sprintf(json + pos, "%s%lld", d ? ", " : "",
+                               (long long)d);
+    pos += (size_t)sprintf(json + pos, "]}}, \"arrays\": [");
+    for (int i = 0; i < k; i++)
+        pos += (size_t)sprintf(
+            json + pos,
+            "%s{\"name\": \"p%d\", \"shape\": [%lld, %d], \"dtype\": \"f32\", "
+            "\"from\": {\"mesh\": \"a\", \"dims\": [[], []], \"partial\": "
+            "[\"x\"]}, \"to\": {\"mesh\": \"b\", \"dims\": [[\"y\"], []]}}",
+            i ? ", " : "", i, 12 * (long long)size, 24 + 8 * (i % 2));
+    sprintf(json + pos, "]}");
+    redist_arrays_t *a = NULL, *tb = NULL;
+    redist_plan_set_t *set = NULL;
+    redist_plan_options_t po = {0};
+    po.no_cross_sums = 1; /* the sums on the source mesh: phase A */
+    const redist_backend_t *kind = for_be ? be : NULL;
+    redist_error_t e = REDIST_ERROR_INIT;
+    uint64_t budget = REDIST_NO_BUDGET;
+    if (!redist_arrays_load_buffer(json, strlen(json), "phases.json", 0, &a,
+                                   &e))
+        redist_plan_set_create(a, &po, kind, NULL, &set, &e);
+    if (set && tight) {
+        const redist_spec_t *sp[64];
+        budget = rp_set_largest(set, 3);
+        redist_plan_set_free(set);
+        set = NULL;
+        for (int i = 0; i < k && i < 64; i++)
+            sp[i] = redist_arrays_get(a, i);
+        if (k <= 64 && !redist_arrays_create("t", k, sp, budget, &tb, &e))
+            redist_plan_set_create(tb, &po, kind, NULL, &set, &e);
+    }
+    free(json);
+    int bad = 0;
+    redist_plan_set_stats_t t;
+    redist_plan_set_stats(set, &t);
+    /* the combined exchanges a round must make: its array with the most
+     * (a lowered all_reduce two, a reduce_scatter or transfer one), not
+     * one collective per array and phase step */
+    int most = 0, steps = 0;
+    for (int r = 0; set && r < t.nrounds; r++) {
+        int m = 0, phase = 0;
+        for (int i = 0; i < k; i++) {
+            const redist_plan_t *pl = redist_plan_set_plan(set, i);
+            int n = 0;
+            if (redist_plan_set_round_of(set, i) != r)
+                continue;
+            for (int q = 0; q < redist_plan_num_steps(pl); q++) {
+                redist_step_view_t v;
+                redist_plan_step(pl, q, &v);
+                int comb = redist_plan_set_step_combined(set, i, q);
+                n += comb == 1 ? 1 + (v.op == REDIST_OP_ALL_REDUCE) : 0;
+                phase += v.op != REDIST_OP_TRANSFER;
+                bad |= v.op != REDIST_OP_TRANSFER && comb != (k > 1);
+            }
+            m = n > m ? n : m;
+        }
+        most += m;
+        steps += phase;
+        redist_round_stats_t rs;
+        redist_plan_set_round(set, r, &rs);
+        bad |= rs.exchanges != m ||
+               (budget != REDIST_NO_BUDGET && rs.scratch_bytes > budget);
+    }
+    if (!set || bad || t.exchanges != most || !steps ||
+        (k > 2 && t.exchanges >= t.nrounds + steps) ||
+        (tight && k > 3 && t.nrounds < 2)) {
+        fprintf(stderr, "rank %lld: %d two-mesh arrays%s: %s; %d rounds, %d "
+                        "exchanges (want %d), %d phase steps\n",
+                (long long)redist_backend_rank(be), k,
+                tight ? " under a budget" : "", set ? "planned" : e.text,
+                t.nrounds, t.exchanges, most, steps);
+        bad = 1;
+    } else {
+        bad = rp_set_run_counted(set, budget, c, be, NULL, NULL, NULL);
+    }
+    redist_plan_set_free(set);
+    redist_arrays_free(tb);
+    redist_arrays_free(a);
+    return bad;
+}

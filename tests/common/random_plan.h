@@ -253,4 +253,18 @@ int rp_set_run_counted(const redist_plan_set_t *set, uint64_t budget, int c,
                        redist_backend_t *be, void (*after)(void *user),
                        void *user, uint64_t *messages);
 
+/* A set of k two-mesh arrays whose phases have steps, on be's ranks:
+ * sums pending over mesh "a" (every rank, in reverse order, so that the
+ * phase's peers must be translated) to rows sharded over mesh "b"
+ * (every rank, in order), the sums done on the source mesh (a
+ * reduce_scatter there, then the transfer); planned for be's kind
+ * (for_be) or generic, under no budget or (tight) the three largest
+ * arrays' scratch.  With two or more arrays every phase step must be
+ * lowered (combined), each round's exchanges its array's with the most
+ * (with more than two arrays, fewer than the transfers' one per round
+ * plus a collective per array and phase step), within the budget; then
+ * rp_set_run_counted (exact, the runner's combined exchanges the
+ * figure).  0 when right on this rank; c numbers the problems. */
+int rp_set_phases(redist_backend_t *be, int k, int tight, int for_be, int c);
+
 #endif

@@ -13,6 +13,7 @@
 
 #include "../common/random_plan.h"
 #include "../../src/testing/pattern.h"
+#include "../../src/backend/sim/sim_internal.h"
 
 static int failures, twos;
 #define CHECK(c, ...)                                                         \
@@ -35,9 +36,54 @@ static int close_to(double a, double b)
 }
 
 
-/* Run the set on sim with every element checked; 0 if exact. */
+/* One device's run of a set (rd_sim_run_each): prepared, run, and the
+ * combined exchanges and messages its runner made. */
+#define MAXD 64
+typedef struct set_job {
+    const redist_plan_set_t *set;
+    void ***src, ***dst;
+    uint64_t xs[MAXD], msgs[MAXD];
+} set_job;
+
+static redist_status_t run_device(void *arg, redist_backend_t *be,
+                                  redist_exec_report_t *r,
+                                  redist_error_t *err)
+{
+    set_job *j = arg;
+    int64_t d = redist_backend_rank(be);
+    int n = redist_plan_set_num_arrays(j->set);
+    void *s[64], *t[64];
+    for (int i = 0; i < n && i < 64; i++) {
+        s[i] = j->src[i][d];
+        t[i] = j->dst[i][d];
+    }
+    redist_set_prepared_t *p = NULL;
+    /* every device prepares (an agreement), none skips it */
+    redist_status_t st = redist_plan_set_prepare(j->set, be, s, t, &p, err);
+    if (!st)
+        st = redist_set_run(p, r, err);
+    if (!st && d < MAXD) {
+        j->xs[d] = redist_set_prepared_exchanges(p);
+        j->msgs[d] = redist_set_prepared_messages(p);
+    }
+    redist_set_prepared_free(p);
+    return st;
+}
+
+/* Run the set on sim with every element checked, and every device's
+ * combined exchanges equal to the set's figure (*xs, when not NULL: the
+ * most any device made, *msgs its messages); 0 if exact. */
+static int run_exact_x(const redist_plan_set_t *set, uint64_t budget,
+                       int preserve, int c, uint64_t *xs, uint64_t *msgs);
+
 static int run_exact(const redist_plan_set_t *set, uint64_t budget,
                      int preserve, int c)
+{
+    return run_exact_x(set, budget, preserve, c, NULL, NULL);
+}
+
+static int run_exact_x(const redist_plan_set_t *set, uint64_t budget,
+                       int preserve, int c, uint64_t *xs, uint64_t *msgs)
 {
     int n = redist_plan_set_num_arrays(set);
     const redist_spec_t *s0 = redist_plan_spec(redist_plan_set_plan(set, 0));
@@ -68,13 +114,34 @@ static int run_exact(const redist_plan_set_t *set, uint64_t budget,
     }
     redist_exec_report_t rep;
     redist_error_t e = REDIST_ERROR_INIT;
-    redist_status_t st = redist_exec_sim_run_set(
-        set, (void *const *const *)src, (void *const *const *)dst, 0, &rep,
-        NULL, &e);
     redist_plan_set_stats_t t;
     redist_plan_set_stats(set, &t);
+    static set_job job; /* large; one run at a time */
+    memset(&job, 0, sizeof job);
+    job.set = set;
+    job.src = src;
+    job.dst = dst;
+    redist_sim_t *w = NULL;
+    redist_status_t st = redist_sim_create(nd, 0, &w, &e);
+    if (!st)
+        st = rd_sim_run_each(w, run_device, &job, &rep, NULL, &e);
+    redist_sim_free(w);
     CHECK(st == REDIST_OK, "case %d: run failed: %s", c, e.text);
     if (!st) {
+        uint64_t most = 0, most_m = 0;
+        for (int64_t d = 0; d < nd && d < MAXD; d++) {
+            CHECK(job.xs[d] == (uint64_t)t.exchanges,
+                  "case %d: device %lld made %llu combined exchanges, the "
+                  "set's figure is %d",
+                  c, (long long)d, (unsigned long long)job.xs[d],
+                  t.exchanges);
+            most = job.xs[d] > most ? job.xs[d] : most;
+            most_m = job.msgs[d] > most_m ? job.msgs[d] : most_m;
+        }
+        if (xs)
+            *xs = most;
+        if (msgs)
+            *msgs = most_m;
         CHECK(rep.scratch_high_water <= t.scratch_bytes,
               "case %d: scratch high water %llu > the set's %llu", c,
               (unsigned long long)rep.scratch_high_water,
@@ -157,6 +224,25 @@ static void one_case(rp_rng *r, int c, int *rounds_seen)
     }
     uint64_t most = 0, sum = 0;
     rp_set_budgets(set, &most, &sum);
+    /* the smallest budget the set names at budget 0, planned as here
+     * (rp_set_budgets replays the plans, which fails for some uneven
+     * two-mesh plans: then its figure is the largest array's, above the
+     * smallest where a budget keeps reductions as collectives) */
+    redist_arrays_t *z = NULL;
+    redist_plan_set_t *zs = NULL;
+    if (!redist_arrays_create("set", made, (const redist_spec_t *const *)specs,
+                              0, &z, &e)) {
+        const char *key = "smallest budget that works is ", *at;
+        redist_status_t zst = redist_plan_set_create(z, &po, NULL, &xo, &zs,
+                                                     &e);
+        if (!zst)
+            most = 0;
+        else if (zst == REDIST_ERR_INFEASIBLE && (at = strstr(e.text, key)))
+            most = strtoull(at + strlen(key), NULL, 10);
+    }
+    redist_plan_set_free(zs);
+    redist_arrays_free(z);
+    redist_error_clear(&e);
     CHECK(redist_plan_set_num_rounds(set) == 1,
           "case %d: no budget, %d rounds", c, redist_plan_set_num_rounds(set));
     redist_plan_set_free(set);
@@ -586,6 +672,60 @@ static void round_times(void)
  * its data-moving collectives to exchanges), its modelled time credited,
  * every element exact, the scratch within the budget; with and without
  * REDIST_EXEC_PRESERVE_SRC. */
+/* A set's JSON: head (its mesh or meshes), then k arrays, array i
+ * written by `item` (a format taking the separator, i and a width) with
+ * width w[i % nw]. */
+static void set_json(char *json, size_t size, const char *head,
+                     const char *item, int k, const int *w, int nw)
+{
+    size_t pos = (size_t)snprintf(json, size, "%s\"arrays\": [", head);
+    for (int i = 0; i < k && pos < size; i++)
+        pos += (size_t)snprintf(json + pos, size - pos, item, i ? ", " : "",
+                                i, w[i % nw]);
+    if (pos < size)
+        snprintf(json + pos, size - pos, "]}");
+}
+
+/* The k arrays of `a` planned again under `budget` (execution flags
+ * fl): the set within it, at least `least` rounds, each within it and
+ * making `per` combined exchanges; then run exact on sim (every
+ * device's runner making the figure).  what: the test's name; c: the
+ * run's case number. */
+static void under_budget(const char *what, redist_arrays_t *a, int k,
+                         uint64_t budget, unsigned fl, int per, int least,
+                         int c)
+{
+    const redist_spec_t *sp[32];
+    redist_arrays_t *tb = NULL;
+    redist_plan_set_t *set = NULL;
+    redist_error_t e = REDIST_ERROR_INIT;
+    redist_exec_options_t xo = {fl};
+    for (int i = 0; i < k && i < 32; i++)
+        sp[i] = redist_arrays_get(a, i);
+    if (k > 32 || redist_arrays_create("t", k, sp, budget, &tb, &e) ||
+        redist_plan_set_create(tb, NULL, NULL, &xo, &set, &e))
+        CHECK(0, "%s: budget %llu: %s", what, (unsigned long long)budget,
+              e.text);
+    if (set) {
+        redist_plan_set_stats_t t;
+        redist_plan_set_stats(set, &t);
+        int ok = t.scratch_bytes <= budget && t.nrounds >= least &&
+                 t.exchanges == per * t.nrounds;
+        for (int r = 0; r < t.nrounds; r++) {
+            redist_round_stats_t rs;
+            redist_plan_set_round(set, r, &rs);
+            ok = ok && rs.exchanges == per && rs.scratch_bytes <= budget;
+        }
+        CHECK(ok, "%s: %d arrays, budget %llu: %d rounds, scratch %llu, %d "
+                  "exchanges",
+              what, k, (unsigned long long)budget, t.nrounds,
+              (unsigned long long)t.scratch_bytes, t.exchanges);
+        run_exact(set, budget, fl != 0, c);
+    }
+    redist_plan_set_free(set);
+    redist_arrays_free(tb);
+}
+
 static void gathers(void)
 {
     const int ks[] = {1, 2, 24};
@@ -593,17 +733,12 @@ static void gathers(void)
         for (int b = 0; b < 2; b++) {
             int k = ks[q];
             char json[8192];
-            size_t pos = (size_t)snprintf(json, sizeof json,
-                                          "{\"mesh\": [[\"x\", 4]], "
-                                          "\"arrays\": [");
-            for (int i = 0; i < k; i++)
-                pos += (size_t)snprintf(
-                    json + pos, sizeof json - pos,
-                    "%s{\"name\": \"g%d\", \"shape\": [8, %d], "
-                    "\"dtype\": \"f32\", \"from\": {\"dims\": "
-                    "[[], [\"x\"]]}, \"to\": {\"dims\": [[], []]}}",
-                    i ? ", " : "", i, 16 + 4 * (i % 3));
-            snprintf(json + pos, sizeof json - pos, "]}");
+            static const int w[3] = {16, 20, 24};
+            set_json(json, sizeof json, "{\"mesh\": [[\"x\", 4]], ",
+                     "%s{\"name\": \"g%d\", \"shape\": [8, %d], "
+                     "\"dtype\": \"f32\", \"from\": {\"dims\": "
+                     "[[], [\"x\"]]}, \"to\": {\"dims\": [[], []]}}",
+                     k, w, 3);
             redist_arrays_t *a;
             redist_plan_set_t *set =
                 set_of(json, b ? REDIST_EXEC_PRESERVE_SRC : 0, 0, &a);
@@ -622,40 +757,102 @@ static void gathers(void)
             /* a budget of the three largest arrays' scratch */
             uint64_t budget = set ? rp_set_largest(set, 3) : 0;
             redist_plan_set_free(set);
-            set = NULL;
-            redist_error_t e = REDIST_ERROR_INIT;
-            const redist_spec_t *sp[32];
-            for (int i = 0; i < k; i++)
-                sp[i] = redist_arrays_get(a, i);
-            redist_arrays_t *tb = NULL;
-            redist_exec_options_t xo = {b ? REDIST_EXEC_PRESERVE_SRC : 0};
             CHECK(k == 1 || budget > 0, "gathers: %d arrays need no scratch",
                   k);
-            if (k > 1 && budget &&
-                (redist_arrays_create("t", k, sp, budget, &tb, &e) ||
-                 redist_plan_set_create(tb, NULL, NULL, &xo, &set, &e)))
-                CHECK(0, "gathers: budget %llu: %s",
-                      (unsigned long long)budget, e.text);
-            if (set) {
-                redist_plan_set_stats(set, &t);
-                int ok = t.scratch_bytes <= budget && t.exchanges == t.nrounds;
-                for (int r = 0; r < t.nrounds; r++) {
-                    redist_round_stats_t rs;
-                    redist_plan_set_round(set, r, &rs);
-                    ok = ok && rs.exchanges == 1 &&
-                         rs.scratch_bytes <= budget;
-                }
-                CHECK(ok && (k < 24 || t.nrounds > 1),
-                      "gathers: %d arrays, budget %llu: %d rounds, scratch "
-                      "%llu, %d exchanges", k, (unsigned long long)budget,
-                      t.nrounds, (unsigned long long)t.scratch_bytes,
-                      t.exchanges);
-                run_exact(set, budget, b, 2000 + k);
-            }
-            redist_plan_set_free(set);
-            redist_arrays_free(tb);
+            if (k > 1 && budget)
+                under_budget("gathers", a, k, budget,
+                             b ? REDIST_EXEC_PRESERVE_SRC : 0, 1,
+                             k < 24 ? 1 : 2, 2000 + k);
             redist_arrays_free(a);
         }
+}
+
+/* Two-mesh arrays with phases: k arrays from a 2-device mesh to a
+ * 4-device one, each a transfer then an all_gather on the target mesh
+ * (op 0: the source replicated, the target replicated) or a
+ * reduce_scatter on the source mesh then a transfer (op 1: sums pending
+ * over the source mesh, the target sharded).  A set of two or more
+ * arrays lowers the phases' steps to exchanges that join the round's
+ * combined exchanges: one for the transfers and one for the k phase
+ * steps (not k collectives), each device's runner making exactly the
+ * set's figure; the steps marked combined, the round's time credited,
+ * every element exact on sim, the scratch within the set's figure; under
+ * a budget of three arrays' scratch, every round the same two exchanges
+ * within the budget.  One array keeps its phase's collective. */
+static void phases(void)
+{
+    const int ks[] = {1, 2, 8};
+    static const char *const from[2] = {"\"dims\": [[], []]",
+                                        "\"dims\": [[], []], \"partial\": [\"x\"]"},
+                             *const to[2] = {"[[], []]", "[[\"y\"], []]"};
+    static const int phase_step[2] = {1, 0}; /* the lowered step's index */
+    for (int op = 0; op < 2; op++)
+        for (int q = 0; q < 3; q++)
+            for (int b = 0; b < 2; b++) {
+                int k = ks[q];
+                char json[8192], item[512];
+                static const int w[2][2] = {{48, 64}, {32, 32}};
+                snprintf(item, sizeof item,
+                         "%%s{\"name\": \"p%%d\", \"shape\": [64, %%d], "
+                         "\"dtype\": \"f32\", \"from\": {\"mesh\": \"a\", %s}, "
+                         "\"to\": {\"mesh\": \"b\", \"dims\": %s}}",
+                         from[op], to[op]);
+                set_json(json, sizeof json,
+                         "{\"meshes\": {\"a\": {\"axes\": [[\"x\", 2]], "
+                         "\"devices\": [0, 1]}, \"b\": {\"axes\": "
+                         "[[\"y\", 4]], \"devices\": [2, 3, 4, 5]}}, ",
+                         item, k, w[op], 2);
+                redist_arrays_t *a;
+                unsigned fl = b ? REDIST_EXEC_PRESERVE_SRC : 0;
+                redist_plan_set_t *set = set_of(json, fl, 0, &a);
+                if (!set) {
+                    redist_arrays_free(a);
+                    continue;
+                }
+                redist_plan_set_stats_t t;
+                redist_plan_set_stats(set, &t);
+                int shaped = 1, marked = 1;
+                for (int i = 0; i < k; i++) {
+                    const redist_plan_t *pl = redist_plan_set_plan(set, i);
+                    redist_step_view_t v[2];
+                    shaped = shaped && redist_plan_num_steps(pl) == 2 &&
+                             !redist_plan_step(pl, 0, &v[0]) &&
+                             !redist_plan_step(pl, 1, &v[1]) &&
+                             v[phase_step[op]].op ==
+                                 (op ? REDIST_OP_REDUCE_SCATTER
+                                     : REDIST_OP_ALL_GATHER);
+                    marked = marked && redist_plan_set_step_combined(
+                                           set, i, phase_step[op]) == (k > 1);
+                }
+                CHECK(shaped && marked && t.nrounds == 1 &&
+                          t.collectives == 2 * k &&
+                          t.exchanges == (k > 1 ? 2 : 1) &&
+                          (k > 1 ? t.time_s < t.arrays_time_s
+                                 : close_to(t.time_s, t.arrays_time_s)),
+                      "phases: op %d, %d arrays: plans %s, steps %s "
+                      "combined, %d rounds, %d collectives, %d exchanges, "
+                      "%.6g us (the arrays' %.6g us)",
+                      op, k, shaped ? "as meant" : "other",
+                      marked ? "rightly" : "wrongly", t.nrounds,
+                      t.collectives, t.exchanges, t.time_s * 1e6,
+                      t.arrays_time_s * 1e6);
+                uint64_t xs = 0, msgs = 0;
+                CHECK(!run_exact_x(set, REDIST_NO_BUDGET, b, 4000 + k, &xs,
+                                   &msgs) &&
+                          xs == (uint64_t)t.exchanges &&
+                          (k == 1 || (xs < 1 + (uint64_t)k && msgs == 3)),
+                      "phases: op %d, %d arrays: %llu combined exchanges "
+                      "(%llu messages from a device), the figure %d",
+                      op, k, (unsigned long long)xs,
+                      (unsigned long long)msgs, t.exchanges);
+                /* a budget of the three largest arrays' scratch */
+                uint64_t budget = rp_set_largest(set, 3);
+                redist_plan_set_free(set);
+                if (k == 8)
+                    under_budget("phases", a, k, budget, fl, 2, 2,
+                                 5000 + op);
+                redist_arrays_free(a);
+            }
 }
 
 /* Device d's block of array i (db bytes) equals the one-array run's (when
@@ -917,6 +1114,7 @@ int main(int argc, char **argv)
     bad_sets();
     round_times();
     gathers();
+    phases();
     reductions();
     crossing_floats();
     for (int c = 0; c < cases; c++)

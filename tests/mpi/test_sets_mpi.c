@@ -220,6 +220,21 @@ int main(int argc, char **argv)
             fails += gathers(25, tight, op);
         }
     }
+    /* two-mesh arrays' phases combined too */
+    for (int tight = 0; tight < 2 && size > 1; tight++) {
+        redist_mpi_t *ctx = NULL;
+        redist_mesh_t *m = rp_mesh_exact(&rng, size, 0);
+        if (redist_mpi_create(MPI_COMM_WORLD, m, NULL, &ctx, NULL)) {
+            fails++;
+        } else {
+            fails += rp_set_phases(redist_mpi_backend(ctx), 2, tight, tight,
+                                   950);
+            fails += rp_set_phases(redist_mpi_backend(ctx), 25, tight,
+                                   !tight, 975);
+        }
+        redist_mpi_free(ctx);
+        redist_mesh_free(m);
+    }
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)

@@ -117,6 +117,18 @@ int main(int argc, char **argv)
         redist_mesh_free(m);
     }
     fails += unplanned_refused();
+    /* two-mesh arrays' phases combined too */
+    for (int tight = 0; tight < 2 && size > 1; tight++) {
+        redist_mesh_t *m = rp_mesh_exact(&rng, size, 0);
+        redist_shmem_t *ctx = NULL;
+        redist_shmem_create(m, NULL, &ctx, NULL);
+        redist_backend_t *be = ctx ? redist_shmem_backend(ctx, 0) : NULL;
+        fails += be ? rp_set_phases(be, 2, tight, 1, 950) +
+                          rp_set_phases(be, 25, tight, 1, 975)
+                    : 1;
+        redist_shmem_free(ctx);
+        redist_mesh_free(m);
+    }
     if (rank == 0)
         printf("sets over OpenSHMEM at %d PEs: %d sets run (%d in several "
                "rounds), %d two-mesh arrays; PE 0: %d failures\n",
