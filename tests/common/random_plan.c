@@ -1269,3 +1269,70 @@ int rp_set_phases(redist_backend_t *be, int k, int tight, int for_be, int c)
     redist_arrays_free(a);
     return bad;
 }
+
+int rp_set_uneven_all_reduces_combined(const redist_plan_set_t *set,
+                                       int combined)
+{
+    int n = 0;
+    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+        const redist_plan_t *p = redist_plan_set_plan(set, i);
+        redist_step_view_t v;
+        n += redist_spec_is_uneven(redist_plan_spec(p)) &&
+             redist_plan_num_steps(p) == 1 && !redist_plan_step(p, 0, &v) &&
+             v.op == REDIST_OP_ALL_REDUCE &&
+             redist_plan_set_step_combined(set, i, 0) == combined;
+    }
+    return n;
+}
+
+int rp_set_uneven_all_reduces(redist_backend_t *be, int k, int for_be, int c)
+{
+    int64_t size = redist_backend_size(be), s = size / 2;
+    /* mesh y=2, x=size/2; the planner picks one all_reduce for these
+     * at x = 2 and 3 (at x = 4 a reduce_scatter and an exchange) */
+    if (size % 2 || s < 2 || s > 3)
+        return 0;
+    char mesh[32], shape[32], name[16];
+    snprintf(mesh, sizeof mesh, "y=2,x=%lld", (long long)s);
+    redist_spec_t *specs[64];
+    int made = 0, bad = 0;
+    for (int i = 0; i < k && i < 64; i++) {
+        /* 3 rows over y: blocks 2 and 1 */
+        snprintf(shape, sizeof shape, "3x%lld", (long long)(s + i % 3));
+        snprintf(name, sizeof name, "u%d", i);
+        if (!redist_spec_from_strings(mesh, shape, "f32", "y|", "x", "y|",
+                                      NULL, NULL, name, 0, &specs[made],
+                                      NULL))
+            made++;
+    }
+    redist_plan_set_t *set =
+        made == k ? rp_set_make(specs, made, REDIST_NO_BUDGET,
+                                for_be ? be : NULL)
+                  : NULL;
+    redist_plan_set_stats_t t;
+    redist_plan_set_stats(set, &t);
+    int lowered = rp_set_uneven_all_reduces_combined(set, k > 1);
+    uint64_t msgs = 0;
+    if (!set || lowered != k || t.nrounds != 1 || t.exchanges != (k > 1) * 2) {
+        fprintf(stderr, "rank %lld: %d uneven all_reduces: %s, %d lowered, "
+                        "%d rounds, %d exchanges\n",
+                (long long)redist_backend_rank(be), k,
+                set ? "planned" : "no set", lowered, t.nrounds, t.exchanges);
+        bad = 1;
+    } else {
+        bad = rp_set_run_counted(set, REDIST_NO_BUDGET, c, be, NULL, NULL,
+                                 &msgs);
+        /* each exchange: one message to every other member of the group */
+        if (k > 1 && msgs != 2 * (uint64_t)(s - 1)) {
+            fprintf(stderr, "rank %lld: %d uneven all_reduces: %llu "
+                            "messages, want %lld\n",
+                    (long long)redist_backend_rank(be), k,
+                    (unsigned long long)msgs, 2 * (long long)(s - 1));
+            bad = 1;
+        }
+    }
+    redist_plan_set_free(set);
+    for (int i = 0; i < made; i++)
+        redist_spec_free(specs[i]);
+    return bad;
+}

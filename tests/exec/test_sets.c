@@ -868,6 +868,67 @@ static void same_and_free(const char *what, int ok, int i, int64_t d,
     free(ref);
 }
 
+/* The set's arrays (at most 8, on at most 8 devices) run on sim with
+ * floats whose sum depends on the order, member m = d % members of
+ * device d holding +big, small, -big, small (m = 0, odd, 2): the smalls
+ * survive only in member order (big + small rounds to big); the set's
+ * run must equal each array's own sim run to the bit (f32 or bf16: the
+ * float's upper half).  what: the test's name. */
+static void floats_same(const char *what, const redist_plan_set_t *set,
+                        int members)
+{
+    enum { K = 8, N = 8 };
+    int n = redist_plan_set_num_arrays(set);
+    int64_t nd = redist_spec_num_devices(
+        redist_plan_spec(redist_plan_set_plan(set, 0)));
+    void *src[K][N] = {{0}}, *dst[K][N] = {{0}}, *ref[K][N] = {{0}};
+    redist_error_t e = REDIST_ERROR_INIT;
+    int ok = n <= K && nd <= N;
+    for (int i = 0; ok && i < n; i++) {
+        const redist_plan_t *p = redist_plan_set_plan(set, i);
+        const redist_spec_t *sp = redist_plan_spec(p);
+        size_t el = redist_dtype_size(redist_spec_dtype(sp));
+        for (int64_t d = 0; d < nd; d++) {
+            uint64_t sb = redist_spec_device_bytes(sp, 0, d),
+                     db = redist_spec_device_bytes(sp, 1, d);
+            int64_t m = d % members;
+            src[i][d] = malloc(sb ? sb : 1);
+            dst[i][d] = calloc(1, db ? db : 1);
+            ref[i][d] = calloc(1, db ? db : 1);
+            for (uint64_t q = 0; src[i][d] && q < sb / el; q++) {
+                float big = (float)(q * 2654435761u % 10007 + 1) * 1e6f;
+                float v = m % 2 ? (float)((q * 40503u + (uint64_t)d * 7919u) %
+                                          101 + 1) * 0.37f
+                                : m ? -big : big;
+                if (el == 4)
+                    ((float *)src[i][d])[q] = v;
+                else /* bf16: the float's upper half */
+                    memcpy((char *)src[i][d] + 2 * q,
+                           (const char *)&v + 2, 2);
+            }
+        }
+        /* the sources kept for the set's run */
+        redist_exec_options_t keep = {REDIST_EXEC_PRESERVE_SRC};
+        ok = ok && !redist_exec_sim_run(p, src[i], ref[i], 0, &keep, NULL,
+                                        NULL, &e);
+    }
+    void *const *s2[K], *const *d2[K];
+    for (int i = 0; i < n && i < K; i++) {
+        s2[i] = src[i];
+        d2[i] = dst[i];
+    }
+    redist_exec_report_t rep;
+    ok = ok && !redist_exec_sim_run_set(set, s2, d2, 0, &rep, NULL, &e);
+    CHECK(ok, "%s: %s", what, e.text);
+    for (int i = 0; i < n && i < K; i++)
+        for (int64_t d = 0; d < nd && d < N; d++)
+            same_and_free(what, ok, i, d,
+                          redist_spec_device_bytes(
+                              redist_plan_spec(redist_plan_set_plan(set, i)),
+                              1, d),
+                          src[i][d], dst[i][d], ref[i][d]);
+}
+
 /* A float sum that crosses between meshes, in a set of two arrays (one
  * on meshes that overlap): the set runner's result equals the one-array
  * sim run's to the bit (the same reduction order), for values whose sum
@@ -1009,53 +1070,7 @@ static void reductions(void)
 
     /* floats whose sum depends on the order: the set's run is the
      * one-array runs' to the bit */
-    void *src[K][N] = {{0}}, *dst[K][N] = {{0}}, *ref[K][N] = {{0}};
-    redist_error_t e = REDIST_ERROR_INIT;
-    int ok = 1;
-    for (int i = 0; i < K; i++) {
-        const redist_plan_t *p = redist_plan_set_plan(set, i);
-        const redist_spec_t *sp = redist_plan_spec(p);
-        size_t el = redist_dtype_size(redist_spec_dtype(sp));
-        for (int64_t d = 0; d < N; d++) {
-            uint64_t sb = redist_spec_device_bytes(sp, 0, d),
-                     db = redist_spec_device_bytes(sp, 1, d);
-            src[i][d] = malloc(sb);
-            dst[i][d] = calloc(1, db);
-            ref[i][d] = calloc(1, db);
-            for (uint64_t q = 0; src[i][d] && q < sb / el; q++) {
-                /* +big, small, -big, small: the smalls survive only in
-                 * member order (big + small rounds to big) */
-                float big = (float)(q * 2654435761u % 10007 + 1) * 1e6f;
-                float v = d % 2 ? (float)((q * 40503u + (uint64_t)d * 7919u) %
-                                          101 + 1) * 0.37f
-                                : d ? -big : big;
-                if (el == 4)
-                    ((float *)src[i][d])[q] = v;
-                else /* bf16: the float's upper half */
-                    memcpy((char *)src[i][d] + 2 * q,
-                           (const char *)&v + 2, 2);
-            }
-        }
-        /* the sources kept for the set's run */
-        redist_exec_options_t keep = {REDIST_EXEC_PRESERVE_SRC};
-        ok = ok && !redist_exec_sim_run(p, src[i], ref[i], 0, &keep, NULL,
-                                        NULL, &e);
-    }
-    void *const *s2[K], *const *d2[K];
-    for (int i = 0; i < K; i++) {
-        s2[i] = src[i];
-        d2[i] = dst[i];
-    }
-    redist_exec_report_t rep;
-    ok = ok && !redist_exec_sim_run_set(set, s2, d2, 0, &rep, NULL, &e);
-    CHECK(ok, "reductions, floats: %s", e.text);
-    for (int i = 0; i < K; i++)
-        for (int64_t d = 0; d < N; d++)
-            same_and_free("reductions, floats", ok, i, d,
-                          redist_spec_device_bytes(
-                              redist_plan_spec(redist_plan_set_plan(set, i)),
-                              1, d),
-                          src[i][d], dst[i][d], ref[i][d]);
+    floats_same("reductions, floats", set, N);
     redist_plan_set_free(set);
     set = NULL;
 
@@ -1105,6 +1120,56 @@ static void reductions(void)
     redist_arrays_free(a);
 }
 
+/* Uneven all_reduces (a dim split unevenly over y, sums pending over x):
+ * in a set of three, each lowered (a middle layout splits another dim's
+ * blocks over x: its contributions exchanged, summed in member order,
+ * the sums gathered), 2 combined exchanges, the time credited, every
+ * device's runner making the figure, exact on sim, and with floats
+ * whose sum depends on the order equal to the bit to each array's own
+ * sim run; a set of one keeps the collective. */
+static void uneven_all_reduces(void)
+{
+    enum { K = 3, S = 4 };
+    char json[8192];
+    static const int w[K] = {8, 12, 16};
+    set_json(json, sizeof json, "{\"mesh\": [[\"y\", 2], [\"x\", 4]], ",
+             "%s{\"name\": \"u%d\", \"shape\": [5, %d], \"dtype\": "
+             "\"f32\", \"from\": {\"dims\": [[\"y\"], []], \"partial\": "
+             "[\"x\"]}, \"to\": {\"dims\": [[\"y\"], []]}}",
+             K, w, K);
+    redist_arrays_t *a = NULL;
+    redist_plan_set_t *set = set_of(json, 0, 0, &a);
+    if (!set)
+        return;
+    redist_plan_set_stats_t t;
+    redist_plan_set_stats(set, &t);
+    int lowered = rp_set_uneven_all_reduces_combined(set, 1);
+    CHECK(lowered == K && t.nrounds == 1 && t.exchanges == 2 &&
+              t.time_s < t.arrays_time_s,
+          "uneven all_reduces: %d of %d lowered, %d rounds, %d exchanges, "
+          "%.6g us (the arrays' %.6g us)",
+          lowered, K, t.nrounds, t.exchanges, t.time_s * 1e6,
+          t.arrays_time_s * 1e6);
+    run_exact(set, REDIST_NO_BUDGET, 0, 6000);
+    /* +big, small, -big, small over the members (x, the minor axis) */
+    floats_same("uneven all_reduces, floats", set, S);
+    redist_plan_set_free(set);
+    /* one array: the plan's own collective */
+    const redist_spec_t *one = redist_arrays_get(a, 0);
+    redist_arrays_t *o = NULL;
+    redist_error_t e = REDIST_ERROR_INIT;
+    set = NULL;
+    if (!redist_arrays_create("o", 1, &one, REDIST_NO_BUDGET, &o, &e))
+        redist_plan_set_create(o, NULL, NULL, NULL, &set, &e);
+    redist_plan_set_stats(set, &t);
+    CHECK(set && t.exchanges == 0 &&
+              redist_plan_set_step_combined(set, 0, 0) == 0,
+          "uneven all_reduces: one array: %d exchanges", t.exchanges);
+    redist_plan_set_free(set);
+    redist_arrays_free(o);
+    redist_arrays_free(a);
+}
+
 int main(int argc, char **argv)
 {
     int cases = argc > 1 ? atoi(argv[1]) : 200;
@@ -1116,6 +1181,7 @@ int main(int argc, char **argv)
     gathers();
     phases();
     reductions();
+    uneven_all_reduces();
     crossing_floats();
     for (int c = 0; c < cases; c++)
         one_case(&rng, c, rounds);
