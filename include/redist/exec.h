@@ -302,11 +302,13 @@ REDIST_API uint64_t redist_plan_set_array_scratch(const redist_plan_set_t *set,
 /** 1 when step k of array i's plan runs within its round's combined
  *  exchanges (an exchange or transfer step; in a set of two or more
  *  arrays a lowered collective: the all_gather, all_to_all and permute
- *  steps of a one-mesh array, and its reduce_scatter and (even dims)
- *  all_reduce unless the budget keeps its reductions as collectives; an
- *  uneven array's data-moving collectives always),
- *  0 when it runs as its own collective (a two-mesh array's phases) or
- *  is local (slice); doc/arrays.md.  NULL or out of range: -1. */
+ *  steps of a one-mesh array or of a two-mesh array's phases, and their
+ *  reduce_scatter and (even dims) all_reduce unless the budget keeps
+ *  their reductions as collectives; an uneven one-mesh array's
+ *  data-moving collectives always),
+ *  0 when it runs as its own collective (a set of one two-mesh array:
+ *  its phases) or is local (slice); doc/arrays.md.  NULL or out of
+ *  range: -1. */
 REDIST_API int redist_plan_set_step_combined(const redist_plan_set_t *set,
                                              int i, int k);
 /** Number of rounds.  NULL: 0. */

@@ -178,6 +178,12 @@ typedef struct rd_xpart {
     /* a solo two-mesh array's transfer streamed through a window
      * (exec/set_stream.h): a backend with exchange_multi may run it */
     struct rd_stream *stream;
+    /* with x: x->xchg's ranks are those of a mesh whose rank r is rank
+     * devs[r] of the endpoint (a two-mesh array's lowered phase, whose
+     * to / from lists are already in the endpoint's ranks); NULL: the
+     * endpoint's own ranks.  A part with no tl, no x and no pieces is
+     * empty (a device off such a mesh): nothing to send or receive. */
+    const int64_t *devs;
 } rd_xpart;
 
 typedef struct rd_backend_ops {

@@ -145,6 +145,13 @@ static redist_status_t bind_uneven(rd_pass *ps, const redist_plan_t *plan,
         ps->dev_in = ps->s * ps->chunk;
         ps->dev_out = ps->chunk;
         return REDIST_OK;
+    case RD_U_RSUM_MID: /* s slabs of this device's middle box: the
+                           gather's `a` block (bound above) */
+        memcpy(x->out_shape, x->xchg->la, sizeof x->out_shape);
+        ps->chunk = elems_of(nd, x->out_shape) * elem;
+        ps->dev_in = ps->s * ps->chunk;
+        ps->dev_out = ps->chunk;
+        return REDIST_OK;
     case RD_U_COUNT:
         box_at(plan, ps->first, 1, rank, alo, ahi);
         for (int i = 0; i < nd; i++)

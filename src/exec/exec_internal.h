@@ -40,6 +40,8 @@ enum {
     RD_U_VPACK, /* VPACK: the members' boxes after the step */
     RD_U_DST,   /* COPY: this device's target block */
     RD_U_RSUM,  /* RSUM: this device's box after the step (the slabs) */
+    RD_U_RSUM_MID, /* RSUM of a lowered uneven all_reduce: this device's
+                      middle box (its gather's, exchange xi: the input) */
     RD_U_RS     /* FUSED reduce_scatter: this device's boxes (x.boxed) */
 };
 
@@ -131,8 +133,10 @@ rd_pass *rd_program_add_pass(rd_program *prog, int kind, int step,
 /* The dim along which a program built with RD_PROG_LOWER_RED lowers step
  * k of `plan`, a reduction, to an exchange of contributions and an
  * ordered sum (program.c), or -1 when it runs as the collective (any
- * other step, two meshes, no room for the extra dim, an all_reduce of
- * uneven dims or without a dim the group divides). */
+ * other step, two meshes, no room for the extra dim, an all_reduce
+ * without a dim the group divides, or of uneven dims without a dim
+ * whose every block is at least the group long, or whose layout
+ * changes). */
 int rd_reduction_lowered_dim(const redist_plan_t *plan, int k);
 void rd_plan_type_before(const redist_plan_t *plan, int k, redist_type_t *t);
 /* Uneven plans: the layout before step k (the source's for k == 0) and

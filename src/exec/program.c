@@ -14,7 +14,8 @@
  * pre_d is the product of the local dims before d: with pre_d == 1 the
  * chunks along d are already contiguous and the pack / unpack is skipped.
  * A backend that runs whole steps (fused_ops) gets one FUSED pass instead.
- * A set program (RD_PROG_LOWER, set.c) lowers all_gather, all_to_all and
+ * A set program (RD_PROG_LOWER, set.c; a one-mesh array's, or a phase of
+ * a two-mesh array's) lowers all_gather, all_to_all and
  * permute to an exchange from the type before to the type after, as an
  * uneven plan does below: the same pieces, from the same group members
  * (exchange.c picks each piece's holder within the group), but as point-
@@ -49,9 +50,18 @@
  * instead of m; the slabs, L, are the scratch.  Uneven dims: a reduce_scatter is lowered the same way, on the
  * plan's layouts with the leading dim added (p->xlay), into s slabs of
  * the longest box after the step (bind.c sizes each device's slabs by
- * its own box); an uneven all_reduce, a dim count at REDIST_MAX_DIMS (no
- * room for the leading dim) or an all_reduce without such a dim i keeps
- * the collective.
+ * its own box).  An uneven all_reduce (one layout before and after it)
+ * is lowered through a middle layout: dim i's every block split into s
+ * sub-blocks (the group's axis added to dim i last, so minor; lengths
+ * floor or ceil of len / s; i the dim whose shortest block is longest,
+ * at least s), the contributions exchanged into s slabs of the longest
+ * middle box, summed in member order (bind.c sizes each device's slabs
+ * by its own middle box, RD_U_RSUM_MID), and the sums gathered from the
+ * middle layout to the layout after: the bytes of the even case, the
+ * scratch s slabs of the longest middle box (below L + s per dim).  A
+ * dim count at REDIST_MAX_DIMS (no room for the leading dim), an
+ * all_reduce without such a dim i, or an uneven one whose layout changes
+ * keeps the collective.
  *
  * UNEVEN DIMS (doc/spec-format.md section 7, doc/uneven.md): blocks differ
  * between devices, so every step is lowered from the layouts before and
@@ -359,17 +369,60 @@ int rd_reduction_lowered_dim(const redist_plan_t *plan, int k)
         return -1;
     if (v.op == REDIST_OP_REDUCE_SCATTER)
         return v.dim;
-    if (spec->uneven) /* an all_reduce of uneven blocks: no middle layout */
-        return -1;
     redist_type_t before;
     int64_t cur[REDIST_MAX_DIMS];
     rd_plan_type_before(plan, k, &before);
+    if (spec->uneven) {
+        /* the middle layout splits every block of dim i into s (blocks
+         * of one layout before and after; the dim whose shortest block
+         * is longest, at least s long) */
+        const rd_layout *l = rd_plan_layout_before(plan, k);
+        int best = -1;
+        int64_t most = s - 1;
+        if (!rd_layout_equal(l, rd_plan_layout_after(plan, k)))
+            return -1;
+        for (int i = 0; i < nd; i++) {
+            int64_t least = INT64_MAX;
+            for (int64_t j = 0; j < l->k[i]; j++)
+                if (l->b[i][j + 1] - l->b[i][j] < least)
+                    least = l->b[i][j + 1] - l->b[i][j];
+            if (least > most && before.dim_naxes[i] < REDIST_MAX_AXES &&
+                l->k[i] <= RD_LAYOUT_MAX_BLOCKS / s) {
+                most = least;
+                best = i;
+            }
+        }
+        return best;
+    }
     redist_type_local_shape(&before, mesh, redist_spec_shape(spec), cur);
     for (int i = 0; i < nd; i++)
         if (cur[i] >= s && cur[i] % s == 0 &&
             before.dim_naxes[i] < REDIST_MAX_AXES)
             return i;
     return -1;
+}
+
+/* The middle layout of a lowered uneven all_reduce over a group of s
+ * (l: the layout before and after it): dim i's every block split into s
+ * (the axis added last, so minor: sub-block t of block j is block
+ * j s + t), lengths floor or ceil of len / s; the other dims l's own (the
+ * plan's: they outlive the program), dim i's in m->mem.  0, or -1 out of
+ * memory. */
+static int mid_layout(const rd_layout *l, int i, int64_t s, rd_layout *m)
+{
+    *m = *l;
+    m->mem = malloc((size_t)(l->k[i] * s + 1) * sizeof *m->mem);
+    if (!m->mem)
+        return -1;
+    for (int64_t j = 0; j < l->k[i]; j++) {
+        int64_t lo = l->b[i][j], len = l->b[i][j + 1] - lo;
+        for (int64_t t = 0; t < s; t++)
+            m->mem[j * s + t] = lo + len * t / s;
+    }
+    m->mem[l->k[i] * s] = l->b[i][l->k[i]];
+    m->k[i] = l->k[i] * s;
+    m->b[i] = m->mem;
+    return 0;
 }
 
 /* Type t with a new leading dim: sharded over the n axes of `axes` in
@@ -478,25 +531,41 @@ static int reduction_passes(rd_program *p, const redist_plan_t *plan,
         xe.in_shape[d + 1] = cur[d];
         xe.out_shape[d + 1] = ar ? mid_shape[d] : v->local_shape[d];
     }
-    /* uneven: the slabs of the most any device holds after the step */
+    /* uneven: the slabs of the most any device holds after the step (an
+     * all_reduce: in the middle layout, whose longest blocks size the
+     * middle block) */
     uint64_t out = v->local_bytes, slabs = (uint64_t)s * out;
+    uint64_t mb = ar ? L / (uint64_t)s : out;
     const rd_layout *al = rd_plan_layout_before(plan, k),
                     *bl = rd_plan_layout_after(plan, k);
-    rd_layout *ext = p->xlay ? &p->xlay[2 * xi] : NULL;
+    rd_layout *ext = p->xlay ? &p->xlay[2 * xi] : NULL, *ml = NULL;
+    if (ar && al) {
+        if (!ext)
+            return -1;
+        ml = &ext[2]; /* the gather's `a` layout */
+        if (mid_layout(al, i, s, ml))
+            return -1;
+        mb = rd_layout_max_elems(ml, mid_shape) * x->elem;
+        for (int d = 0; d < nd; d++)
+            xe.out_shape[d + 1] = mid_shape[d];
+    }
+    if (ar)
+        slabs = (uint64_t)s * mb;
     if (al && (!ext || lead_layout(al, s, 1, &ext[0]) ||
-               lead_layout(bl, s, 0, &ext[1])))
+               lead_layout(ar ? ml : bl, s, 0, &ext[1])))
         return -1;
     rd_xchg_init(&p->xchg[xi], mesh, &ea, &eb, xe.in_shape, xe.out_shape,
                  nd + 1, x->elem, al ? &ext[0] : NULL, al ? &ext[1] : NULL);
-    as_exchange(p, &xe, xi, fused_ops, xe.in_shape, L, ar ? L : slabs);
+    as_exchange(p, &xe, xi, fused_ops, xe.in_shape, L, slabs);
     p->pass[p->npasses - 1].last = k + m - 1;
-    rd_pass *ps = rd_program_add_pass(p, RD_PASS_RSUM, k, ar ? L : slabs,
-                                      ar ? L / (uint64_t)s : out);
+    rd_pass *ps = rd_program_add_pass(p, RD_PASS_RSUM, k, slabs, mb);
     ps->x = *x;
     ps->s = (uint64_t)s;
-    ps->chunk = ar ? L / (uint64_t)s : out;
+    ps->chunk = mb;
     ps->inplace_ok = 1;
-    ps->umode = al ? RD_U_RSUM : RD_U_NONE;
+    ps->umode = !al ? RD_U_NONE : ar ? RD_U_RSUM_MID : RD_U_RSUM;
+    if (ml) /* this device's middle box: the gather's block before */
+        ps->xi = xi + 1;
     ps->last = k + m - 1;
     if (m > 1) {
         ps->nlev = m;
@@ -509,8 +578,8 @@ static int reduction_passes(rd_program *p, const redist_plan_t *plan,
     memcpy(xg.in_shape, mid_shape, sizeof xg.in_shape);
     memcpy(xg.out_shape, v->local_shape, sizeof xg.out_shape);
     rd_xchg_init(&p->xchg[xi + 1], mesh, &mid, &v->after, mid_shape,
-                 v->local_shape, nd, x->elem, NULL, NULL);
-    as_exchange(p, &xg, xi + 1, fused_ops, mid_shape, L / (uint64_t)s, L);
+                 v->local_shape, nd, x->elem, ml, ml ? bl : NULL);
+    as_exchange(p, &xg, xi + 1, fused_ops, mid_shape, mb, L);
     return 0;
 }
 

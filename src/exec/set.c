@@ -27,8 +27,10 @@
  * MODELLED TIME OF A ROUND.  set_run.c advances a round's arrays in
  * lockstep: the j-th exchange of every array that has one (a one-mesh
  * array's j-th exchange pass of its set program: its j-th exchange step;
- * a two-mesh array's transfer, with the first exchanges) goes out as one
- * combined exchange, one message per peer and direction.  Everything
+ * a two-mesh array's exchange passes of its phase A's set program, then
+ * its transfer, then those of its phase B: with phases of no exchange,
+ * its transfer is its first) goes out as one combined exchange, one
+ * message per peer and direction.  Everything
  * else runs as each plan says.  So a round costs its arrays' plan times
  * (each array's own, unchanged, in its line of the table), less, per
  * combined exchange of two or more parts, what combining saves: the
@@ -43,7 +45,8 @@
  * the alpha of a peer being the slowest of the parts that message it.
  * Each part's alpha and beta are its plan's cost model's at the step's
  * link level: an exchange's moved axes' (rd_moved_link, as the planner
- * costs it), a transfer's the level of a message leaving the source mesh
+ * costs it; a phase's: its phase plan's, on its mesh, whose ranks are
+ * the devices of the mesh's list), a transfer's the level of a message leaving the source mesh
  * (the slowest axis, at least node; a plan that costs the transfer pair
  * by pair may give some messages a faster level, so this can only
  * under-credit).  A combined exchange never costs more than its parts
@@ -81,15 +84,35 @@
  * budget.  Other reductions run as each plan says, one collective per
  * array.  A set of one array runs its plan's own collectives.
  *
+ * TWO-MESH ARRAYS' PHASES.  In a set of two or more arrays a two-mesh
+ * array's phases are built the same way (rd_set_flags: RD_PROG_LOWER,
+ * RD_PROG_LOWER_RED unless kept), each phase plan being a one-mesh plan
+ * on its mesh: their all_gather, all_to_all, permute and exchange steps
+ * and most reductions are exchange passes, which the round combines
+ * with the other arrays' exchanges and transfers on the union's
+ * endpoint, each piece's peer (a rank of the phase's mesh) the device of
+ * that rank in the mesh's list (set_two.c translates the bound lists
+ * once at preparation).  So k two-mesh arrays each ending in an
+ * all_gather on the target mesh make two combined exchanges (the
+ * transfers, then the gathers), not one and k collectives.  The phases'
+ * scratch is the lowered programs' (rd_set_two_layout_of with the same
+ * flags), which the array's figure counts; fit_budget treats a two-mesh
+ * array's phase reductions as a one-mesh array's reductions
+ * (rd_set_collective_reductions looks at both phases).  What stays a
+ * collective (a kept or unlowered reduction) runs on the phase's mesh
+ * endpoint as before.
+ *
  * EXCHANGES FIGURE.  A round's `exchanges` is the combined exchanges the
  * runner makes: the most exchange passes of any array's set program (a
- * two-mesh array's transfer: one), so it counts lowered collectives,
+ * two-mesh array's: its phases' exchange passes and its transfer, in a
+ * set of one its transfer alone), so it counts lowered collectives,
  * an uneven plan's collectives (exchanges in its program) and OpenSHMEM's
  * whole exchange steps alike.
  *
- * COST.  The plans' own cost (n plans), one program per array, and
- * O(n log n + n R) for the rounds (R rounds).  The round times: each
- * one-mesh array's set program once more, and for each combined exchange
+ * COST.  The plans' own cost (n plans), one program per array (two per
+ * two-mesh array: its phases), and O(n log n + n R) for the rounds (R
+ * rounds).  The round times: each array's set programs once more, and
+ * for each combined exchange
  * of two or more parts, every part's lists bound for every device
  * (O(N) per part and device for an exchange's lists, a transfer's walk
  * per device); one-mesh exchanges of the same geometry and cost (a
@@ -203,11 +226,10 @@ redist_status_t rd_set_array_scratch(const redist_plan_t *plan,
                                      redist_error_t *err)
 {
     if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2) {
-        /* a two-mesh array's phases run whole (set_two.c): nothing to
-         * combine, so nothing lowered */
+        /* a two-mesh array's phases, lowered as a one-mesh array's
+         * program is (flags): the programs set_two.c runs */
         rd_set_two_layout l;
-        redist_status_t st = rd_set_two_layout_of(
-            plan, ops, flags & ~RD_PROG_LOWER, &l, err);
+        redist_status_t st = rd_set_two_layout_of(plan, ops, flags, &l, err);
         *out = 0;
         for (int k = 0; k < RD_TWO_NPARTS; k++)
             *out += l.part[k];
@@ -324,7 +346,28 @@ typedef struct rt_part {
     int mult; /* in a combined exchange: the parts it stands for (0: one
                  of another part's) */
     double gamma; /* per byte received: it is reduced (contributions) */
+    /* a two-mesh array's lowered phase: its lists are in ranks of side's
+     * mesh of spec two (rank r: device redist_spec_mesh_device(two, side,
+     * r)); NULL: the union's */
+    const redist_spec_t *two;
+    int side;
 } rt_part;
+
+/* Do parts a and b run on the same ranks (the union, or meshes of the
+ * same devices in the same order)? */
+static int rt_same_ranks(const rt_part *a, const rt_part *b)
+{
+    if (!a->two || !b->two)
+        return !a->two && !b->two;
+    int64_t n = redist_mesh_num_devices(redist_spec_side_mesh(a->two, a->side));
+    if (n != redist_mesh_num_devices(redist_spec_side_mesh(b->two, b->side)))
+        return 0;
+    for (int64_t r = 0; r < n; r++)
+        if (redist_spec_mesh_device(a->two, a->side, r) !=
+            redist_spec_mesh_device(b->two, b->side, r))
+            return 0;
+    return 1;
+}
 
 /* Do one-mesh exchange parts a and b move the same pieces between the
  * same devices at the same cost (even blocks)?  Then a device's lists
@@ -332,7 +375,7 @@ typedef struct rt_part {
 static int rt_same(const rt_part *a, const rt_part *b)
 {
     if (!a->prog || !b->prog || a->alpha != b->alpha || a->beta != b->beta ||
-        a->gamma != b->gamma)
+        a->gamma != b->gamma || !rt_same_ranks(a, b))
         return 0;
     const rd_xchg *x = &a->prog->xchg[a->xi], *y = &b->prog->xchg[b->xi];
     size_t nd = (size_t)x->ndims * sizeof(int64_t),
@@ -358,6 +401,12 @@ static void rt_add(double *alpha, double *beta, int64_t N, int64_t d,
     beta[send] += p->beta * (double)bytes * (double)p->mult;
     if (!send) /* the reducing of what it receives, after the exchange */
         beta[2] += p->gamma * (double)bytes * (double)p->mult;
+}
+
+/* Part p's peer q as a device of the union. */
+static int64_t rt_peer(const rt_part *p, int64_t q)
+{
+    return p->two ? redist_spec_mesh_device(p->two, p->side, q) : q;
 }
 
 /* The modelled time of one combined exchange of parts[0..np): the parts'
@@ -414,12 +463,16 @@ static redist_status_t rt_combined(rt_part *parts, int np, int64_t N,
                 continue;
             }
             rd_xchg *x = &p->prog->xchg[p->xi];
-            st = rd_xchg_bind(x, d, err);
+            /* a phase's lists: d's rank in its mesh, peers translated */
+            int64_t r = p->two ? rd_spec_mesh_rank(p->two, p->side, d) : d;
+            if (r < 0)
+                continue;
+            st = rd_xchg_bind(x, r, err);
             for (int64_t m = 0; !st && m < x->nrecv; m++)
-                rt_add(alpha, beta, N, d, 0, x->recv[m].peer,
+                rt_add(alpha, beta, N, d, 0, rt_peer(p, x->recv[m].peer),
                        x->recv[m].bytes, p);
             for (int64_t m = 0; !st && m < x->nsend; m++)
-                rt_add(alpha, beta, N, d, 1, x->send[m].peer,
+                rt_add(alpha, beta, N, d, 1, rt_peer(p, x->send[m].peer),
                        x->send[m].bytes, p);
             rd_xchg_unbind(x);
         }
@@ -438,41 +491,17 @@ static redist_status_t rt_combined(rt_part *parts, int np, int64_t N,
     return st;
 }
 
-/* Array i's exchanges, in the order a round combines them (set_run.c):
- * a one-mesh array's exchange passes of its set program (*prog, which
- * the caller frees), a two-mesh array's transfer alone.  parts gets
- * them (at most *np: the program's passes, or 1); *np their number. */
-static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
-                                   rd_program *prog, rt_part **parts,
-                                   int *np, redist_error_t *err)
+/* The exchange passes of program prog of plan (a one-mesh array's, or
+ * side's phase of the two-mesh spec two) appended to parts (*np). */
+static void rt_prog_parts(const redist_plan_t *plan, rd_program *prog,
+                          const redist_spec_t *two, int side, rt_part *parts,
+                          int *np)
 {
-    const redist_plan_t *plan = s->plan[i];
     const redist_cost_model_t *cm = &plan->cost;
     redist_step_view_t v;
-    *np = 0;
-    *parts = NULL;
-    if (redist_spec_num_meshes(plan->spec) == 2) {
-        /* the level the plan gives a message that leaves the source mesh */
-        int far = rd_transfer_far_link(plan->spec, cm);
-        if (!(*parts = calloc(1, sizeof **parts)))
-            return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
-                            "out of memory");
-        **parts = (rt_part){plan, NULL, -1, 0, cm->alpha[far], cm->beta[far],
-                            1, rd_two_slabs(plan) > 1 ? cm->gamma : 0};
-        for (int k = 0; k < redist_plan_num_steps(plan); k++)
-            if (!redist_plan_step(plan, k, &v) && v.op == REDIST_OP_TRANSFER)
-                (*parts)->t += v.time_s;
-        *np = 1;
-        return REDIST_OK;
-    }
-    redist_status_t st = rd_set_program(plan, s->has_kind ? &s->kind : NULL,
-                                        rd_set_flags(s, i), prog, err);
-    if (!st && prog->npasses &&
-        !(*parts = calloc((size_t)prog->npasses, sizeof **parts)))
-        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     rd_ctx cx;
     rd_ctx_init(&cx, plan->spec);
-    for (int k = 0; !st && k < prog->npasses; k++) {
+    for (int k = 0; k < prog->npasses; k++) {
         const rd_pass *ps = &prog->pass[k];
         if (!rd_pass_is_exchange(ps) || redist_plan_step(plan, ps->first, &v))
             continue;
@@ -494,11 +523,62 @@ static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
         rd_ctype_from_type(&a, &before);
         rd_ctype_from_type(&b, &v.after);
         int l = rd_moved_link(&cx, cm, &a, &b);
-        (*parts)[(*np)++] = (rt_part){
+        parts[(*np)++] = (rt_part){
             plan, prog, ps->xi >= 0 && ps->xi < prog->nxchg ? ps->xi : -1,
             v.time_s / halves, cm->alpha[l], cm->beta[l], 1,
-            sums ? cm->gamma : 0};
+            sums ? cm->gamma : 0, two, side};
     }
+}
+
+/* Array i's exchanges, in the order a round combines them (set_run.c):
+ * a one-mesh array's exchange passes of its set program (prog[0]); a
+ * two-mesh array's transfer, after its phase A's exchange passes and
+ * before phase B's when the set lowers them (prog[0], prog[1]: its
+ * phases' programs).  The caller frees prog[0..2).  parts gets them
+ * (*np their number). */
+static redist_status_t rt_parts_of(const redist_plan_set_t *s, int i,
+                                   rd_program prog[2], rt_part **parts,
+                                   int *np, redist_error_t *err)
+{
+    const redist_plan_t *plan = s->plan[i];
+    const rd_backend_ops *kind = s->has_kind ? &s->kind : NULL;
+    redist_status_t st;
+    *np = 0;
+    *parts = NULL;
+    if (redist_spec_num_meshes(plan->spec) == 2) {
+        const redist_cost_model_t *cm = &plan->cost;
+        redist_step_view_t v;
+        rd_set_two_layout l;
+        memset(&l, 0, sizeof l);
+        st = s->lower ? rd_set_two_layout_of(plan, kind, rd_set_flags(s, i),
+                                             &l, err)
+                      : REDIST_OK;
+        prog[0] = l.prog[0];
+        prog[1] = l.prog[1];
+        if (!st && !(*parts = calloc((size_t)(prog[0].npasses +
+                                              prog[1].npasses + 1),
+                                     sizeof **parts)))
+            st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+        if (st)
+            return st;
+        rt_prog_parts(plan->m->phase[0], &prog[0], plan->spec, 0, *parts, np);
+        /* the level the plan gives a message that leaves the source mesh */
+        int far = rd_transfer_far_link(plan->spec, cm);
+        rt_part *t = &(*parts)[(*np)++];
+        *t = (rt_part){plan, NULL, -1, 0, cm->alpha[far], cm->beta[far],
+                       1, rd_two_slabs(plan) > 1 ? cm->gamma : 0, NULL, 0};
+        for (int k = 0; k < redist_plan_num_steps(plan); k++)
+            if (!redist_plan_step(plan, k, &v) && v.op == REDIST_OP_TRANSFER)
+                t->t += v.time_s;
+        rt_prog_parts(plan->m->phase[1], &prog[1], plan->spec, 1, *parts, np);
+        return REDIST_OK;
+    }
+    st = rd_set_program(plan, kind, rd_set_flags(s, i), &prog[0], err);
+    if (!st && prog[0].npasses &&
+        !(*parts = calloc((size_t)prog[0].npasses, sizeof **parts)))
+        st = rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    if (!st)
+        rt_prog_parts(plan, &prog[0], NULL, 0, *parts, np);
     return st;
 }
 
@@ -509,7 +589,7 @@ static redist_status_t round_time(redist_plan_set_t *s, int r,
 {
     rd_set_round *x = &s->rounds[r];
     int m = x->narrays, J = 0;
-    rd_program *prog = calloc((size_t)m + 1, sizeof *prog);
+    rd_program *prog = calloc(2 * ((size_t)m + 1), sizeof *prog);
     rt_part **parts = calloc((size_t)m + 1, sizeof *parts);
     int *np = calloc((size_t)m + 1, sizeof *np);
     rt_part *comb = calloc((size_t)m + 1, sizeof *comb);
@@ -520,7 +600,7 @@ static redist_status_t round_time(redist_plan_set_t *s, int r,
     int k = 0;
     for (int i = 0; i < s->n && !st; i++)
         if (s->round[i] == r) {
-            st = rt_parts_of(s, i, &prog[k], &parts[k], &np[k], err);
+            st = rt_parts_of(s, i, &prog[2 * k], &parts[k], &np[k], err);
             if (np[k] > J)
                 J = np[k];
             k++;
@@ -544,7 +624,8 @@ static redist_status_t round_time(redist_plan_set_t *s, int r,
             x->time_s -= sum - t;
     }
     for (int a = 0; prog && parts && a < m; a++) {
-        rd_program_free(&prog[a]);
+        rd_program_free(&prog[2 * a]);
+        rd_program_free(&prog[2 * a + 1]);
         free(parts[a]);
     }
     free(prog);
@@ -736,8 +817,8 @@ redist_status_t redist_plan_set_replay(const redist_plan_set_t *set,
 int rd_set_collective_reductions(const redist_plan_t *plan, int lower)
 {
     if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2)
-        return rd_set_collective_reductions(plan->m->phase[0], 0) ||
-               rd_set_collective_reductions(plan->m->phase[1], 0);
+        return rd_set_collective_reductions(plan->m->phase[0], lower) ||
+               rd_set_collective_reductions(plan->m->phase[1], lower);
     for (int k = 0; k < redist_plan_num_steps(plan); k++) {
         redist_step_view_t v;
         if (!redist_plan_step(plan, k, &v) &&
@@ -849,11 +930,19 @@ int redist_plan_set_step_combined(const redist_plan_set_t *s, int i, int k)
     redist_step_view_t v;
     if (!s || i < 0 || i >= s->n || redist_plan_step(s->plan[i], k, &v))
         return -1;
-    const redist_spec_t *sp = redist_plan_spec(s->plan[i]);
+    const redist_plan_t *plan = s->plan[i];
     if (v.op == REDIST_OP_TRANSFER)
         return 1;
-    if (redist_spec_num_meshes(sp) == 2)
-        return 0; /* the phases run whole */
+    if (redist_spec_num_meshes(redist_plan_spec(plan)) == 2) {
+        if (!s->lower)
+            return 0; /* the phases run whole */
+        /* phase A's steps, the transfer, phase B's: lowered as a one-mesh
+         * array's are */
+        int na = redist_plan_num_steps(plan->m->phase[0]);
+        plan = plan->m->phase[k > na];
+        k = k > na ? k - na - 1 : k;
+    }
+    const redist_spec_t *sp = redist_plan_spec(plan);
     switch (v.op) {
     case REDIST_OP_EXCHANGE:
         return 1;
@@ -864,7 +953,7 @@ int redist_plan_set_step_combined(const redist_plan_set_t *s, int i, int k)
     case REDIST_OP_REDUCE_SCATTER:
     case REDIST_OP_ALL_REDUCE:
         return (rd_set_flags(s, i) & RD_PROG_LOWER_RED) &&
-               rd_reduction_lowered_dim(s->plan[i], k) >= 0;
+               rd_reduction_lowered_dim(plan, k) >= 0;
     default:
         return 0;
     }

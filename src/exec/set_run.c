@@ -16,7 +16,12 @@
  * sends each peer one struct datatype over the arrays' pieces, OpenSHMEM
  * one signalled series of puts), then again, until every program has
  * ended.  An exchange is an exchange op's pass, or a whole exchange step
- * of a backend without that op (OpenSHMEM).  Every rank runs the same
+ * of a backend without that op (OpenSHMEM).  A two-mesh array stops at
+ * its transfer, and in a set of two or more arrays also at each exchange
+ * pass of its phases (rd_set_two_advance: the phase's other passes run
+ * on its mesh's endpoint), whose part of the combined exchange names
+ * the union's ranks (set_two.c); a device off that mesh stops at the
+ * same passes and gives an empty part.  Every rank runs the same
  * programs (they depend on the plans only), so every rank makes the
  * same calls in the same order.
  *
@@ -24,8 +29,11 @@
  * combined: per combined exchange alpha * peers instead of alpha *
  * peers * arrays.  A set of two or more arrays runs its all_gather,
  * all_to_all and permute steps, and most reductions (program.c), as
- * exchanges (set.c), so they combine too; other reductions run one
- * collective per array.
+ * exchanges (set.c), two-mesh arrays' phases included, so they combine
+ * too; other reductions run one collective per array.
+ * PREPARE: per two-mesh array with lowered phases, one copy of each
+ * phase exchange's bound lists with the peers translated and sorted
+ * (O(pieces log pieces)), none per run.
  * MEMORY.  The arena (the largest round's scratch) and O(arrays + passes)
  * bookkeeping; the programs' own buffers are the caller's blocks and
  * their parts of the arena.  A set of one two-mesh array (solo) has the
@@ -49,6 +57,8 @@ typedef struct set_array {
     rd_set_two two;  /* two meshes: phases, transfer (else unused) */
     int cursor;      /* during a run: its next pass (two meshes: 0 phase
                         A, 1 the transfer, 2 phase B, 3 done) */
+    int pc, begun;   /* two meshes, lowered phases: the phase's next pass;
+                        whether the phase has started */
 } set_array;
 
 struct redist_set_prepared {
@@ -161,9 +171,12 @@ static redist_status_t build(redist_set_prepared_t *p, void *const src[],
         *hash = rd_fnv_u64(*hash, rd_set_flags(set, i));
         if ((a->is_two =
                  redist_spec_num_meshes(redist_plan_spec(set->plan[i])) == 2)) {
+            /* a set's two-mesh arrays lower their phases (set.c); a
+             * solo array's keep the plan's collectives */
             st = rd_set_two_build(&a->two, set->plan[i],
                                   set->has_kind ? &set->kind : NULL,
-                                  set->exec_flags,
+                                  set->solo ? set->exec_flags
+                                            : rd_set_flags(set, i),
                                   set->solo ? set->solo_r : RD_SOLO_R_ARENA,
                                   p->be->rank, src[i],
                                   dst[i], err);
@@ -548,6 +561,16 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
         int i = p->order[k];
         set_array *a = &p->arr[i];
         rd_exec_prep *xp = &a->xp;
+        if (a->is_two && a->two.lower && a->cursor != 1 && a->cursor < 3) {
+            /* a lowered phase's exchange pass (rd_set_two_advance stopped
+             * there; every rank, members of its mesh or not) */
+            int side = a->cursor / 2;
+            if (a->pc >= a->two.ph[side].p.npasses)
+                continue;
+            p->parts[np] = rd_set_two_xpart(&a->two, side, a->pc, r);
+            p->at[np++] = i;
+            continue;
+        }
         if (a->is_two) { /* its transfer, once phase A has run */
             if (a->cursor != 1)
                 continue;
@@ -566,7 +589,7 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
                                   xp->buf[ps->out_buf], x->nrecv, x->recv,
                                   NULL,
                                   ps->kind == RD_PASS_FUSED ? &ps->x : NULL,
-                                  NULL};
+                                  NULL, NULL};
         p->at[np++] = i;
     }
     *any = np > 0;
@@ -604,8 +627,33 @@ static redist_status_t combined(redist_set_prepared_t *p, int a, int b,
             be->ops->abort(be, st, err);
         return st;
     }
-    for (int j = 0; j < np; j++)
-        p->arr[p->at[j]].cursor++;
+    for (int j = 0; j < np; j++) {
+        set_array *y = &p->arr[p->at[j]];
+        if (y->is_two && y->cursor != 1)
+            y->pc++; /* past a lowered phase's exchange */
+        else
+            y->cursor++;
+    }
+    return REDIST_OK;
+}
+
+/* A two-mesh array with lowered phases: its phase runs up to its next
+ * exchange pass; a phase that ends moves it on (phase A to its
+ * transfer, phase B to done). */
+static redist_status_t advance_two(redist_set_prepared_t *p, set_array *a,
+                                   redist_exec_report_t *r,
+                                   redist_error_t *err)
+{
+    while (a->cursor == 0 || a->cursor == 2) {
+        int side = a->cursor / 2;
+        redist_status_t st = rd_set_two_advance(&a->two, side, &a->pc,
+                                                !a->begun, p->be, r, err);
+        a->begun = 1;
+        if (st || a->pc < a->two.ph[side].p.npasses)
+            return st; /* failed, or at an exchange */
+        a->cursor++;
+        a->pc = a->begun = 0;
+    }
     return REDIST_OK;
 }
 
@@ -634,12 +682,15 @@ static redist_status_t set_run(redist_set_prepared_t *p,
     for (int rd = 0; rd < p->set->nrounds && !st; rd++) {
         int a = p->start[rd], b = p->start[rd + 1], any = 1;
         for (int k = a; k < b; k++)
-            p->arr[p->order[k]].cursor = 0;
+            p->arr[p->order[k]].cursor = p->arr[p->order[k]].pc =
+                p->arr[p->order[k]].begun = 0;
         while (any && !st) {
             for (int k = a; k < b && !st; k++) {
                 set_array *a = &p->arr[p->order[k]];
                 if (!a->is_two) {
                     st = rd_exec_until_exchange(&a->xp, &a->cursor, &r, err);
+                } else if (a->two.lower) {
+                    st = advance_two(p, a, &r, err);
                 } else if (a->cursor == 0 || a->cursor == 2) {
                     /* phase A before its transfer, phase B after it */
                     st = rd_set_two_phase(&a->two, a->cursor / 2, p->be, &r,

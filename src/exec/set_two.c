@@ -4,10 +4,26 @@
  * [phase B on the target mesh] (src/plan/meshes.c).  In a set, each
  * phase runs as a one-mesh program on this device's endpoint of its mesh
  * (the backend's `sub`, one endpoint per distinct mesh of the set,
- * shared by the arrays), and the transfer is one part of the round's
+ * shared by the arrays; in a set of two or more arrays its exchange
+ * passes join the combined exchanges instead: LOWERED PHASES below),
+ * and the transfer is one part of the round's
  * combined exchange: its pieces are boxes of the S and R blocks
  * (rd_transfer_lists), which the backend sends in the same one message
  * per peer as the other arrays' pieces.
+ *
+ * LOWERED PHASES.  In a set of two or more arrays the phases' programs
+ * are built as a one-mesh array's (RD_PROG_LOWER, RD_PROG_LOWER_RED:
+ * set.c), and their exchange passes join the round's combined exchanges
+ * on the union's endpoint instead of running on the mesh's: at
+ * preparation each member copies the bound lists of each such pass with
+ * every peer, a rank of the mesh, replaced by its device (the mesh's
+ * device list) and sorted by it (lower_lists); a whole exchange step
+ * (OpenSHMEM) keeps its mesh-rank geometry and carries the device list
+ * (rd_xpart.devs).  rd_set_two_advance runs a phase's other passes on
+ * the mesh's endpoint up to its next exchange pass; a device off the
+ * mesh runs nothing but stops at the same passes and gives an empty
+ * part, so every rank makes the same combined exchanges.  Cost: the
+ * copies, O(pieces) per pass and member, once; a run adds nothing.
  *
  * SUMS.  A transfer that keeps pending partial axes P (crossing sums) lands
  * each contribution in a slab of its own: C is prod|P| slabs the size of
@@ -480,6 +496,52 @@ int rd_set_two_r_usr(const redist_plan_t *plan, const rd_backend_ops *kind,
     return best;
 }
 
+static int by_peer(const void *a, const void *b)
+{
+    int64_t p = ((const rd_xfer *)a)->peer, q = ((const rd_xfer *)b)->peer;
+    return p < q ? -1 : p > q;
+}
+
+/* Lowered phases: side's mesh devices and, on a member, each exchange
+ * pass's bound lists with its peers devices of the union, sorted by
+ * peer (each peer once: the mesh's ranks map to distinct devices). */
+static redist_status_t lower_lists(rd_set_two *w, int side,
+                                   redist_error_t *err)
+{
+    const rd_program *p = &w->ph[side].p;
+    int64_t n = redist_mesh_num_devices(redist_spec_side_mesh(w->s, side));
+    w->dev[side] = malloc((size_t)(n ? n : 1) * sizeof *w->dev[side]);
+    if (!w->dev[side])
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int64_t r = 0; r < n; r++)
+        w->dev[side][r] = redist_spec_mesh_device(w->s, side, r);
+    if (!w->has[side])
+        return REDIST_OK;
+    w->xl[side] = calloc((size_t)(2 * p->npasses), sizeof *w->xl[side]);
+    if (!w->xl[side])
+        return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
+    for (int k = 0; k < p->npasses; k++) {
+        const rd_xchg *x = p->pass[k].x.xchg;
+        if (!rd_pass_is_exchange(&p->pass[k]) || !x)
+            continue;
+        for (int dir = 0; dir < 2; dir++) {
+            int64_t m = dir ? x->nrecv : x->nsend;
+            const rd_xfer *v = dir ? x->recv : x->send;
+            rd_xfer *t = malloc((size_t)(m ? m : 1) * sizeof *t);
+            if (!t)
+                return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL,
+                                "out of memory");
+            w->xl[side][2 * k + dir] = t;
+            for (int64_t q = 0; q < m; q++) {
+                t[q] = v[q];
+                t[q].peer = w->dev[side][v[q].peer];
+            }
+            qsort(t, (size_t)m, sizeof *t, by_peer);
+        }
+    }
+    return REDIST_OK;
+}
+
 redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
                                  const rd_backend_ops *kind, unsigned flags,
                                  int usr, int64_t dev, void *src, void *dst,
@@ -514,6 +576,9 @@ redist_status_t rd_set_two_build(rd_set_two *w, const redist_plan_t *plan,
                                  w->rank[side], err);
         w->ph[side].nsteps = redist_plan_num_steps(plan->m->phase[side]);
     }
+    w->lower = (flags & RD_PROG_LOWER) != 0;
+    for (int side = 0; side < 2 && !st && w->lower; side++)
+        st = lower_lists(w, side, err);
     if (!st) { /* a solo array's S (rd_set_two_place_solo) */
         w->s_at = solo_s(plan, &w->t, dev, flags, usr, w->solo, &w->s_off);
         w->priv = w->s_at == RD_SOLO_S_PRIV ? rd_tlists_bytes(&w->t, 0) : 0;
@@ -645,12 +710,22 @@ void rd_set_two_place_solo(rd_set_two *w, char *sym, char *priv)
 
 rd_xpart rd_set_two_part(const rd_set_two *w)
 {
-    rd_xpart x = {w->S, 0, NULL, w->R, 0, NULL, &w->t, NULL, w->stream};
+    rd_xpart x = {w->S, 0, NULL, w->R, 0, NULL, &w->t, NULL, w->stream, NULL};
     if (w->nslab > 1 && !w->stream) {
         x.recv = w->C;
         x.tl = &w->land;
     }
     return x;
+}
+
+/* An empty target phase whose R block is in the arena
+ * (rd_set_two_layout_of): the destination is a copy of it. */
+static void copy_r(rd_set_two *w)
+{
+    void *dst = w->ph[1].buf[RD_BUF_DST];
+    uint64_t b = rd_tlists_bytes(&w->t, 1); /* 0: dst may be NULL */
+    if (w->rank[1] >= 0 && w->R != dst && b)
+        memcpy(dst, w->R, (size_t)b);
 }
 
 /* A transfer that sums: the contributions landed in C, reduced into R
@@ -673,12 +748,8 @@ redist_status_t rd_set_two_phase(rd_set_two *w, int side,
     if (side)
         reduce_landed(w);
     if (!w->has[side]) {
-        /* an empty target phase whose R block is in the arena
-         * (rd_set_two_layout_of): the destination is a copy of it */
-        void *dst = w->ph[1].buf[RD_BUF_DST];
-        uint64_t b = rd_tlists_bytes(&w->t, 1); /* 0: dst may be NULL */
-        if (side && w->rank[1] >= 0 && w->R != dst && b)
-            memcpy(dst, w->R, (size_t)b);
+        if (side)
+            copy_r(w);
         return REDIST_OK;
     }
     redist_exec_report_t pr;
@@ -691,8 +762,63 @@ redist_status_t rd_set_two_phase(rd_set_two *w, int side,
     return st;
 }
 
+redist_status_t rd_set_two_advance(rd_set_two *w, int side, int *pc,
+                                   int first, redist_backend_t *union_be,
+                                   redist_exec_report_t *r,
+                                   redist_error_t *err)
+{
+    const rd_program *p = &w->ph[side].p;
+    if (first && side)
+        reduce_landed(w);
+    if (first && side && !p->npasses)
+        copy_r(w);
+    if (!w->has[side]) { /* off the mesh: the same stops, nothing run */
+        while (*pc < p->npasses && !rd_pass_is_exchange(&p->pass[*pc]))
+            ++*pc;
+        return REDIST_OK;
+    }
+    redist_exec_report_t pr;
+    memset(&pr, 0, sizeof pr);
+    redist_status_t st = rd_exec_until_exchange(&w->ph[side], pc, &pr, err);
+    r->recv_bytes += pr.recv_bytes;
+    r->sent_bytes += pr.sent_bytes;
+    if (st && union_be->ops->abort) /* the other mesh's ranks too */
+        union_be->ops->abort(union_be, st, err);
+    return st;
+}
+
+rd_xpart rd_set_two_xpart(const rd_set_two *w, int side, int pc,
+                          redist_exec_report_t *r)
+{
+    rd_xpart q;
+    memset(&q, 0, sizeof q);
+    if (!w->has[side])
+        return q; /* empty: off the mesh */
+    const rd_exec_prep *xp = &w->ph[side];
+    const rd_pass *ps = &xp->p.pass[pc];
+    const rd_xchg *x = ps->x.xchg;
+    rd_pass_account(xp->be, ps, r); /* the mesh's ranks */
+    q.send = xp->buf[ps->in_buf];
+    q.nto = x->nsend;
+    q.to = w->xl[side][2 * pc];
+    q.recv = xp->buf[ps->out_buf];
+    q.nfrom = x->nrecv;
+    q.from = w->xl[side][2 * pc + 1];
+    if (ps->kind == RD_PASS_FUSED) {
+        q.x = &ps->x;
+        q.devs = w->dev[side];
+    }
+    return q;
+}
+
 void rd_set_two_free(rd_set_two *w)
 {
+    for (int side = 0; side < 2; side++) {
+        for (int k = 0; w->xl[side] && k < 2 * w->ph[side].p.npasses; k++)
+            free(w->xl[side][k]);
+        free(w->xl[side]);
+        free(w->dev[side]);
+    }
     rd_program_free(&w->ph[0].p);
     rd_program_free(&w->ph[1].p);
     rd_tlists_free(&w->t);

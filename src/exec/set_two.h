@@ -41,6 +41,16 @@ typedef struct rd_set_two {
     rd_stream *stream;
     int r_src;
     uint64_t r_priv;
+    /* lowered phases (a set of two or more arrays, RD_PROG_LOWER): the
+     * phases' exchange passes join the round's combined exchanges on
+     * the union's endpoint (rd_set_two_advance, rd_set_two_xpart): per
+     * side, the mesh's devices (rank r is device dev[side][r]) and, on
+     * a member, per pass of the program, the bound lists of an exchange
+     * pass with every peer a device of the union, sorted by it (made
+     * once at build) */
+    int lower;
+    int64_t *dev[2];
+    rd_xfer **xl[2]; /* xl[side][2 * pass]: sends, [2 * pass + 1]: receives */
 } rd_set_two;
 
 /* Where a solo array's R block lies (set_two.c, SOLO): in the symmetric
@@ -106,10 +116,27 @@ redist_status_t rd_set_two_solo_sizes(const redist_plan_t *plan,
 /* Its transfer as a part of a combined exchange. */
 rd_xpart rd_set_two_part(const rd_set_two *w);
 /* Run phase `side` on its endpoint (nothing off that mesh); a failure
- * aborts the union's other ranks too. */
+ * aborts the union's other ranks too.  Not lowered only. */
 redist_status_t rd_set_two_phase(rd_set_two *w, int side,
                                  redist_backend_t *union_be,
                                  redist_exec_report_t *r, redist_error_t *err);
+/* Lowered phases (w->lower): run phase `side` from pass *pc on and stop
+ * at its next exchange pass (*pc names it) or at its end (*pc ==
+ * npasses); `first`: the phase starts here (phase B: the landed slabs
+ * reduced first; an empty one: R copied to the destination).  A device
+ * off the mesh runs nothing but stops at the same passes, so every rank
+ * joins the same combined exchanges.  A failure aborts the union's
+ * other ranks too. */
+redist_status_t rd_set_two_advance(rd_set_two *w, int side, int *pc,
+                                   int first, redist_backend_t *union_be,
+                                   redist_exec_report_t *r,
+                                   redist_error_t *err);
+/* Exchange pass pc of phase `side` as a part of a combined exchange on
+ * the union's endpoint: its peers devices of the union; a device off the
+ * mesh gives an empty part (every rank gives the same number of parts).
+ * Its traffic is added to r. */
+rd_xpart rd_set_two_xpart(const rd_set_two *w, int side, int pc,
+                          redist_exec_report_t *r);
 void rd_set_two_free(rd_set_two *w);
 
 /* This device's endpoints on the distinct meshes of a set's two-mesh

@@ -1196,3 +1196,170 @@ int rp_set_run_counted(const redist_plan_set_t *set, uint64_t budget, int c,
     free(dst);
     return bad;
 }
+
+int rp_set_phases(redist_backend_t *be, int k, int tight, int for_be, int c)
+{
+    int64_t size = redist_backend_size(be);
+    char *json = malloc(4096 + (size_t)size * 48 + (size_t)k * 256);
+    if (!json)
+        return 1;
+    size_t pos = (size_t)sprintf(
+        json, "{\"meshes\": {\"a\": {\"axes\": [[\"x\", %lld]], \"devices\": [",
+        (long long)size);
+    /* mesh rank r is device size - 1 - r: the phase's peers must be
+     * translated */
+    for (int64_t d = size - 1; d >= 0; d--)
+        pos += (size_t)sprintf(json + pos, "%s%lld", d < size - 1 ? ", " : "",
+                               (long long)d);
+    pos += (size_t)sprintf(json + pos,
+                           "]}, \"b\": {\"axes\": [[\"y\", %lld]], "
+                           "\"devices\": [",
+                           (long long)size);
+    for (int64_t d = 0; d < size; d++)
+        pos += (size_t)sprintf(json + pos, "%s%lld", d ? ", " : "",
+                               (long long)d);
+    pos += (size_t)sprintf(json + pos, "]}}, \"arrays\": [");
+    for (int i = 0; i < k; i++)
+        pos += (size_t)sprintf(
+            json + pos,
+            "%s{\"name\": \"p%d\", \"shape\": [%lld, %d], \"dtype\": \"f32\", "
+            "\"from\": {\"mesh\": \"a\", \"dims\": [[], []], \"partial\": "
+            "[\"x\"]}, \"to\": {\"mesh\": \"b\", \"dims\": [[\"y\"], []]}}",
+            i ? ", " : "", i, 12 * (long long)size, 24 + 8 * (i % 2));
+    sprintf(json + pos, "]}");
+    redist_arrays_t *a = NULL, *tb = NULL;
+    redist_plan_set_t *set = NULL;
+    redist_plan_options_t po = {0};
+    po.no_cross_sums = 1; /* the sums on the source mesh: phase A */
+    const redist_backend_t *kind = for_be ? be : NULL;
+    redist_error_t e = REDIST_ERROR_INIT;
+    uint64_t budget = REDIST_NO_BUDGET;
+    if (!redist_arrays_load_buffer(json, strlen(json), "phases.json", 0, &a,
+                                   &e))
+        redist_plan_set_create(a, &po, kind, NULL, &set, &e);
+    if (set && tight) {
+        const redist_spec_t *sp[64];
+        budget = rp_set_largest(set, 3);
+        redist_plan_set_free(set);
+        set = NULL;
+        for (int i = 0; i < k && i < 64; i++)
+            sp[i] = redist_arrays_get(a, i);
+        if (k <= 64 && !redist_arrays_create("t", k, sp, budget, &tb, &e))
+            redist_plan_set_create(tb, &po, kind, NULL, &set, &e);
+    }
+    free(json);
+    int bad = 0;
+    redist_plan_set_stats_t t;
+    redist_plan_set_stats(set, &t);
+    /* the combined exchanges a round must make: its array with the most
+     * (a lowered all_reduce two, a reduce_scatter or transfer one), not
+     * one collective per array and phase step */
+    int most = 0, steps = 0;
+    for (int r = 0; set && r < t.nrounds; r++) {
+        int m = 0, phase = 0;
+        for (int i = 0; i < k; i++) {
+            const redist_plan_t *pl = redist_plan_set_plan(set, i);
+            int n = 0;
+            if (redist_plan_set_round_of(set, i) != r)
+                continue;
+            for (int q = 0; q < redist_plan_num_steps(pl); q++) {
+                redist_step_view_t v;
+                redist_plan_step(pl, q, &v);
+                int comb = redist_plan_set_step_combined(set, i, q);
+                n += comb == 1 ? 1 + (v.op == REDIST_OP_ALL_REDUCE) : 0;
+                phase += v.op != REDIST_OP_TRANSFER;
+                bad |= v.op != REDIST_OP_TRANSFER && comb != (k > 1);
+            }
+            m = n > m ? n : m;
+        }
+        most += m;
+        steps += phase;
+        redist_round_stats_t rs;
+        redist_plan_set_round(set, r, &rs);
+        bad |= rs.exchanges != m ||
+               (budget != REDIST_NO_BUDGET && rs.scratch_bytes > budget);
+    }
+    if (!set || bad || t.exchanges != most || !steps ||
+        (k > 2 && t.exchanges >= t.nrounds + steps) ||
+        (tight && k > 3 && t.nrounds < 2)) {
+        fprintf(stderr, "rank %lld: %d two-mesh arrays%s: %s; %d rounds, %d "
+                        "exchanges (want %d), %d phase steps\n",
+                (long long)redist_backend_rank(be), k,
+                tight ? " under a budget" : "", set ? "planned" : e.text,
+                t.nrounds, t.exchanges, most, steps);
+        bad = 1;
+    } else {
+        bad = rp_set_run_counted(set, budget, c, be, NULL, NULL, NULL);
+    }
+    redist_plan_set_free(set);
+    redist_arrays_free(tb);
+    redist_arrays_free(a);
+    return bad;
+}
+
+int rp_set_uneven_all_reduces_combined(const redist_plan_set_t *set,
+                                       int combined)
+{
+    int n = 0;
+    for (int i = 0; i < redist_plan_set_num_arrays(set); i++) {
+        const redist_plan_t *p = redist_plan_set_plan(set, i);
+        redist_step_view_t v;
+        n += redist_spec_is_uneven(redist_plan_spec(p)) &&
+             redist_plan_num_steps(p) == 1 && !redist_plan_step(p, 0, &v) &&
+             v.op == REDIST_OP_ALL_REDUCE &&
+             redist_plan_set_step_combined(set, i, 0) == combined;
+    }
+    return n;
+}
+
+int rp_set_uneven_all_reduces(redist_backend_t *be, int k, int for_be, int c)
+{
+    int64_t size = redist_backend_size(be), s = size / 2;
+    /* mesh y=2, x=size/2; the planner picks one all_reduce for these
+     * at x = 2 and 3 (at x = 4 a reduce_scatter and an exchange) */
+    if (size % 2 || s < 2 || s > 3)
+        return 0;
+    char mesh[32], shape[32], name[16];
+    snprintf(mesh, sizeof mesh, "y=2,x=%lld", (long long)s);
+    redist_spec_t *specs[64];
+    int made = 0, bad = 0;
+    for (int i = 0; i < k && i < 64; i++) {
+        /* 3 rows over y: blocks 2 and 1 */
+        snprintf(shape, sizeof shape, "3x%lld", (long long)(s + i % 3));
+        snprintf(name, sizeof name, "u%d", i);
+        if (!redist_spec_from_strings(mesh, shape, "f32", "y|", "x", "y|",
+                                      NULL, NULL, name, 0, &specs[made],
+                                      NULL))
+            made++;
+    }
+    redist_plan_set_t *set =
+        made == k ? rp_set_make(specs, made, REDIST_NO_BUDGET,
+                                for_be ? be : NULL)
+                  : NULL;
+    redist_plan_set_stats_t t;
+    redist_plan_set_stats(set, &t);
+    int lowered = rp_set_uneven_all_reduces_combined(set, k > 1);
+    uint64_t msgs = 0;
+    if (!set || lowered != k || t.nrounds != 1 || t.exchanges != (k > 1) * 2) {
+        fprintf(stderr, "rank %lld: %d uneven all_reduces: %s, %d lowered, "
+                        "%d rounds, %d exchanges\n",
+                (long long)redist_backend_rank(be), k,
+                set ? "planned" : "no set", lowered, t.nrounds, t.exchanges);
+        bad = 1;
+    } else {
+        bad = rp_set_run_counted(set, REDIST_NO_BUDGET, c, be, NULL, NULL,
+                                 &msgs);
+        /* each exchange: one message to every other member of the group */
+        if (k > 1 && msgs != 2 * (uint64_t)(s - 1)) {
+            fprintf(stderr, "rank %lld: %d uneven all_reduces: %llu "
+                            "messages, want %lld\n",
+                    (long long)redist_backend_rank(be), k,
+                    (unsigned long long)msgs, 2 * (long long)(s - 1));
+            bad = 1;
+        }
+    }
+    redist_plan_set_free(set);
+    for (int i = 0; i < made; i++)
+        redist_spec_free(specs[i]);
+    return bad;
+}

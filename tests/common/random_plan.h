@@ -259,4 +259,31 @@ int rp_set_run_counted(const redist_plan_set_t *set, uint64_t budget, int c,
                        redist_backend_t *be, void (*after)(void *user),
                        void *user, uint64_t *messages);
 
+/* A set of k two-mesh arrays whose phases have steps, on be's ranks:
+ * sums pending over mesh "a" (every rank, in reverse order, so that the
+ * phase's peers must be translated) to rows sharded over mesh "b"
+ * (every rank, in order), the sums done on the source mesh (a
+ * reduce_scatter there, then the transfer); planned for be's kind
+ * (for_be) or generic, under no budget or (tight) the three largest
+ * arrays' scratch.  With two or more arrays every phase step must be
+ * lowered (combined), each round's exchanges its array's with the most
+ * (with more than two arrays, fewer than the transfers' one per round
+ * plus a collective per array and phase step), within the budget; then
+ * rp_set_run_counted (exact, the runner's combined exchanges the
+ * figure).  0 when right on this rank; c numbers the problems. */
+int rp_set_phases(redist_backend_t *be, int k, int tight, int for_be, int c);
+/* A set of k uneven all_reduces on be's ranks (4 or 6 of them, else
+ * nothing is checked: mesh y=2, x=size/2; 3 rows split over y, sums
+ * pending over x),
+ * planned for be's kind (for_be) or generic: with two or more arrays
+ * each lowered (combined), 2 combined exchanges in one round, then
+ * rp_set_run_counted (exact, the runner's count the figure) and 2
+ * (x - 1) messages from each rank; one array: the collective, no
+ * exchange.  0 when right on this rank (or another size). */
+int rp_set_uneven_all_reduces(redist_backend_t *be, int k, int for_be, int c);
+/* The arrays of `set` that are one uneven all_reduce whose step runs in
+ * the combined exchanges (combined 1) or as its collective (0). */
+int rp_set_uneven_all_reduces_combined(const redist_plan_set_t *set,
+                                       int combined);
+
 #endif

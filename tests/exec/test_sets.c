@@ -14,6 +14,7 @@
 
 #include "../common/random_plan.h"
 #include "../../src/testing/pattern.h"
+#include "../../src/backend/sim/sim_internal.h"
 
 static int failures, twos;
 #define CHECK(c, ...)                                                         \
@@ -36,9 +37,54 @@ static int close_to(double a, double b)
 }
 
 
-/* Run the set on sim with every element checked; 0 if exact. */
+/* One device's run of a set (rd_sim_run_each): prepared, run, and the
+ * combined exchanges and messages its runner made. */
+#define MAXD 64
+typedef struct set_job {
+    const redist_plan_set_t *set;
+    void ***src, ***dst;
+    uint64_t xs[MAXD], msgs[MAXD];
+} set_job;
+
+static redist_status_t run_device(void *arg, redist_backend_t *be,
+                                  redist_exec_report_t *r,
+                                  redist_error_t *err)
+{
+    set_job *j = arg;
+    int64_t d = redist_backend_rank(be);
+    int n = redist_plan_set_num_arrays(j->set);
+    void *s[64], *t[64];
+    for (int i = 0; i < n && i < 64; i++) {
+        s[i] = j->src[i][d];
+        t[i] = j->dst[i][d];
+    }
+    redist_set_prepared_t *p = NULL;
+    /* every device prepares (an agreement), none skips it */
+    redist_status_t st = redist_plan_set_prepare(j->set, be, s, t, &p, err);
+    if (!st)
+        st = redist_set_run(p, r, err);
+    if (!st && d < MAXD) {
+        j->xs[d] = redist_set_prepared_exchanges(p);
+        j->msgs[d] = redist_set_prepared_messages(p);
+    }
+    redist_set_prepared_free(p);
+    return st;
+}
+
+/* Run the set on sim with every element checked, and every device's
+ * combined exchanges equal to the set's figure (*xs, when not NULL: the
+ * most any device made, *msgs its messages); 0 if exact. */
+static int run_exact_x(const redist_plan_set_t *set, uint64_t budget,
+                       int preserve, int c, uint64_t *xs, uint64_t *msgs);
+
 static int run_exact(const redist_plan_set_t *set, uint64_t budget,
                      int preserve, int c)
+{
+    return run_exact_x(set, budget, preserve, c, NULL, NULL);
+}
+
+static int run_exact_x(const redist_plan_set_t *set, uint64_t budget,
+                       int preserve, int c, uint64_t *xs, uint64_t *msgs)
 {
     int n = redist_plan_set_num_arrays(set);
     const redist_spec_t *s0 = redist_plan_spec(redist_plan_set_plan(set, 0));
@@ -69,13 +115,34 @@ static int run_exact(const redist_plan_set_t *set, uint64_t budget,
     }
     redist_exec_report_t rep;
     redist_error_t e = REDIST_ERROR_INIT;
-    redist_status_t st = redist_exec_sim_run_set(
-        set, (void *const *const *)src, (void *const *const *)dst, 0, &rep,
-        NULL, &e);
     redist_plan_set_stats_t t;
     redist_plan_set_stats(set, &t);
+    static set_job job; /* large; one run at a time */
+    memset(&job, 0, sizeof job);
+    job.set = set;
+    job.src = src;
+    job.dst = dst;
+    redist_sim_t *w = NULL;
+    redist_status_t st = redist_sim_create(nd, 0, &w, &e);
+    if (!st)
+        st = rd_sim_run_each(w, run_device, &job, &rep, NULL, &e);
+    redist_sim_free(w);
     CHECK(st == REDIST_OK, "case %d: run failed: %s", c, e.text);
     if (!st) {
+        uint64_t most = 0, most_m = 0;
+        for (int64_t d = 0; d < nd && d < MAXD; d++) {
+            CHECK(job.xs[d] == (uint64_t)t.exchanges,
+                  "case %d: device %lld made %llu combined exchanges, the "
+                  "set's figure is %d",
+                  c, (long long)d, (unsigned long long)job.xs[d],
+                  t.exchanges);
+            most = job.xs[d] > most ? job.xs[d] : most;
+            most_m = job.msgs[d] > most_m ? job.msgs[d] : most_m;
+        }
+        if (xs)
+            *xs = most;
+        if (msgs)
+            *msgs = most_m;
         CHECK(rep.scratch_high_water <= t.scratch_bytes,
               "case %d: scratch high water %llu > the set's %llu", c,
               (unsigned long long)rep.scratch_high_water,
@@ -158,6 +225,25 @@ static void one_case(rp_rng *r, int c, int *rounds_seen)
     }
     uint64_t most = 0, sum = 0;
     rp_set_budgets(set, &most, &sum);
+    /* the smallest budget the set names at budget 0, planned as here
+     * (rp_set_budgets replays the plans, which fails for some uneven
+     * two-mesh plans: then its figure is the largest array's, above the
+     * smallest where a budget keeps reductions as collectives) */
+    redist_arrays_t *z = NULL;
+    redist_plan_set_t *zs = NULL;
+    if (!redist_arrays_create("set", made, (const redist_spec_t *const *)specs,
+                              0, &z, &e)) {
+        const char *key = "smallest budget that works is ", *at;
+        redist_status_t zst = redist_plan_set_create(z, &po, NULL, &xo, &zs,
+                                                     &e);
+        if (!zst)
+            most = 0;
+        else if (zst == REDIST_ERR_INFEASIBLE && (at = strstr(e.text, key)))
+            most = strtoull(at + strlen(key), NULL, 10);
+    }
+    redist_plan_set_free(zs);
+    redist_arrays_free(z);
+    redist_error_clear(&e);
     CHECK(redist_plan_set_num_rounds(set) == 1,
           "case %d: no budget, %d rounds", c, redist_plan_set_num_rounds(set));
     redist_plan_set_free(set);
@@ -587,6 +673,60 @@ static void round_times(void)
  * its data-moving collectives to exchanges), its modelled time credited,
  * every element exact, the scratch within the budget; with and without
  * REDIST_EXEC_PRESERVE_SRC. */
+/* A set's JSON: head (its mesh or meshes), then k arrays, array i
+ * written by `item` (a format taking the separator, i and a width) with
+ * width w[i % nw]. */
+static void set_json(char *json, size_t size, const char *head,
+                     const char *item, int k, const int *w, int nw)
+{
+    size_t pos = (size_t)snprintf(json, size, "%s\"arrays\": [", head);
+    for (int i = 0; i < k && pos < size; i++)
+        pos += (size_t)snprintf(json + pos, size - pos, item, i ? ", " : "",
+                                i, w[i % nw]);
+    if (pos < size)
+        snprintf(json + pos, size - pos, "]}");
+}
+
+/* The k arrays of `a` planned again under `budget` (execution flags
+ * fl): the set within it, at least `least` rounds, each within it and
+ * making `per` combined exchanges; then run exact on sim (every
+ * device's runner making the figure).  what: the test's name; c: the
+ * run's case number. */
+static void under_budget(const char *what, redist_arrays_t *a, int k,
+                         uint64_t budget, unsigned fl, int per, int least,
+                         int c)
+{
+    const redist_spec_t *sp[32];
+    redist_arrays_t *tb = NULL;
+    redist_plan_set_t *set = NULL;
+    redist_error_t e = REDIST_ERROR_INIT;
+    redist_exec_options_t xo = {fl};
+    for (int i = 0; i < k && i < 32; i++)
+        sp[i] = redist_arrays_get(a, i);
+    if (k > 32 || redist_arrays_create("t", k, sp, budget, &tb, &e) ||
+        redist_plan_set_create(tb, NULL, NULL, &xo, &set, &e))
+        CHECK(0, "%s: budget %llu: %s", what, (unsigned long long)budget,
+              e.text);
+    if (set) {
+        redist_plan_set_stats_t t;
+        redist_plan_set_stats(set, &t);
+        int ok = t.scratch_bytes <= budget && t.nrounds >= least &&
+                 t.exchanges == per * t.nrounds;
+        for (int r = 0; r < t.nrounds; r++) {
+            redist_round_stats_t rs;
+            redist_plan_set_round(set, r, &rs);
+            ok = ok && rs.exchanges == per && rs.scratch_bytes <= budget;
+        }
+        CHECK(ok, "%s: %d arrays, budget %llu: %d rounds, scratch %llu, %d "
+                  "exchanges",
+              what, k, (unsigned long long)budget, t.nrounds,
+              (unsigned long long)t.scratch_bytes, t.exchanges);
+        run_exact(set, budget, fl != 0, c);
+    }
+    redist_plan_set_free(set);
+    redist_arrays_free(tb);
+}
+
 static void gathers(void)
 {
     const int ks[] = {1, 2, 24};
@@ -594,17 +734,12 @@ static void gathers(void)
         for (int b = 0; b < 2; b++) {
             int k = ks[q];
             char json[8192];
-            size_t pos = (size_t)snprintf(json, sizeof json,
-                                          "{\"mesh\": [[\"x\", 4]], "
-                                          "\"arrays\": [");
-            for (int i = 0; i < k; i++)
-                pos += (size_t)snprintf(
-                    json + pos, sizeof json - pos,
-                    "%s{\"name\": \"g%d\", \"shape\": [8, %d], "
-                    "\"dtype\": \"f32\", \"from\": {\"dims\": "
-                    "[[], [\"x\"]]}, \"to\": {\"dims\": [[], []]}}",
-                    i ? ", " : "", i, 16 + 4 * (i % 3));
-            snprintf(json + pos, sizeof json - pos, "]}");
+            static const int w[3] = {16, 20, 24};
+            set_json(json, sizeof json, "{\"mesh\": [[\"x\", 4]], ",
+                     "%s{\"name\": \"g%d\", \"shape\": [8, %d], "
+                     "\"dtype\": \"f32\", \"from\": {\"dims\": "
+                     "[[], [\"x\"]]}, \"to\": {\"dims\": [[], []]}}",
+                     k, w, 3);
             redist_arrays_t *a;
             redist_plan_set_t *set =
                 set_of(json, b ? REDIST_EXEC_PRESERVE_SRC : 0, 0, &a);
@@ -623,40 +758,102 @@ static void gathers(void)
             /* a budget of the three largest arrays' scratch */
             uint64_t budget = set ? rp_set_largest(set, 3) : 0;
             redist_plan_set_free(set);
-            set = NULL;
-            redist_error_t e = REDIST_ERROR_INIT;
-            const redist_spec_t *sp[32];
-            for (int i = 0; i < k; i++)
-                sp[i] = redist_arrays_get(a, i);
-            redist_arrays_t *tb = NULL;
-            redist_exec_options_t xo = {b ? REDIST_EXEC_PRESERVE_SRC : 0};
             CHECK(k == 1 || budget > 0, "gathers: %d arrays need no scratch",
                   k);
-            if (k > 1 && budget &&
-                (redist_arrays_create("t", k, sp, budget, &tb, &e) ||
-                 redist_plan_set_create(tb, NULL, NULL, &xo, &set, &e)))
-                CHECK(0, "gathers: budget %llu: %s",
-                      (unsigned long long)budget, e.text);
-            if (set) {
-                redist_plan_set_stats(set, &t);
-                int ok = t.scratch_bytes <= budget && t.exchanges == t.nrounds;
-                for (int r = 0; r < t.nrounds; r++) {
-                    redist_round_stats_t rs;
-                    redist_plan_set_round(set, r, &rs);
-                    ok = ok && rs.exchanges == 1 &&
-                         rs.scratch_bytes <= budget;
-                }
-                CHECK(ok && (k < 24 || t.nrounds > 1),
-                      "gathers: %d arrays, budget %llu: %d rounds, scratch "
-                      "%llu, %d exchanges", k, (unsigned long long)budget,
-                      t.nrounds, (unsigned long long)t.scratch_bytes,
-                      t.exchanges);
-                run_exact(set, budget, b, 2000 + k);
-            }
-            redist_plan_set_free(set);
-            redist_arrays_free(tb);
+            if (k > 1 && budget)
+                under_budget("gathers", a, k, budget,
+                             b ? REDIST_EXEC_PRESERVE_SRC : 0, 1,
+                             k < 24 ? 1 : 2, 2000 + k);
             redist_arrays_free(a);
         }
+}
+
+/* Two-mesh arrays with phases: k arrays from a 2-device mesh to a
+ * 4-device one, each a transfer then an all_gather on the target mesh
+ * (op 0: the source replicated, the target replicated) or a
+ * reduce_scatter on the source mesh then a transfer (op 1: sums pending
+ * over the source mesh, the target sharded).  A set of two or more
+ * arrays lowers the phases' steps to exchanges that join the round's
+ * combined exchanges: one for the transfers and one for the k phase
+ * steps (not k collectives), each device's runner making exactly the
+ * set's figure; the steps marked combined, the round's time credited,
+ * every element exact on sim, the scratch within the set's figure; under
+ * a budget of three arrays' scratch, every round the same two exchanges
+ * within the budget.  One array keeps its phase's collective. */
+static void phases(void)
+{
+    const int ks[] = {1, 2, 8};
+    static const char *const from[2] = {"\"dims\": [[], []]",
+                                        "\"dims\": [[], []], \"partial\": [\"x\"]"},
+                             *const to[2] = {"[[], []]", "[[\"y\"], []]"};
+    static const int phase_step[2] = {1, 0}; /* the lowered step's index */
+    for (int op = 0; op < 2; op++)
+        for (int q = 0; q < 3; q++)
+            for (int b = 0; b < 2; b++) {
+                int k = ks[q];
+                char json[8192], item[512];
+                static const int w[2][2] = {{48, 64}, {32, 32}};
+                snprintf(item, sizeof item,
+                         "%%s{\"name\": \"p%%d\", \"shape\": [64, %%d], "
+                         "\"dtype\": \"f32\", \"from\": {\"mesh\": \"a\", %s}, "
+                         "\"to\": {\"mesh\": \"b\", \"dims\": %s}}",
+                         from[op], to[op]);
+                set_json(json, sizeof json,
+                         "{\"meshes\": {\"a\": {\"axes\": [[\"x\", 2]], "
+                         "\"devices\": [0, 1]}, \"b\": {\"axes\": "
+                         "[[\"y\", 4]], \"devices\": [2, 3, 4, 5]}}, ",
+                         item, k, w[op], 2);
+                redist_arrays_t *a;
+                unsigned fl = b ? REDIST_EXEC_PRESERVE_SRC : 0;
+                redist_plan_set_t *set = set_of(json, fl, 0, &a);
+                if (!set) {
+                    redist_arrays_free(a);
+                    continue;
+                }
+                redist_plan_set_stats_t t;
+                redist_plan_set_stats(set, &t);
+                int shaped = 1, marked = 1;
+                for (int i = 0; i < k; i++) {
+                    const redist_plan_t *pl = redist_plan_set_plan(set, i);
+                    redist_step_view_t v[2];
+                    shaped = shaped && redist_plan_num_steps(pl) == 2 &&
+                             !redist_plan_step(pl, 0, &v[0]) &&
+                             !redist_plan_step(pl, 1, &v[1]) &&
+                             v[phase_step[op]].op ==
+                                 (op ? REDIST_OP_REDUCE_SCATTER
+                                     : REDIST_OP_ALL_GATHER);
+                    marked = marked && redist_plan_set_step_combined(
+                                           set, i, phase_step[op]) == (k > 1);
+                }
+                CHECK(shaped && marked && t.nrounds == 1 &&
+                          t.collectives == 2 * k &&
+                          t.exchanges == (k > 1 ? 2 : 1) &&
+                          (k > 1 ? t.time_s < t.arrays_time_s
+                                 : close_to(t.time_s, t.arrays_time_s)),
+                      "phases: op %d, %d arrays: plans %s, steps %s "
+                      "combined, %d rounds, %d collectives, %d exchanges, "
+                      "%.6g us (the arrays' %.6g us)",
+                      op, k, shaped ? "as meant" : "other",
+                      marked ? "rightly" : "wrongly", t.nrounds,
+                      t.collectives, t.exchanges, t.time_s * 1e6,
+                      t.arrays_time_s * 1e6);
+                uint64_t xs = 0, msgs = 0;
+                CHECK(!run_exact_x(set, REDIST_NO_BUDGET, b, 4000 + k, &xs,
+                                   &msgs) &&
+                          xs == (uint64_t)t.exchanges &&
+                          (k == 1 || (xs < 1 + (uint64_t)k && msgs == 3)),
+                      "phases: op %d, %d arrays: %llu combined exchanges "
+                      "(%llu messages from a device), the figure %d",
+                      op, k, (unsigned long long)xs,
+                      (unsigned long long)msgs, t.exchanges);
+                /* a budget of the three largest arrays' scratch */
+                uint64_t budget = rp_set_largest(set, 3);
+                redist_plan_set_free(set);
+                if (k == 8)
+                    under_budget("phases", a, k, budget, fl, 2, 2,
+                                 5000 + op);
+                redist_arrays_free(a);
+            }
 }
 
 /* Device d's block of array i (db bytes) equals the one-array run's (when
@@ -670,6 +867,67 @@ static void same_and_free(const char *what, int ok, int i, int64_t d,
     free(src);
     free(dst);
     free(ref);
+}
+
+/* The set's arrays (at most 8, on at most 8 devices) run on sim with
+ * floats whose sum depends on the order, member m = d % members of
+ * device d holding +big, small, -big, small (m = 0, odd, 2): the smalls
+ * survive only in member order (big + small rounds to big); the set's
+ * run must equal each array's own sim run to the bit (f32 or bf16: the
+ * float's upper half).  what: the test's name. */
+static void floats_same(const char *what, const redist_plan_set_t *set,
+                        int members)
+{
+    enum { K = 8, N = 8 };
+    int n = redist_plan_set_num_arrays(set);
+    int64_t nd = redist_spec_num_devices(
+        redist_plan_spec(redist_plan_set_plan(set, 0)));
+    void *src[K][N] = {{0}}, *dst[K][N] = {{0}}, *ref[K][N] = {{0}};
+    redist_error_t e = REDIST_ERROR_INIT;
+    int ok = n <= K && nd <= N;
+    for (int i = 0; ok && i < n; i++) {
+        const redist_plan_t *p = redist_plan_set_plan(set, i);
+        const redist_spec_t *sp = redist_plan_spec(p);
+        size_t el = redist_dtype_size(redist_spec_dtype(sp));
+        for (int64_t d = 0; d < nd; d++) {
+            uint64_t sb = redist_spec_device_bytes(sp, 0, d),
+                     db = redist_spec_device_bytes(sp, 1, d);
+            int64_t m = d % members;
+            src[i][d] = malloc(sb ? sb : 1);
+            dst[i][d] = calloc(1, db ? db : 1);
+            ref[i][d] = calloc(1, db ? db : 1);
+            for (uint64_t q = 0; src[i][d] && q < sb / el; q++) {
+                float big = (float)(q * 2654435761u % 10007 + 1) * 1e6f;
+                float v = m % 2 ? (float)((q * 40503u + (uint64_t)d * 7919u) %
+                                          101 + 1) * 0.37f
+                                : m ? -big : big;
+                if (el == 4)
+                    ((float *)src[i][d])[q] = v;
+                else /* bf16: the float's upper half */
+                    memcpy((char *)src[i][d] + 2 * q,
+                           (const char *)&v + 2, 2);
+            }
+        }
+        /* the sources kept for the set's run */
+        redist_exec_options_t keep = {REDIST_EXEC_PRESERVE_SRC};
+        ok = ok && !redist_exec_sim_run(p, src[i], ref[i], 0, &keep, NULL,
+                                        NULL, &e);
+    }
+    void *const *s2[K], *const *d2[K];
+    for (int i = 0; i < n && i < K; i++) {
+        s2[i] = src[i];
+        d2[i] = dst[i];
+    }
+    redist_exec_report_t rep;
+    ok = ok && !redist_exec_sim_run_set(set, s2, d2, 0, &rep, NULL, &e);
+    CHECK(ok, "%s: %s", what, e.text);
+    for (int i = 0; i < n && i < K; i++)
+        for (int64_t d = 0; d < nd && d < N; d++)
+            same_and_free(what, ok, i, d,
+                          redist_spec_device_bytes(
+                              redist_plan_spec(redist_plan_set_plan(set, i)),
+                              1, d),
+                          src[i][d], dst[i][d], ref[i][d]);
 }
 
 /* A float sum that crosses between meshes, in a set of two arrays (one
@@ -813,53 +1071,7 @@ static void reductions(void)
 
     /* floats whose sum depends on the order: the set's run is the
      * one-array runs' to the bit */
-    void *src[K][N] = {{0}}, *dst[K][N] = {{0}}, *ref[K][N] = {{0}};
-    redist_error_t e = REDIST_ERROR_INIT;
-    int ok = 1;
-    for (int i = 0; i < K; i++) {
-        const redist_plan_t *p = redist_plan_set_plan(set, i);
-        const redist_spec_t *sp = redist_plan_spec(p);
-        size_t el = redist_dtype_size(redist_spec_dtype(sp));
-        for (int64_t d = 0; d < N; d++) {
-            uint64_t sb = redist_spec_device_bytes(sp, 0, d),
-                     db = redist_spec_device_bytes(sp, 1, d);
-            src[i][d] = malloc(sb);
-            dst[i][d] = calloc(1, db);
-            ref[i][d] = calloc(1, db);
-            for (uint64_t q = 0; src[i][d] && q < sb / el; q++) {
-                /* +big, small, -big, small: the smalls survive only in
-                 * member order (big + small rounds to big) */
-                float big = (float)(q * 2654435761u % 10007 + 1) * 1e6f;
-                float v = d % 2 ? (float)((q * 40503u + (uint64_t)d * 7919u) %
-                                          101 + 1) * 0.37f
-                                : d ? -big : big;
-                if (el == 4)
-                    ((float *)src[i][d])[q] = v;
-                else /* bf16: the float's upper half */
-                    memcpy((char *)src[i][d] + 2 * q,
-                           (const char *)&v + 2, 2);
-            }
-        }
-        /* the sources kept for the set's run */
-        redist_exec_options_t keep = {REDIST_EXEC_PRESERVE_SRC};
-        ok = ok && !redist_exec_sim_run(p, src[i], ref[i], 0, &keep, NULL,
-                                        NULL, &e);
-    }
-    void *const *s2[K], *const *d2[K];
-    for (int i = 0; i < K; i++) {
-        s2[i] = src[i];
-        d2[i] = dst[i];
-    }
-    redist_exec_report_t rep;
-    ok = ok && !redist_exec_sim_run_set(set, s2, d2, 0, &rep, NULL, &e);
-    CHECK(ok, "reductions, floats: %s", e.text);
-    for (int i = 0; i < K; i++)
-        for (int64_t d = 0; d < N; d++)
-            same_and_free("reductions, floats", ok, i, d,
-                          redist_spec_device_bytes(
-                              redist_plan_spec(redist_plan_set_plan(set, i)),
-                              1, d),
-                          src[i][d], dst[i][d], ref[i][d]);
+    floats_same("reductions, floats", set, N);
     redist_plan_set_free(set);
     set = NULL;
 
@@ -967,6 +1179,56 @@ static void many_meshes(void)
         redist_spec_free(sp[i]);
 }
 
+/* Uneven all_reduces (a dim split unevenly over y, sums pending over x):
+ * in a set of three, each lowered (a middle layout splits another dim's
+ * blocks over x: its contributions exchanged, summed in member order,
+ * the sums gathered), 2 combined exchanges, the time credited, every
+ * device's runner making the figure, exact on sim, and with floats
+ * whose sum depends on the order equal to the bit to each array's own
+ * sim run; a set of one keeps the collective. */
+static void uneven_all_reduces(void)
+{
+    enum { K = 3, S = 4 };
+    char json[8192];
+    static const int w[K] = {8, 12, 16};
+    set_json(json, sizeof json, "{\"mesh\": [[\"y\", 2], [\"x\", 4]], ",
+             "%s{\"name\": \"u%d\", \"shape\": [5, %d], \"dtype\": "
+             "\"f32\", \"from\": {\"dims\": [[\"y\"], []], \"partial\": "
+             "[\"x\"]}, \"to\": {\"dims\": [[\"y\"], []]}}",
+             K, w, K);
+    redist_arrays_t *a = NULL;
+    redist_plan_set_t *set = set_of(json, 0, 0, &a);
+    if (!set)
+        return;
+    redist_plan_set_stats_t t;
+    redist_plan_set_stats(set, &t);
+    int lowered = rp_set_uneven_all_reduces_combined(set, 1);
+    CHECK(lowered == K && t.nrounds == 1 && t.exchanges == 2 &&
+              t.time_s < t.arrays_time_s,
+          "uneven all_reduces: %d of %d lowered, %d rounds, %d exchanges, "
+          "%.6g us (the arrays' %.6g us)",
+          lowered, K, t.nrounds, t.exchanges, t.time_s * 1e6,
+          t.arrays_time_s * 1e6);
+    run_exact(set, REDIST_NO_BUDGET, 0, 6000);
+    /* +big, small, -big, small over the members (x, the minor axis) */
+    floats_same("uneven all_reduces, floats", set, S);
+    redist_plan_set_free(set);
+    /* one array: the plan's own collective */
+    const redist_spec_t *one = redist_arrays_get(a, 0);
+    redist_arrays_t *o = NULL;
+    redist_error_t e = REDIST_ERROR_INIT;
+    set = NULL;
+    if (!redist_arrays_create("o", 1, &one, REDIST_NO_BUDGET, &o, &e))
+        redist_plan_set_create(o, NULL, NULL, NULL, &set, &e);
+    redist_plan_set_stats(set, &t);
+    CHECK(set && t.exchanges == 0 &&
+              redist_plan_set_step_combined(set, 0, 0) == 0,
+          "uneven all_reduces: one array: %d exchanges", t.exchanges);
+    redist_plan_set_free(set);
+    redist_arrays_free(o);
+    redist_arrays_free(a);
+}
+
 int main(int argc, char **argv)
 {
     int cases = argc > 1 ? atoi(argv[1]) : 200;
@@ -976,7 +1238,9 @@ int main(int argc, char **argv)
     bad_sets();
     round_times();
     gathers();
+    phases();
     reductions();
+    uneven_all_reduces();
     crossing_floats();
     many_meshes();
     for (int c = 0; c < cases; c++)

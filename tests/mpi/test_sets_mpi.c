@@ -220,6 +220,41 @@ int main(int argc, char **argv)
             fails += gathers(25, tight, op);
         }
     }
+    /* two-mesh arrays' phases combined too */
+    for (int tight = 0; tight < 2 && size > 1; tight++) {
+        redist_mpi_t *ctx = NULL;
+        redist_mesh_t *m = rp_mesh_exact(&rng, size, 0);
+        if (redist_mpi_create(MPI_COMM_WORLD, m, NULL, &ctx, NULL)) {
+            fails++;
+        } else {
+            fails += rp_set_phases(redist_mpi_backend(ctx), 2, tight, tight,
+                                   950);
+            fails += rp_set_phases(redist_mpi_backend(ctx), 25, tight,
+                                   !tight, 975);
+
+        }
+        redist_mpi_free(ctx);
+        redist_mesh_free(m);
+    }
+    /* uneven all_reduces combined too, on their own mesh (y=2,
+     * x=size/2: the union's axes, for the one that stays a collective) */
+    if (size % 2 == 0 && size >= 4) {
+        const char *const names[2] = {"y", "x"};
+        const int64_t sizes[2] = {2, size / 2};
+        redist_mesh_t *um = NULL;
+        redist_mpi_t *uctx = NULL;
+        if (redist_mesh_create(2, names, sizes, &um, NULL) ||
+            redist_mpi_create(MPI_COMM_WORLD, um, NULL, &uctx, NULL)) {
+            fails++;
+        } else {
+            redist_backend_t *ube = redist_mpi_backend(uctx);
+            fails += rp_set_uneven_all_reduces(ube, 1, 0, 990) +
+                     rp_set_uneven_all_reduces(ube, 2, 0, 992) +
+                     rp_set_uneven_all_reduces(ube, 25, 1, 995);
+        }
+        redist_mpi_free(uctx);
+        redist_mesh_free(um);
+    }
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)

@@ -117,6 +117,35 @@ int main(int argc, char **argv)
         redist_mesh_free(m);
     }
     fails += unplanned_refused();
+    /* two-mesh arrays' phases combined too */
+    for (int tight = 0; tight < 2 && size > 1; tight++) {
+        redist_mesh_t *m = rp_mesh_exact(&rng, size, 0);
+        redist_shmem_t *ctx = NULL;
+        redist_shmem_create(m, NULL, &ctx, NULL);
+        redist_backend_t *be = ctx ? redist_shmem_backend(ctx, 0) : NULL;
+        fails += be ? rp_set_phases(be, 2, tight, 1, 950) +
+                          rp_set_phases(be, 25, tight, 1, 975)
+                    : 1;
+        redist_shmem_free(ctx);
+        redist_mesh_free(m);
+    }
+    /* uneven all_reduces combined too, on their own mesh (y=2,
+     * x=size/2: the union's axes, for the one that stays a collective) */
+    if (size % 2 == 0 && size >= 4) {
+        const char *const names[2] = {"y", "x"};
+        const int64_t sizes[2] = {2, size / 2};
+        redist_mesh_t *um = NULL;
+        redist_shmem_t *uctx = NULL;
+        redist_backend_t *ube = NULL;
+        if (!redist_mesh_create(2, names, sizes, &um, NULL))
+            redist_shmem_create(um, NULL, &uctx, NULL);
+        ube = uctx ? redist_shmem_backend(uctx, 0) : NULL;
+        fails += ube ? rp_set_uneven_all_reduces(ube, 1, 1, 990) +
+                           rp_set_uneven_all_reduces(ube, 25, 1, 995)
+                     : 1;
+        redist_shmem_free(uctx);
+        redist_mesh_free(um);
+    }
     if (rank == 0)
         printf("sets over OpenSHMEM at %d PEs: %d sets run (%d in several "
                "rounds), %d two-mesh arrays; PE 0: %d failures\n",

@@ -30,7 +30,11 @@
  * the same offsets on every PE; put.c), then one shmem_quiet and one
  * DONE per peer, and waits for the DONE of every peer it receives from.
  * So per round and peer one series of puts and one signal each way,
- * however many arrays cross.  A piece from a PE to itself is a local
+ * however many arrays cross.  A two-mesh array's lowered phase step (a
+ * set of two or more arrays, src/exec/set_two.c) is such a step on its
+ * mesh's ranks: its lists name PEs already, and its boxes go to PE
+ * devs[r] of its mesh rank r; a PE off that mesh gives an empty part.
+ * A piece from a PE to itself is a local
  * box copy.
  *
  * COST.  sub: one collective allocation (RD_SHM_SLOTS * RD_SHM_NSIG
@@ -167,17 +171,21 @@ static void write_part(redist_shmem_t *c, const rd_xpart *q)
     const rd_xstep *x = q->x;
     int64_t box[REDIST_MAX_DIMS], oa[REDIST_MAX_DIMS], ob[REDIST_MAX_DIMS];
     int64_t lb[REDIST_MAX_DIMS];
+    /* a lowered phase's step: ranks of its mesh, rank d being PE
+     * devs[d] (this PE's rank there is the one its lists are bound to) */
+    int64_t mr = x && q->devs ? x->xchg->rank : me;
     for (int64_t k = 0; x && k < x->xchg->nsend; k++) {
         int64_t d = x->xchg->send[k].peer;
-        if (!rd_xchg_box(x->xchg, me, d, box, oa, ob))
+        if (!rd_xchg_box(x->xchg, mr, d, box, oa, ob))
             continue;
-        if (d == me) {
+        if (d == mr) {
             rd_kernel_box(q->recv, x->out_shape, ob, q->send, x->in_shape, oa,
                           box, x->ndims, x->elem);
         } else {
             rd_xchg_extent(x->xchg, 1, d, lb);
-            rd_shm_write_box(c, (int)d, q->recv, lb, ob, q->send,
-                             x->in_shape, oa, box, x->ndims, x->elem);
+            rd_shm_write_box(c, (int)(q->devs ? q->devs[d] : d), q->recv, lb,
+                             ob, q->send, x->in_shape, oa, box, x->ndims,
+                             x->elem);
         }
     }
 }
@@ -190,7 +198,9 @@ redist_status_t rd_shm_exchange_multi(redist_backend_t *be, int nparts,
     if (nparts == 1 && parts[0].stream) /* the same on every PE */
         return rd_shm_stream(c, &parts[0], err);
     for (int j = 0; j < nparts; j++)
-        if ((!parts[j].tl && !parts[j].x) || parts[j].stream ||
+        if ((!parts[j].tl && !parts[j].x &&
+             (parts[j].nto || parts[j].nfrom)) ||
+            parts[j].stream ||
             (parts[j].x && parts[j].send == parts[j].recv))
             /* the same parts on every PE: all fail here, nobody waits */
             return rd_error(err, REDIST_ERR_PLAN, NULL, NULL,
