@@ -44,8 +44,10 @@
  *       so the reducing is never credited away),
  * the alpha of a peer being the slowest of the parts that message it.
  * Each part's alpha and beta are its plan's cost model's at the step's
- * link level: an exchange's moved axes' (rd_moved_link, as the planner
- * costs it; a phase's: its phase plan's, on its mesh, whose ranks are
+ * link level, the level the planner charges the step at
+ * (redist_plan_step_link: a collective's axis, a lowered all_reduce's
+ * too; an exchange's moved axes; a phase's: its phase plan's, on its
+ * mesh, whose ranks are
  * the devices of the mesh's list), a transfer's the level of a message leaving the source mesh
  * (the slowest axis, at least node; a plan that costs the transfer pair
  * by pair may give some messages a faster level, so this can only
@@ -517,12 +519,18 @@ static void rt_prog_parts(const redist_plan_t *plan, rd_program *prog,
         }
         int sums = first && (v.op == REDIST_OP_REDUCE_SCATTER ||
                              v.op == REDIST_OP_ALL_REDUCE);
-        redist_type_t before;
-        rd_ctype a, b;
-        rd_plan_type_before(plan, ps->first, &before);
-        rd_ctype_from_type(&a, &before);
-        rd_ctype_from_type(&b, &v.after);
-        int l = rd_moved_link(&cx, cm, &a, &b);
+        /* the level the plan charges the step at: a collective's axis
+         * (an all_reduce moves no shard, so the moved axes would say the
+         * fastest level), an exchange's moved axes */
+        int l = redist_plan_step_link(plan, ps->first, cm);
+        if (l < 0) { /* nothing moved in the plan's terms */
+            redist_type_t before;
+            rd_ctype a, b;
+            rd_plan_type_before(plan, ps->first, &before);
+            rd_ctype_from_type(&a, &before);
+            rd_ctype_from_type(&b, &v.after);
+            l = rd_moved_link(&cx, cm, &a, &b);
+        }
         parts[(*np)++] = (rt_part){
             plan, prog, ps->xi >= 0 && ps->xi < prog->nxchg ? ps->xi : -1,
             v.time_s / halves, cm->alpha[l], cm->beta[l], 1,
