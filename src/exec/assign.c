@@ -78,7 +78,7 @@
  * its spare region.  An uneven program ends in SRC only as one whole
  * reduce_scatter whose every box after it is empty or the first elements
  * of its device's block (rd_xstep.boxed_inplace): in place on every
- * device, its need one element of work space.
+ * device, with no spare region (its work space is the backend's).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -439,8 +439,9 @@ static redist_status_t program_build(const redist_plan_t *plan,
         /* ending in SRC (rd_meshes_s_in_src): one whole reduce_scatter
          * whose every box after it is empty or the first elements of the
          * device's block, so each device's output fits in place over
-         * its own input, and the pass's need is one element on every
-         * device; SRC counts as large as the most any device writes
+         * its own input, and the pass needs no spare region (the
+         * backend's work space serves); SRC counts as large as the most
+         * any device writes
          * (its input is at least that: no spare tail is made up) */
         if (p->end_src) {
             const rd_pass *ps = p->pass;

@@ -313,8 +313,9 @@ static uint64_t mpi_inplace_need(const redist_backend_t *be,
             return UINT64_MAX;
         return 1;
     case REDIST_OP_REDUCE_SCATTER:
-        if (xs->boxed) /* its output over its own input: reduce_boxed.c */
-            return xs->boxed_inplace ? xs->elem : UINT64_MAX;
+        if (xs->boxed) /* its output over its own input (reduce_boxed.c),
+                          its work space the backend's own (need_of) */
+            return xs->boxed_inplace ? 0 : UINT64_MAX;
         return !fused && rd_mpi_native_ok(x, in_bytes / s / xs->elem)
                    ? 0
                    : xs->elem;
