@@ -501,8 +501,6 @@ static void rt_prog_parts(const redist_plan_t *plan, rd_program *prog,
 {
     const redist_cost_model_t *cm = &plan->cost;
     redist_step_view_t v;
-    rd_ctx cx;
-    rd_ctx_init(&cx, plan->spec);
     for (int k = 0; k < prog->npasses; k++) {
         const rd_pass *ps = &prog->pass[k];
         if (!rd_pass_is_exchange(ps) || redist_plan_step(plan, ps->first, &v))
@@ -521,16 +519,11 @@ static void rt_prog_parts(const redist_plan_t *plan, rd_program *prog,
                              v.op == REDIST_OP_ALL_REDUCE);
         /* the level the plan charges the step at: a collective's axis
          * (an all_reduce moves no shard, so the moved axes would say the
-         * fastest level), an exchange's moved axes */
+         * fastest level), an exchange's moved axes; -1 for a step that
+         * sends nothing, whose part has no peers to charge */
         int l = redist_plan_step_link(plan, ps->first, cm);
-        if (l < 0) { /* nothing moved in the plan's terms */
-            redist_type_t before;
-            rd_ctype a, b;
-            rd_plan_type_before(plan, ps->first, &before);
-            rd_ctype_from_type(&a, &before);
-            rd_ctype_from_type(&b, &v.after);
-            l = rd_moved_link(&cx, cm, &a, &b);
-        }
+        if (l < 0)
+            l = 0;
         parts[(*np)++] = (rt_part){
             plan, prog, ps->xi >= 0 && ps->xi < prog->nxchg ? ps->xi : -1,
             v.time_s / halves, cm->alpha[l], cm->beta[l], 1,

@@ -676,6 +676,19 @@ redist_status_t redist_plan_from_steps(const redist_spec_t *spec, int nsteps,
                                    out, err);
 }
 
+/* The plan's own steps as the replay takes them: each stated `after`,
+ * each step's layout (an uneven plan's blocks); NULL out of memory. */
+static rd_step *own_path(const redist_plan_t *plan)
+{
+    rd_step *path = calloc((size_t)(plan->nsteps ? plan->nsteps : 1),
+                           sizeof *path);
+    for (int i = 0; path && i < plan->nsteps; i++) {
+        rd_step_from_view(&path[i], &plan->steps[i], RD_AFTER_STATED);
+        path[i].lay = rd_plan_step_layout(plan, i);
+    }
+    return path;
+}
+
 redist_status_t redist_plan_replay(const redist_plan_t *plan,
                                    const redist_spec_t *spec,
                                    redist_plan_t **out, redist_error_t *err)
@@ -707,14 +720,9 @@ redist_status_t redist_plan_replay(const redist_plan_t *plan,
     /* the same shape: the plan's own steps and layouts, as
      * redist_plan_verify replays them (an uneven plan's blocks are the
      * solver's, which its steps' types do not say) */
-    rd_step *path = calloc((size_t)(plan->nsteps ? plan->nsteps : 1),
-                           sizeof *path);
+    rd_step *path = own_path(plan);
     if (!path)
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
-    for (int i = 0; i < plan->nsteps; i++) {
-        rd_step_from_view(&path[i], &plan->steps[i], RD_AFTER_STATED);
-        path[i].lay = rd_plan_step_layout(plan, i);
-    }
     st = plan_build(spec, path, plan->nsteps, cm, out, err);
     free(path);
     if (!st)
@@ -796,8 +804,7 @@ redist_status_t redist_plan_verify(const redist_plan_t *plan,
         free(text);
         return st;
     }
-    rd_step *path = calloc((size_t)(plan->nsteps ? plan->nsteps : 1),
-                           sizeof *path);
+    rd_step *path = own_path(plan);
     redist_step_view_t *views = calloc((size_t)(plan->nsteps ? plan->nsteps
                                                              : 1),
                                        sizeof *views);
@@ -806,10 +813,6 @@ redist_status_t redist_plan_verify(const redist_plan_t *plan,
         free(views);
         return rd_error(err, REDIST_ERR_NOMEM, NULL, NULL, "out of memory");
     }
-    for (int i = 0; i < plan->nsteps; i++)
-        rd_step_from_view(&path[i], &plan->steps[i], RD_AFTER_STATED);
-    for (int i = 0; i < plan->nsteps; i++)
-        path[i].lay = rd_plan_step_layout(plan, i);
     redist_status_t st = rd_replay(plan->spec, path, plan->nsteps,
                                    plan->has_cost ? &plan->cost : NULL, views,
                                    &res, NULL, err);
